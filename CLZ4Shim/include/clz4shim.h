@@ -1,0 +1,61 @@
+// CLZ4Shim: the only C surface CallerID uses.
+//
+// Thin `static inline` wrappers over liblz4, libxxhash, mallinfo2 and C11 atomics.
+// They take `const void *` / `void *` so Swift can pass `UnsafeRawPointer` without rebinding,
+// and carry the `clz4_` prefix so nothing collides with the libraries' own names.
+#ifndef CLZ4SHIM_H
+#define CLZ4SHIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <malloc.h>
+#include <lz4.h>
+#include <lz4hc.h>
+#include <xxhash.h>
+
+/// XXH3-64 of `length` bytes at `data`, seed 0.
+static inline uint64_t clz4_xxh3_64(const void *data, size_t length) {
+    return (uint64_t)XXH3_64bits(data, length);
+}
+
+/// XXH64 of `length` bytes at `data`, with `seed`.
+static inline uint64_t clz4_xxh64(const void *data, size_t length, uint64_t seed) {
+    return (uint64_t)XXH64(data, length, (XXH64_hash_t)seed);
+}
+
+/// Worst-case compressed size for `size` input bytes (0 when too large).
+static inline int clz4_compress_bound(int size) { return LZ4_compressBound(size); }
+
+/// LZ4HC compression. Returns the compressed size, or 0 when `capacity` is too small.
+static inline int clz4_compress_hc(const void *src, void *dst, int srcSize, int capacity, int level) {
+    return LZ4_compress_HC((const char *)src, (char *)dst, srcSize, capacity, level);
+}
+
+/// LZ4 safe decompression: never reads past `srcSize` nor writes past `capacity`.
+/// Returns the decompressed size, or a negative value for malformed input.
+static inline int clz4_decompress_safe(const void *src, void *dst, int srcSize, int capacity) {
+    return LZ4_decompress_safe((const char *)src, (char *)dst, srcSize, capacity);
+}
+
+/// Bytes currently allocated by malloc: in-use arena bytes plus mmap'd chunks.
+static inline size_t clz4_heap_in_use(void) {
+    struct mallinfo2 info = mallinfo2();
+    return info.uordblks + info.hblkhd;
+}
+
+/// Acquire-load of a pointer slot.
+static inline void *clz4_atomic_load_ptr(void *const *slot) {
+    return __atomic_load_n((void **)slot, __ATOMIC_ACQUIRE);
+}
+
+/// Compare-and-swap of a pointer slot from NULL to `value` (acq_rel).
+/// Returns NULL when `value` was stored, otherwise the pointer that was already there.
+static inline void *clz4_atomic_publish_ptr(void **slot, void *value) {
+    void *expected = NULL;
+    if (__atomic_compare_exchange_n(slot, &expected, value, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        return NULL;
+    }
+    return expected;
+}
+
+#endif

@@ -1,0 +1,42 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let strictSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "CallerID",
+    products: [
+        .library(name: "CallerID", targets: ["CallerID"]),
+        .executable(name: "lookup", targets: ["lookup"]),
+    ],
+    targets: [
+        // C module over Debian's liblz4 and libxxhash (plus mallinfo2 and C11 atomics).
+        // Internal to the package: never a product.
+        .systemLibrary(
+            name: "CLZ4Shim",
+            path: "CLZ4Shim",
+            pkgConfig: "liblz4",
+            providers: [.apt(["liblz4-dev", "libxxhash-dev"])]
+        ),
+        .target(
+            name: "CallerID",
+            dependencies: ["CLZ4Shim"],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "lookup",
+            dependencies: ["CallerID"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "CallerIDTests",
+            dependencies: ["CallerID", "lookup"],
+            swiftSettings: strictSettings
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,97 @@
+// The one place CallerID calls C: liblz4, libxxhash, malloc statistics and atomics.
+internal import CLZ4Shim
+
+/// XXH3-64 (seed 0) and LZ4 block codec, as used by the file format.
+enum Codec {
+    /// XXH3-64 of the bytes, seed 0.
+    static func xxh3(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+        guard let base = bytes.baseAddress, bytes.count > 0 else {
+            return withUnsafeBytes(of: 0 as UInt8) { clz4_xxh3_64($0.baseAddress!, 0) }
+        }
+        return clz4_xxh3_64(base, bytes.count)
+    }
+
+    static func xxh3(_ bytes: [UInt8]) -> UInt64 {
+        bytes.withUnsafeBytes { xxh3($0) }
+    }
+
+    /// XXH64 with a seed (pinned by tests against the reference values).
+    static func xxh64(_ bytes: [UInt8], seed: UInt64 = 0) -> UInt64 {
+        bytes.withUnsafeBytes { raw in
+            withUnsafeBytes(of: 0 as UInt8) { dummy in
+                clz4_xxh64(raw.baseAddress ?? dummy.baseAddress!, raw.count, seed)
+            }
+        }
+    }
+
+    /// LZ4HC-compresses `input`; returns nil when the result would not fit in `limit` bytes.
+    static func compressHC(_ input: [UInt8], level: Int32, limit: Int) -> [UInt8]? {
+        guard !input.isEmpty, input.count < Int(Int32.max) / 2 else { return nil }
+        let capacity = Int(clz4_compress_bound(Int32(input.count)))
+        guard capacity > 0 else { return nil }
+        var output = [UInt8](repeating: 0, count: capacity)
+        let written = input.withUnsafeBytes { src in
+            output.withUnsafeMutableBytes { dst in
+                clz4_compress_hc(src.baseAddress!, dst.baseAddress!, Int32(input.count), Int32(capacity), level)
+            }
+        }
+        guard written > 0, Int(written) <= limit else { return nil }
+        output.removeSubrange(Int(written)...)
+        return output
+    }
+
+    /// Decompresses exactly `destination.count` bytes; false when the input is malformed
+    /// or does not produce exactly that many bytes. Never reads or writes out of bounds.
+    static func decompress(_ source: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer) -> Bool {
+        guard let src = source.baseAddress, let dst = destination.baseAddress,
+              source.count > 0, source.count <= Int(Int32.max), destination.count <= Int(Int32.max)
+        else { return false }
+        let produced = clz4_decompress_safe(src, dst, Int32(source.count), Int32(destination.count))
+        return Int(produced) == destination.count
+    }
+}
+
+/// Bytes the process currently has allocated with malloc (`mallinfo2().uordblks + hblkhd`).
+/// Used by tests and benchmarks to prove that enumeration does not grow the heap.
+public func currentHeapBytes() -> Int {
+    Int(clz4_heap_in_use())
+}
+
+/// A fixed array of pointer slots, each published at most once (NULL → value) with
+/// acquire/release ordering. Lets several threads share lazily decoded label chunks
+/// without a lock; a loser of a publish race frees its own copy.
+final class PublishOnceSlots: @unchecked Sendable {
+    // @unchecked: every access goes through the C11 atomics below.
+    private let slots: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+    let count: Int
+
+    init(count: Int) {
+        self.count = count
+        slots = .allocate(capacity: max(count, 1))
+        slots.initialize(repeating: nil, count: max(count, 1))
+    }
+
+    deinit {
+        for i in 0..<count {
+            if let p = slots[i] { p.deallocate() }
+        }
+        slots.deallocate()
+    }
+
+    /// The published buffer for slot `i`, if any.
+    func load(_ i: Int) -> UnsafeRawPointer? {
+        // A `void *const *` in C: the slot's address, read atomically.
+        let raw = UnsafeRawPointer(slots + i).assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
+        return clz4_atomic_load_ptr(raw).map { UnsafeRawPointer($0) }
+    }
+
+    /// Publishes `buffer` (allocated with `UnsafeMutableRawPointer.allocate`) in slot `i`.
+    /// Returns the buffer that ends up in the slot; frees `buffer` if another thread won.
+    func publish(_ i: Int, _ buffer: UnsafeMutableRawPointer) -> UnsafeRawPointer {
+        if let winner = clz4_atomic_publish_ptr(slots + i, buffer) {
+            buffer.deallocate()
+            return UnsafeRawPointer(winner)
+        }
+        return UnsafeRawPointer(buffer)
+    }
+}

@@ -1,0 +1,224 @@
+#if canImport(Glibc)
+internal import Glibc
+#elseif canImport(Darwin)
+internal import Darwin
+#endif
+
+/// Reason text for the current `errno`.
+func errnoMessage(_ code: Int32 = errno) -> String {
+    String(cString: strerror(code))
+}
+
+/// A whole file mapped read-only; unmapped when the last reference goes away.
+final class MappedFile: @unchecked Sendable {
+    // @unchecked: the mapping is read-only and immutable for the object's lifetime.
+    let path: String
+    let bytes: ByteView
+    private let mapping: UnsafeMutableRawPointer?
+
+    /// Maps `path`. An empty file is not mapped (mmap refuses length 0): `bytes` is then empty.
+    init(path: String) throws(CallerIDError) {
+        self.path = path
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            let e = errno
+            throw CallerIDError(e == ENOENT || e == ENOTDIR ? .fileNotFound : .io, "\(path): cannot open: \(errnoMessage(e))")
+        }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else {
+            throw CallerIDError(.io, "\(path): cannot stat: \(errnoMessage())")
+        }
+        guard (st.st_mode & S_IFMT) == S_IFREG else {
+            throw CallerIDError(.io, "\(path): not a regular file")
+        }
+        let size = Int(st.st_size)
+        if size == 0 {
+            mapping = nil
+            bytes = ByteView(base: ByteView.emptyBase, count: 0)
+            return
+        }
+        guard let p = mmap(nil, size, PROT_READ, MAP_SHARED, fd, 0), p != MAP_FAILED else {
+            throw CallerIDError(.io, "\(path): cannot map \(size) bytes: \(errnoMessage())")
+        }
+        mapping = p
+        bytes = ByteView(base: UnsafeRawPointer(p), count: size)
+    }
+
+    /// Tells the kernel the whole file will be needed soon (the lookup path touches it randomly).
+    func adviseWillNeed() {
+        if let mapping { _ = madvise(mapping, bytes.count, MADV_WILLNEED) }
+    }
+
+    deinit {
+        if let mapping { munmap(mapping, bytes.count) }
+    }
+}
+
+/// Writes a new file next to its final path and moves it into place atomically:
+/// temporary file in the target directory, `fsync`, `rename`, `fsync` of the directory.
+/// A failed or interrupted write never replaces the existing file.
+struct AtomicFileWriter {
+    let path: String
+    private let tempPath: String
+    private var fd: Int32
+    private var finished = false
+
+    init(path: String) throws(CallerIDError) {
+        self.path = path
+        let slash = path.lastIndex(of: "/")
+        let dir = slash.map { String(path[..<$0]) } ?? "."
+        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        guard !name.isEmpty else { throw CallerIDError(.io, "\(path): not a file path") }
+        var template = Array("\(dir.isEmpty ? "/" : dir)/.\(name).tmp-XXXXXX".utf8CString)
+        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard fd >= 0 else {
+            let e = errno
+            throw CallerIDError(e == ENOENT ? .fileNotFound : .io,
+                                "\(path): cannot create a temporary file in \(dir.isEmpty ? "/" : dir): \(errnoMessage(e))")
+        }
+        self.fd = fd
+        self.tempPath = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        _ = fchmod(fd, 0o644)
+    }
+
+    /// Appends bytes, retrying short writes and EINTR.
+    mutating func write(_ data: UnsafeRawBufferPointer) throws(CallerIDError) {
+        var done = 0
+        while done < data.count {
+            let n = Glibc.write(fd, data.baseAddress! + done, data.count - done)
+            if n < 0 {
+                if errno == EINTR { continue }
+                let message = "\(path): write failed: \(errnoMessage())"
+                abandon()
+                throw CallerIDError(.io, message)
+            }
+            done += n
+        }
+    }
+
+    mutating func write(_ data: [UInt8]) throws(CallerIDError) {
+        guard !data.isEmpty else { return }
+        try data.withUnsafeBytes { raw in Result { () throws(CallerIDError) in try write(raw) } }.get()
+    }
+
+    /// Makes the file durable and moves it over `path`.
+    mutating func commit() throws(CallerIDError) {
+        guard fsync(fd) == 0 else {
+            let message = "\(path): fsync failed: \(errnoMessage())"
+            abandon()
+            throw CallerIDError(.io, message)
+        }
+        close(fd)
+        fd = -1
+        guard rename(tempPath, path) == 0 else {
+            let message = "\(path): cannot move the new file into place: \(errnoMessage())"
+            unlink(tempPath)
+            finished = true
+            throw CallerIDError(.io, message)
+        }
+        finished = true
+        let dir = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
+        let dfd = open(dir.isEmpty ? "/" : dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if dfd >= 0 {
+            _ = fsync(dfd)
+            close(dfd)
+        }
+    }
+
+    /// Removes the temporary file; the target path is left untouched.
+    mutating func abandon() {
+        guard !finished else { return }
+        if fd >= 0 { close(fd); fd = -1 }
+        unlink(tempPath)
+        finished = true
+    }
+}
+
+/// Reads a file (or standard input for "-") in large chunks and hands out whole lines.
+/// Memory stays bounded by the chunk size plus the longest line.
+struct LineReader {
+    let path: String
+    private var fd: Int32
+    private var buffer: [UInt8] = []
+    private var start = 0
+    private var end = 0
+    private var eof = false
+    private(set) var lineNumber = 0
+    private static let chunk = 1 << 20
+
+    init(path: String) throws(CallerIDError) {
+        self.path = path
+        if path == "-" {
+            fd = 0
+        } else {
+            fd = open(path, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else {
+                let e = errno
+                throw CallerIDError(e == ENOENT || e == ENOTDIR ? .fileNotFound : .io, "\(path): cannot open: \(errnoMessage(e))")
+            }
+        }
+        buffer = [UInt8](repeating: 0, count: LineReader.chunk)
+    }
+
+    mutating func close() {
+        if fd > 0 { _ = Glibc.close(fd) }
+        fd = -1
+    }
+
+    /// Calls `body` with each line's bytes (without the line end; a trailing CR is removed).
+    mutating func forEachLine(_ body: (UnsafeRawBufferPointer, Int) throws(CallerIDError) -> Void) throws(CallerIDError) {
+        while true {
+            // Find a newline in [start, end).
+            var nl = -1
+            buffer.withUnsafeBytes { raw in
+                if let p = memchr(raw.baseAddress! + start, 0x0A, end - start) {
+                    nl = raw.baseAddress!.distance(to: UnsafeRawPointer(p))
+                }
+            }
+            if nl >= 0 {
+                lineNumber += 1
+                var lineEnd = nl
+                if lineEnd > start, buffer[lineEnd - 1] == 0x0D { lineEnd -= 1 }
+                let s = start, n = lineNumber
+                try buffer.withUnsafeBytes { raw in
+                    Result { () throws(CallerIDError) in try body(UnsafeRawBufferPointer(rebasing: raw[s..<lineEnd]), n) }
+                }.get()
+                start = nl + 1
+                continue
+            }
+            if eof {
+                if end > start {
+                    lineNumber += 1
+                    var lineEnd = end
+                    if buffer[lineEnd - 1] == 0x0D { lineEnd -= 1 }
+                    let s = start, n = lineNumber
+                    try buffer.withUnsafeBytes { raw in
+                        Result { () throws(CallerIDError) in try body(UnsafeRawBufferPointer(rebasing: raw[s..<lineEnd]), n) }
+                    }.get()
+                }
+                start = 0; end = 0
+                return
+            }
+            // Compact, grow if one line fills the buffer, then read more.
+            if start > 0 {
+                let pending = end - start
+                buffer.withUnsafeMutableBytes { raw in
+                    _ = memmove(raw.baseAddress!, raw.baseAddress! + start, pending)
+                }
+                start = 0; end = pending
+            }
+            if end == buffer.count {
+                buffer.append(contentsOf: repeatElement(0, count: buffer.count))
+            }
+            let capacity = buffer.count - end
+            let e = end
+            let n = buffer.withUnsafeMutableBytes { raw in read(fd, raw.baseAddress! + e, capacity) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw CallerIDError(.io, "\(path): read failed: \(errnoMessage())")
+            }
+            if n == 0 { eof = true } else { end += n }
+        }
+    }
+}

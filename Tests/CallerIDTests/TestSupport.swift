@@ -1,0 +1,87 @@
+import Foundation
+@testable import CallerID
+
+/// A deterministic 64-bit generator (SplitMix64) so property tests are reproducible.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// A fresh temporary directory, removed when the value is released.
+final class TempDir {
+    let url: URL
+    init() {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("callerid-tests-\(UUID().uuidString)")
+        try! FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
+    deinit { try? FileManager.default.removeItem(at: url) }
+}
+
+let testCategories: [Category] = [
+    .identify, .block,
+    try! Category("spam", action: .block),
+    try! Category("collector", action: .block),
+    try! Category("survey", action: .block),
+    try! Category("taxi", action: .identify),
+]
+
+let sampleLabels = [
+    "", "Pizza Hut", "Сбербанк", "ООО «Ромашка»", "스타벅스 강남점", "Debt collector", "Survey", "Taxi 24/7",
+    "A", String(repeating: "long label ", count: 40), "Ünïcödé ✓", "Аптека №1",
+]
+
+/// Random records: clustered runs and scattered numbers, some duplicates; returns the records
+/// in input order and the expected final map (last record per number wins).
+func randomRecords(count: Int, seed: UInt64, duplicateRate: Double = 0.05, maxNumber: UInt64 = PhoneNumber.maximum)
+    -> (records: [Entry], expected: [UInt64: Entry])
+{
+    var rng = SeededGenerator(seed: seed)
+    var records: [Entry] = []
+    records.reserveCapacity(count)
+    var expected: [UInt64: Entry] = [:]
+    var runNumber: UInt64 = 0
+    var runLeft = 0
+    var runLabel = ""
+    while records.count < count {
+        let number: UInt64
+        let label: String
+        if runLeft > 0 {
+            runNumber += UInt64.random(in: 1...3, using: &rng)
+            number = min(runNumber, maxNumber)
+            label = runLabel
+            runLeft -= 1
+        } else if !records.isEmpty, Double.random(in: 0..<1, using: &rng) < duplicateRate {
+            number = records[Int.random(in: 0..<records.count, using: &rng)].number
+            label = sampleLabels.randomElement(using: &rng)! + " dup"
+        } else if Double.random(in: 0..<1, using: &rng) < 0.1 {
+            runNumber = UInt64.random(in: 1...maxNumber, using: &rng)
+            runLeft = Int.random(in: 2...300, using: &rng)
+            runLabel = "Run \(Int.random(in: 0..<1000, using: &rng))"
+            number = runNumber
+            label = runLabel
+        } else {
+            number = UInt64.random(in: 1...maxNumber, using: &rng)
+            let r = Int.random(in: 0..<100, using: &rng)
+            label = r < 60 ? sampleLabels[r % sampleLabels.count] : "Business \(Int.random(in: 0..<5000, using: &rng))"
+        }
+        let category = testCategories[Int.random(in: 0..<testCategories.count, using: &rng)]
+        let e = Entry(number: number, label: label, category: category)
+        records.append(e)
+        expected[number] = e
+    }
+    return (records, expected)
+}
+
+func buildDatabase(_ records: [Entry], at path: String, options: BuildOptions = BuildOptions()) throws -> BuildSummary {
+    var builder = DatabaseBuilder(options: options)
+    for r in records { try builder.add(r.number, label: r.label, category: r.category) }
+    return try builder.write(to: path)
+}
