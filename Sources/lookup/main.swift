@@ -1,1 +1,47 @@
-print("todo")
+import Foundation
+import CallerID
+
+let usage = """
+usage: lookup NUMBER [--db FILE] [--json]      look up one number (exit 0 found, 1 not found)
+       lookup - [--db FILE] [--json]           look up numbers from stdin, one per line
+       lookup build -o OUT INPUT.tsv...        build a database from TSV files
+       lookup dump [--db FILE] [--from N] [--category NAMES] [--action A] [--json]
+       lookup verify FILE...                   check every checksum and decode everything
+       lookup info FILE [--json]               format version, counts, section sizes
+       lookup --version
+
+NUMBER may be written +7 913 123-45-67, 79131234567 or +79131234567.
+Set LOOKUP_DB instead of passing --db. 'lookup COMMAND --help' describes a command.
+Exit codes: 0 ok/found, 1 not found, 64 usage, 65 bad data or damaged file, 66 missing input, 74 I/O error.
+
+"""
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+let status: Int32
+do {
+    switch arguments.first {
+    case nil:
+        printError("error: no number or command given\n" + usage)
+        status = Exit.usage
+    case "--help", "-h", "help":
+        print(usage, terminator: "")
+        status = Exit.ok
+    case "--version":
+        print("lookup (CallerID) \(CallerIDVersion.library), database format \(CallerIDVersion.format)")
+        status = Exit.ok
+    case "build":
+        status = try buildCommand(Array(arguments.dropFirst()))
+    case "dump":
+        status = try dumpCommand(Array(arguments.dropFirst()))
+    case "verify":
+        status = try verifyCommand(Array(arguments.dropFirst()))
+    case "info":
+        status = try infoCommand(Array(arguments.dropFirst()))
+    default:
+        status = try lookupCommand(arguments)
+    }
+} catch {
+    printError("error: \(error.message)" + (error.hint.map { "\n\($0)" } ?? ""))
+    status = error.code
+}
+exit(status)

@@ -1,0 +1,352 @@
+import Foundation
+import CallerID
+
+/// Exit code for a library error.
+func exitCode(for error: CallerIDError) -> Int32 {
+    switch error.code {
+    case .fileNotFound: Exit.noInput
+    case .io: Exit.ioError
+    default: Exit.dataError
+    }
+}
+
+func openDatabase(_ path: String) throws(ToolError) -> Database {
+    do {
+        return try Database(path: path)
+    } catch {
+        throw ToolError(code: exitCode(for: error), message: error.message)
+    }
+}
+
+func databasePath(_ args: Arguments) throws(ToolError) -> String {
+    if let p = args.value("--db") { return p }
+    if let p = ProcessInfo.processInfo.environment["LOOKUP_DB"], !p.isEmpty { return p }
+    throw .usage("no database: pass --db FILE or set LOOKUP_DB", command: args.command)
+}
+
+func entryJSON(_ view: EntryView) -> String {
+    "{\"number\":\(view.number),\"found\":true,\"label\":\(jsonString(view.label)),\"category\":\(jsonString(view.category.name)),\"action\":\"\(view.category.action)\"}\n"
+}
+
+// MARK: lookup NUMBER / lookup -
+
+let lookupHelp = """
+usage: lookup NUMBER [--db FILE] [--json]
+       lookup - [--db FILE] [--json]
+
+Prints NUMBER<TAB>LABEL<TAB>CATEGORY for a number in the database, or NUMBER<TAB>- when
+it is absent. NUMBER is E.164 digits; spaces, dashes, dots, parentheses and a leading +
+are ignored. With '-', reads numbers from stdin (one per line) and answers each on its own
+line; lines that are not numbers are answered RAW<TAB>- and reported on stderr.
+
+  --db FILE   the database (default: $LOOKUP_DB)
+  --json      one JSON object per answer: {"number":…,"found":…,"label":…,"category":…,"action":…}
+
+Exit: 0 found (batch: always 0), 1 not found, 64 usage, 65 bad number or damaged file, 66 missing file.
+
+"""
+
+func lookupCommand(_ raw: [String]) throws(ToolError) -> Int32 {
+    if raw.contains("--help") || raw.contains("-h") {
+        print(lookupHelp, terminator: "")
+        return Exit.ok
+    }
+    let args = try Arguments(raw, command: "", valued: ["--db"], flags: ["--json"])
+    guard args.positionals.count == 1 else {
+        throw .usage(args.positionals.isEmpty ? "no number given" : "give one number, or '-' to read numbers from stdin", command: "")
+    }
+    let json = args.flag("--json")
+    let db = try openDatabase(try databasePath(args))
+    var out = Output()
+    defer { out.flush() }
+
+    func answer(_ number: UInt64) throws(ToolError) -> Bool {
+        do {
+            let found = try db.withEntry(number) { view in
+                if json {
+                    out.write(entryJSON(view))
+                } else {
+                    out.write("\(number)\t")
+                    out.write(bytes: view.labelBytes)
+                    out.write("\t\(view.category.name)\n")
+                }
+                return true
+            }
+            if found == nil {
+                out.write(json ? "{\"number\":\(number),\"found\":false}\n" : "\(number)\t-\n")
+            }
+            return found != nil
+        } catch {
+            out.flush()
+            throw ToolError(code: exitCode(for: error), message: error.message)
+        }
+    }
+
+    if args.positionals[0] == "-" {
+        var lineNumber = 0
+        while let line = readLine(strippingNewline: true) {
+            lineNumber += 1
+            let text = line.hasSuffix("\r") ? String(line.dropLast()) : line
+            do {
+                _ = try answer(try PhoneNumber.parse(text))
+            } catch let error as CallerIDError {
+                out.write(json ? "{\"input\":\(jsonString(text)),\"found\":false,\"error\":\(jsonString(error.message))}\n" : "\(text)\t-\n")
+                printError("stdin:\(lineNumber): \(error.message)")
+            } catch let error as ToolError {
+                throw error
+            } catch {
+                throw ToolError(code: Exit.dataError, message: "\(error)")
+            }
+        }
+        return Exit.ok
+    }
+    let number: UInt64
+    do {
+        number = try PhoneNumber.parse(args.positionals[0])
+    } catch {
+        throw ToolError(code: Exit.dataError, message: "'\(args.positionals[0])' is not a phone number: \(error.message)")
+    }
+    return try answer(number) ? Exit.ok : Exit.notFound
+}
+
+// MARK: build
+
+let buildHelp = """
+usage: lookup build -o OUT INPUT.tsv... [--skip-bad-rows] [--block-size N] [--raw-labels] [--json]
+
+Builds a database from TSV lines NUMBER<TAB>LABEL[<TAB>CATEGORY] (UTF-8; '-' reads stdin).
+CATEGORY defaults to identify; spam, scam, fraud, collector, survey, telemarketing,
+robocall and pyramid block; other names identify. Empty lines and lines starting with #
+are skipped. When a number repeats, the last row wins and the summary counts the merge.
+
+Bad rows are reported on stderr as FILE:LINE: REASON. Any bad row fails the build (exit 65,
+nothing written) unless --skip-bad-rows is given. The output is written to a temporary file,
+synced and renamed: a failed build never replaces an existing OUT.
+
+  -o, --output OUT   the database to write
+  --skip-bad-rows    build from the good rows and report the bad ones
+  --block-size N     entries per key block (default 128)
+  --raw-labels       store label chunks uncompressed (bigger file, no decoding)
+  --json             print the summary as JSON
+
+"""
+
+func buildCommand(_ raw: [String]) throws(ToolError) -> Int32 {
+    if raw.contains("--help") || raw.contains("-h") {
+        print(buildHelp, terminator: "")
+        return Exit.ok
+    }
+    let args = try Arguments(raw, command: "build", valued: ["-o", "--output", "--block-size"],
+                             flags: ["--skip-bad-rows", "--raw-labels", "--json"])
+    guard let output = args.value("-o", "--output") else { throw .usage("missing -o OUT", command: "build") }
+    guard !args.positionals.isEmpty else { throw .usage("no input files", command: "build") }
+    var options = BuildOptions()
+    if let bs = args.value("--block-size") {
+        guard let n = Int(bs), (1...4096).contains(n) else { throw .usage("--block-size must be 1...4096", command: "build") }
+        options.blockSize = n
+    }
+    options.compressLabels = !args.flag("--raw-labels")
+    let started = Date()
+    var builder = DatabaseBuilder(options: options)
+    var badRows = 0
+    var reasons: [String: Int] = [:]
+    let shown = 1000
+    for input in args.positionals {
+        do {
+            _ = try builder.addTSV(path: input) { error in
+                badRows += 1
+                if badRows <= shown { printError(error.description) }
+                let reason = error.reason.split(separator: ":").last.map { $0.trimmingCharacters(in: .whitespaces) } ?? error.reason
+                reasons[String(reason.prefix(60)), default: 0] += 1
+                if stderrIsTTY && badRows % 100_000 == 0 { printError("… \(badRows) bad rows so far") }
+            }
+        } catch {
+            throw ToolError(code: exitCode(for: error), message: error.message)
+        }
+        if stderrIsTTY { printError("read \(input): \(builder.count) rows so far") }
+    }
+    if badRows > 0 {
+        if badRows > shown { printError("(\(badRows - shown) more bad rows not shown)") }
+        for (reason, n) in reasons.sorted(by: { $0.value > $1.value }) { printError("  \(n)\t\(reason)") }
+        printError("\(badRows) bad row\(badRows == 1 ? "" : "s")")
+        if !args.flag("--skip-bad-rows") {
+            throw ToolError(code: Exit.dataError, message: "\(badRows) bad row\(badRows == 1 ? "" : "s"); nothing written (use --skip-bad-rows to build from the good rows)")
+        }
+    }
+    let summary: BuildSummary
+    do {
+        summary = try builder.write(to: output)
+    } catch {
+        throw ToolError(code: error.code == .fileNotFound || error.code == .io ? Exit.ioError : Exit.dataError, message: error.message)
+    }
+    let seconds = Date().timeIntervalSince(started)
+    var out = Output()
+    if args.flag("--json") {
+        out.write("{\"output\":\(jsonString(output)),\"entries\":\(summary.entries),\"duplicates_merged\":\(summary.duplicatesMerged),\"bad_rows\":\(badRows),\"distinct_labels\":\(summary.distinctLabels),\"bytes\":\(summary.fileBytes),\"bytes_per_entry\":\(String(format: "%.3f", summary.bytesPerEntry)),\"seconds\":\(String(format: "%.3f", seconds))}\n")
+    } else {
+        out.write("""
+        wrote \(output)
+          entries            \(summary.entries)
+          duplicates merged  \(summary.duplicatesMerged)
+          bad rows skipped   \(badRows)
+          distinct labels    \(summary.distinctLabels)
+          bytes              \(summary.fileBytes)
+          bytes/entry        \(String(format: "%.2f", summary.bytesPerEntry))
+          seconds            \(String(format: "%.2f", seconds))
+
+        """)
+    }
+    out.flush()
+    return Exit.ok
+}
+
+// MARK: dump
+
+let dumpHelp = """
+usage: lookup dump [--db FILE] [--from NUMBER] [--category NAME[,NAME...]] [--action identify|block] [--json]
+
+Prints every entry in ascending order as NUMBER<TAB>LABEL<TAB>CATEGORY (or JSON lines).
+Streams with bounded memory whatever the file size.
+
+  --from NUMBER   start at the first number >= NUMBER
+  --category      only these categories (comma-separated names)
+  --action        only categories that identify, or that block
+
+"""
+
+func dumpCommand(_ raw: [String]) throws(ToolError) -> Int32 {
+    if raw.contains("--help") || raw.contains("-h") {
+        print(dumpHelp, terminator: "")
+        return Exit.ok
+    }
+    let args = try Arguments(raw, command: "dump", valued: ["--db", "--from", "--category", "--action"], flags: ["--json"])
+    guard args.positionals.isEmpty else { throw .usage("unexpected argument '\(args.positionals[0])'", command: "dump") }
+    var from: UInt64 = 0
+    if let f = args.value("--from") {
+        do { from = try PhoneNumber.parse(f) } catch { throw .usage("--from: \(error.message)", command: "dump") }
+    }
+    var filter: CategoryFilter? = nil
+    if let c = args.value("--category") {
+        filter = .names(Set(c.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }))
+    }
+    if let a = args.value("--action") {
+        guard filter == nil else { throw .usage("give --category or --action, not both", command: "dump") }
+        switch a {
+        case "identify": filter = .action(.identify)
+        case "block": filter = .action(.block)
+        default: throw .usage("--action must be identify or block", command: "dump")
+        }
+    }
+    let json = args.flag("--json")
+    let db = try openDatabase(try databasePath(args))
+    var out = Output()
+    var cursor = db.cursor(from: from, filter: filter)
+    do {
+        while try cursor.next({ view in
+            if json {
+                out.write(entryJSON(view))
+            } else {
+                out.write("\(view.number)\t")
+                out.write(bytes: view.labelBytes)
+                out.write("\t\(view.category.name)\n")
+            }
+            return true
+        }) != nil {}
+    } catch {
+        out.flush()
+        throw ToolError(code: exitCode(for: error), message: error.message)
+    }
+    out.flush()
+    return Exit.ok
+}
+
+// MARK: verify
+
+let verifyHelp = """
+usage: lookup verify FILE... [--json]
+
+Checks each file completely: header, section table, every XXH3-64 section checksum,
+padding, and a full decode of keys, values and labels. Prints one line per file.
+Exit: 0 all intact, 65 a file is damaged, 66 a file is missing.
+
+"""
+
+func verifyCommand(_ raw: [String]) throws(ToolError) -> Int32 {
+    if raw.contains("--help") || raw.contains("-h") {
+        print(verifyHelp, terminator: "")
+        return Exit.ok
+    }
+    let args = try Arguments(raw, command: "verify", valued: [], flags: ["--json"])
+    guard !args.positionals.isEmpty else { throw .usage("no files given", command: "verify") }
+    var status = Exit.ok
+    var out = Output()
+    for path in args.positionals {
+        do {
+            let db = try Database(path: path, verify: true)
+            out.write(args.flag("--json") ? "{\"file\":\(jsonString(path)),\"ok\":true,\"entries\":\(db.count)}\n" : "\(path): OK (\(db.count) entries)\n")
+        } catch {
+            let code = exitCode(for: error)
+            if status == Exit.ok || code == Exit.dataError { status = code }
+            if args.flag("--json") {
+                out.write("{\"file\":\(jsonString(path)),\"ok\":false,\"code\":\(jsonString(error.code.rawValue)),\"error\":\(jsonString(error.message))}\n")
+            } else {
+                out.flush()
+                printError("error: \(error.message)")
+            }
+        }
+    }
+    out.flush()
+    return status
+}
+
+// MARK: info
+
+let infoHelp = """
+usage: lookup info FILE [--json]
+
+Prints the format version, entry and label counts, categories, the size of every section
+and bytes per entry. Validates the file's structure (not its checksums: see verify).
+
+"""
+
+func infoCommand(_ raw: [String]) throws(ToolError) -> Int32 {
+    if raw.contains("--help") || raw.contains("-h") {
+        print(infoHelp, terminator: "")
+        return Exit.ok
+    }
+    let args = try Arguments(raw, command: "info", valued: ["--db"], flags: ["--json"])
+    guard args.positionals.count <= 1 else { throw .usage("give one file", command: "info") }
+    let path: String
+    if let first = args.positionals.first { path = first } else { path = try databasePath(args) }
+    let info = try openDatabase(path).info
+    var out = Output()
+    if args.flag("--json") {
+        let sections = info.sections.map { "{\"name\":\(jsonString($0.name)),\"offset\":\($0.offset),\"bytes\":\($0.bytes),\"xxh3\":\"\(String(format: "%016llx", $0.checksum))\"}" }
+        let categories = info.categories.map { "{\"name\":\(jsonString($0.name)),\"action\":\"\($0.action)\"}" }
+        out.write("{\"file\":\(jsonString(info.path)),\"format_version\":\"\(info.formatVersion)\",\"entries\":\(info.entries),\"distinct_labels\":\(info.distinctLabels),\"block_size\":\(info.blockSize),\"blocks\":\(info.blocks),\"label_chunks\":\(info.labelChunks),\"compressed_label_chunks\":\(info.compressedLabelChunks),\"label_bytes_raw\":\(info.labelBytesRaw),\"bytes\":\(info.fileBytes),\"bytes_per_entry\":\(String(format: "%.3f", info.bytesPerEntry)),\"categories\":[\(categories.joined(separator: ","))],\"sections\":[\(sections.joined(separator: ","))]}\n")
+    } else {
+        out.write("""
+        file              \(info.path)
+        format version    \(info.formatVersion)
+        entries           \(info.entries)
+        distinct labels   \(info.distinctLabels)
+        blocks            \(info.blocks) × \(info.blockSize) entries
+        label chunks      \(info.labelChunks) (\(info.compressedLabelChunks) LZ4HC-compressed, \(info.labelBytesRaw) bytes raw)
+        categories        \(info.categories.map { "\($0.name) (\($0.action))" }.joined(separator: ", "))
+        bytes             \(info.fileBytes)
+        bytes/entry       \(String(format: "%.3f", info.bytesPerEntry))
+        sections:
+
+        """)
+        for s in info.sections {
+            let share = info.entries == 0 ? 0 : Double(s.bytes) / Double(info.entries)
+            out.write("  \(s.name.padding(toLength: 18, withPad: " ", startingAt: 0)) \(String(s.bytes).leftPad(10)) bytes  \(String(format: "%6.3f", share)) B/entry  at \(s.offset)\n")
+        }
+    }
+    out.flush()
+    return Exit.ok
+}
+
+extension String {
+    func leftPad(_ width: Int) -> String { count >= width ? self : String(repeating: " ", count: width - count) + self }
+}
