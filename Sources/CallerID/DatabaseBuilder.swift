@@ -23,6 +23,13 @@ public struct BuildSummary: Sendable, Equatable {
     /// Size of the file written.
     public var fileBytes: Int
 
+    public init(entries: Int, duplicatesMerged: Int, distinctLabels: Int, fileBytes: Int) {
+        self.entries = entries
+        self.duplicatesMerged = duplicatesMerged
+        self.distinctLabels = distinctLabels
+        self.fileBytes = fileBytes
+    }
+
     /// File bytes per entry (0 for an empty database).
     public var bytesPerEntry: Double { entries == 0 ? 0 : Double(fileBytes) / Double(entries) }
 }
@@ -54,8 +61,9 @@ public struct DatabaseBuilder {
     /// Records added so far (duplicates included).
     public var count: Int { numbers.count }
 
-    /// Adds a record. Throws for an invalid number, a label over 65,535 UTF-8 bytes, a
-    /// category name used with two different actions, or a 257th category.
+    /// Adds a record. Throws for an invalid number, a label over 65,535 UTF-8 bytes or with a
+    /// control character (U+0000–U+001F, U+007F), a category name used with two different
+    /// actions, or a 257th category.
     public mutating func add(_ number: UInt64, label: String, category: Category = .identify) throws(CallerIDError) {
         var label = label
         let result = label.withUTF8 { bytes in
@@ -71,6 +79,9 @@ public struct DatabaseBuilder {
         }
         guard utf8Label.count <= Format.maxLabelBytes else {
             throw CallerIDError(.invalidInput, "label is \(utf8Label.count) bytes; the limit is \(Format.maxLabelBytes)")
+        }
+        if let bad = utf8Label.firstIndex(where: { $0 < 0x20 || $0 == 0x7F }) {
+            throw CallerIDError(.invalidInput, "label has control byte 0x\(String(utf8Label[bad], radix: 16)) at byte \(bad + 1); labels are one line of text")
         }
         let code = try categoryCode(category)
         let value = try interner.intern(category: code, bytes: utf8Label)

@@ -15,8 +15,13 @@ public enum PhoneNumber {
     ///   letters or other characters, more than 15 digits, a leading zero (a national or
     ///   international-prefix form, not E.164).
     public static func parse(_ text: some StringProtocol) throws(CallerIDError) -> UInt64 {
-        let utf8 = Array(text.utf8)
-        return try utf8.withUnsafeBytes { raw in
+        try parse(utf8: text.utf8)
+    }
+
+    /// Same as ``parse(_:)`` for raw bytes that may not be valid UTF-8 (a line read from a file).
+    public static func parse(utf8 bytes: some Collection<UInt8>) throws(CallerIDError) -> UInt64 {
+        let array = Array(bytes)
+        return try array.withUnsafeBytes { raw in
             Result { () throws(CallerIDError) in try parse(bytes: raw) }
         }.get()
     }

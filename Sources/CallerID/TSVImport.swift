@@ -56,9 +56,6 @@ extension DatabaseBuilder {
         } catch {
             throw CallerIDError(.invalidNumber, "number '\(String(decoding: numberField, as: UTF8.self))': \(error.message)")
         }
-        if let bad = label.firstIndex(where: { $0 < 0x20 || $0 == 0x7F }) {
-            throw CallerIDError(.invalidInput, "label has control byte 0x\(String(label[bad], radix: 16)) at column \(tabs[0] + 2 + bad)")
-        }
         guard validUTF8(label) else {
             throw CallerIDError(.invalidInput, "label is not valid UTF-8")
         }

@@ -40,7 +40,9 @@ are ignored. With '-', reads numbers from stdin (one per line) and answers each 
 line; lines that are not numbers are answered RAW<TAB>- and reported on stderr.
 
   --db FILE   the database (default: $LOOKUP_DB)
-  --json      one JSON object per answer: {"number":…,"found":…,"label":…,"category":…,"action":…}
+  --json      one JSON object per answer: {"number":…,"found":true,"label":…,"category":…,"action":…}
+              or {"number":…,"found":false}; a batch line that is not a number gives
+              {"input":…,"found":false,"error":…}
 
 Exit: 0 found (batch: always 0), 1 not found, 64 usage, 65 bad number or damaged file, 66 missing file.
 
@@ -56,6 +58,15 @@ func lookupCommand(_ raw: [String]) throws(ToolError) -> Int32 {
         throw .usage(args.positionals.isEmpty ? "no number given" : "give one number, or '-' to read numbers from stdin", command: "")
     }
     let json = args.flag("--json")
+    // A malformed number is reported before any file is opened.
+    var single: UInt64? = nil
+    if args.positionals[0] != "-" {
+        do {
+            single = try PhoneNumber.parse(args.positionals[0])
+        } catch {
+            throw ToolError(code: Exit.dataError, message: "'\(args.positionals[0])' is not a phone number: \(error.message)")
+        }
+    }
     let db = try openDatabase(try databasePath(args))
     var out = Output()
     defer { out.flush() }
@@ -82,31 +93,29 @@ func lookupCommand(_ raw: [String]) throws(ToolError) -> Int32 {
         }
     }
 
-    if args.positionals[0] == "-" {
-        var lineNumber = 0
-        while let line = readLine(strippingNewline: true) {
-            lineNumber += 1
-            let text = line.hasSuffix("\r") ? String(line.dropLast()) : line
-            do {
-                _ = try answer(try PhoneNumber.parse(text))
-            } catch let error as CallerIDError {
-                out.write(json ? "{\"input\":\(jsonString(text)),\"found\":false,\"error\":\(jsonString(error.message))}\n" : "\(text)\t-\n")
-                printError("stdin:\(lineNumber): \(error.message)")
-            } catch let error as ToolError {
-                throw error
-            } catch {
-                throw ToolError(code: Exit.dataError, message: "\(error)")
+    if let single {
+        return try answer(single) ? Exit.ok : Exit.notFound
+    }
+    var lines = StdinLines()
+    var lineNumber = 0
+    while let line = lines.next() {
+        lineNumber += 1
+        let number: UInt64
+        do {
+            number = try PhoneNumber.parse(utf8: line)
+        } catch {
+            if json {
+                out.write("{\"input\":\(jsonString(String(decoding: line, as: UTF8.self))),\"found\":false,\"error\":\(jsonString(error.message))}\n")
+            } else {
+                line.withUnsafeBytes { out.write(bytes: $0) }
+                out.write("\t-\n")
             }
+            printError("stdin:\(lineNumber): \(error.message)")
+            continue
         }
-        return Exit.ok
+        _ = try answer(number)
     }
-    let number: UInt64
-    do {
-        number = try PhoneNumber.parse(args.positionals[0])
-    } catch {
-        throw ToolError(code: Exit.dataError, message: "'\(args.positionals[0])' is not a phone number: \(error.message)")
-    }
-    return try answer(number) ? Exit.ok : Exit.notFound
+    return Exit.ok
 }
 
 // MARK: build
@@ -223,7 +232,11 @@ func dumpCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     guard args.positionals.isEmpty else { throw .usage("unexpected argument '\(args.positionals[0])'", command: "dump") }
     var from: UInt64 = 0
     if let f = args.value("--from") {
-        do { from = try PhoneNumber.parse(f) } catch { throw .usage("--from: \(error.message)", command: "dump") }
+        if !f.isEmpty && f.allSatisfy({ $0 == "0" }) {
+            from = 0  // "--from 0": from the start
+        } else {
+            do { from = try PhoneNumber.parse(f) } catch { throw .usage("--from: \(error.message)", command: "dump") }
+        }
     }
     var filter: CategoryFilter? = nil
     if let c = args.value("--category") {
