@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs what CallerID needs (Debian's liblz4-dev and libxxhash-dev) when missing,
+# then builds the package. Usage: bash tools/setup.sh [-c release]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v swift >/dev/null 2>&1 && [ -x /opt/swift/usr/bin/swift ]; then
+    export PATH="$PATH:/opt/swift/usr/bin"
+fi
+command -v swift >/dev/null 2>&1 || { echo "error: swift not found (install Swift 6 from swift.org)" >&2; exit 69; }
+
+need=()
+for pkg in liblz4-dev libxxhash-dev pkg-config; do
+    dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
+done
+if [ ${#need[@]} -gt 0 ]; then
+    echo "installing ${need[*]}" >&2
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+
+swift build "$@"

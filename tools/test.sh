@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# Sets up and runs every test (XCTest and Swift Testing, one `swift test`).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash tools/setup.sh --build-tests
+swift test
