@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <malloc.h>
+#include <stdlib.h>
+#include <string.h>
 #include <lz4.h>
 #include <lz4hc.h>
 #include <xxhash.h>
@@ -36,6 +38,39 @@ static inline int clz4_compress_hc(const void *src, void *dst, int srcSize, int 
 static inline int clz4_decompress_safe(const void *src, void *dst, int srcSize, int capacity) {
     return LZ4_decompress_safe((const char *)src, (char *)dst, srcSize, capacity);
 }
+
+/// LZ4 safe decompression against an external dictionary (the 64 KiB before the block).
+static inline int clz4_decompress_safe_dict(const void *src, void *dst, int srcSize, int capacity,
+                                            const void *dict, int dictSize) {
+    return LZ4_decompress_safe_usingDict((const char *)src, (char *)dst, srcSize, capacity,
+                                         (const char *)dict, dictSize);
+}
+
+/// An LZ4HC compressor with a preloaded dictionary: the dictionary is hashed once into
+/// `prepared`, and each block starts from a copy of that state (cheaper than reloading it).
+typedef struct clz4_dict_compressor {
+    LZ4_streamHC_t prepared;
+    LZ4_streamHC_t work;
+} clz4_dict_compressor;
+
+/// Creates a compressor; `dict` (≤ 64 KiB used) must stay valid until it is freed. NULL on OOM.
+static inline void *clz4_dict_compressor_create(const void *dict, int dictSize, int level) {
+    clz4_dict_compressor *c = (clz4_dict_compressor *)malloc(sizeof *c);
+    if (c == NULL) return NULL;
+    LZ4_initStreamHC(&c->prepared, sizeof c->prepared);
+    LZ4_resetStreamHC_fast(&c->prepared, level);
+    if (dictSize > 0) LZ4_loadDictHC(&c->prepared, (const char *)dict, dictSize);
+    return c;
+}
+
+/// Compresses one independent block against the dictionary. Returns its size, 0 if it does not fit.
+static inline int clz4_dict_compress(void *compressor, const void *src, void *dst, int srcSize, int capacity) {
+    clz4_dict_compressor *c = (clz4_dict_compressor *)compressor;
+    memcpy(&c->work, &c->prepared, sizeof c->work);
+    return LZ4_compress_HC_continue(&c->work, (const char *)src, (char *)dst, srcSize, capacity);
+}
+
+static inline void clz4_dict_compressor_free(void *compressor) { free(compressor); }
 
 /// Bytes currently allocated by malloc: in-use arena bytes plus mmap'd chunks.
 static inline size_t clz4_heap_in_use(void) {

@@ -19,9 +19,20 @@ public struct Entry: Hashable, Sendable, CustomStringConvertible {
 /// chunk and are valid only inside the closure that receives the view. No allocation.
 public struct EntryView {
     public let number: UInt64
-    public let category: Category
     /// The label's UTF-8 bytes; do not let them escape the closure.
     public let labelBytes: UnsafeRawBufferPointer
+    let categoryCode: Int
+    // Unretained: a view never outlives the closure of the database call that made it.
+    unowned(unsafe) let database: Database
+
+    init(number: UInt64, categoryCode: Int, labelBytes: UnsafeRawBufferPointer, database: Database) {
+        self.number = number
+        self.categoryCode = categoryCode
+        self.labelBytes = labelBytes
+        self.database = database
+    }
+
+    public var category: Category { database.categories[categoryCode] }
 
     /// The label as a `String` (allocates for labels over 15 bytes).
     public var label: String { String(decoding: labelBytes, as: UTF8.self) }
@@ -83,6 +94,11 @@ public final class Database: @unchecked Sendable {
     let valueCategories: ByteView
     let chunkTable: ByteView
     let labelData: ByteView
+    /// The raw leading label chunks that every compressed chunk was compressed against.
+    let labelDictionary: ByteView
+    let dictionaryChunks: Int
+    /// The largest decoded size of a compressed label chunk (sizes a cursor's cache slots).
+    let maxCompressedChunkRaw: Int
     let sections: [(kind: UInt32, offset: Int, length: Int, checksum: UInt64)]
     let tableOffset: Int
     let decoded: PublishOnceSlots
@@ -118,6 +134,7 @@ public final class Database: @unchecked Sendable {
         let shift = Int(b.u32(36))
         let tableOffset = b.u64(40)
         let sectionCount = Int(b.u32(48))
+        let dictionaryChunks = Int(b.u32(52))
         guard (1...Format.maxBlockSize).contains(blockSize) else { throw bad("block size \(blockSize) outside 1...\(Format.maxBlockSize)") }
         guard shift <= Format.maxLabelsPerChunkShift else { throw bad("labels-per-chunk shift \(shift) above \(Format.maxLabelsPerChunkShift)") }
         guard entries <= UInt64(b.count) else { throw bad("entry count \(entries) is impossible for a \(b.count)-byte file") }
@@ -177,7 +194,23 @@ public final class Database: @unchecked Sendable {
         guard chunkTable.count == chunkCount * Format.chunkEntrySize else {
             throw bad("label chunk table is \(chunkTable.count) bytes; \(valueCount) labels need \(chunkCount) chunks")
         }
+        if verify {
+            try Database.verifyChecksums(b, sections: list, tableOffset: table, path: path)
+        }
         let categories = try Database.parseCategories(try section(.categories), path: path)
+        // The dictionary: chunks 0..<dictionaryChunks, raw and contiguous from offset 0, ≤ 64 KiB.
+        guard dictionaryChunks <= chunkCount else { throw bad("\(dictionaryChunks) dictionary chunks but only \(chunkCount) chunks") }
+        var dictionaryBytes = 0
+        for c in 0..<dictionaryChunks {
+            let e = c * Format.chunkEntrySize
+            guard chunkTable.u32(e) == UInt32(dictionaryBytes), chunkTable.u32(e + 12) == 0,
+                  chunkTable.u32(e + 4) == chunkTable.u32(e + 8) else {
+                throw bad("label dictionary chunk \(c) is not raw and contiguous")
+            }
+            dictionaryBytes += Int(chunkTable.u32(e + 4))
+            guard dictionaryBytes <= Format.maxDictionaryBytes else { throw bad("label dictionary exceeds 64 KiB") }
+        }
+        guard let labelDictionary = labelData.slice(0, dictionaryBytes) else { throw bad("label dictionary runs past its section") }
 
         self.count = Int(entries)
         self.blockSize = blockSize
@@ -192,6 +225,13 @@ public final class Database: @unchecked Sendable {
         self.valueCategories = valueCategories
         self.chunkTable = chunkTable
         self.labelData = labelData
+        self.labelDictionary = labelDictionary
+        self.dictionaryChunks = dictionaryChunks
+        var maxRaw = 0
+        for c in 0..<chunkCount where chunkTable.u32(c * Format.chunkEntrySize + 12) != 0 {
+            maxRaw = max(maxRaw, Int(chunkTable.u32(c * Format.chunkEntrySize + 8)))
+        }
+        self.maxCompressedChunkRaw = maxRaw
         self.categories = categories
         self.sections = list
         self.tableOffset = table
@@ -199,7 +239,7 @@ public final class Database: @unchecked Sendable {
 
         try validateBlocks()
         try validateChunks()
-        if verify { try self.verify() }
+        if verify { try verifyContent() }
     }
 
     private static func parseCategories(_ s: ByteView, path: String) throws(CallerIDError) -> [Category] {
@@ -379,7 +419,8 @@ public final class Database: @unchecked Sendable {
         }
         if let p = decoded.load(c) { return ByteView(base: p, count: raw) }
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: max(raw, 1), alignment: 8)
-        guard Codec.decompress(labelData.bytes(offset, stored), into: UnsafeMutableRawBufferPointer(start: buffer, count: raw)) else {
+        guard Codec.decompress(labelData.bytes(offset, stored), into: UnsafeMutableRawBufferPointer(start: buffer, count: raw),
+                               dictionary: labelDictionary.buffer) else {
             buffer.deallocate()
             throw CallerIDError.corrupt(path, "label chunk \(c) does not decompress to \(raw) bytes")
         }
@@ -419,7 +460,7 @@ public final class Database: @unchecked Sendable {
     public func withEntry<R>(_ number: UInt64, _ body: (EntryView) -> R) throws(CallerIDError) -> R? {
         guard let v = try findValue(number) else { return nil }
         let code = try categoryCode(v)
-        return body(EntryView(number: number, category: categories[code], labelBytes: try sharedLabel(v)))
+        return body(EntryView(number: number, categoryCode: code, labelBytes: try sharedLabel(v), database: self))
     }
 
     /// True when `number` is present (no label access).
@@ -459,9 +500,9 @@ public final class Database: @unchecked Sendable {
     public func forEachEntry(from: UInt64 = 0, filter: CategoryFilter? = nil, _ body: (EntryView) throws -> Void) throws {
         var c = cursor(from: from, filter: filter)
         var failure: (any Error)? = nil
-        while try c.next({ view in
+        try c.forEach { view in
             do { try body(view); return true } catch { failure = error; return false }
-        }) == true {}
+        }
         if let failure { throw failure }
     }
 }

@@ -2,12 +2,17 @@
 public struct BuildOptions: Sendable {
     /// Entries per key block (1…4096). Smaller blocks search faster and compress worse.
     public var blockSize: Int = 128
-    /// Labels per dictionary chunk (a power of two ≤ 4096), or nil to aim at ~4 KiB chunks.
+    /// Labels per dictionary chunk (a power of two ≤ 4096), or nil to aim at ~1 KiB chunks.
     public var labelsPerChunk: Int? = nil
-    /// LZ4HC level for label chunks (1…12); chunks are stored raw unless compression saves ≥ 12.5%.
+    /// LZ4HC level for label chunks (1…12). The most frequent labels' chunks (up to 64 KiB) are
+    /// stored raw and serve as the LZ4 dictionary of every other chunk; a chunk is stored raw
+    /// unless compression saves ≥ 12.5%.
     public var compressionLevel: Int = 12
     /// When false, label chunks are always stored raw: larger files, no decoding on access.
     public var compressLabels: Bool = true
+    /// At most this many bytes (0…65,536) of the most frequent labels' chunks are stored raw
+    /// as the LZ4 dictionary of the other chunks.
+    public var labelDictionaryBytes: Int = Format.maxDictionaryBytes
 
     public init() {}
 }
@@ -111,6 +116,9 @@ public struct DatabaseBuilder {
         guard (1...Format.maxBlockSize).contains(options.blockSize) else {
             throw CallerIDError(.invalidInput, "blockSize must be 1...\(Format.maxBlockSize)")
         }
+        guard (0...Format.maxDictionaryBytes).contains(options.labelDictionaryBytes) else {
+            throw CallerIDError(.invalidInput, "labelDictionaryBytes must be 0...\(Format.maxDictionaryBytes)")
+        }
         if let l = options.labelsPerChunk, l < 1 || l > (1 << Format.maxLabelsPerChunkShift) || l & (l - 1) != 0 {
             throw CallerIDError(.invalidInput, "labelsPerChunk must be a power of two in 1...4096")
         }
@@ -157,6 +165,7 @@ public struct DatabaseBuilder {
         // 4. Label chunks.
         let labels = encodeLabels(order: order)
         let shift = labels.shift
+        let dictionaryChunks = labels.dictionaryChunks
 
         // 5. Categories and per-value category codes.
         var catSection: [UInt8] = []
@@ -208,7 +217,7 @@ public struct DatabaseBuilder {
         header.appendLE(UInt32(shift))
         header.appendLE(UInt64(tableOffset))
         header.appendLE(UInt32(sections.count))
-        header.appendLE(UInt32(0))
+        header.appendLE(UInt32(dictionaryChunks))
         header.appendLE(Codec.xxh3(header))
         file.replaceSubrange(0..<Format.headerSize, with: header)
 
@@ -299,7 +308,10 @@ public struct DatabaseBuilder {
 
     // MARK: Labels
 
-    private func encodeLabels(order: [Int]) -> (table: [UInt8], data: [UInt8], shift: Int) {
+    /// Label chunks: `2^shift` labels each, most frequent first. The leading chunks, up to
+    /// 64 KiB, are stored raw and form the LZ4 dictionary of all the others, so small chunks
+    /// (fast to decode on a cache miss) still compress well.
+    private func encodeLabels(order: [Int]) -> (table: [UInt8], data: [UInt8], shift: Int, dictionaryChunks: Int) {
         let shift: Int
         if let l = options.labelsPerChunk {
             shift = l.trailingZeroBitCount
@@ -307,12 +319,11 @@ public struct DatabaseBuilder {
             var total = 0
             for id in order { total += interner.length(id) + 4 }
             let avg = max(1, order.isEmpty ? 1 : total / order.count)
-            let target = max(1, 4096 / avg)
+            let target = max(1, 1024 / avg)
             shift = min(Format.maxLabelsPerChunkShift, Format.bitWidth(UInt64(target)) - 1)
         }
         let perChunk = 1 << shift
-        var table: [UInt8] = []
-        var data: [UInt8] = []
+        var chunks: [[UInt8]] = []
         var first = 0
         while first < order.count {
             let ids = order[first..<min(order.count, first + perChunk)]
@@ -323,10 +334,27 @@ public struct DatabaseBuilder {
                 raw.appendLE(end)
             }
             for id in ids { raw.append(contentsOf: interner.bytes(id)) }
+            chunks.append(raw)
+            first += perChunk
+        }
+        var dictionaryChunks = 0
+        var dictionary: [UInt8] = []
+        if options.compressLabels {
+            while dictionaryChunks < chunks.count,
+                  dictionary.count + chunks[dictionaryChunks].count <= options.labelDictionaryBytes {
+                dictionary.append(contentsOf: chunks[dictionaryChunks])
+                dictionaryChunks += 1
+            }
+        }
+        let compressor = options.compressLabels
+            ? DictionaryCompressor(dictionary: dictionary, level: Int32(options.compressionLevel)) : nil
+        var table: [UInt8] = []
+        var data: [UInt8] = []
+        for (c, raw) in chunks.enumerated() {
             let offset = data.count
             var flags: UInt32 = 0
-            if options.compressLabels,
-               let packed = Codec.compressHC(raw, level: Int32(options.compressionLevel), limit: raw.count - raw.count / 8 - 1) {
+            if c >= dictionaryChunks, let compressor,
+               let packed = compressor.compress(raw, limit: raw.count - raw.count / 8 - 1) {
                 data.append(contentsOf: packed)
                 flags = Format.compressedFlag
             } else {
@@ -336,9 +364,8 @@ public struct DatabaseBuilder {
             table.appendLE(UInt32(data.count - offset))
             table.appendLE(UInt32(raw.count))
             table.appendLE(flags)
-            first += perChunk
         }
-        return (table, data, shift)
+        return (table, data, shift, dictionaryChunks)
     }
 }
 

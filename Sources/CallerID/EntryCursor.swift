@@ -12,7 +12,7 @@ public struct EntryCursor {
     private var keys: [UInt64]
     private var values: [Int]
     private var allowed: [Bool]?
-    private let cache = ChunkCache()
+    private let cache: ChunkCache
     private var previous: UInt64 = 0
     private var failure: CallerIDError?
     /// The number of the last entry returned, if any.
@@ -20,6 +20,7 @@ public struct EntryCursor {
 
     init(database db: Database, from: UInt64, filter: CategoryFilter?) {
         self.db = db
+        cache = ChunkCache(maxRawChunk: db.maxCompressedChunkRaw)
         keys = [UInt64](repeating: 0, count: db.blockSize)
         values = [Int](repeating: 0, count: db.blockSize)
         if let filter {
@@ -50,27 +51,35 @@ public struct EntryCursor {
         guard block < db.blockCount else { return false }
         let r = db.blockReader(block)
         let count = r.n
+        var last = previous
         for i in 0..<count {
             let k = db.key(r, i)
-            guard k > previous, k <= Format.maxNumber, i > 0 || k == db.blockKeys.u64(block * 8) else {
+            guard k > last, k <= Format.maxNumber, i > 0 || k == db.blockKeys.u64(block * 8) else {
                 throw CallerIDError.corrupt(db.path, "block \(block): key \(i) (\(k)) is out of order or does not match the block index")
             }
-            previous = k
+            last = k
             keys[i] = k
-            values[i] = try db.value(r, i)
+        }
+        previous = last
+        if r.mode == Format.ValueMode.constant.rawValue {
+            let v = try db.value(r, 0)
+            for i in 0..<count { values[i] = v }
+        } else {
+            for i in 0..<count { values[i] = try db.value(r, i) }
         }
         n = count
         return true
     }
 
-    /// Calls `body` with the next entry (a borrowed view) and returns its result,
-    /// or returns nil at the end. Throws when the file is damaged.
-    public mutating func next<R>(_ body: (EntryView) -> R) throws(CallerIDError) -> R? {
+    /// Calls `body` with each following entry (a borrowed view) until it returns false or the
+    /// entries end. The fastest way through a database: no allocation, no per-entry copy.
+    /// Throws when the file is damaged; the cursor then stays failed.
+    public mutating func forEach(_ body: (EntryView) -> Bool) throws(CallerIDError) {
         if let failure { throw failure }
         do {
             while true {
                 if pos == n {
-                    guard try advance() else { return nil }
+                    guard try advance() else { return }
                     continue
                 }
                 let k = keys[pos], v = values[pos]
@@ -79,12 +88,23 @@ public struct EntryCursor {
                 if let allowed, !allowed[code] { continue }
                 let bytes = try label(v)
                 lastNumber = k
-                return body(EntryView(number: k, category: db.categories[code], labelBytes: bytes))
+                if !body(EntryView(number: k, categoryCode: code, labelBytes: bytes, database: db)) { return }
             }
         } catch {
             failure = error
             throw error
         }
+    }
+
+    /// Calls `body` with the next entry (a borrowed view) and returns its result,
+    /// or returns nil at the end. Throws when the file is damaged.
+    public mutating func next<R>(_ body: (EntryView) -> R) throws(CallerIDError) -> R? {
+        var result: R? = nil
+        try forEach { view in
+            result = body(view)
+            return false
+        }
+        return result
     }
 
     /// The next entry, or nil at the end.
@@ -102,7 +122,7 @@ public struct EntryCursor {
             chunk = ByteView(base: shared, count: Int(db.chunkTable.u32(e + 8)))
         } else {
             let source = db.labelData.bytes(Int(db.chunkTable.u32(e)), Int(db.chunkTable.u32(e + 4)))
-            guard let decoded = cache.chunk(c, raw: Int(db.chunkTable.u32(e + 8)), source: source) else {
+            guard let decoded = cache.chunk(c, raw: Int(db.chunkTable.u32(e + 8)), source: source, dictionary: db.labelDictionary.buffer) else {
                 throw CallerIDError.corrupt(db.path, "label chunk \(c) does not decompress")
             }
             chunk = decoded

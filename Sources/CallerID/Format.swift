@@ -21,6 +21,8 @@ enum Format {
     static let maxLabelBytes = 65_535
     static let maxKeyWidth = 57
     static let maxValueWidth = 32
+    /// The LZ4 window: the label dictionary (raw hot chunks) is at most this long.
+    static let maxDictionaryBytes = 65_536
     /// A decoded label chunk larger than this is refused (defends against decompression bombs).
     static let maxRawChunkBytes = 64 << 20
     static let compressedFlag: UInt32 = 1 << 31

@@ -4,7 +4,15 @@ extension Database {
     ///
     /// - Throws: ``CallerIDError`` (`corrupt`) naming the damaged section or block.
     public func verify() throws(CallerIDError) {
-        let b = file.bytes
+        try Database.verifyChecksums(file.bytes, sections: sections, tableOffset: tableOffset, path: path)
+        try verifyContent()
+    }
+
+    /// Every section's XXH3-64 and the zero padding between sections (so every byte of the
+    /// file is covered by a check). Runs before structural validation when opening with
+    /// `verify: true`, so a damaged byte is reported as the section it lies in.
+    static func verifyChecksums(_ b: ByteView, sections: [(kind: UInt32, offset: Int, length: Int, checksum: UInt64)],
+                                tableOffset: Int, path: String) throws(CallerIDError) {
         let names = Dictionary(uniqueKeysWithValues: Format.Section.allCases.map { ($0.rawValue, $0.description) })
         for s in sections where Codec.xxh3(b.bytes(s.offset, s.length)) != s.checksum {
             throw CallerIDError.corrupt(path, "section '\(names[s.kind] ?? "kind \(s.kind)")' (offset \(s.offset), \(s.length) bytes) fails its XXH3-64 checksum")
@@ -19,7 +27,10 @@ extension Database {
         guard b.isZero(covered, tableOffset - covered) else {
             throw CallerIDError.corrupt(path, "non-zero padding between offsets \(covered) and \(tableOffset)")
         }
+    }
 
+    /// A full decode: labels, categories, every block.
+    func verifyContent() throws(CallerIDError) {
         // Every label chunk decodes; offsets ascend and fill the chunk; labels are UTF-8.
         let scratch = ScratchBuffer()
         for c in 0..<chunkCount {
@@ -30,7 +41,7 @@ extension Database {
             if chunkTable.u32(e + 12) == 0 {
                 chunk = ByteView(source)
             } else {
-                guard let d = scratch.decode(source, raw: raw) else {
+                guard let d = scratch.decode(source, raw: raw, dictionary: labelDictionary.buffer) else {
                     throw CallerIDError.corrupt(path, "label chunk \(c) does not decompress to \(raw) bytes")
                 }
                 chunk = d

@@ -78,13 +78,15 @@ import Testing
     @Test func labelsAreOrderedByFrequencyAndCompressedWhenItPays() throws {
         let dir = TempDir()
         var b = DatabaseBuilder()
-        for i in 0..<5000 {
-            try b.add(UInt64(79_000_000_000 + i * 7), label: i % 3 == 0 ? "Most frequent label" : "Business number \(i % 900) of the city directory")
+        for i in 0..<20000 {
+            try b.add(UInt64(79_000_000_000 + i * 7), label: i % 3 == 0 ? "Most frequent label" : "Business number \(i % 9000) of the city directory")
         }
         _ = try b.write(to: dir.path("d.cid"))
         let db = try Database(path: dir.path("d.cid"), verify: true)
         #expect(try db.sharedLabel(0).elementsEqual("Most frequent label".utf8))
         #expect(db.info.compressedLabelChunks > 0)
+        #expect(db.dictionaryChunks > 0)
+        #expect(db.labelDictionary.count <= 65_536)
     }
 
     @Test func goldenHashesPinTheCLibrary() {

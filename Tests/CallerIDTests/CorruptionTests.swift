@@ -11,6 +11,7 @@ import Testing
         var options = BuildOptions()
         options.blockSize = 16
         options.labelsPerChunk = 8
+        options.labelDictionaryBytes = 100
         let (records, _) = randomRecords(count: 300, seed: 4242, duplicateRate: 0.02)
         _ = try buildDatabase(records, at: dir.path("good.cid"), options: options)
         let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: dir.path("good.cid"))))

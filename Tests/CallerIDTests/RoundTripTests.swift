@@ -22,6 +22,20 @@ import Testing
         try checkRoundTrip(size: 5000, seed: 99, options: options)
     }
 
+    /// No dictionary, a tiny one, a larger one: compressed chunks decode against each.
+    @Test(arguments: [0, 1000, 8000])
+    func roundTripLabelDictionarySizes(bytes: Int) throws {
+        var options = BuildOptions()
+        options.labelDictionaryBytes = bytes
+        options.labelsPerChunk = 16
+        let dir = TempDir()
+        let (records, _) = randomRecords(count: 30_000, seed: UInt64(bytes) + 5)
+        _ = try buildDatabase(records, at: dir.path("probe.cid"), options: options)
+        let info = try Database(path: dir.path("probe.cid")).info
+        #expect(info.compressedLabelChunks > 0)
+        try checkRoundTrip(size: 30_000, seed: UInt64(bytes) + 5, options: options)
+    }
+
     @Test func extremeNumbers() throws {
         let dir = TempDir()
         let records = [

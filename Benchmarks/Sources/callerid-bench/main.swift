@@ -43,6 +43,8 @@ func log(_ s: String) { FileHandle.standardError.write(Data((s + "\n").utf8)) }
 var t0 = Stopwatch.now()
 var options = BuildOptions()
 options.compressLabels = !args.contains("--raw-labels")
+if let i = args.firstIndex(of: "--labels-per-chunk") { options.labelsPerChunk = Int(args[i + 1])! }
+if let i = args.firstIndex(of: "--block-size") { options.blockSize = Int(args[i + 1])! }
 var summary: BuildSummary
 if args.contains("--existing") {
     let info = try Database(path: dbPath).info
@@ -112,9 +114,11 @@ for _ in 0..<5 {
     var labelBytes = 0
     let start = Stopwatch.now()
     var c = db.cursor()
-    while try c.next({ view -> Bool in labelBytes &+= view.labelBytes.count; return true }) != nil {
+    try c.forEach { view in
+        labelBytes &+= view.labelBytes.count
         seen &+= 1
         if seen & 65535 == 0 { peak = max(peak, currentHeapBytes()) }
+        return true
     }
     scanSeconds.append(Double(Stopwatch.now() - start) / 1e9)
     heapPeak = max(heapPeak, max(peak, currentHeapBytes()) - baseline)

@@ -24,30 +24,58 @@ enum Codec {
         }
     }
 
-    /// LZ4HC-compresses `input`; returns nil when the result would not fit in `limit` bytes.
-    static func compressHC(_ input: [UInt8], level: Int32, limit: Int) -> [UInt8]? {
+    /// Decompresses exactly `destination.count` bytes, with `dictionary` as the history
+    /// before the block (may be empty); false when the input is malformed or does not produce
+    /// exactly that many bytes. Never reads or writes out of bounds.
+    static func decompress(_ source: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer,
+                           dictionary: UnsafeRawBufferPointer) -> Bool {
+        guard let src = source.baseAddress, let dst = destination.baseAddress,
+              source.count > 0, source.count <= Int(Int32.max), destination.count <= Int(Int32.max)
+        else { return false }
+        let produced: Int32
+        if let dict = dictionary.baseAddress, dictionary.count > 0 {
+            produced = clz4_decompress_safe_dict(src, dst, Int32(source.count), Int32(destination.count), dict, Int32(dictionary.count))
+        } else {
+            produced = clz4_decompress_safe(src, dst, Int32(source.count), Int32(destination.count))
+        }
+        return Int(produced) == destination.count
+    }
+}
+
+/// LZ4HC compression of independent blocks against one shared dictionary.
+final class DictionaryCompressor {
+    private let dictionary: UnsafeMutableRawBufferPointer   // owned copy: the LZ4 state points into it
+    private let state: UnsafeMutableRawPointer
+
+    /// `dictionary`: up to the last 64 KiB are used.
+    init(dictionary bytes: [UInt8], level: Int32) {
+        let copy = UnsafeMutableRawBufferPointer.allocate(byteCount: max(bytes.count, 1), alignment: 16)
+        bytes.withUnsafeBytes { copy.copyMemory(from: $0) }
+        dictionary = copy
+        guard let s = clz4_dict_compressor_create(copy.baseAddress!, Int32(bytes.count), level) else {
+            fatalError("out of memory allocating an LZ4HC state")
+        }
+        state = s
+    }
+
+    deinit {
+        clz4_dict_compressor_free(state)
+        dictionary.deallocate()
+    }
+
+    /// The compressed block, or nil when it would not fit in `limit` bytes.
+    func compress(_ input: [UInt8], limit: Int) -> [UInt8]? {
         guard !input.isEmpty, input.count < Int(Int32.max) / 2 else { return nil }
         let capacity = Int(clz4_compress_bound(Int32(input.count)))
-        guard capacity > 0 else { return nil }
         var output = [UInt8](repeating: 0, count: capacity)
         let written = input.withUnsafeBytes { src in
             output.withUnsafeMutableBytes { dst in
-                clz4_compress_hc(src.baseAddress!, dst.baseAddress!, Int32(input.count), Int32(capacity), level)
+                clz4_dict_compress(state, src.baseAddress!, dst.baseAddress!, Int32(input.count), Int32(capacity))
             }
         }
         guard written > 0, Int(written) <= limit else { return nil }
         output.removeSubrange(Int(written)...)
         return output
-    }
-
-    /// Decompresses exactly `destination.count` bytes; false when the input is malformed
-    /// or does not produce exactly that many bytes. Never reads or writes out of bounds.
-    static func decompress(_ source: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer) -> Bool {
-        guard let src = source.baseAddress, let dst = destination.baseAddress,
-              source.count > 0, source.count <= Int(Int32.max), destination.count <= Int(Int32.max)
-        else { return false }
-        let produced = clz4_decompress_safe(src, dst, Int32(source.count), Int32(destination.count))
-        return Int(produced) == destination.count
     }
 }
 

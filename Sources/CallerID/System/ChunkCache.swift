@@ -1,35 +1,51 @@
 /// A small, fixed-size cache of decoded label chunks owned by one cursor, so that enumeration
-/// never grows the heap with the file: at most `slotCount` buffers, each as large as the
-/// largest chunk it has held. The first `pinned` chunks (the most frequent labels) keep
-/// their own slots; the others share the rest, direct-mapped.
+/// never grows the heap with the file: one arena of `slots × maxRawChunk` bytes allocated up
+/// front (never resized: resizing would churn malloc's caches), direct-mapped by chunk number.
+/// The most frequent labels need no slot: their chunks are stored raw and read from the mapping.
 final class ChunkCache {
-    static let slotCount = 12
-    static let pinned = 4
-    private var ids = [Int](repeating: -1, count: ChunkCache.slotCount)
-    private var buffers = [UnsafeMutableRawPointer?](repeating: nil, count: ChunkCache.slotCount)
-    private var capacities = [Int](repeating: 0, count: ChunkCache.slotCount)
+    /// Slots are chosen so the arena stays within this many bytes (at least one slot).
+    static let arenaBudget = 40 * 1024
+    let slotCount: Int
+    private let slotBytes: Int
+    private let ids: UnsafeMutablePointer<Int>
+    private var arena: UnsafeMutableRawPointer?
 
-    deinit {
-        for b in buffers { b?.deallocate() }
+    /// - Parameter maxRawChunk: the largest decoded chunk in the file.
+    init(maxRawChunk: Int) {
+        slotBytes = max(maxRawChunk, 1)
+        // No compressed chunk: one (unused) slot. Otherwise as many as fit, at most 64.
+        let fit = maxRawChunk == 0 ? 1 : min(64, max(1, ChunkCache.arenaBudget / slotBytes))
+        slotCount = 1 << (Int.bitWidth - 1 - fit.leadingZeroBitCount)   // a power of two ≤ fit
+        ids = .allocate(capacity: slotCount)
+        ids.initialize(repeating: -1, count: slotCount)
     }
 
-    /// Bytes of chunk `c` (raw size `raw`), decoding `source` into a slot when not cached.
-    /// Returns nil when the compressed data is malformed.
-    func chunk(_ c: Int, raw: Int, source: UnsafeRawBufferPointer) -> ByteView? {
-        let slot = c < ChunkCache.pinned ? c : ChunkCache.pinned + c % (ChunkCache.slotCount - ChunkCache.pinned)
-        if ids[slot] == c, let b = buffers[slot] { return ByteView(base: b, count: raw) }
-        if capacities[slot] < raw || buffers[slot] == nil {
-            buffers[slot]?.deallocate()
-            buffers[slot] = .allocate(byteCount: max(raw, 1), alignment: 8)
-            capacities[slot] = max(raw, 1)
-        }
-        let b = buffers[slot]!
-        guard Codec.decompress(source, into: UnsafeMutableRawBufferPointer(start: b, count: raw)) else {
+    deinit {
+        ids.deallocate()
+        arena?.deallocate()
+    }
+
+    /// Bytes of chunk `c` (raw size `raw` ≤ maxRawChunk), decoding `source` against
+    /// `dictionary` into its slot when not cached. Returns nil when the data is malformed.
+    @inline(__always)
+    func chunk(_ c: Int, raw: Int, source: UnsafeRawBufferPointer, dictionary: UnsafeRawBufferPointer) -> ByteView? {
+        let slot = c & (slotCount - 1)
+        let arena = self.arena ?? allocateArena()
+        let b = arena + slot * slotBytes
+        if ids[slot] == c { return ByteView(base: b, count: raw) }
+        guard raw <= slotBytes,
+              Codec.decompress(source, into: UnsafeMutableRawBufferPointer(start: b, count: raw), dictionary: dictionary) else {
             ids[slot] = -1
             return nil
         }
         ids[slot] = c
         return ByteView(base: b, count: raw)
+    }
+
+    private func allocateArena() -> UnsafeMutableRawPointer {
+        let a = UnsafeMutableRawPointer.allocate(byteCount: slotCount * slotBytes, alignment: 16)
+        arena = a
+        return a
     }
 }
 
@@ -45,13 +61,13 @@ final class ScratchBuffer {
 
     deinit { pointer.deallocate() }
 
-    func decode(_ source: UnsafeRawBufferPointer, raw: Int) -> ByteView? {
+    func decode(_ source: UnsafeRawBufferPointer, raw: Int, dictionary: UnsafeRawBufferPointer) -> ByteView? {
         if raw > capacity {
             pointer.deallocate()
             capacity = raw
             pointer = .allocate(byteCount: raw, alignment: 8)
         }
-        guard Codec.decompress(source, into: UnsafeMutableRawBufferPointer(start: pointer, count: raw)) else { return nil }
+        guard Codec.decompress(source, into: UnsafeMutableRawBufferPointer(start: pointer, count: raw), dictionary: dictionary) else { return nil }
         return ByteView(base: pointer, count: raw)
     }
 }
