@@ -124,7 +124,7 @@ public final class Database: @unchecked Sendable {
         guard major == Format.major else {
             throw CallerIDError(.unsupportedVersion, "\(path): format version \(major).\(b.u16(10)); this reader reads version \(Format.major).x")
         }
-        guard Codec.xxh3(b.bytes(0, 56)) == b.u64(56) else { throw bad("header checksum mismatch (bytes 0-63)") }
+        guard Codec.xxh3(b.bytes(0, 56)) == b.u64(56) else { throw bad("header checksum mismatch (bytes 0-55)") }
         guard b.u32(12) == UInt32(Format.headerSize) else { throw bad("header size field is \(b.u32(12))") }
         guard b.u64(16) == UInt64(b.count) else {
             throw bad("the header says \(b.u64(16)) bytes but the file has \(b.count) (truncated or extended)")
@@ -144,8 +144,9 @@ public final class Database: @unchecked Sendable {
         guard Array(b.bytes(footer + 24, 8)) == Format.footerMagic else { throw bad("footer magic missing at offset \(footer + 24) (truncated?)") }
         guard b.u64(footer) == UInt64(b.count), b.u64(footer + 16) == entries else { throw bad("footer disagrees with the header") }
         guard (1...Format.maxSections).contains(sectionCount) else { throw bad("section count \(sectionCount) outside 1...\(Format.maxSections)") }
-        guard tableOffset >= UInt64(Format.headerSize),
-              tableOffset + UInt64(sectionCount * Format.sectionEntrySize) == UInt64(footer) else {
+        // Written as a subtraction: a hostile tableOffset near 2^64 must not overflow.
+        guard tableOffset >= UInt64(Format.headerSize), tableOffset <= UInt64(footer),
+              UInt64(footer) - tableOffset == UInt64(sectionCount * Format.sectionEntrySize) else {
             throw bad("section table offset \(tableOffset) does not end at the footer")
         }
         let table = Int(tableOffset)
@@ -167,7 +168,8 @@ public final class Database: @unchecked Sendable {
             }
             list.append((kind, Int(offset), Int(length), b.u64(e + 24)))
         }
-        let byOffset = list.sorted { $0.offset < $1.offset }
+        // Empty sections sort before a section at the same offset, so they never "overlap".
+        let byOffset = list.sorted { ($0.offset, $0.length) < ($1.offset, $1.length) }
         for (x, y) in zip(byOffset, byOffset.dropFirst()) where x.offset + x.length > y.offset {
             throw bad("sections of kinds \(x.kind) and \(y.kind) overlap at offset \(y.offset)")
         }

@@ -13,6 +13,8 @@ public struct BuildOptions: Sendable {
     /// At most this many bytes (0…65,536) of the most frequent labels' chunks are stored raw
     /// as the LZ4 dictionary of the other chunks.
     public var labelDictionaryBytes: Int = Format.maxDictionaryBytes
+    /// The largest raw label chunk the writer will produce (the reader's limit; lowered by tests).
+    var maxRawChunkBytes: Int = Format.maxRawChunkBytes
 
     public init() {}
 }
@@ -160,10 +162,10 @@ public struct DatabaseBuilder {
         for i in 0..<vals.count { vals[i] = remap[Int(vals[i])] }
 
         // 3. Key and value columns.
-        let columns = encodeBlocks(keys: keys, values: vals)
+        let columns = try encodeBlocks(keys: keys, values: vals)
 
         // 4. Label chunks.
-        let labels = encodeLabels(order: order)
+        let labels = try encodeLabels(order: order)
         let shift = labels.shift
         let dictionaryChunks = labels.dictionaryChunks
 
@@ -243,7 +245,7 @@ public struct DatabaseBuilder {
         var valueData: [UInt8] = []
     }
 
-    private func encodeBlocks(keys: [UInt64], values: [UInt32]) -> Columns {
+    private func encodeBlocks(keys: [UInt64], values: [UInt32]) throws(CallerIDError) -> Columns {
         var c = Columns()
         let bs = options.blockSize
         var keyBits = BitWriter()
@@ -269,6 +271,9 @@ public struct DatabaseBuilder {
 
             c.descriptors.appendLE(model.base)
             c.descriptors.appendLE(model.slope)
+            guard keyOffset <= Int(UInt32.max), valueOffset <= Int(UInt32.max) else {
+                throw CallerIDError(.limitExceeded, "key or value data would exceed 4 GiB; v1 sections are limited to 4 GiB")
+            }
             c.descriptors.appendLE(UInt32(keyOffset))
             c.descriptors.appendLE(UInt32(valueOffset))
             c.descriptors.appendLE(valueBase)
@@ -311,7 +316,7 @@ public struct DatabaseBuilder {
     /// Label chunks: `2^shift` labels each, most frequent first. The leading chunks, up to
     /// 64 KiB, are stored raw and form the LZ4 dictionary of all the others, so small chunks
     /// (fast to decode on a cache miss) still compress well.
-    private func encodeLabels(order: [Int]) -> (table: [UInt8], data: [UInt8], shift: Int, dictionaryChunks: Int) {
+    private func encodeLabels(order: [Int]) throws(CallerIDError) -> (table: [UInt8], data: [UInt8], shift: Int, dictionaryChunks: Int) {
         let shift: Int
         if let l = options.labelsPerChunk {
             shift = l.trailingZeroBitCount
@@ -334,6 +339,9 @@ public struct DatabaseBuilder {
                 raw.appendLE(end)
             }
             for id in ids { raw.append(contentsOf: interner.bytes(id)) }
+            guard raw.count <= options.maxRawChunkBytes else {
+                throw CallerIDError(.limitExceeded, "a label chunk would hold \(raw.count) bytes; the limit is \(options.maxRawChunkBytes) (use fewer labelsPerChunk)")
+            }
             chunks.append(raw)
             first += perChunk
         }
@@ -359,6 +367,9 @@ public struct DatabaseBuilder {
                 flags = Format.compressedFlag
             } else {
                 data.append(contentsOf: raw)
+            }
+            guard data.count <= Int(UInt32.max) else {
+                throw CallerIDError(.limitExceeded, "label data would exceed 4 GiB; v1 sections are limited to 4 GiB")
             }
             table.appendLE(UInt32(offset))
             table.appendLE(UInt32(data.count - offset))

@@ -86,10 +86,10 @@ struct BitWriter {
     private var acc: UInt64 = 0
     private var nbits = 0
 
-    /// Appends the low `width` bits of `value` (width ≤ 57).
+    /// Appends the low `width` bits of `value` (width ≤ 57); higher bits are dropped.
     mutating func write(_ value: UInt64, width: Int) {
         guard width > 0 else { return }
-        acc |= value << UInt64(nbits)
+        acc |= (value & ((~0 as UInt64) >> UInt64(64 - width))) << UInt64(nbits)
         nbits += width
         while nbits >= 8 {
             bytes.append(UInt8(truncatingIfNeeded: acc))

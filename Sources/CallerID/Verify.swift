@@ -18,7 +18,7 @@ extension Database {
             throw CallerIDError.corrupt(path, "section '\(names[s.kind] ?? "kind \(s.kind)")' (offset \(s.offset), \(s.length) bytes) fails its XXH3-64 checksum")
         }
         var covered = Format.headerSize
-        for s in sections.sorted(by: { $0.offset < $1.offset }) {
+        for s in sections.sorted(by: { ($0.offset, $0.length) < ($1.offset, $1.length) }) {
             guard b.isZero(covered, s.offset - covered) else {
                 throw CallerIDError.corrupt(path, "non-zero padding between offsets \(covered) and \(s.offset)")
             }
@@ -53,8 +53,10 @@ extension Database {
                 guard end >= last, end <= chunk.count - labels * 4 else {
                     throw CallerIDError.corrupt(path, "label chunk \(c): label \(j) ends at \(end), outside the chunk")
                 }
-                guard validUTF8(chunk.bytes(labels * 4 + last, end - last)) else {
-                    throw CallerIDError.corrupt(path, "label chunk \(c): label \(j) is not valid UTF-8")
+                let label = chunk.bytes(labels * 4 + last, end - last)
+                guard label.count <= Format.maxLabelBytes, validUTF8(label),
+                      !label.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
+                    throw CallerIDError.corrupt(path, "label chunk \(c): label \(j) is too long, not UTF-8 or has a control byte")
                 }
                 last = end
             }
@@ -64,13 +66,9 @@ extension Database {
         }
         for v in 0..<valueCount { _ = try categoryCode(v) }
 
-        // Every block decodes to strictly ascending keys with valid values.
+        // Every block decodes to strictly ascending keys with valid values and labels.
         var cursor = self.cursor()
-        var seen = 0
-        while try cursor.next({ _ in true }) != nil { seen += 1 }
-        guard seen == count else {
-            throw CallerIDError.corrupt(path, "decoded \(seen) entries but the header says \(count)")
-        }
+        try cursor.forEach { _ in true }
     }
 
     /// Facts about the file: version, counts, section sizes.

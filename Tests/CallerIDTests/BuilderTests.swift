@@ -50,6 +50,18 @@ import Testing
         #expect(b.count == 0)
     }
 
+    /// A chunk over the reader's 64 MiB limit is refused by the writer, not written unreadable.
+    @Test func oversizedLabelChunkIsRefusedAtWrite() throws {
+        let dir = TempDir()
+        var options = BuildOptions()
+        options.labelsPerChunk = 64
+        options.maxRawChunkBytes = 4096   // the real limit is 64 MiB: same check, smaller data
+        var b = DatabaseBuilder(options: options)
+        for i in 0..<100 { try b.add(UInt64(1000 + i), label: String(repeating: "x", count: 100) + "\(i)") }
+        #expect { try b.write(to: dir.path("big.cid")) } throws: { ($0 as? CallerIDError)?.code == .limitExceeded }
+        #expect(!FileManager.default.fileExists(atPath: dir.path("big.cid")))
+    }
+
     @Test func moreThan256CategoriesIsAnError() throws {
         var b = DatabaseBuilder()
         for i in 0..<254 { try b.add(UInt64(i + 1), label: "", category: Category("c\(i)", action: .block)) }

@@ -113,6 +113,19 @@ import Testing
         #expect(opened > 0)
     }
 
+    /// A section table offset near 2^64 with a valid header checksum: refused, no overflow trap.
+    @Test func hostileTableOffsetIsRefused() throws {
+        let (bytes, dir) = try Self.sampleImage()
+        let path = dir.path("x.cid")
+        for offset: UInt64 in [0xFFFF_FFFF_FFFF_FFF0, UInt64(bytes.count), 0, 63] {
+            var b = bytes
+            b.replaceSubrange(40..<48, with: withUnsafeBytes(of: offset.littleEndian) { Array($0) })
+            b.replaceSubrange(56..<64, with: withUnsafeBytes(of: Codec.xxh3(Array(b[0..<56])).littleEndian) { Array($0) })
+            Self.write(b, path)
+            #expect { try Database(path: path) } throws: { ($0 as? CallerIDError)?.code == .corrupt }
+        }
+    }
+
     @Test func wrongMagicAndVersionHaveClearMessages() throws {
         let (bytes, dir) = try Self.sampleImage()
         let path = dir.path("x.cid")
