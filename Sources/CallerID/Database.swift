@@ -483,10 +483,12 @@ public final class Database: @unchecked Sendable {
     // MARK: Enumeration
 
     /// A cursor over the entries in ascending order, starting at the first number ≥ `from`,
-    /// optionally only those matching `filter`. Heap use is bounded by a few kilobytes
-    /// (one block of keys and values and a small label-chunk cache), whatever the file size.
-    public func cursor(from: UInt64 = 0, filter: CategoryFilter? = nil) -> EntryCursor {
-        EntryCursor(database: self, from: from, filter: filter)
+    /// optionally only those matching `filter`. Heap use is fixed when it is created and does
+    /// not grow with the file: one block of keys and values (16 bytes per entry of a block)
+    /// plus a decoded-label cache of at most `labelCacheBytes` (one chunk at least, about
+    /// 1 KiB). A merge over many files can pass a small cache per cursor.
+    public func cursor(from: UInt64 = 0, filter: CategoryFilter? = nil, labelCacheBytes: Int = 40 * 1024) -> EntryCursor {
+        EntryCursor(database: self, from: from, filter: filter, labelCacheBytes: labelCacheBytes)
     }
 
     /// The entries in ascending order as a `Sequence` of ``Entry`` values.

@@ -18,9 +18,9 @@ public struct EntryCursor {
     /// The number of the last entry returned, if any.
     public private(set) var lastNumber: UInt64?
 
-    init(database db: Database, from: UInt64, filter: CategoryFilter?) {
+    init(database db: Database, from: UInt64, filter: CategoryFilter?, labelCacheBytes: Int) {
         self.db = db
-        cache = ChunkCache(maxRawChunk: db.maxCompressedChunkRaw)
+        cache = ChunkCache(maxRawChunk: db.maxCompressedChunkRaw, budget: labelCacheBytes)
         keys = [UInt64](repeating: 0, count: db.blockSize)
         values = [Int](repeating: 0, count: db.blockSize)
         if let filter {

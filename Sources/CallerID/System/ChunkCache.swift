@@ -3,18 +3,20 @@
 /// front (never resized: resizing would churn malloc's caches), direct-mapped by chunk number.
 /// The most frequent labels need no slot: their chunks are stored raw and read from the mapping.
 final class ChunkCache {
-    /// Slots are chosen so the arena stays within this many bytes (at least one slot).
-    static let arenaBudget = 40 * 1024
+    /// The default arena budget; slots are chosen so the arena stays within it (at least one slot).
+    static let defaultBudget = 40 * 1024
     let slotCount: Int
     private let slotBytes: Int
     private let ids: UnsafeMutablePointer<Int>
     private var arena: UnsafeMutableRawPointer?
 
-    /// - Parameter maxRawChunk: the largest decoded chunk in the file.
-    init(maxRawChunk: Int) {
+    /// - Parameters:
+    ///   - maxRawChunk: the largest decoded chunk in the file.
+    ///   - budget: bytes the arena may take (one slot at least, whatever the budget).
+    init(maxRawChunk: Int, budget: Int = ChunkCache.defaultBudget) {
         slotBytes = max(maxRawChunk, 1)
         // No compressed chunk: one (unused) slot. Otherwise as many as fit, at most 64.
-        let fit = maxRawChunk == 0 ? 1 : min(64, max(1, ChunkCache.arenaBudget / slotBytes))
+        let fit = maxRawChunk == 0 ? 1 : min(64, max(1, budget / slotBytes))
         slotCount = 1 << (Int.bitWidth - 1 - fit.leadingZeroBitCount)   // a power of two ≤ fit
         ids = .allocate(capacity: slotCount)
         ids.initialize(repeating: -1, count: slotCount)
