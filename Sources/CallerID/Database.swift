@@ -137,7 +137,11 @@ public final class Database: @unchecked Sendable {
         let dictionaryChunks = Int(b.u32(52))
         guard (1...Format.maxBlockSize).contains(blockSize) else { throw bad("block size \(blockSize) outside 1...\(Format.maxBlockSize)") }
         guard shift <= Format.maxLabelsPerChunkShift else { throw bad("labels-per-chunk shift \(shift) above \(Format.maxLabelsPerChunkShift)") }
-        guard entries <= UInt64(b.count) else { throw bad("entry count \(entries) is impossible for a \(b.count)-byte file") }
+        // Every block costs 40 bytes of index and descriptor, so a file of n bytes holds at most
+        // n / 40 blocks (a run of consecutive numbers can take less than a byte per entry).
+        guard entries <= UInt64(b.count / 40 + 1) * UInt64(blockSize) else {
+            throw bad("entry count \(entries) is impossible for a \(b.count)-byte file")
+        }
 
         // Footer and section table.
         let footer = b.count - Format.footerSize
@@ -307,6 +311,11 @@ public final class Database: @unchecked Sendable {
     }
 
     private func validateChunks() throws(CallerIDError) {
+        // Decompression bombs: LZ4 never expands a block more than 255 times, so a compressed
+        // chunk claiming more cannot decode; and chunks may share stored bytes, so the total
+        // they may decode to is bounded too (a valid file, whose chunks do not overlap, always
+        // stays under it). Heap for decoded chunks is then at most 255 × the label data.
+        var compressedRaw = 0
         for c in 0..<chunkCount {
             let e = c * Format.chunkEntrySize
             let offset = Int(chunkTable.u32(e)), stored = Int(chunkTable.u32(e + 4))
@@ -316,6 +325,15 @@ public final class Database: @unchecked Sendable {
                   flags == 0 || flags == Format.compressedFlag, flags != 0 || stored == raw,
                   flags == 0 || stored > 0 else {
                 throw CallerIDError.corrupt(path, "label chunk \(c): offset \(offset), stored \(stored), raw \(raw), flags \(flags) are inconsistent")
+            }
+            if flags != 0 {
+                guard raw <= Format.maxLZ4Ratio * stored else {
+                    throw CallerIDError.corrupt(path, "label chunk \(c): \(stored) compressed bytes cannot decode to \(raw) (LZ4 expands at most \(Format.maxLZ4Ratio)×)")
+                }
+                compressedRaw += raw
+                guard compressedRaw <= Format.maxLZ4Ratio * labelData.count else {
+                    throw CallerIDError.corrupt(path, "label chunk \(c): compressed chunks decode to more than \(Format.maxLZ4Ratio)× the \(labelData.count) bytes of label data (chunks overlap)")
+                }
             }
         }
     }

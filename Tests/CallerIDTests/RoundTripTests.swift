@@ -36,6 +36,19 @@ import Testing
         try checkRoundTrip(size: 30_000, seed: UInt64(bytes) + 5, options: options)
     }
 
+    /// Long runs of consecutive numbers with one label cost less than a byte per entry:
+    /// such a file holds more entries than bytes and must still open.
+    @Test func denserThanOneBytePerEntry() throws {
+        let dir = TempDir()
+        var b = DatabaseBuilder()
+        for i in 0..<200_000 { try b.add(73_012_100_000 + UInt64(i), label: "Улан-Удэ", category: .identify) }
+        let summary = try b.write(to: dir.path("run.cid"))
+        #expect(summary.fileBytes < summary.entries)
+        let db = try Database(path: dir.path("run.cid"), verify: true)
+        #expect(try db.lookup(73_012_100_000 + 199_999)?.label == "Улан-Удэ")
+        #expect(try db.lookup(73_012_100_000 + 200_000) == nil)
+    }
+
     @Test func extremeNumbers() throws {
         let dir = TempDir()
         let records = [
