@@ -25,6 +25,9 @@ enum Format {
     static let maxDictionaryBytes = 65_536
     /// A decoded label chunk larger than this is refused (defends against decompression bombs).
     static let maxRawChunkBytes = 64 << 20
+    /// LZ4 block decoding never produces more than 255 bytes per input byte (a match length
+    /// grows by at most 255 per extension byte), so a larger claimed ratio is refused at open.
+    static let maxLZ4Ratio = 255
     static let compressedFlag: UInt32 = 1 << 31
 
     enum Section: UInt32, CaseIterable, CustomStringConvertible {
