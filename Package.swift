@@ -11,6 +11,7 @@ let package = Package(
     name: "CallerID",
     products: [
         .library(name: "CallerID", targets: ["CallerID"]),
+        .library(name: "CallerIDPipeline", targets: ["CallerIDPipeline"]),
         .executable(name: "lookup", targets: ["lookup"]),
     ],
     targets: [
@@ -27,14 +28,20 @@ let package = Package(
             dependencies: ["CLZ4Shim"],
             swiftSettings: strictSettings
         ),
+        // Ingestion: input formats, encodings, number normalization, regions, shards, manifest.
+        .target(
+            name: "CallerIDPipeline",
+            dependencies: ["CallerID"],
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "lookup",
-            dependencies: ["CallerID"],
+            dependencies: ["CallerID", "CallerIDPipeline"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "CallerIDTests",
-            dependencies: ["CallerID", "lookup"],
+            dependencies: ["CallerID", "CallerIDPipeline", "lookup"],
             swiftSettings: strictSettings
         ),
     ],

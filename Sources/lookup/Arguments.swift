@@ -25,6 +25,7 @@ struct ToolError: Error {
 struct Arguments {
     private(set) var positionals: [String] = []
     private var values: [String: String] = [:]
+    private var repeated: [String: [String]] = [:]
     private var flags: Set<String> = []
     let command: String
 
@@ -57,6 +58,7 @@ struct Arguments {
                     values[name] = args[i]
                     i += 1
                 }
+                repeated[name, default: []].append(values[name]!)
             } else if allowed.contains(name), inline == nil {
                 flags.insert(name)
             } else {
@@ -78,6 +80,12 @@ struct Arguments {
     }
 
     func flag(_ names: String...) -> Bool { names.contains { flags.contains($0) } }
+
+    /// Every value given for a repeatable option, in order.
+    func values(_ name: String) -> [String] { repeated[name] ?? [] }
+
+    /// Names of the options given (valued and flags).
+    var given: Set<String> { Set(values.keys).union(flags) }
 }
 
 /// Buffered standard output: scripts read a lot of lines, one write per line is too slow.

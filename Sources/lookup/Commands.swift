@@ -122,6 +122,7 @@ func lookupCommand(_ raw: [String]) throws(ToolError) -> Int32 {
 
 let buildHelp = """
 usage: lookup build -o OUT INPUT.tsv... [--skip-bad-rows] [--block-size N] [--raw-labels] [--json]
+       lookup build -o OUT|DIR INPUT... [pipeline options below]
 
 Builds a database from TSV lines NUMBER<TAB>LABEL[<TAB>CATEGORY] (UTF-8; '-' reads stdin).
 CATEGORY defaults to identify; spam, scam, fraud, collector, survey, telemarketing,
@@ -142,13 +143,14 @@ synced and renamed: a failed build never replaces an existing OUT.
 
 func buildCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     if raw.contains("--help") || raw.contains("-h") {
-        print(buildHelp, terminator: "")
+        print(buildHelp + pipelineBuildHelp, terminator: "")
         return Exit.ok
     }
-    let args = try Arguments(raw, command: "build", valued: ["-o", "--output", "--block-size"],
-                             flags: ["--skip-bad-rows", "--raw-labels", "--json"])
+    let args = try Arguments(raw, command: "build", valued: Set(["-o", "--output", "--block-size"]).union(pipelineValued),
+                             flags: Set(["--skip-bad-rows", "--raw-labels", "--json"]).union(pipelineFlags))
     guard let output = args.value("-o", "--output") else { throw .usage("missing -o OUT", command: "build") }
     guard !args.positionals.isEmpty else { throw .usage("no input files", command: "build") }
+    if wantsPipeline(args) { return try pipelineBuild(args, output: output) }
     var options = BuildOptions()
     if let bs = args.value("--block-size") {
         guard let n = Int(bs), (1...4096).contains(n) else { throw .usage("--block-size must be 1...4096", command: "build") }

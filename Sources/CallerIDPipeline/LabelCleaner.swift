@@ -1,0 +1,126 @@
+import Foundation
+
+/// Cleans labels: replacements (`_` → space, say), whitespace trimmed and collapsed to one
+/// space (tabs and line breaks included), Unicode NFC, and an optional maximum length in
+/// UTF-8 bytes, cut on a character boundary.
+public struct LabelCleaner: Sendable {
+    /// Applied in order before whitespace is collapsed.
+    public var replacements: [(from: String, to: String)]
+    /// Maximum UTF-8 bytes of a label; longer labels are cut (and counted). Nil: no limit
+    /// (the file format's own limit, 65,535 bytes, still rejects a row).
+    public var maxBytes: Int?
+
+    public init(replacements: [(from: String, to: String)] = [], maxBytes: Int? = nil) {
+        self.replacements = replacements
+        self.maxBytes = maxBytes
+    }
+
+    /// Parses `--label-replace` values: `FROM=TO` (the first `=` splits; `\t`, `\n`, `\\`,
+    /// `\=` escapes are understood).
+    public static func parseReplacement(_ spec: String) -> (from: String, to: String)? {
+        var from = "", to = "", inTo = false, escape = false
+        for c in spec {
+            if escape {
+                let r: Character = c == "t" ? "\t" : c == "n" ? "\n" : c == "s" ? " " : c
+                if inTo { to.append(r) } else { from.append(r) }
+                escape = false
+            } else if c == "\\" {
+                escape = true
+            } else if c == "=" && !inTo {
+                inTo = true
+            } else if inTo {
+                to.append(c)
+            } else {
+                from.append(c)
+            }
+        }
+        guard inTo, !from.isEmpty else { return nil }
+        return (from, to)
+    }
+
+    /// The cleaned label and whether it was truncated; nil when the label has a control
+    /// character other than whitespace.
+    public func clean(_ input: String) -> (label: String, truncated: Bool)? {
+        var s = input
+        for r in replacements where s.contains(r.from) { s = s.replacingOccurrences(of: r.from, with: r.to) }
+        s = collapse(s)
+        if s.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) { return nil }
+        if !LabelCleaner.isQuickNFC(s) { s = s.precomposedStringWithCanonicalMapping }
+        var truncated = false
+        if let maxBytes, s.utf8.count > maxBytes {
+            truncated = true
+            var cut = ""
+            var bytes = 0
+            for ch in s {
+                let n = ch.utf8.count
+                if bytes + n > maxBytes { break }
+                cut.append(ch)
+                bytes += n
+            }
+            while cut.last == " " { cut.removeLast() }
+            s = cut
+        }
+        return (s, truncated)
+    }
+
+    /// Trims and collapses runs of whitespace to one space; returns `s` itself when it is clean.
+    private func collapse(_ s: String) -> String {
+        var needsWork = false
+        var previousSpace = true   // a space first would be a leading space
+        let u = Array(s.utf8)
+        var i = 0
+        while i < u.count {
+            let b = u[i]
+            if b == 0x20 {
+                if previousSpace { needsWork = true; break }
+                previousSpace = true
+            } else if b < 0x20 || b == 0x7F {
+                needsWork = true
+                break
+            } else {
+                // Unicode whitespace: U+0085, U+00A0 (C2 85, C2 A0), U+1680, U+180E (E1 9A 80,
+                // E1 A0 8E), U+2000-200B, U+2028/2029/202F (E2 80 xx), U+205F (E2 81 9F), U+3000 (E3 80 80).
+                let b1: UInt8 = i + 1 < u.count ? u[i + 1] : 0, b2: UInt8 = i + 2 < u.count ? u[i + 2] : 0
+                switch b {
+                case 0xC2 where b1 == 0x85 || b1 == 0xA0: needsWork = true
+                case 0xE1 where (b1 == 0x9A && b2 == 0x80) || (b1 == 0xA0 && b2 == 0x8E): needsWork = true
+                case 0xE2 where (b1 == 0x80 && (b2 <= 0x8B || b2 == 0xA8 || b2 == 0xA9 || b2 == 0xAF)) || (b1 == 0x81 && b2 == 0x9F): needsWork = true
+                case 0xE3 where b1 == 0x80 && b2 == 0x80: needsWork = true
+                default: break
+                }
+                if needsWork { break }
+                previousSpace = false
+            }
+            i += 1
+        }
+        if !needsWork && !(previousSpace && !s.isEmpty) { return s }
+        var out = String.UnicodeScalarView()
+        var pendingSpace = false
+        for u in s.unicodeScalars {
+            if u.properties.isWhitespace || u.value == 0x200B {
+                pendingSpace = !out.isEmpty
+            } else {
+                if pendingSpace { out.append(" ") }
+                pendingSpace = false
+                out.append(u)
+            }
+        }
+        return String(out)
+    }
+
+    /// True when every scalar is in a block whose characters are all NFC-stable starters
+    /// (ASCII, Latin-1 and Latin Extended, Cyrillic letters, CJK ideographs, Hangul syllables,
+    /// kana without the combining sound marks): such a string is already NFC.
+    static func isQuickNFC(_ s: String) -> Bool {
+        for u in s.unicodeScalars {
+            switch u.value {
+            case 0..<0x300, 0x400...0x482, 0x48A...0x52F, 0x3041...0x3096, 0x30A1...0x30FA,
+                 0x4E00...0x9FFF, 0xAC00...0xD7A3, 0x2000...0x206F, 0x20A0...0x20BF, 0xFF01...0xFF5E:
+                continue
+            default:
+                return false
+            }
+        }
+        return true
+    }
+}

@@ -1,0 +1,313 @@
+import Foundation
+
+/// Why a number was refused.
+public struct NumberProblem: Error, Sendable, Equatable, CustomStringConvertible {
+    public var reason: RejectReason
+    public var message: String
+    public var description: String { message }
+}
+
+/// What one number cell gave: one or more E.164 numbers, and what was changed on the way.
+public struct NormalizedNumbers: Sendable, Equatable {
+    public var numbers: [UInt64]
+    public var warnings: [Warning]
+
+    public struct Warning: Sendable, Equatable {
+        public var kind: WarningKind
+        public var message: String
+    }
+}
+
+/// Turns numbers as people write them into E.164 digits, with a ``NumberingPlan``:
+///
+/// - formatting is ignored: spaces, NBSP, dashes, dots, parentheses, slashes;
+///   Arabic-Indic and full-width digits count as digits;
+/// - `+CC…` is international; so is an international prefix (`00`, `011`, `810`…) of the
+///   row's country;
+/// - in a country, a national number with its trunk prefix (`8 913…` in Russia, `02-758…` in
+///   Korea, `01454 …` in the UK), without it (`403-945-3444`), or with the calling code but no
+///   `+` (`44 1619 …`, also `886 02 …`) is accepted when its length fits the country's rules;
+/// - an extension (`ext. 12`, `x12`, `;ext=12`, `доб. 5`) is cut with a warning;
+/// - several numbers in one cell (`045 2030367 / 6345-985-0418`, `…, …`) are all returned.
+public struct NumberNormalizer: Sendable {
+    public let plan: NumberingPlan
+
+    public init(plan: NumberingPlan = .builtIn) { self.plan = plan }
+
+    /// Normalizes `text` as written in `country` (ISO 3166 alpha-2; nil: E.164 digits, with or
+    /// without `+`, are required).
+    public func normalize(_ text: String, country: String? = nil) throws(NumberProblem) -> NormalizedNumbers {
+        var rule: CountryRule? = nil
+        if let country {
+            guard let r = try ruleFor(country: country) else {
+                return try normalize(text, rule: nil, ccOnly: plan.callingCode(country: country))
+            }
+            rule = r
+        }
+        return try normalize(text, rule: rule, ccOnly: nil)
+    }
+
+    /// The rule for an ISO code; nil when the country is known but has no detailed rule.
+    func ruleFor(country: String) throws(NumberProblem) -> CountryRule? {
+        if let r = plan.rule(country: country) { return r }
+        guard plan.callingCode(country: country) != nil else {
+            throw NumberProblem(reason: .unknownCountry, message: "unknown country '\(country)' (expected an ISO 3166 alpha-2 code such as RU, US, KR)")
+        }
+        return nil
+    }
+
+    /// - Parameter ccOnly: the calling code of a country without detailed rules.
+    func normalize(_ text: String, rule: CountryRule?, ccOnly: String?) throws(NumberProblem) -> NormalizedNumbers {
+        // Fast path: plain digits, optionally after one '+'.
+        let utf8 = text.utf8
+        if let first = utf8.first, utf8.count <= 20 {
+            var digits: [UInt8] = []
+            digits.reserveCapacity(utf8.count)
+            var plain = true
+            for (i, b) in utf8.enumerated() {
+                if b >= 0x30 && b <= 0x39 { digits.append(b - 0x30) } else if !(i == 0 && b == 0x2B) { plain = false; break }
+            }
+            if plain && !digits.isEmpty {
+                let n = try resolve(digits, plus: first == 0x2B, rule: rule, ccOnly: ccOnly, shown: text)
+                return NormalizedNumbers(numbers: [n], warnings: [])
+            }
+        }
+        var s = trimmed(text)
+        guard !s.isEmpty else { throw NumberProblem(reason: .noNumber, message: "no number (empty field)") }
+        if NumberNormalizer.isScientific(s) {
+            throw NumberProblem(reason: .scientificNotation,
+                                message: "'\(s)' is in scientific notation (a spreadsheet rounded the number; its digits are lost)")
+        }
+        var warnings: [NormalizedNumbers.Warning] = []
+        if let (kept, ext) = NumberNormalizer.cutExtension(s) {
+            warnings.append(.init(kind: .extensionCut, message: "extension '\(ext)' cut from '\(s)'"))
+            s = kept
+        }
+        var numbers: [UInt64] = []
+        var firstProblem: NumberProblem? = nil
+        let parts = NumberNormalizer.splitNumbers(s)
+        for part in parts {
+            do throws(NumberProblem) {
+                let (digits, plus) = try NumberNormalizer.digits(of: part)
+                numbers.append(try resolve(digits, plus: plus, rule: rule, ccOnly: ccOnly, shown: part))
+            } catch {
+                if parts.count > 1 {
+                    warnings.append(.init(kind: .numberPartIgnored, message: "'\(part)' ignored: \(error.message)"))
+                }
+                if firstProblem == nil { firstProblem = error }
+            }
+        }
+        if numbers.isEmpty, let firstProblem {
+            if parts.count > 1 {
+                throw NumberProblem(reason: firstProblem.reason, message: "none of the \(parts.count) numbers in '\(s)' is valid: \(firstProblem.message)")
+            }
+            throw firstProblem
+        }
+        guard !numbers.isEmpty else { throw NumberProblem(reason: .noNumber, message: "no digits in '\(s)'") }
+        return NormalizedNumbers(numbers: numbers, warnings: warnings)
+    }
+
+    // MARK: Resolution
+
+    private func resolve(_ d: [UInt8], plus: Bool, rule: CountryRule?, ccOnly: String?, shown: String) throws(NumberProblem) -> UInt64 {
+        if plus { return try international(d[...], shown: shown) }
+        guard let r = rule else {
+            if let cc = ccOnly {
+                // A country without detailed rules: E.164 with its code, or a national form.
+                let ccDigits = cc.utf8.map { $0 - 0x30 }
+                if d.starts(with: [0, 0]) { return try international(d.dropFirst(2), shown: shown) }
+                if d.starts(with: ccDigits) && d.count - ccDigits.count >= 4 { return try international(d[...], shown: shown) }
+                let nsn = d.first == 0 ? d.dropFirst() : d[...]
+                return try international(ArraySlice(ccDigits) + nsn, shown: shown)
+            }
+            if d.first == 0 {
+                throw NumberProblem(reason: .nationalWithoutCountry,
+                                    message: "'\(shown)' is a national or 00-prefixed form: give --country or --country-field to read it")
+            }
+            return try international(d[...], shown: shown)
+        }
+        let cc = r.callingCode.utf8.map { $0 - 0x30 }
+        for p in r.internationalPrefixes {
+            let pd = p.utf8.map { $0 - 0x30 }
+            if d.starts(with: pd) && d.count > pd.count { return try international(d.dropFirst(pd.count), shown: shown) }
+        }
+        for t in r.trunkPrefixes {
+            let td = t.utf8.map { $0 - 0x30 }
+            if d.starts(with: td), let n = compose(cc, d.dropFirst(td.count), r) { return n }
+        }
+        if d.starts(with: cc) {
+            let nsn = d.dropFirst(cc.count)
+            if let n = compose(cc, nsn, r) { return n }
+            for t in r.trunkPrefixes {
+                let td = t.utf8.map { $0 - 0x30 }
+                if nsn.starts(with: td), let n = compose(cc, nsn.dropFirst(td.count), r) { return n }
+            }
+        }
+        if let n = compose(cc, d[...], r) { return n }
+        // Explain with the likeliest reading: without the trunk prefix if it has one.
+        var nsn = d[...]
+        for t in r.trunkPrefixes {
+            let td = t.utf8.map { $0 - 0x30 }
+            if d.starts(with: td) { nsn = d.dropFirst(td.count); break }
+        }
+        throw explain(nsn, r, where: r.iso, shown: shown)
+    }
+
+    private func international(_ x: ArraySlice<UInt8>, shown: String) throws(NumberProblem) -> UInt64 {
+        guard x.count <= 15 else {
+            throw NumberProblem(reason: .tooLong, message: "'\(shown)' has \(x.count) digits with its country code; E.164 allows 15")
+        }
+        guard let code = plan.callingCode(prefixOf: x) else {
+            if x.count < 4 { throw NumberProblem(reason: .tooShort, message: "'\(shown)' is too short for a phone number") }
+            let shownCode = x.prefix(3).map { String($0) }.joined()
+            throw NumberProblem(reason: .unknownCountryCode, message: "'\(shown)': no country has a calling code starting +\(shownCode)")
+        }
+        let cc = code.utf8.map { $0 - 0x30 }
+        let nsn = x.dropFirst(cc.count)
+        if let r = plan.rulesByCode[code] {
+            if let n = compose(cc, nsn, r) { return n }
+            for t in r.trunkPrefixes {   // "+44 (0)20 …"
+                let td = t.utf8.map { $0 - 0x30 }
+                if nsn.starts(with: td), let n = compose(cc, nsn.dropFirst(td.count), r) { return n }
+            }
+            throw explain(nsn, r, where: "+\(code)", shown: shown)
+        }
+        guard nsn.count >= 4 else {
+            throw NumberProblem(reason: .tooShort, message: "'\(shown)' is too short: \(nsn.count) digits after +\(code)")
+        }
+        return value(cc, nsn)
+    }
+
+    private func compose(_ cc: [UInt8], _ nsn: ArraySlice<UInt8>, _ r: CountryRule) -> UInt64? {
+        guard let f = nsn.first, r.allowsLength(nsn.count), r.allowsFirst(f), cc.count + nsn.count <= 15 else { return nil }
+        return value(cc, nsn)
+    }
+
+    private func value(_ cc: [UInt8], _ nsn: ArraySlice<UInt8>) -> UInt64 {
+        var v: UInt64 = 0
+        for d in cc { v = v * 10 + UInt64(d) }
+        for d in nsn { v = v * 10 + UInt64(d) }
+        return v
+    }
+
+    private func explain(_ nsn: ArraySlice<UInt8>, _ r: CountryRule, where place: String, shown: String) -> NumberProblem {
+        let maxLength = 31 - r.lengths.leadingZeroBitCount
+        let lengthsText = "national numbers of \(place) have \(r.lengthsText) digits"
+        if !r.allowsLength(nsn.count) {
+            if nsn.count < maxLength {
+                return NumberProblem(reason: .tooShort, message: "'\(shown)' is too short: \(nsn.count) digits, \(lengthsText)")
+            }
+            return NumberProblem(reason: .tooLong, message: "'\(shown)' is too long: \(nsn.count) digits, \(lengthsText)")
+        }
+        let first = nsn.first.map(String.init) ?? ""
+        return NumberProblem(reason: .invalidLeadingDigit,
+                             message: "'\(shown)': national numbers of \(place) cannot start with \(first) (allowed: \(CountryRule.describe(UInt64(r.firstDigits))))")
+    }
+
+    // MARK: Text
+
+    private func trimmed(_ s: String) -> String {
+        let scalars = s.unicodeScalars
+        guard let start = scalars.firstIndex(where: { !$0.properties.isWhitespace }) else { return "" }
+        let end = scalars.lastIndex(where: { !$0.properties.isWhitespace })!
+        return String(scalars[start...end])
+    }
+
+    /// `4.93E+12`, `9.94E+11`, `4,93E12`.
+    static func isScientific(_ s: String) -> Bool {
+        var sawE = false, sawDigitBefore = false, sawDigitAfter = false, sawSign = false, sawDot = false
+        for c in s.unicodeScalars {
+            switch c {
+            case "0"..."9":
+                if sawE { sawDigitAfter = true } else { sawDigitBefore = true }
+            case ".", ",":
+                if sawE || sawDot { return false }
+                sawDot = true
+            case "e", "E":
+                if sawE || !sawDigitBefore { return false }
+                sawE = true
+            case "+", "-":
+                if !sawE || sawDigitAfter || sawSign { return false }
+                sawSign = true
+            default:
+                return false
+            }
+        }
+        return sawE && sawDigitBefore && sawDigitAfter
+    }
+
+    /// Splits `s` into its number and a trailing extension (`ext. 12`, `x12`, `;ext=12`,
+    /// `доб. 5`, `#12`); nil when there is none.
+    static func cutExtension(_ s: String) -> (String, String)? {
+        let chars = Array(s)
+        var end = chars.count
+        while end > 0 && chars[end - 1].isWhitespace { end -= 1 }
+        var digitsStart = end
+        while digitsStart > 0 && chars[digitsStart - 1].isASCII && chars[digitsStart - 1].isNumber { digitsStart -= 1 }
+        let extDigits = end - digitsStart
+        guard (1...6).contains(extDigits) else { return nil }
+        var i = digitsStart
+        while i > 0 && (chars[i - 1].isWhitespace || chars[i - 1] == "." || chars[i - 1] == ":" || chars[i - 1] == "=") { i -= 1 }
+        let before = String(chars[0..<i]).lowercased()
+        for marker in [";ext", "extension", "ext", "доб", "x", "#"] where before.hasSuffix(marker) {
+            let cut = before.count - marker.count
+            let head = chars[0..<cut]
+            // "x" must follow a digit or a space, and the number must have some digits.
+            if marker == "x", let last = head.last, !(last.isNumber || last.isWhitespace) { continue }
+            guard head.filter({ $0.isNumber }).count >= 4 else { return nil }
+            var number = String(head)
+            while let l = number.last, l.isWhitespace || l == "," || l == ";" { number.removeLast() }
+            return (number, String(chars[cut..<end]))
+        }
+        return nil
+    }
+
+    /// Several numbers in one cell: split on `,` `;` `|` line breaks and " or "; a `/` splits
+    /// only when every side is long enough to be a number (`973/364-9555` is one number).
+    static func splitNumbers(_ s: String) -> [String] {
+        var parts: [String] = []
+        let hard = s.replacingOccurrences(of: " or ", with: "|").replacingOccurrences(of: " или ", with: "|")
+        for piece in hard.split(whereSeparator: { $0 == "," || $0 == ";" || $0 == "|" || $0 == "\n" || $0 == "\r" }) {
+            let p = String(piece)
+            if p.allSatisfy({ $0.isWhitespace }) { continue }
+            let slashParts = p.split(separator: "/")
+            if slashParts.count > 1 && slashParts.allSatisfy({ $0.filter(\.isNumber).count >= 7 }) {
+                parts.append(contentsOf: slashParts.map(String.init))
+            } else {
+                parts.append(p)
+            }
+        }
+        return parts.isEmpty ? [s] : parts
+    }
+
+    /// The digits of one number, and whether it starts with `+`.
+    static func digits(of part: String) throws(NumberProblem) -> ([UInt8], Bool) {
+        var digits: [UInt8] = []
+        var plus = false
+        for u in part.unicodeScalars {
+            let v = u.value
+            switch v {
+            case 0x30...0x39: digits.append(UInt8(v - 0x30))
+            case 0x660...0x669: digits.append(UInt8(v - 0x660))     // Arabic-Indic
+            case 0x6F0...0x6F9: digits.append(UInt8(v - 0x6F0))     // Extended Arabic-Indic (Persian)
+            case 0xFF10...0xFF19: digits.append(UInt8(v - 0xFF10))  // full-width
+            case 0x2B, 0xFF0B:
+                guard digits.isEmpty && !plus else {
+                    throw NumberProblem(reason: .invalidCharacter, message: "'\(part)': '+' in the middle of a number")
+                }
+                plus = true
+            case 0x20, 0x09, 0xA0, 0x2007, 0x2009, 0x202F, 0x3000,                 // spaces
+                 0x2D, 0x2010...0x2015, 0x2212, 0xFF0D, 0x2E, 0xB7, 0x5F, 0x27,       // dashes, dots, '_', "'"
+                 0x28, 0x29, 0x5B, 0x5D, 0xFF08, 0xFF09, 0x2F, 0x22, 0x200E, 0x200F:  // brackets, '/', quotes, direction marks
+                continue
+            default:
+                if u.properties.isAlphabetic {
+                    throw NumberProblem(reason: .letters, message: "letters in the number '\(part)'")
+                }
+                throw NumberProblem(reason: .invalidCharacter, message: "unexpected character '\(Character(u))' in the number '\(part)'")
+            }
+        }
+        guard !digits.isEmpty else { throw NumberProblem(reason: .noNumber, message: "no digits in '\(part)'") }
+        return (digits, plus)
+    }
+}

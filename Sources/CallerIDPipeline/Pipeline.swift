@@ -1,0 +1,509 @@
+import CallerID
+import Foundation
+
+/// Progress of a running build, reported after every chunk read.
+public struct PipelineProgress: Sendable {
+    public var file: String
+    public var bytesRead: Int64
+    /// Nil for standard input.
+    public var totalBytes: Int64?
+    /// Data rows read so far, all files.
+    public var rowsRead: Int
+}
+
+/// A change made to an accepted row (an extension cut, a label truncated…).
+public struct RowWarning: Sendable, Equatable, CustomStringConvertible {
+    public var file: String
+    public var line: Int
+    public var kind: WarningKind
+    public var message: String
+    public var description: String { "\(file):\(line): warning: \(message)" }
+}
+
+/// Reads directories in any supported format and builds the databases an app ships.
+///
+/// ```swift
+/// var options = PipelineOptions()
+/// options.country = "RU"
+/// let pipeline = try Pipeline(options: options)
+/// try pipeline.add(file: "directory.csv")
+/// let summary = try pipeline.write(to: "out")     // one file, or a directory with manifest.json
+/// ```
+///
+/// Rows are held in memory (about 24 bytes each plus distinct labels) until ``write(to:)``:
+/// splitting, de-duplication (the last row for a number wins within each output), shards
+/// and the top-N set need all of them.
+public final class Pipeline {
+    public let options: PipelineOptions
+    let normalizer: NumberNormalizer
+
+    /// Every rejected row, as it is found.
+    public var onRejected: (RejectedRow) -> Void = { _ in }
+    /// Every change made to an accepted row.
+    public var onWarning: (RowWarning) -> Void = { _ in }
+    public var onProgress: (PipelineProgress) -> Void = { _ in }
+
+    public private(set) var rowsRead = 0
+    public private(set) var rowsRejected = 0
+    public private(set) var rejectedByReason: [RejectReason: Int] = [:]
+    public private(set) var warningsByKind: [WarningKind: Int] = [:]
+    /// Numbers taken (a range row or a cell with several numbers gives several).
+    public var numbersAccepted: Int { numbers.count }
+    /// Range rows expanded, and the numbers they gave.
+    public private(set) var rangeRows = 0
+    public private(set) var rangeNumbers = 0
+
+    // Accepted entries, in input order.
+    var numbers: [UInt64] = []
+    var payloadOf: [UInt32] = []
+    var regionOf: [UInt16] = []
+    var weightOf: [UInt64] = []
+    var payloads: [Payload] = []
+    private var payloadIndex: [PayloadKey: UInt32] = [:]
+    var regionNames: [String] = []
+    private var regionIndex: [String: UInt16] = [:]
+    private var categoryCache: [String: Category] = [:]
+
+    struct Payload: Hashable {
+        var label: String
+        var category: Category
+    }
+
+    /// Dictionary key for a payload: label bytes hash byte by byte (a `String` key would hash
+    /// its Unicode normalization, slow for non-ASCII labels; labels are NFC already).
+    struct PayloadKey: Hashable {
+        var label: [UInt8]
+        var category: Category
+    }
+
+    public init(options: PipelineOptions) throws(PipelineError) {
+        self.options = options
+        self.normalizer = NumberNormalizer(plan: options.numberingPlan)
+        if let c = options.country, options.numberingPlan.callingCode(country: c) == nil {
+            throw PipelineError(.invalidConfiguration, "unknown country '\(c)': use an ISO 3166 alpha-2 code such as RU, US, KR")
+        }
+        guard (1...Int(Int32.max)).contains(options.maxEntries) else {
+            throw PipelineError(.invalidConfiguration, "max entries must be at least 1")
+        }
+        if options.split == .field && options.regionField == nil {
+            throw PipelineError(.invalidConfiguration, "splitting by region field needs a region field")
+        }
+        if options.split == .prefix && options.regionMap.prefixLengths.isEmpty && options.regionMap.fallback == nil {
+            throw PipelineError(.invalidConfiguration, "splitting by prefix needs a region map with number prefixes")
+        }
+        if let top = options.top {
+            guard top >= 1 else { throw PipelineError(.invalidConfiguration, "top must be at least 1") }
+            guard top <= options.maxEntries else {
+                throw PipelineError(.invalidConfiguration, "top \(top) is more than the \(options.maxEntries) entries one database may hold")
+            }
+            guard options.weightField != nil else { throw PipelineError(.invalidConfiguration, "top N needs a weight field") }
+        }
+        guard options.maxRangeExpansion >= 1 else { throw PipelineError(.invalidConfiguration, "max range expansion must be at least 1") }
+        if let m = options.labels.maxBytes, m < 0 { throw PipelineError(.invalidConfiguration, "max label bytes must be >= 0") }
+    }
+
+    // MARK: Reading
+
+    /// Reads one input file (`-` for standard input) and keeps its accepted rows.
+    /// - Throws: ``PipelineError`` for an unreadable file, a file-level format problem, or
+    ///   (`.tooManyBadRows`) when a ``BadRowLimit/count(_:)`` limit is passed.
+    public func add(file path: String) throws(PipelineError) {
+        let format = options.format ?? InputFormat.guess(path: path)
+        var source = try ByteSource(path: path, encoding: options.encoding)
+        defer { source.close() }
+        let encodingName = { [source] in source.encoding.rawValue }
+        var fields: FieldSlots? = format.isJSON ? FieldSlots(json: options) : nil
+        let total = source.totalBytes
+        let reader = RecordReader(
+            format: format,
+            onRecord: { (record) throws(PipelineError) in
+                if fields == nil {
+                    // First TSV/CSV record: a header or data.
+                    let (slots, isHeader) = try FieldSlots.delimited(first: record, options: self.options, file: path)
+                    fields = slots
+                    if isHeader { return }
+                }
+                self.rowsRead += 1
+                try self.process(record, fields!, file: path, encodingName: encodingName())
+            },
+            onSyntaxIssue: { (issue) throws(PipelineError) in
+                self.rowsRead += 1
+                try self.reject(RejectedRow(file: path, line: issue.line, raw: issue.raw, reason: .syntax, message: issue.message))
+            },
+            onProgress: { bytes in
+                self.onProgress(PipelineProgress(file: path, bytesRead: bytes, totalBytes: total, rowsRead: self.rowsRead))
+            })
+        try reader.read(&source)
+    }
+
+    /// Checks the percentage limit once every input has been read.
+    public func checkBadRowLimit() throws(PipelineError) {
+        if case .percent(let p) = options.maxBadRows, rowsRead > 0 {
+            let share = Double(rowsRejected) * 100 / Double(rowsRead)
+            if share > p {
+                throw PipelineError(.tooManyBadRows, "\(rowsRejected) of \(rowsRead) rows rejected (\(String(format: "%.2f", share))%), more than the \(p)% allowed; nothing written")
+            }
+        }
+    }
+
+    private func reject(_ row: RejectedRow) throws(PipelineError) {
+        rowsRejected += 1
+        rejectedByReason[row.reason, default: 0] += 1
+        onRejected(row)
+        if case .count(let n) = options.maxBadRows, rowsRejected > n {
+            throw PipelineError(.tooManyBadRows, n == 0
+                ? "a row was rejected and no bad rows are allowed; nothing written (allow some with --max-bad-rows N or N%, or --skip-bad-rows)"
+                : "more than \(n) rows rejected; nothing written")
+        }
+    }
+
+    private func warn(_ file: String, _ line: Int, _ kind: WarningKind, _ message: String) {
+        warningsByKind[kind, default: 0] += 1
+        onWarning(RowWarning(file: file, line: line, kind: kind, message: message))
+    }
+
+    /// A field's text, or a rejection reason.
+    private enum FieldText {
+        case text(String)
+        case missing
+        case invalid
+    }
+
+    private func text(_ record: Record, _ slot: FieldSlots.Slot) -> FieldText {
+        guard let i = slot.index(in: record) else { return .missing }
+        if record.nested.contains(i) { return .missing }
+        let bytes = record.value(i)
+        let valid = bytes.withUnsafeBytes { UTF8Check.isValid($0) }
+        guard valid else { return .invalid }
+        return .text(String(decoding: bytes, as: UTF8.self))
+    }
+
+    private func process(_ record: Record, _ f: FieldSlots, file: String, encodingName: String) throws(PipelineError) {
+        func rejectRow(_ reason: RejectReason, _ message: String, raw: String? = nil) throws(PipelineError) {
+            try reject(RejectedRow(file: file, line: record.line, raw: raw ?? record.rawText, reason: reason, message: message))
+        }
+        /// The text of a field, rejecting the row when it is required and missing, or badly encoded.
+        func field(_ slot: FieldSlots.Slot?, _ what: String, required: Bool) throws(PipelineError) -> String?? {
+            guard let slot else { return .some(nil) }
+            switch text(record, slot) {
+            case .text(let t): return .some(t)
+            case .missing:
+                if required || slot.explicit {
+                    try rejectRow(.missingField, "no \(what) field (\(slot.name)) in this row")
+                    return nil
+                }
+                return .some(nil)
+            case .invalid:
+                try rejectRow(.invalidEncoding, "the \(what) field is not valid \(encodingName) text")
+                return nil
+            }
+        }
+
+        guard let numberText = try field(f.number, "number", required: true) else { return }
+        var raw = numberText ?? ""
+        var country = options.country
+        if let slot = f.country {
+            guard let c = try field(slot, "country", required: false) else { return }
+            if let c, !c.trimmedASCII.isEmpty { country = c.trimmedASCII.uppercased() }
+        }
+        var prefix = ""
+        if let slot = f.numberPrefix {
+            guard let p = try field(slot, "number prefix", required: true) else { return }
+            prefix = (p ?? "").trimmedASCII
+        }
+        func compose(_ s: String) -> String {
+            var t = s.trimmedASCII
+            if let pad = options.padNumber, !t.isEmpty, t.count < pad, t.allSatisfy({ $0.isASCII && $0.isNumber }) {
+                t = String(repeating: "0", count: pad - t.count) + t
+            }
+            return prefix + t
+        }
+        raw = compose(raw)
+
+        // Number(s).
+        var normalized: NormalizedNumbers
+        do throws(NumberProblem) {
+            normalized = try normalizer.normalize(raw, country: country)
+        } catch {
+            try rejectRow(error.reason, error.message, raw: raw)
+            return
+        }
+        if let slot = f.rangeEnd {
+            guard let endText = try field(slot, "range end", required: true) else { return }
+            let endRaw = compose(endText ?? "")
+            let end: NormalizedNumbers
+            do throws(NumberProblem) {
+                end = try normalizer.normalize(endRaw, country: country)
+            } catch {
+                try rejectRow(error.reason, "range end: \(error.message)", raw: endRaw)
+                return
+            }
+            guard normalized.numbers.count == 1, end.numbers.count == 1 else {
+                try rejectRow(.badRange, "a range needs one number at each end", raw: "\(raw)..\(endRaw)")
+                return
+            }
+            let a = normalized.numbers[0], b = end.numbers[0]
+            guard a <= b, String(a).count == String(b).count else {
+                try rejectRow(.badRange, "range \(a)...\(b): the end is before the start or has another length", raw: "\(raw)..\(endRaw)")
+                return
+            }
+            let count = b - a + 1
+            guard count <= UInt64(options.maxRangeExpansion) else {
+                try rejectRow(.rangeTooLarge, "range \(a)...\(b) has \(count) numbers, more than --max-range-expansion \(options.maxRangeExpansion)",
+                              raw: "\(raw)..\(endRaw)")
+                return
+            }
+            normalized.numbers = Array(a...b)
+            rangeRows += 1
+            rangeNumbers += Int(count)
+        }
+
+        // Label.
+        var label = ""
+        if let slot = f.label {
+            guard let l = try field(slot, "label", required: false) else { return }
+            if let l {
+                guard let (cleaned, truncated) = options.labels.clean(l) else {
+                    try rejectRow(.badLabel, "the label has a control character")
+                    return
+                }
+                guard cleaned.utf8.count <= 65_535 else {
+                    try rejectRow(.badLabel, "the label is \(cleaned.utf8.count) bytes; the limit is 65535 (see --max-label-bytes)")
+                    return
+                }
+                if truncated { warn(file, record.line, .labelTruncated, "label cut to \(cleaned.utf8.count) bytes") }
+                label = cleaned
+            }
+        }
+
+        // Category.
+        var category = options.fixedCategory ?? .identify
+        if options.fixedCategory == nil, let slot = f.category {
+            guard let c = try field(slot, "category", required: false) else { return }
+            let value = (c ?? "").trimmedASCII
+            if let cached = categoryCache[value] {
+                category = cached
+            } else {
+                do throws(CallerIDError) {
+                    category = try options.categories.category(for: value)
+                } catch {
+                    try rejectRow(.badCategory, error.message, raw: value)
+                    return
+                }
+                categoryCache[value] = category
+            }
+        }
+
+        // Weight.
+        var weight: UInt64 = 0
+        if let slot = f.weight {
+            guard let w = try field(slot, "weight", required: false) else { return }
+            let t = (w ?? "").trimmedASCII
+            if !t.isEmpty {
+                guard let v = UInt64(t) ?? Double(t).flatMap({ $0 >= 0 && $0 < 1.8e19 && $0 == $0.rounded() ? UInt64($0) : nil }) else {
+                    try rejectRow(.badWeight, "weight '\(t)' is not a non-negative integer", raw: t)
+                    return
+                }
+                weight = v
+            }
+        }
+
+        // Region.
+        var fieldRegion: UInt16 = 0
+        if options.split == .field, let slot = f.region {
+            guard let r = try field(slot, "region", required: true) else { return }
+            var value = LabelCleaner().clean(r ?? "")?.label ?? ""
+            if let sep = options.regionAfter, let range = value.range(of: sep, options: .backwards) {
+                value = String(value[range.upperBound...]).trimmedASCII
+            }
+            guard !value.isEmpty else {
+                try rejectRow(.noRegion, "the region field is empty")
+                return
+            }
+            fieldRegion = try regionID(options.regionMap.region(forValue: value))
+        }
+        var prefixRegions: [UInt16] = []
+        if options.split == .prefix {
+            for n in normalized.numbers {
+                guard let r = options.regionMap.region(forNumber: n) else {
+                    try rejectRow(.noRegion, "no prefix of the region map matches \(n)")
+                    return
+                }
+                prefixRegions.append(try regionID(r))
+            }
+        }
+
+        for w in normalized.warnings { warn(file, record.line, w.kind, w.message) }
+        let key = PayloadKey(label: Array(label.utf8), category: category)
+        let id: UInt32
+        if let existing = payloadIndex[key] {
+            id = existing
+        } else {
+            id = UInt32(payloads.count)
+            payloads.append(Payload(label: label, category: category))
+            payloadIndex[key] = id
+        }
+        for (k, n) in normalized.numbers.enumerated() {
+            numbers.append(n)
+            payloadOf.append(id)
+            if options.split == .field { regionOf.append(fieldRegion) }
+            if options.split == .prefix { regionOf.append(prefixRegions[k]) }
+            if options.top != nil { weightOf.append(weight) }
+        }
+    }
+
+    private func regionID(_ name: String) throws(PipelineError) -> UInt16 {
+        if let id = regionIndex[name] { return id }
+        guard regionNames.count < Int(UInt16.max) else { throw PipelineError(.limitExceeded, "more than 65535 regions") }
+        let id = UInt16(regionNames.count)
+        regionNames.append(name)
+        regionIndex[name] = id
+        return id
+    }
+}
+
+/// Where each wanted field is in a record.
+struct FieldSlots {
+    struct Slot {
+        enum Where {
+            case index(Int)
+            /// JSON: the key with this name (exact), else one whose letters and digits match.
+            case key(exact: [UInt8]?, loose: Set<String>)
+            case position(Int)
+        }
+        var place: Where
+        /// Chosen by an option (so a missing field rejects the row) rather than by default.
+        var explicit: Bool
+        var name: String
+
+        func index(in record: Record) -> Int? {
+            switch place {
+            case .index(let i), .position(let i):
+                return i < record.values.count ? i : nil
+            case .key(let exact, let loose):
+                if let exact {
+                    for i in record.names.indices where record.name(i).elementsEqual(exact) { return i }
+                }
+                for i in record.names.indices where loose.contains(FieldSlots.loose(record.name(i))) { return i }
+                return nil
+            }
+        }
+    }
+
+    var number: Slot?
+    var label: Slot?
+    var category: Slot?
+    var region: Slot?
+    var weight: Slot?
+    var country: Slot?
+    var rangeEnd: Slot?
+    var numberPrefix: Slot?
+
+    static let defaultNames: [String: [String]] = [
+        "number": ["number", "phone", "phonenumber", "tel", "telephone", "msisdn", "e164", "номер", "телефон"],
+        "label": ["label", "name", "title", "caption", "название"],
+        "category": ["category", "type", "kind", "категория"],
+    ]
+
+    /// Lowercased letters and digits of a name: `Phone Number` → `phonenumber`.
+    static func loose<C: Collection<UInt8>>(_ bytes: C) -> String {
+        String(String(decoding: bytes, as: UTF8.self).lowercased().filter { $0.isLetter || $0.isNumber })
+    }
+    static func loose(_ s: String) -> String { loose(Array(s.utf8)) }
+
+    /// JSON: names are looked up in every object.
+    init(json options: PipelineOptions) {
+        func slot(_ sel: FieldSelector?, _ key: String?) -> Slot? {
+            switch sel {
+            case .name(let n)?: return Slot(place: .key(exact: Array(n.utf8), loose: [FieldSlots.loose(n)]), explicit: true, name: "'\(n)'")
+            case .position(let p)?: return Slot(place: .position(p - 1), explicit: true, name: "field \(p)")
+            case nil:
+                guard let key, let names = FieldSlots.defaultNames[key] else { return nil }
+                return Slot(place: .key(exact: nil, loose: Set(names)), explicit: key == "number", name: names.prefix(3).joined(separator: "/"))
+            }
+        }
+        number = slot(options.numberField, "number")
+        label = slot(options.labelField, "label")
+        category = slot(options.categoryField, "category")
+        region = slot(options.regionField, nil)
+        weight = slot(options.weightField, nil)
+        country = slot(options.countryField, nil)
+        rangeEnd = slot(options.rangeEndField, nil)
+        numberPrefix = slot(options.numberPrefixField, nil)
+    }
+
+    private init() {}
+
+    /// TSV/CSV: decides from the first record whether it is a header and resolves the fields.
+    static func delimited(first: Record, options: PipelineOptions, file: String) throws(PipelineError) -> (FieldSlots, Bool) {
+        let selectors = [options.numberField, options.labelField, options.categoryField, options.regionField,
+                         options.weightField, options.countryField, options.rangeEndField, options.numberPrefixField]
+        let byName = selectors.contains { if case .name = $0 { true } else { false } }
+        var isHeader: Bool
+        switch options.header {
+        case .present: isHeader = true
+        case .absent: isHeader = false
+        case .auto:
+            if byName {
+                isHeader = true
+            } else {
+                var column = 0
+                if case .position(let p)? = options.numberField { column = p - 1 }
+                let value = column < first.values.count ? first.value(column) : []
+                isHeader = !value.contains { $0 >= 0x30 && $0 <= 0x39 }
+            }
+        }
+        if byName && !isHeader {
+            throw PipelineError(.invalidConfiguration, "\(file): fields are chosen by name but the file has no header row (use positions like --number-field 1, or --header yes)")
+        }
+        var slots = FieldSlots()
+        let names = isHeader ? first.values.indices.map { String(decoding: first.value($0), as: UTF8.self).trimmedASCII } : []
+        func resolve(_ sel: FieldSelector?, _ key: String?, _ what: String) throws(PipelineError) -> Slot? {
+            switch sel {
+            case .position(let p)?:
+                return Slot(place: .index(p - 1), explicit: true, name: "column \(p)")
+            case .name(let n)?:
+                if let i = names.firstIndex(of: n) ?? names.firstIndex(where: { FieldSlots.loose($0) == FieldSlots.loose(n) }) {
+                    return Slot(place: .index(i), explicit: true, name: "'\(names[i])'")
+                }
+                throw PipelineError(.invalidInput, "\(file): no column '\(n)' for the \(what) in the header (columns: \(names.joined(separator: ", ")))")
+            case nil:
+                guard let key else { return nil }
+                if isHeader {
+                    let wanted = FieldSlots.defaultNames[key] ?? []
+                    if let i = names.firstIndex(where: { wanted.contains(FieldSlots.loose($0)) }) {
+                        return Slot(place: .index(i), explicit: false, name: "'\(names[i])'")
+                    }
+                    if key == "number" {
+                        throw PipelineError(.invalidInput, "\(file): no number column in the header (columns: \(names.joined(separator: ", "))); choose one with --number-field")
+                    }
+                    return nil
+                }
+                let position = ["number": 1, "label": 2, "category": 3][key]!
+                return Slot(place: .index(position - 1), explicit: false, name: "column \(position)")
+            }
+        }
+        slots.number = try resolve(options.numberField, "number", "number")
+        slots.label = try resolve(options.labelField, "label", "label")
+        slots.category = try resolve(options.categoryField, "category", "category")
+        slots.region = try resolve(options.regionField, nil, "region")
+        slots.weight = try resolve(options.weightField, nil, "weight")
+        slots.country = try resolve(options.countryField, nil, "country")
+        slots.rangeEnd = try resolve(options.rangeEndField, nil, "range end")
+        slots.numberPrefix = try resolve(options.numberPrefixField, nil, "number prefix")
+        return (slots, isHeader)
+    }
+}
+
+extension String {
+    /// Without leading and trailing ASCII spaces and tabs; `self` when there are none (no
+    /// Foundation call on the per-row path).
+    var trimmedASCII: String {
+        let u = utf8
+        guard let f = u.first, let l = u.last else { return self }
+        if f != 0x20 && f != 0x09 && l != 0x20 && l != 0x09 { return self }
+        guard let start = u.firstIndex(where: { $0 != 0x20 && $0 != 0x09 }) else { return "" }
+        let end = u.lastIndex(where: { $0 != 0x20 && $0 != 0x09 })!
+        return String(self[start...end])
+    }
+}

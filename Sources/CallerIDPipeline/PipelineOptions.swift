@@ -1,0 +1,92 @@
+public import CallerID
+
+/// Whether the first record of a TSV or CSV file names the columns.
+public enum HeaderMode: Sendable, Equatable {
+    /// A header when the first record's number field has no digit (fields chosen by name
+    /// always need a header).
+    case auto
+    case present
+    case absent
+}
+
+/// How many rejected rows a build tolerates before it aborts and writes nothing.
+public enum BadRowLimit: Sendable, Equatable {
+    /// At most this many rejected rows.
+    case count(Int)
+    /// At most this percentage of the rows read (checked when all input has been read).
+    case percent(Double)
+    case unlimited
+
+    /// `"100"`, `"0.5%"`.
+    public init?(_ text: String) {
+        if text.hasSuffix("%") {
+            guard let p = Double(text.dropLast()), p >= 0, p <= 100 else { return nil }
+            self = .percent(p)
+        } else {
+            guard let n = Int(text), n >= 0 else { return nil }
+            self = .count(n)
+        }
+    }
+}
+
+/// Where blocking entries go.
+public enum BlockListMode: Sendable, Equatable {
+    /// Identification and blocking entries share each database; a number keeps its last row.
+    case combined
+    /// Blocking entries go to their own databases (`REGION-block.cid`), so a number may be
+    /// both identified and blocked.
+    case separate
+}
+
+/// Everything a pipeline build is told.
+public struct PipelineOptions: Sendable {
+    /// The input layout; nil: guessed from each file's name (`.csv`, `.json`, `.jsonl`, else TSV).
+    public var format: InputFormat? = nil
+    /// Nil: UTF-8, or UTF-16 when the file starts with its byte-order mark.
+    public var encoding: TextEncoding? = nil
+    public var header: HeaderMode = .auto
+
+    /// Fields; nil means the default: by header name (`number`/`phone`…, `label`/`name`…,
+    /// `category`/`type`…) or, without a header, columns 1, 2 and 3.
+    public var numberField: FieldSelector? = nil
+    public var labelField: FieldSelector? = nil
+    public var categoryField: FieldSelector? = nil
+    public var regionField: FieldSelector? = nil
+    public var weightField: FieldSelector? = nil
+    public var countryField: FieldSelector? = nil
+    /// A range row's last number (the number field holds the first).
+    public var rangeEndField: FieldSelector? = nil
+    /// A field whose digits go before the number (and the range end): an area code column.
+    public var numberPrefixField: FieldSelector? = nil
+    /// Left-pads the number (and range end) field with zeros to this many digits.
+    public var padNumber: Int? = nil
+
+    /// Country of numbers in national form (ISO 3166 alpha-2), unless a country field says otherwise.
+    public var country: String? = nil
+    public var numberingPlan: NumberingPlan = .builtIn
+    public var labels = LabelCleaner()
+    public var categories = CategoryMap()
+    /// Every row gets this category (the category field is ignored).
+    public var fixedCategory: Category? = nil
+    /// Largest range row expanded into entries; a bigger range is a rejected row.
+    public var maxRangeExpansion: Int = 1_000
+
+    public var split: RegionSplit = .none
+    public var regionMap = RegionMap()
+    /// With ``RegionSplit/field``: keep only the text after the last occurrence of this
+    /// separator (`Абакан |Республика Хакасия` → `Республика Хакасия` with `|`).
+    public var regionAfter: String? = nil
+    public var blockList: BlockListMode = .combined
+    /// Entries per database at most: larger outputs become shards of contiguous ranges.
+    public var maxEntries: Int = 1_999_999
+    /// Also write `top.cid` with the N heaviest entries (by ``weightField``).
+    public var top: Int? = nil
+    public var maxBadRows: BadRowLimit = .count(0)
+    /// Written into the manifest; default: a hash of all output files.
+    public var datasetVersion: String? = nil
+    /// Seconds since 1970 stamped into the manifest; default: now (or $SOURCE_DATE_EPOCH).
+    public var buildTime: Double? = nil
+    public var buildOptions = BuildOptions()
+
+    public init() {}
+}

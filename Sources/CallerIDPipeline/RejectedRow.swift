@@ -1,0 +1,88 @@
+/// Why a row (or part of one) was rejected: a stable code for summaries and programs.
+public struct RejectReason: Hashable, Sendable, Comparable, CustomStringConvertible {
+    public let rawValue: String
+    private init(_ rawValue: String) { self.rawValue = rawValue }
+
+    // Numbers
+    /// The number field is empty or has no digits.
+    public static let noNumber = RejectReason("no-number")
+    /// Letters in the number (`n/a`, `+7 913 CALL-ME`, a name in the phone column).
+    public static let letters = RejectReason("letters")
+    /// A character that is neither a digit, `+`, nor formatting.
+    public static let invalidCharacter = RejectReason("invalid-character")
+    /// A spreadsheet turned the number into `4.93E+12`: its digits are lost.
+    public static let scientificNotation = RejectReason("scientific-notation")
+    /// Fewer digits than the country's numbers (or than any E.164 number) have.
+    public static let tooShort = RejectReason("too-short")
+    /// More digits than the country's numbers have, or more than E.164's 15.
+    public static let tooLong = RejectReason("too-long")
+    /// The number starts with a digit its country's numbers cannot start with.
+    public static let invalidLeadingDigit = RejectReason("invalid-leading-digit")
+    /// `+999…`: no country has that calling code.
+    public static let unknownCountryCode = RejectReason("unknown-country-code")
+    /// A national form (`8 913…`, `02-758…`) with no country to read it in.
+    public static let nationalWithoutCountry = RejectReason("national-without-country")
+    /// The country field holds no ISO 3166 alpha-2 code the numbering plan knows.
+    public static let unknownCountry = RejectReason("unknown-country")
+    // Rows
+    /// Bytes that are not valid in the input's encoding.
+    public static let invalidEncoding = RejectReason("invalid-encoding")
+    /// A CSV or JSON Lines syntax error in this record.
+    public static let syntax = RejectReason("syntax")
+    /// A selected field is missing from the row (too few columns, no such JSON key, a nested value).
+    public static let missingField = RejectReason("missing-field")
+    /// The category is not a valid name, or the category map refuses it.
+    public static let badCategory = RejectReason("bad-category")
+    /// The label cannot be stored (a control character, over 65,535 bytes).
+    public static let badLabel = RejectReason("bad-label")
+    /// The weight is not a non-negative integer.
+    public static let badWeight = RejectReason("bad-weight")
+    /// A range row whose end is before its start, or whose ends differ in length or country.
+    public static let badRange = RejectReason("bad-range")
+    /// A range row with more numbers than `--max-range-expansion` allows.
+    public static let rangeTooLarge = RejectReason("range-too-large")
+    /// `--split-by prefix`: no prefix of the region map matches the number.
+    public static let noRegion = RejectReason("no-region")
+
+    public var description: String { rawValue }
+    public static func < (a: RejectReason, b: RejectReason) -> Bool { a.rawValue < b.rawValue }
+}
+
+/// A row the build did not take, or took with a change worth reporting.
+public struct RejectedRow: Sendable, Equatable, CustomStringConvertible {
+    public var file: String
+    /// Line where the record starts (1-based).
+    public var line: Int
+    /// The offending value as read (the number field for number problems, else the row).
+    public var raw: String
+    public var reason: RejectReason
+    /// A sentence for people: what is wrong and, where it helps, what to do.
+    public var message: String
+
+    public init(file: String, line: Int, raw: String, reason: RejectReason, message: String) {
+        self.file = file
+        self.line = line
+        self.raw = raw
+        self.reason = reason
+        self.message = message
+    }
+
+    /// `file:line: message`, the form compilers use.
+    public var description: String { "\(file):\(line): \(message)" }
+}
+
+/// A change made to an accepted row.
+public struct WarningKind: Hashable, Sendable, Comparable, CustomStringConvertible {
+    public let rawValue: String
+    private init(_ rawValue: String) { self.rawValue = rawValue }
+
+    /// An extension (`ext. 12`, `;ext=12`, `доб. 5`) was cut from the number.
+    public static let extensionCut = WarningKind("extension-cut")
+    /// One of several numbers in a cell was rejected; the others were kept.
+    public static let numberPartIgnored = WarningKind("number-part-ignored")
+    /// The label was cut to `--max-label-bytes`.
+    public static let labelTruncated = WarningKind("label-truncated")
+
+    public var description: String { rawValue }
+    public static func < (a: WarningKind, b: WarningKind) -> Bool { a.rawValue < b.rawValue }
+}

@@ -1,0 +1,305 @@
+import Foundation
+import CallerID
+import CallerIDPipeline
+
+/// Options of `lookup build` that take a value and turn on the pipeline.
+let pipelineValued: Set<String> = [
+    "--format", "--delimiter", "--encoding", "--header",
+    "--number-field", "--label-field", "--category-field", "--region-field", "--weight-field", "--country-field",
+    "--range-end-field", "--number-prefix-field", "--pad-number",
+    "--country", "--numbering-plan", "--label-replace", "--max-label-bytes", "--category-map", "--category",
+    "--max-range-expansion", "--split-by", "--region-map", "--region-after", "--max-entries", "--top", "--max-bad-rows", "--errors",
+    "--dataset-version", "--block-list",
+]
+let pipelineFlags: Set<String> = ["--progress", "--no-progress"]
+
+let pipelineBuildHelp = """
+
+Directory pipeline (any of these options, or a .csv/.json/.jsonl input, turns it on):
+
+Input
+  --format tsv|csv|json|jsonl   default: from the file name (.csv .json .jsonl/.ndjson, else tsv)
+  --delimiter C                 CSV field separator (default ','; 'tab' or '\\t' for a tab)
+  --encoding E                  utf-8 (default; UTF-16 detected by BOM), utf-16, utf-16le, utf-16be,
+                                windows-1251, windows-1252, iso-8859-1, koi8-r
+  --header auto|yes|no          TSV/CSV header row (auto: yes when the number field has no digit)
+  --number-field F  --label-field F  --category-field F  --weight-field F  --region-field F
+  --country-field F             a column name / JSON key, or a 1-based position
+                                (defaults: number|phone|…, label|name|…, category|type|…;
+                                without a header: columns 1, 2, 3)
+  --range-end-field F           range rows: the number field is the first number, F the last
+  --number-prefix-field F       digits put before the number and range end (an area code column)
+  --pad-number N                left-pad the number and range end with zeros to N digits
+Numbers
+  --country XX                  ISO 3166 country for national forms (8 913…, 02-758…, 01454 …)
+  --numbering-plan FILE.json    add or override country rules (see docs/PIPELINE.md)
+  --max-range-expansion N       largest range row expanded (default 1000); larger ones are rejected
+Labels and categories
+  --label-replace FROM=TO       replace text in labels (repeatable), e.g. '_= '
+  --max-label-bytes N           cut longer labels on a character boundary (counted as warnings)
+  --category-map FILE           lines 'VALUE = [NAME] identify|block'
+  --category NAME               every row gets this category (e.g. spam for a block list)
+Outputs (-o names a directory when there are several)
+  --split-by field|prefix       one database per region: by --region-field, or by the number
+                                prefixes of --region-map (lines PREFIX<TAB>REGION, '*' = the rest)
+  --region-map FILE             with --split-by field, lines VALUE<TAB>REGION rename regions
+  --region-after SEP            with --split-by field, keep the text after the last SEP
+                                ('Абакан |Республика Хакасия' → 'Республика Хакасия' with '|')
+  --block-list combined|separate  separate: blocking entries in REGION-block.cid files
+  --max-entries N               entries per database at most (default 1999999, the CallKit cap);
+                                larger outputs become shards REGION-1.cid, REGION-2.cid…
+  --top N                       also write top.cid with the N heaviest entries (needs --weight-field)
+  --dataset-version V           stamped in manifest.json (default: a hash of the files)
+Errors
+  --errors FILE                 every rejected row as TSV: file, line, raw value, reason, message
+  --max-bad-rows N|P%           abort (exit 65, nothing written) beyond N rejected rows or P% of
+                                rows (default 0; --skip-bad-rows: no limit)
+  --progress / --no-progress    progress on stderr (default: only when stderr is a terminal)
+
+"""
+
+/// True when `lookup build` should run the pipeline rather than the plain TSV import.
+func wantsPipeline(_ args: Arguments) -> Bool {
+    if !args.given.isDisjoint(with: pipelineValued.union(pipelineFlags)) { return true }
+    return args.positionals.contains { InputFormat.guess(path: $0) != .tsv }
+}
+
+func pipelineExitCode(_ error: PipelineError) -> Int32 {
+    switch error.code {
+    case .fileNotFound: Exit.noInput
+    case .io: Exit.ioError
+    case .invalidConfiguration: Exit.usage
+    default: Exit.dataError
+    }
+}
+
+func pipelineOptions(_ args: Arguments) throws(ToolError) -> PipelineOptions {
+    var o = PipelineOptions()
+    func usage(_ m: String) -> ToolError { .usage(m, command: "build") }
+    func int(_ name: String, min: Int = 0) throws(ToolError) -> Int? {
+        guard let v = args.value(name) else { return nil }
+        guard let n = Int(v.replacingOccurrences(of: "_", with: "")), n >= min else { throw usage("\(name) must be an integer >= \(min)") }
+        return n
+    }
+    if let f = args.value("--format") {
+        switch f.lowercased() {
+        case "tsv": o.format = .tsv
+        case "csv": o.format = .csv(delimiter: UInt8(ascii: ","))
+        case "json": o.format = .json
+        case "jsonl", "ndjson", "json-lines": o.format = .jsonLines
+        default: throw usage("--format must be tsv, csv, json or jsonl")
+        }
+    }
+    if let d = args.value("--delimiter") {
+        let byte: UInt8
+        switch d {
+        case "tab", "\\t", "\t": byte = 0x09
+        default:
+            guard d.utf8.count == 1, let b = d.utf8.first, b != 0x22, b != 0x0A, b != 0x0D else {
+                throw usage("--delimiter must be one ASCII character (or 'tab')")
+            }
+            byte = b
+        }
+        if o.format == nil || o.format == .csv(delimiter: UInt8(ascii: ",")) { o.format = .csv(delimiter: byte) } else {
+            throw usage("--delimiter applies to CSV input")
+        }
+    }
+    if let e = args.value("--encoding") {
+        guard let enc = TextEncoding.named(e) else {
+            throw usage("unknown encoding '\(e)': use one of \(TextEncoding.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        o.encoding = enc
+    }
+    if let h = args.value("--header") {
+        switch h.lowercased() {
+        case "auto": o.header = .auto
+        case "yes", "true", "1": o.header = .present
+        case "no", "false", "0": o.header = .absent
+        default: throw usage("--header must be auto, yes or no")
+        }
+    }
+    o.numberField = args.value("--number-field").map(FieldSelector.init)
+    o.labelField = args.value("--label-field").map(FieldSelector.init)
+    o.categoryField = args.value("--category-field").map(FieldSelector.init)
+    o.regionField = args.value("--region-field").map(FieldSelector.init)
+    o.weightField = args.value("--weight-field").map(FieldSelector.init)
+    o.countryField = args.value("--country-field").map(FieldSelector.init)
+    o.rangeEndField = args.value("--range-end-field").map(FieldSelector.init)
+    o.numberPrefixField = args.value("--number-prefix-field").map(FieldSelector.init)
+    o.padNumber = try int("--pad-number", min: 1)
+    do throws(PipelineError) {
+        if let plan = args.value("--numbering-plan") { o.numberingPlan = try o.numberingPlan.adding(contentsOf: plan) }
+        if let map = args.value("--category-map") { o.categories = try CategoryMap(contentsOf: map) }
+        if let map = args.value("--region-map") { o.regionMap = try RegionMap(contentsOf: map) }
+    } catch {
+        throw ToolError(code: pipelineExitCode(error), message: error.message)
+    }
+    if let c = args.value("--country") {
+        guard o.numberingPlan.callingCode(country: c) != nil else {
+            throw usage("--country: unknown country '\(c)' (use an ISO 3166 alpha-2 code such as RU, US, KR)")
+        }
+        o.country = c.uppercased()
+    }
+    for r in args.values("--label-replace") {
+        guard let pair = LabelCleaner.parseReplacement(r) else { throw usage("--label-replace takes FROM=TO, like '_= '") }
+        o.labels.replacements.append(pair)
+    }
+    o.labels.maxBytes = try int("--max-label-bytes", min: 1)
+    if let c = args.value("--category") {
+        do { o.fixedCategory = try o.categories.category(for: c) } catch { throw usage("--category: \(error.message)") }
+    }
+    if let n = try int("--max-range-expansion", min: 1) { o.maxRangeExpansion = n }
+    if let s = args.value("--split-by") {
+        switch s {
+        case "field", "region-field", "region": o.split = .field
+        case "prefix": o.split = .prefix
+        default: throw usage("--split-by must be field or prefix")
+        }
+        if o.split == .field && o.regionField == nil { throw usage("--split-by field needs --region-field") }
+        if o.split == .prefix && args.value("--region-map") == nil { throw usage("--split-by prefix needs --region-map FILE") }
+    }
+    o.regionAfter = args.value("--region-after")
+    if let b = args.value("--block-list") {
+        switch b {
+        case "combined": o.blockList = .combined
+        case "separate": o.blockList = .separate
+        default: throw usage("--block-list must be combined or separate")
+        }
+    }
+    if let n = try int("--max-entries", min: 1) { o.maxEntries = n }
+    if let n = try int("--top", min: 1) {
+        guard o.weightField != nil else { throw usage("--top needs --weight-field") }
+        guard n <= o.maxEntries else { throw usage("--top \(n) is more than --max-entries \(o.maxEntries)") }
+        o.top = n
+    }
+    if args.flag("--skip-bad-rows") { o.maxBadRows = .unlimited }
+    if let m = args.value("--max-bad-rows") {
+        guard let limit = BadRowLimit(m) else { throw usage("--max-bad-rows takes a count (100) or a percentage (0.5%)") }
+        if args.flag("--skip-bad-rows") { throw usage("give --skip-bad-rows or --max-bad-rows, not both") }
+        o.maxBadRows = limit
+    }
+    o.datasetVersion = args.value("--dataset-version")
+    if let bs = args.value("--block-size") {
+        guard let n = Int(bs), (1...4096).contains(n) else { throw usage("--block-size must be 1...4096") }
+        o.buildOptions.blockSize = n
+    }
+    o.buildOptions.compressLabels = !args.flag("--raw-labels")
+    return o
+}
+
+/// Escapes a value for one TSV cell.
+func tsvCell(_ s: String) -> String {
+    var out = ""
+    for c in s.unicodeScalars {
+        switch c {
+        case "\t": out += "\\t"
+        case "\n": out += "\\n"
+        case "\r": out += "\\r"
+        case "\\": out += "\\\\"
+        default: out.unicodeScalars.append(c)
+        }
+    }
+    return out
+}
+
+func pipelineBuild(_ args: Arguments, output: String) throws(ToolError) -> Int32 {
+    let options = try pipelineOptions(args)
+    let started = Date()
+    let pipeline: Pipeline
+    do { pipeline = try Pipeline(options: options) } catch { throw ToolError(code: pipelineExitCode(error), message: error.message) }
+
+    let shown = 1000
+    var errorsOut: [UInt8] = Array("file\tline\traw\treason\tmessage\n".utf8)
+    let errorsPath = args.value("--errors")
+    pipeline.onRejected = { row in
+        if pipeline.rowsRejected <= shown { printError(row.description) }
+        if errorsPath != nil {
+            errorsOut.append(contentsOf: "\(tsvCell(row.file))\t\(row.line)\t\(tsvCell(row.raw))\t\(row.reason)\t\(tsvCell(row.message))\n".utf8)
+        }
+    }
+    var warningsShown = 0
+    pipeline.onWarning = { w in
+        warningsShown += 1
+        if warningsShown <= 100 { printError(w.description) }
+    }
+    let progress = args.flag("--progress") || (stderrIsTTY && !args.flag("--no-progress"))
+    var lastShown = Date.distantPast
+    if progress {
+        pipeline.onProgress = { p in
+            let now = Date()
+            guard now.timeIntervalSince(lastShown) >= 0.2 else { return }
+            lastShown = now
+            let seconds = max(now.timeIntervalSince(started), 0.001)
+            let percent = p.totalBytes.map { $0 > 0 ? String(format: "%3.0f%%", Double(p.bytesRead) * 100 / Double($0)) : "100%" } ?? "    "
+            FileHandle.standardError.write(Data("\r\u{1B}[K\(p.file): \(percent)  \(p.rowsRead) rows  \(Int(Double(p.rowsRead) / seconds)) rows/s".utf8))
+        }
+    }
+    func clearProgress() { if progress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) } }
+    func writeErrorsFile() {
+        guard let errorsPath else { return }
+        do { try Data(errorsOut).write(to: URL(fileURLWithPath: errorsPath), options: .atomic) } catch {
+            printError("error: \(errorsPath): cannot write the errors file: \(error.localizedDescription)")
+        }
+    }
+    func reportReasons() {
+        if pipeline.rowsRejected > shown { printError("(\(pipeline.rowsRejected - shown) more rejected rows not shown\(errorsPath == nil ? "; --errors FILE lists them all" : ""))") }
+        if warningsShown > 100 { printError("(\(warningsShown - 100) more warnings not shown)") }
+        if pipeline.rowsRejected > 0 {
+            printError("rejected rows by reason:")
+            for (reason, n) in pipeline.rejectedByReason.sorted(by: { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }) {
+                printError("  \(String(n).leftPad(8))  \(reason)")
+            }
+            printError("\(pipeline.rowsRejected) bad row\(pipeline.rowsRejected == 1 ? "" : "s") of \(pipeline.rowsRead)")
+        }
+        if !pipeline.warningsByKind.isEmpty {
+            printError("warnings: " + pipeline.warningsByKind.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", "))
+        }
+    }
+
+    let summary: PipelineSummary
+    do {
+        for input in args.positionals { try pipeline.add(file: input) }
+        clearProgress()
+        summary = try pipeline.write(to: output)
+    } catch {
+        clearProgress()
+        reportReasons()
+        writeErrorsFile()
+        throw ToolError(code: pipelineExitCode(error), message: error.message)
+    }
+    reportReasons()
+    writeErrorsFile()
+
+    let seconds = Date().timeIntervalSince(started)
+    let bytesPerEntry = summary.entries == 0 ? 0 : Double(summary.files.filter { $0.kind != "top" }.reduce(0) { $0 + $1.bytes }) / Double(summary.entries)
+    var out = Output()
+    if args.flag("--json") {
+        let reasons = summary.rejectedByReason.keys.sorted().map { "\(jsonString($0.rawValue)):\(summary.rejectedByReason[$0]!)" }.joined(separator: ",")
+        let warnings = summary.warningsByKind.keys.sorted().map { "\(jsonString($0.rawValue)):\(summary.warningsByKind[$0]!)" }.joined(separator: ",")
+        let files = summary.files.map { f in
+            "{\"file\":\(jsonString(f.file)),\"region\":\(jsonString(f.region)),\"kind\":\(jsonString(f.kind)),\"shard\":\(f.shard),\"entries\":\(f.entries),\"bytes\":\(f.bytes),\"xxh3\":\"\(String(format: "%016llx", f.xxh3))\"}"
+        }.joined(separator: ",")
+        out.write("{\"output\":\(jsonString(output)),\"directory\":\(summary.isDirectory),\"rows\":\(summary.rowsRead),\"entries\":\(summary.entries),\"duplicates_merged\":\(summary.duplicatesMerged),\"bad_rows\":\(summary.rowsRejected),\"distinct_labels\":\(summary.distinctLabels),\"bytes\":\(summary.bytes),\"bytes_per_entry\":\(String(format: "%.3f", bytesPerEntry)),\"range_rows\":\(summary.rangeRows),\"range_numbers\":\(summary.rangeNumbers),\"rejected_by_reason\":{\(reasons)},\"warnings\":{\(warnings)},\"dataset_version\":\(jsonString(summary.datasetVersion)),\"files\":[\(files)],\"seconds\":\(String(format: "%.3f", seconds))}\n")
+    } else {
+        out.write("""
+        wrote \(output)\(summary.isDirectory ? "/ (\(summary.files.count) database\(summary.files.count == 1 ? "" : "s") and manifest.json)" : "")
+          rows read          \(summary.rowsRead)
+          entries            \(summary.entries)
+          duplicates merged  \(summary.duplicatesMerged)
+          bad rows skipped   \(summary.rowsRejected)
+          distinct labels    \(summary.distinctLabels)
+          bytes              \(summary.bytes)
+          bytes/entry        \(String(format: "%.2f", bytesPerEntry))
+          seconds            \(String(format: "%.2f", seconds))
+
+        """)
+        if summary.rangeRows > 0 { out.write("  range rows         \(summary.rangeRows) (\(summary.rangeNumbers) numbers)\n") }
+        if summary.isDirectory {
+            for f in summary.files {
+                out.write("  \(f.file.padding(toLength: 28, withPad: " ", startingAt: 0)) \(String(f.entries).leftPad(9)) entries \(String(f.bytes).leftPad(10)) bytes  \(String(format: "%016llx", f.xxh3))\n")
+            }
+        }
+    }
+    out.flush()
+    return Exit.ok
+}
