@@ -39,3 +39,25 @@ public struct CallerIDError: Error, Sendable, Equatable, CustomStringConvertible
         CallerIDError(.corrupt, "\(path): damaged database: \(what)")
     }
 }
+
+/// Input text as an error message quotes it: at most 40 characters (then "…" and the length
+/// in bytes), invalid UTF-8 shown as U+FFFD and control characters as `\u{1B}` escapes, so a
+/// hostile row can neither flood the report with a 10 MB field nor send terminal escapes.
+func quotedInput(_ bytes: some Collection<UInt8>) -> String {
+    let limit = 40
+    var out = ""
+    var width = 0
+    var truncated = bytes.count > limit * 4
+    for scalar in String(decoding: bytes.prefix(limit * 4), as: UTF8.self).unicodeScalars {
+        let escaped = scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+        let piece = escaped ? "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}" : String(scalar)
+        let pieceWidth = escaped ? piece.unicodeScalars.count : 1
+        if width + pieceWidth > limit {
+            truncated = true
+            break
+        }
+        out += piece
+        width += pieceWidth
+    }
+    return "'" + out + (truncated ? "… (\(bytes.count) bytes)" : "") + "'"
+}

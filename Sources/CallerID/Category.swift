@@ -19,7 +19,7 @@ public struct Category: Hashable, Sendable, CustomStringConvertible {
     /// Creates a category; throws ``CallerIDError/Code-swift.struct/invalidInput`` for a bad name.
     public init(_ name: String, action: CategoryAction) throws(CallerIDError) {
         guard Category.isValidName(name) else {
-            throw CallerIDError(.invalidInput, "invalid category name '\(name)': use 1-64 characters a-z, 0-9, '-' or '_'")
+            throw CallerIDError(.invalidInput, "invalid category name \(quotedInput(name.utf8)): use 1-64 characters a-z, 0-9, '-' or '_'")
         }
         self.name = name
         self.action = action

@@ -60,6 +60,7 @@ public struct DatabaseBuilder {
     private var interner = LabelInterner()
     private var categories: [Category] = [.identify, .block]
     private var categoryCodes: [String: UInt8] = ["identify": 0, "block": 1]
+    private var lastCategory: (category: Category, code: UInt8)?
 
     public init(options: BuildOptions = BuildOptions()) {
         self.options = options
@@ -97,6 +98,14 @@ public struct DatabaseBuilder {
     }
 
     private mutating func categoryCode(_ category: Category) throws(CallerIDError) -> UInt8 {
+        // Consecutive records mostly share a category: skip the dictionary then.
+        if let last = lastCategory, last.category == category { return last.code }
+        let code = try lookUpCategoryCode(category)
+        lastCategory = (category, code)
+        return code
+    }
+
+    private mutating func lookUpCategoryCode(_ category: Category) throws(CallerIDError) -> UInt8 {
         if let code = categoryCodes[category.name] {
             guard categories[Int(code)].action == category.action else {
                 throw CallerIDError(.invalidInput, "category '\(category.name)' used with both actions identify and block")
@@ -295,16 +304,28 @@ public struct DatabaseBuilder {
         if lo == hi { return (.constant, lo, 0) }
         let forWidth = Format.bitWidth(UInt64(hi - lo))
         let forBits = v.count * forWidth
-        let palette = Array(Set(v)).sorted()
+        var palette = v.sorted()
+        var distinct = 0
+        for x in palette where distinct == 0 || palette[distinct - 1] != x {
+            palette[distinct] = x
+            distinct += 1
+        }
+        palette.removeSubrange(distinct...)
         let indexWidth = Format.bitWidth(UInt64(palette.count - 1))
         let paletteBits = 16 + palette.count * forWidth + 7 + v.count * indexWidth
         if paletteBits < forBits {
-            var index: [UInt32: Int] = [:]
-            for (i, p) in palette.enumerated() { index[p] = i }
             bits.write(UInt64(palette.count), width: 16)
             for p in palette { bits.write(UInt64(p - lo), width: forWidth) }
             bits.alignToByte()
-            for x in v { bits.write(UInt64(index[x]!), width: indexWidth) }
+            for x in v {
+                // Binary search: the palette is sorted and holds x.
+                var a = 0, b = palette.count
+                while a < b {
+                    let m = (a + b) / 2
+                    if palette[m] < x { a = m + 1 } else { b = m }
+                }
+                bits.write(UInt64(a), width: indexWidth)
+            }
             return (.palette, lo, forWidth)
         }
         for x in v { bits.write(UInt64(x - lo), width: forWidth) }

@@ -22,7 +22,7 @@ extension DatabaseBuilder {
         var reader = try LineReader(path: path)
         defer { reader.close() }
         var added = 0
-        var categoryCache: [[UInt8]: Category] = [:]
+        var categoryCache = CategoryCache()
         try reader.forEachLine { (line, lineNumber) throws(CallerIDError) in
             if line.isEmpty || line[0] == UInt8(ascii: "#") { return }
             do throws(CallerIDError) {
@@ -35,8 +35,9 @@ extension DatabaseBuilder {
         return added
     }
 
-    private mutating func addTSVRow(_ line: UnsafeRawBufferPointer, categoryCache: inout [[UInt8]: Category]) throws(CallerIDError) {
-        var tabs: [Int] = []
+    private mutating func addTSVRow(_ line: UnsafeRawBufferPointer, categoryCache: inout CategoryCache) throws(CallerIDError) {
+        // Up to three TAB positions, without allocating per row.
+        var tabs = TabPositions()
         for i in 0..<line.count where line[i] == 0x09 {
             tabs.append(i)
             if tabs.count > 2 { break }
@@ -54,23 +55,53 @@ extension DatabaseBuilder {
         do throws(CallerIDError) {
             number = try PhoneNumber.parse(bytes: numberField)
         } catch {
-            throw CallerIDError(.invalidNumber, "number '\(String(decoding: numberField, as: UTF8.self))': \(error.message)")
+            throw CallerIDError(.invalidNumber, "number \(quotedInput(numberField)): \(error.message)")
         }
         guard validUTF8(label) else {
             throw CallerIDError(.invalidInput, "label is not valid UTF-8")
         }
         var category = Category.identify
         if tabs.count > 1 {
-            let field = Array(UnsafeRawBufferPointer(rebasing: line[(tabs[1] + 1)...]))
+            let field = UnsafeRawBufferPointer(rebasing: line[(tabs[1] + 1)...])
             if !field.isEmpty {
-                if let c = categoryCache[field] {
-                    category = c
-                } else {
-                    category = try Category.named(String(decoding: field, as: UTF8.self))
-                    categoryCache[field] = category
-                }
+                category = try categoryCache.category(field)
             }
         }
         try add(number, utf8Label: label, category: category)
+    }
+}
+
+/// The first three TAB positions of a row.
+private struct TabPositions {
+    private var p = (0, 0, 0)
+    private(set) var count = 0
+    var isEmpty: Bool { count == 0 }
+
+    mutating func append(_ i: Int) {
+        switch count {
+        case 0: p.0 = i
+        case 1: p.1 = i
+        default: p.2 = i
+        }
+        count += 1
+    }
+
+    subscript(_ k: Int) -> Int { k == 0 ? p.0 : k == 1 ? p.1 : p.2 }
+}
+
+/// Category names seen so far; most files use a handful, so a linear scan that compares
+/// bytes in place beats hashing a new array for every row.
+private struct CategoryCache {
+    private var names: [[UInt8]] = []
+    private var categories: [Category] = []
+
+    mutating func category(_ field: UnsafeRawBufferPointer) throws(CallerIDError) -> Category {
+        for (i, name) in names.enumerated() where name.count == field.count && name.elementsEqual(field) {
+            return categories[i]
+        }
+        let c = try Category.named(String(decoding: field, as: UTF8.self))
+        names.append(Array(field))
+        categories.append(c)
+        return c
     }
 }
