@@ -13,6 +13,8 @@ let package = Package(
         .library(name: "CallerID", targets: ["CallerID"]),
         .library(name: "CallerIDPipeline", targets: ["CallerIDPipeline"]),
         .executable(name: "lookup", targets: ["lookup"]),
+        // libcallerid.so: the C ABI (header: include/callerid.h; see docs/C-ABI.md).
+        .library(name: "callerid", type: .dynamic, targets: ["CallerIDC"]),
     ],
     targets: [
         // C module over Debian's liblz4 and libxxhash (plus mallinfo2 and C11 atomics).
@@ -31,6 +33,12 @@ let package = Package(
         // Ingestion: input formats, encodings, number normalization, regions, shards, manifest.
         .target(
             name: "CallerIDPipeline",
+            dependencies: ["CallerID"],
+            swiftSettings: strictSettings
+        ),
+        // Exports the C functions of include/callerid.h (`@c`); built into libcallerid.so.
+        .target(
+            name: "CallerIDC",
             dependencies: ["CallerID"],
             swiftSettings: strictSettings
         ),

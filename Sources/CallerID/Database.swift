@@ -34,6 +34,9 @@ public struct EntryView {
 
     public var category: Category { database.categories[categoryCode] }
 
+    /// The category's position in ``Database/categories`` (no copy, no reference counting).
+    public var categoryIndex: Int { categoryCode }
+
     /// The label as a `String` (allocates for labels over 15 bytes).
     public var label: String { String(decoding: labelBytes, as: UTF8.self) }
 

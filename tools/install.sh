@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Builds libcallerid.so (release) and installs it with callerid.h and callerid.pc:
+#   PREFIX/lib/libcallerid.so  PREFIX/include/callerid.h  PREFIX/lib/pkgconfig/callerid.pc
+# so that `cc app.c $(pkg-config --cflags --libs callerid)` works (the .pc adds an rpath).
+#
+# Usage: bash tools/install.sh [--prefix DIR] [--static-stdlib] [--destdir DIR]
+#   --prefix DIR      install root (default /usr/local)
+#   --static-stdlib   link the Swift runtime into the .so, so that the target machine needs no
+#                     Swift installation (built in .build/static-stdlib, a separate scratch path)
+#   --destdir DIR     stage under DIR (the .pc still says PREFIX), for packaging
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+prefix=/usr/local
+destdir=""
+static=0
+usage() { echo "usage: bash tools/install.sh [--prefix DIR] [--static-stdlib] [--destdir DIR]"; }
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --prefix) prefix="${2:?--prefix needs a value}"; shift 2 ;;
+        --prefix=*) prefix="${1#*=}"; shift ;;
+        --destdir) destdir="${2:?--destdir needs a value}"; shift 2 ;;
+        --destdir=*) destdir="${1#*=}"; shift ;;
+        --static-stdlib) static=1; shift ;;
+        -h|--help) usage; exit 0 ;;
+        *) echo "error: unknown argument '$1'" >&2; usage >&2; exit 64 ;;
+    esac
+done
+case "$prefix" in /*) ;; *) prefix="$PWD/$prefix" ;; esac
+
+if ! command -v swift >/dev/null 2>&1 && [ -x /opt/swift/usr/bin/swift ]; then
+    export PATH="$PATH:/opt/swift/usr/bin"
+fi
+
+scratch=.build
+flags=()
+if [ "$static" = 1 ]; then
+    scratch=.build/static-stdlib
+    flags=(-Xswiftc -static-stdlib)
+fi
+swift build -c release --product callerid --scratch-path "$scratch" ${flags[@]+"${flags[@]}"}
+lib="$scratch/release/libcallerid.so"
+[ -f "$lib" ] || { echo "error: $lib was not built" >&2; exit 70; }
+
+version=$(sed -n 's/.*static let library = "\(.*\)".*/\1/p' Sources/CallerID/Version.swift)
+root="$destdir$prefix"
+install -d "$root/lib/pkgconfig" "$root/include"
+install -m 0755 "$lib" "$root/lib/libcallerid.so"
+install -m 0644 include/callerid.h "$root/include/callerid.h"
+sed -e "s|@PREFIX@|$prefix|g" -e "s|@VERSION@|${version:-0.0.0}|g" tools/callerid.pc.in > "$root/lib/pkgconfig/callerid.pc"
+
+echo "installed libcallerid.so $version into $root/lib ($([ "$static" = 1 ] && echo "Swift runtime linked in" || echo "needs the Swift runtime at run time"))"
+echo "build against it with:"
+echo "  PKG_CONFIG_PATH=$prefix/lib/pkgconfig cc app.c \$(pkg-config --cflags --libs callerid)"
