@@ -12,6 +12,7 @@ let package = Package(
     products: [
         .library(name: "CallerID", targets: ["CallerID"]),
         .library(name: "CallerIDPipeline", targets: ["CallerIDPipeline"]),
+        .library(name: "CallerIDDirectory", targets: ["CallerIDDirectory"]),
         .executable(name: "lookup", targets: ["lookup"]),
         // libcallerid.so: the C ABI (header: include/callerid.h; see docs/C-ABI.md).
         .library(name: "callerid", type: .dynamic, targets: ["CallerIDC"]),
@@ -36,6 +37,12 @@ let package = Package(
             dependencies: ["CallerID"],
             swiftSettings: strictSettings
         ),
+        // Feeding a Call Directory: installed store, merged stream, slots, chunked/incremental loading.
+        .target(
+            name: "CallerIDDirectory",
+            dependencies: ["CallerID"],
+            swiftSettings: strictSettings
+        ),
         // Exports the C functions of include/callerid.h (`@c`); built into libcallerid.so.
         .target(
             name: "CallerIDC",
@@ -44,12 +51,12 @@ let package = Package(
         ),
         .executableTarget(
             name: "lookup",
-            dependencies: ["CallerID", "CallerIDPipeline"],
+            dependencies: ["CallerID", "CallerIDPipeline", "CallerIDDirectory"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "CallerIDTests",
-            dependencies: ["CallerID", "CallerIDPipeline", "lookup"],
+            dependencies: ["CallerID", "CallerIDPipeline", "CallerIDDirectory", "lookup"],
             swiftSettings: strictSettings
         ),
     ],

@@ -8,6 +8,9 @@ usage: lookup NUMBER [--db FILE] [--json]      look up one number (exit 0 found,
        lookup dump [--db FILE] [--from N] [--category NAMES] [--action A] [--json]
        lookup verify FILE...                   check every checksum and decode everything
        lookup info FILE [--json]               format version, counts, section sizes
+       lookup install --store DIR [BUILD_DIR]  verify and install a build into a store (Call Directory)
+       lookup feed --store DIR [--slot i/M] [--chunk K] [--simulate]   load a slot as an extension would
+       lookup diff OLD NEW [--json]            the incremental change set between two sets
        lookup --version
 
 NUMBER may be written +7 913 123-45-67, 79131234567 or +79131234567.
@@ -37,6 +40,12 @@ do {
         status = try verifyCommand(Array(arguments.dropFirst()))
     case "info":
         status = try infoCommand(Array(arguments.dropFirst()))
+    case "install":
+        status = try installCommand(Array(arguments.dropFirst()))
+    case "feed":
+        status = try feedCommand(Array(arguments.dropFirst()))
+    case "diff":
+        status = try diffCommand(Array(arguments.dropFirst()))
     default:
         status = try lookupCommand(arguments)
     }

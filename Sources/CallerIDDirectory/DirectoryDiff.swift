@@ -1,0 +1,133 @@
+/// One list's old and new streams walked together: what must be removed and added to turn
+/// the old entries into the new ones.
+struct ListDiff {
+    enum Event {
+        /// In the old stream only: `old.number`, `old.label`.
+        case removal
+        /// In the new stream only: `new.number`, `new.label`.
+        case addition
+        /// In both with different labels (identification only): remove, then add the new label.
+        case change
+        /// In both, same label: nothing to do (reported only when asked).
+        case same
+    }
+
+    private(set) var old: MergedStream?
+    private(set) var new: MergedStream
+    private var oldHas = false, newHas = false
+    private var oldNeeds: Bool, newNeeds = true
+    private let compareLabels: Bool
+
+    init(old: MergedStream?, new: MergedStream) {
+        self.old = old
+        self.new = new
+        oldNeeds = old != nil
+        compareLabels = new.list == .identification
+    }
+
+    var oldNumber: UInt64 { old?.number ?? 0 }
+
+    /// The next difference (or `.same` entry); the streams' current entries describe it and
+    /// stay valid until the following call.
+    mutating func next() throws(DirectoryError) -> Event? {
+        if oldNeeds { oldHas = try old!.next(); oldNeeds = false }
+        if newNeeds { newHas = try new.next(); newNeeds = false }
+        switch (oldHas, newHas) {
+        case (false, false):
+            return nil
+        case (true, false):
+            oldNeeds = true
+            return .removal
+        case (false, true):
+            newNeeds = true
+            return .addition
+        case (true, true):
+            let a = old!.number, b = new.number
+            if a < b { oldNeeds = true; return .removal }
+            if b < a { newNeeds = true; return .addition }
+            oldNeeds = true
+            newNeeds = true
+            if compareLabels && !old!.label.elementsEqual(new.label) { return .change }
+            return .same
+        }
+    }
+}
+
+/// One change of a delta, in the order a Call Directory request takes them.
+public struct DeltaChange: Sendable, Equatable, CustomStringConvertible {
+    public enum Kind: Sendable, Equatable { case removal, addition }
+    public var kind: Kind
+    public var list: CallDirectoryList
+    public var number: UInt64
+    /// The new label of an addition; the old label of a removal (empty for blocking).
+    public var label: String
+
+    /// `+|-<TAB>identify|block<TAB>NUMBER<TAB>LABEL`, the line `lookup diff` prints.
+    public var description: String { "\(kind == .removal ? "-" : "+")\t\(list)\t\(number)\t\(label)" }
+}
+
+/// How many changes a delta has, per list.
+public struct DeltaCounts: Sendable, Equatable {
+    public var removals: [CallDirectoryList: Int] = [.identification: 0, .blocking: 0]
+    public var additions: [CallDirectoryList: Int] = [.identification: 0, .blocking: 0]
+    /// Entries of the new set, per list.
+    public var newEntries: [CallDirectoryList: Int] = [.identification: 0, .blocking: 0]
+
+    /// Calls a delta request makes.
+    public var changes: Int { removals.values.reduce(0, +) + additions.values.reduce(0, +) }
+    /// Calls a full reload makes (two "remove all" calls and every new entry).
+    public var fullReload: Int { 2 + newEntries.values.reduce(0, +) }
+}
+
+/// The change set from one snapshot to another: removals then ascending additions, per list,
+/// a changed label being a removal and an addition (the order CallKit accepts in one
+/// incremental request). `old == nil` means nothing loaded: every entry is an addition.
+public enum DirectoryDiff {
+    /// Calls `body` with every change: identification removals, blocking removals,
+    /// identification additions, blocking additions, each ascending.
+    public static func forEach(old: DirectorySnapshot?, new: DirectorySnapshot, in range: Range<UInt64> = 0..<UInt64.max,
+                               _ body: (DeltaChange) -> Void) throws(DirectoryError) {
+        for removals in [true, false] {
+            for list in CallDirectoryList.allCases {
+                var diff = ListDiff(old: old?.stream(list, in: range), new: new.stream(list, in: range))
+                while let event = try diff.next() {
+                    switch event {
+                    case .removal where removals:
+                        body(DeltaChange(kind: .removal, list: list, number: diff.old!.number, label: diff.old!.labelString))
+                    case .change where removals:
+                        body(DeltaChange(kind: .removal, list: list, number: diff.old!.number, label: diff.old!.labelString))
+                    case .addition where !removals, .change where !removals:
+                        body(DeltaChange(kind: .addition, list: list, number: diff.new.number, label: diff.new.labelString))
+                    default:
+                        break
+                    }
+                }
+            }
+        }
+    }
+
+    /// Counts the changes (one pass per list, no label strings made).
+    public static func count(old: DirectorySnapshot?, new: DirectorySnapshot, in range: Range<UInt64> = 0..<UInt64.max) throws(DirectoryError) -> DeltaCounts {
+        var counts = DeltaCounts()
+        for list in CallDirectoryList.allCases {
+            try count(&counts, list: list, old: old?.stream(list, in: range), new: new.stream(list, in: range))
+        }
+        return counts
+    }
+
+    static func count(_ counts: inout DeltaCounts, list: CallDirectoryList, old: MergedStream?, new: MergedStream) throws(DirectoryError) {
+        var diff = ListDiff(old: old, new: new)
+        var removals = 0, additions = 0, entries = 0
+        while let event = try diff.next() {
+            switch event {
+            case .removal: removals += 1
+            case .addition: additions += 1; entries += 1
+            case .change: removals += 1; additions += 1; entries += 1
+            case .same: entries += 1
+            }
+        }
+        counts.removals[list, default: 0] += removals
+        counts.additions[list, default: 0] += additions
+        counts.newEntries[list, default: 0] += entries
+    }
+}

@@ -1,0 +1,64 @@
+public import CallerID
+
+/// The error type of the Call Directory layer (store, merge, budgets, loading): a stable
+/// ``Code`` for programs and a message for people that names the file, rule or budget.
+///
+/// CallKit's own failures (what `completeRequest` would report) are ``CallDirectoryError``.
+public struct DirectoryError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// A stable error code. New codes may be added; switch with a `default`.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        public let rawValue: String
+        private init(_ rawValue: String) { self.rawValue = rawValue }
+
+        /// A file or directory is missing.
+        public static let fileNotFound = Code("file-not-found")
+        /// A system call failed (open, write, fsync, rename, link…).
+        public static let io = Code("io")
+        /// A database file fails verification: wrong size, wrong XXH3, damaged content.
+        public static let corrupt = Code("corrupt")
+        /// `manifest.json` (or `settings.json`, `plan.json`) is missing a field, malformed or inconsistent.
+        public static let badManifest = Code("bad-manifest")
+        /// The entries do not fit: more than slots × max entries, or a rule larger than the budget.
+        public static let budgetExceeded = Code("budget-exceeded")
+        /// A blocking rule (`+33 6 12 ## ## ##`, `START..END`) cannot be read.
+        public static let invalidRule = Code("invalid-rule")
+        /// An argument is out of range (a slot index, a chunk size, an unsorted allow list…).
+        public static let invalidArgument = Code("invalid-argument")
+        /// The database format is newer than this reader.
+        public static let unsupportedVersion = Code("unsupported-version")
+
+        public var description: String { rawValue }
+    }
+
+    public let code: Code
+    /// A human-readable message naming the file, rule or budget involved.
+    public let message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { message }
+
+    /// Wraps a core library error, keeping its message.
+    public init(_ error: CallerIDError) {
+        switch error.code {
+        case .fileNotFound: self.init(.fileNotFound, error.message)
+        case .io: self.init(.io, error.message)
+        case .unsupportedVersion: self.init(.unsupportedVersion, error.message)
+        default: self.init(.corrupt, error.message)
+        }
+    }
+}
+
+/// Formats an integer with thousands separators for messages (`1,999,999`).
+func grouped(_ n: some BinaryInteger) -> String {
+    let digits = String(n.magnitude)
+    var out = ""
+    for (i, c) in digits.enumerated() {
+        if i > 0, (digits.count - i) % 3 == 0 { out.append(",") }
+        out.append(c)
+    }
+    return (n < 0 ? "-" : "") + out
+}

@@ -1,0 +1,220 @@
+/// What one request did.
+public struct FeedResult: Sendable {
+    public enum Mode: Sendable, Equatable, CustomStringConvertible {
+        /// The complete set from the start (a request that is not incremental, or an
+        /// incremental one that began with "remove all": the loaded state was unknown, or a
+        /// delta would have cost more).
+        case full
+        /// Removals and additions from the previously loaded version.
+        case delta
+        /// The continuation of a chunked load or delta.
+        case resumed
+        /// Nothing to do: the loaded entries are the target's.
+        case upToDate
+
+        public var description: String {
+            switch self {
+            case .full: "full"
+            case .delta: "delta"
+            case .resumed: "resumed"
+            case .upToDate: "up-to-date"
+            }
+        }
+    }
+
+    public var mode: Mode
+    /// True when the request began with both "remove all" calls.
+    public var removedAll = false
+    public var added: [CallDirectoryList: Int] = [.identification: 0, .blocking: 0]
+    public var removed: [CallDirectoryList: Int] = [.identification: 0, .blocking: 0]
+    /// The cursor to save once the request completed successfully.
+    public var cursor: LoadCursor
+    /// When the request switched to a new version: the change counts it weighed (delta vs full).
+    public var weighed: DeltaCounts?
+
+    /// True when the system will hold the whole target once this request completes.
+    public var isComplete: Bool { cursor.isComplete }
+    /// Sink calls made (additions, removals, "remove all").
+    public var calls: Int { added.values.reduce(0, +) + removed.values.reduce(0, +) + (removedAll ? 2 : 0) }
+}
+
+/// Loads one slot of an installed set into a Call Directory extension, request by request.
+///
+/// ```swift
+/// // In the extension's beginRequest(with:):
+/// let store = try InstalledStore(path: container + "/callerid")
+/// let feeder = try DirectoryFeeder(store: store, slot: 0)
+/// let saved = defaults.data(forKey: "cursor").flatMap { try? LoadCursor(bytes: [UInt8]($0)) }
+/// let result = try feeder.serve(CallKitSink(context), cursor: saved, chunk: 50_000)
+/// defaults.set(Data(result.cursor.bytes), forKey: "cursor-pending")
+/// context.completeRequest()
+/// // In the app, when reloadExtension completes without error: pending → "cursor"; while the
+/// // cursor is not complete, reloadExtension again (the next request is incremental).
+/// ```
+///
+/// - A request that is not incremental gets the target from the start (the system holds
+///   nothing: first load, or the extension was switched off and on).
+/// - An incremental request with the cursor of the same target continues where it stopped.
+/// - An incremental request after an install (a new target) sends the delta from what is
+///   loaded — removals first, then ascending additions, per list — when the loaded version is
+///   still on disk and the delta is cheaper than a full reload; otherwise it sends "remove all"
+///   and the target from the start. A delta is chunked like a load.
+/// - `chunk` bounds the additions and removals of one request (the two "remove all" calls are
+///   extra); nil sends everything at once.
+public struct DirectoryFeeder {
+    public let target: DirectorySnapshot
+    public let version: LoadCursor.Version
+    private let open: (UInt64) -> DirectorySnapshot?
+
+    /// Feeds `slot` (0-based) of the store's current generation, split by `plan` (default:
+    /// the plan stored with the generation). Earlier generations still on disk serve deltas.
+    public init(store: InstalledStore, slot: Int, plan: SlotPlan? = nil) throws(DirectoryError) {
+        guard let g = try store.current() else {
+            throw DirectoryError(.fileNotFound, "\(store.path): nothing installed yet (complete the request with no entries)")
+        }
+        var p: SlotPlan
+        if let plan {
+            p = plan
+            try p.validate(path: "slot plan")
+        } else {
+            p = try store.plan(g)
+        }
+        guard p.slots.indices.contains(slot) else {
+            throw DirectoryError(.invalidArgument, "slot \(slot + 1) of \(p.slots.count): no such slot")
+        }
+        let snapshot = try store.snapshot(g)
+        self.init(target: snapshot, generation: g.id, range: p.slots[slot].range) { id in
+            if id == g.id { return snapshot }
+            return store.generation(id).flatMap { try? DirectorySnapshot(directory: $0.path) }
+        }
+    }
+
+    /// Feeds `range` of `target`, known as `generation`; `previous` opens earlier generations
+    /// by id (nil when gone) to compute deltas.
+    public init(target: DirectorySnapshot, generation: UInt64, range: Range<UInt64> = 0..<UInt64.max,
+                previous: @escaping (UInt64) -> DirectorySnapshot?) {
+        self.target = target
+        version = LoadCursor.Version(generation: generation, range: range)
+        open = previous
+    }
+
+    /// Serves one request: see the type's documentation.
+    /// - Parameters:
+    ///   - cursor: the cursor saved after the last successful request (nil: unknown).
+    ///   - chunk: at most this many additions and removals in this request (nil: no limit).
+    public func serve<S: CallDirectorySink>(_ sink: S, cursor saved: LoadCursor?, chunk: Int? = nil) throws(DirectoryError) -> FeedResult {
+        if let chunk, chunk < 1 { throw DirectoryError(.invalidArgument, "chunk: \(chunk); give at least 1") }
+        var budget = chunk ?? Int.max
+        let fresh = LoadCursor(target: version, base: nil, phase: .addIdentification, position: version.lowerBound)
+        var result = FeedResult(mode: .full, cursor: fresh)
+        var base: DirectorySnapshot? = nil
+        var reset = false
+
+        if !sink.isIncremental {
+            result.mode = .full
+        } else if let saved, saved.target == version {
+            result.cursor = saved
+            result.mode = saved.isComplete ? .upToDate : .resumed
+            if let b = saved.base {
+                base = open(b.generation)
+                if base == nil { reset = true }
+            }
+        } else if let saved, let loaded = saved.loadedVersion, let old = open(loaded.generation) {
+            var counts = DeltaCounts()
+            for list in CallDirectoryList.allCases {
+                try DirectoryDiff.count(&counts, list: list,
+                                        old: old.stream(list, in: Self.span(loaded.lowerBound, loaded.end(list))),
+                                        new: target.stream(list, in: Self.span(version.lowerBound, version.upperBound)))
+            }
+            result.weighed = counts
+            if counts.changes < counts.fullReload {
+                result.mode = .delta
+                base = old
+                result.cursor = LoadCursor(target: version, base: loaded, phase: .removeIdentification,
+                                           position: min(loaded.lowerBound, version.lowerBound))
+            } else {
+                reset = true
+            }
+        } else {
+            reset = true
+        }
+        if reset {
+            sink.removeAllIdentificationEntries()
+            sink.removeAllBlockingEntries()
+            result.removedAll = true
+            result.mode = .full
+            result.cursor = fresh
+            base = nil
+        }
+
+        var c = result.cursor
+        // Plain counters in the loop (a dictionary update per entry costs a hash).
+        var addedIdentification = 0, addedBlocking = 0, removedIdentification = 0, removedBlocking = 0
+        while c.phase != .complete && budget > 0 {
+            let list: CallDirectoryList = (c.phase == .removeIdentification || c.phase == .addIdentification) ? .identification : .blocking
+            let removing = c.phase == .removeIdentification || c.phase == .removeBlocking
+            let targetSpan = Self.span(max(c.position, version.lowerBound), version.upperBound)
+            var stoppedAt: UInt64? = nil
+            if let b = c.base, let base {
+                var diff = ListDiff(old: base.stream(list, in: Self.span(max(c.position, b.lowerBound), b.end(list))),
+                                    new: target.stream(list, in: targetSpan))
+                while let event = try diff.next() {
+                    let n: UInt64
+                    switch (event, removing) {
+                    case (.removal, true), (.change, true):
+                        n = diff.oldNumber
+                        if list == .identification {
+                            sink.removeIdentificationEntry(Int64(n))
+                            removedIdentification += 1
+                        } else {
+                            sink.removeBlockingEntry(Int64(n))
+                            removedBlocking += 1
+                        }
+                    case (.addition, false), (.change, false):
+                        n = diff.new.number
+                        if list == .identification {
+                            sink.addIdentificationEntry(Int64(n), label: diff.new.labelString)
+                            addedIdentification += 1
+                        } else {
+                            sink.addBlockingEntry(Int64(n))
+                            addedBlocking += 1
+                        }
+                    default:
+                        continue
+                    }
+                    budget -= 1
+                    if budget == 0 { stoppedAt = n; break }
+                }
+            } else if !removing {
+                var s = target.stream(list, in: targetSpan)
+                while try s.next() {
+                    if list == .identification {
+                        sink.addIdentificationEntry(Int64(s.number), label: s.labelString)
+                        addedIdentification += 1
+                    } else {
+                        sink.addBlockingEntry(Int64(s.number))
+                        addedBlocking += 1
+                    }
+                    budget -= 1
+                    if budget == 0 { stoppedAt = s.number; break }
+                }
+            }
+            if let stoppedAt {
+                c.position = stoppedAt + 1
+            } else {
+                c.phase = LoadCursor.Phase(rawValue: c.phase.rawValue + 1)!
+                c.position = min(c.base?.lowerBound ?? version.lowerBound, version.lowerBound)
+            }
+        }
+        result.added = [.identification: addedIdentification, .blocking: addedBlocking]
+        result.removed = [.identification: removedIdentification, .blocking: removedBlocking]
+        if c.phase == .complete {
+            c.base = nil
+            c.position = 0
+        }
+        result.cursor = c
+        return result
+    }
+
+    static func span(_ from: UInt64, _ to: UInt64) -> Range<UInt64> { from..<max(from, to) }
+}

@@ -1,0 +1,231 @@
+public import Foundation
+
+/// `manifest.json` of a build output directory (written by `lookup build` / CallerIDPipeline)
+/// or of an installed generation. Read tolerantly: unknown keys are ignored and every field
+/// except `file`, `bytes` and `xxh3` may be missing or null.
+public struct DirectoryManifest: Sendable, Equatable {
+    /// One database file of the set.
+    public struct File: Sendable, Equatable {
+        /// File name inside the directory (no `/`).
+        public var file: String
+        public var region: String?
+        /// `all`, `identify`, `block` or `top`.
+        public var kind: String?
+        public var shard: Int?
+        public var shards: Int?
+        public var entries: Int?
+        public var firstNumber: UInt64?
+        public var lastNumber: UInt64?
+        public var rangeStart: UInt64?
+        public var rangeEnd: UInt64?
+        public var categories: [String: Int]?
+        public var actions: [String: Int]?
+        /// Size of the file in bytes.
+        public var bytes: Int
+        /// XXH3-64 (seed 0) of the whole file.
+        public var xxh3: UInt64
+        public var formatVersion: String?
+        /// Precedence when several files hold a number: higher wins (default 0), then the file
+        /// listed earlier. See ``DirectorySnapshot``.
+        public var priority: Int?
+
+        public init(file: String, region: String? = nil, kind: String? = nil, entries: Int? = nil,
+                    bytes: Int, xxh3: UInt64, priority: Int? = nil) {
+            self.file = file
+            self.region = region
+            self.kind = kind
+            self.entries = entries
+            self.bytes = bytes
+            self.xxh3 = xxh3
+            self.priority = priority
+        }
+
+        /// The region this file belongs to (its file name when the manifest names none).
+        public var regionKey: String { region ?? file }
+    }
+
+    public var manifestVersion: Int?
+    public var formatVersion: String?
+    public var datasetVersion: String?
+    public var buildTime: String?
+    public var files: [File]
+
+    public init(files: [File], datasetVersion: String? = nil) {
+        self.files = files
+        self.datasetVersion = datasetVersion
+        manifestVersion = 1
+    }
+
+    /// The most files a merge reads at once.
+    public static let maxFiles = 256
+
+    /// Reads `directory/manifest.json`.
+    public static func read(directory: String) throws(DirectoryError) -> DirectoryManifest {
+        try decode(try readManifestBytes(directory: directory), path: directory + "/manifest.json")
+    }
+
+    /// Decodes and validates manifest bytes; `path` names them in errors.
+    public static func decode(_ data: Data, path: String) throws(DirectoryError) -> DirectoryManifest {
+        let manifest: DirectoryManifest
+        do {
+            manifest = try JSONDecoder().decode(DirectoryManifest.self, from: data)
+        } catch let error as DirectoryError {
+            throw DirectoryError(.badManifest, "\(path): \(error.message)")
+        } catch let DecodingError.keyNotFound(key, context) {
+            throw DirectoryError(.badManifest, "\(path): missing \"\(key.stringValue)\"\(where_(context.codingPath))")
+        } catch let DecodingError.typeMismatch(_, context), let DecodingError.valueNotFound(_, context) {
+            throw DirectoryError(.badManifest, "\(path): wrong type\(where_(context.codingPath)): \(context.debugDescription)")
+        } catch let DecodingError.dataCorrupted(context) {
+            throw DirectoryError(.badManifest, "\(path): \(context.debugDescription)\(where_(context.codingPath))")
+        } catch {
+            throw DirectoryError(.badManifest, "\(path): not a manifest: \(error)")
+        }
+        try manifest.validate(path: path)
+        return manifest
+    }
+
+    func validate(path: String) throws(DirectoryError) {
+        guard files.count <= Self.maxFiles else {
+            throw DirectoryError(.badManifest, "\(path): \(files.count) files; a merge reads at most \(Self.maxFiles)")
+        }
+        var seen: Set<String> = []
+        for (i, f) in files.enumerated() {
+            guard Self.isPlainFileName(f.file) else {
+                throw DirectoryError(.badManifest, "\(path): files[\(i)]: '\(f.file)' is not a plain file name")
+            }
+            guard seen.insert(f.file).inserted else {
+                throw DirectoryError(.badManifest, "\(path): files[\(i)]: '\(f.file)' is listed twice")
+            }
+            guard f.bytes >= 0 else { throw DirectoryError(.badManifest, "\(path): files[\(i)]: negative size") }
+        }
+    }
+
+    /// A name without `/`, NUL or a leading `.`, not a name the store uses for itself.
+    static func isPlainFileName(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.count <= 255 && !name.hasPrefix(".") && !name.contains("/") && !name.contains("\0")
+            && !["manifest.json", "settings.json", "plan.json"].contains(name)
+    }
+
+    static func readManifestBytes(directory: String) throws(DirectoryError) -> Data {
+        let path = directory + "/manifest.json"
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw DirectoryError(.fileNotFound, "\(path): no manifest.json (not a build output directory or store generation)")
+        }
+        do {
+            return try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw DirectoryError(.io, "\(path): cannot read: \(error.localizedDescription)")
+        }
+    }
+
+    /// The JSON text of this manifest (only the known fields; an install copies the build's
+    /// manifest verbatim instead, so unknown fields survive).
+    public func jsonData() -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return (try? encoder.encode(self)) ?? Data()
+    }
+
+    private static func where_(_ path: [any CodingKey]) -> String {
+        path.isEmpty ? "" : " at " + path.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+    }
+}
+
+extension DirectoryManifest: Codable {
+    enum CodingKeys: String, CodingKey {
+        case manifestVersion = "manifest_version", formatVersion = "format_version"
+        case datasetVersion = "dataset_version", buildTime = "build_time", files
+    }
+}
+
+extension DirectoryManifest.File: Codable {
+    enum CodingKeys: String, CodingKey {
+        case file, region, kind, shard, shards, entries, categories, actions, bytes, xxh3, priority
+        case firstNumber = "first_number", lastNumber = "last_number"
+        case rangeStart = "range_start", rangeEnd = "range_end", formatVersion = "format_version"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        file = try c.decode(String.self, forKey: .file)
+        region = try c.decodeIfPresent(String.self, forKey: .region)
+        kind = try c.decodeIfPresent(String.self, forKey: .kind)
+        shard = try c.decodeIfPresent(Int.self, forKey: .shard)
+        shards = try c.decodeIfPresent(Int.self, forKey: .shards)
+        entries = try c.decodeIfPresent(Int.self, forKey: .entries)
+        firstNumber = try c.decodeIfPresent(UInt64.self, forKey: .firstNumber)
+        lastNumber = try c.decodeIfPresent(UInt64.self, forKey: .lastNumber)
+        rangeStart = try c.decodeIfPresent(UInt64.self, forKey: .rangeStart)
+        rangeEnd = try c.decodeIfPresent(UInt64.self, forKey: .rangeEnd)
+        categories = try c.decodeIfPresent([String: Int].self, forKey: .categories)
+        actions = try c.decodeIfPresent([String: Int].self, forKey: .actions)
+        bytes = try c.decode(Int.self, forKey: .bytes)
+        let hex = try c.decode(String.self, forKey: .xxh3)
+        guard hex.utf8.count == 16, let h = UInt64(hex, radix: 16) else {
+            throw DecodingError.dataCorruptedError(forKey: .xxh3, in: c, debugDescription: "xxh3 '\(hex)' is not 16 hex digits")
+        }
+        xxh3 = h
+        formatVersion = try c.decodeIfPresent(String.self, forKey: .formatVersion)
+        priority = try c.decodeIfPresent(Int.self, forKey: .priority)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(file, forKey: .file)
+        try c.encodeIfPresent(region, forKey: .region)
+        try c.encodeIfPresent(kind, forKey: .kind)
+        try c.encodeIfPresent(shard, forKey: .shard)
+        try c.encodeIfPresent(shards, forKey: .shards)
+        try c.encodeIfPresent(entries, forKey: .entries)
+        try c.encodeIfPresent(firstNumber, forKey: .firstNumber)
+        try c.encodeIfPresent(lastNumber, forKey: .lastNumber)
+        try c.encodeIfPresent(rangeStart, forKey: .rangeStart)
+        try c.encodeIfPresent(rangeEnd, forKey: .rangeEnd)
+        try c.encodeIfPresent(categories, forKey: .categories)
+        try c.encodeIfPresent(actions, forKey: .actions)
+        try c.encode(bytes, forKey: .bytes)
+        try c.encode(hex16(xxh3), forKey: .xxh3)
+        try c.encodeIfPresent(formatVersion, forKey: .formatVersion)
+        try c.encodeIfPresent(priority, forKey: .priority)
+    }
+}
+
+/// 16 lowercase hex digits.
+func hex16(_ v: UInt64) -> String {
+    let s = String(v, radix: 16)
+    return String(repeating: "0", count: 16 - s.count) + s
+}
+
+/// What changed between two installed sets, by region (files compared by name, size and XXH3).
+public struct RegionChanges: Sendable, Equatable {
+    public var added: [String] = []
+    public var removed: [String] = []
+    public var changed: [String] = []
+    public var unchanged: [String] = []
+
+    /// True when a reload is needed: a region was added, removed or changed.
+    public var isEmpty: Bool { added.isEmpty && removed.isEmpty && changed.isEmpty }
+}
+
+/// Regions added, removed or changed from `old` (nil: nothing installed) to `new`, found by
+/// comparing each region's files (name, size, XXH3) and priorities. Sorted by name.
+public func changedRegions(_ old: DirectoryManifest?, _ new: DirectoryManifest) -> RegionChanges {
+    struct Key: Hashable { var file: String; var bytes: Int; var xxh3: UInt64; var priority: Int }
+    func byRegion(_ m: DirectoryManifest?) -> [String: Set<Key>] {
+        var out: [String: Set<Key>] = [:]
+        for f in m?.files ?? [] {
+            out[f.regionKey, default: []].insert(Key(file: f.file, bytes: f.bytes, xxh3: f.xxh3, priority: f.priority ?? 0))
+        }
+        return out
+    }
+    let a = byRegion(old), b = byRegion(new)
+    var changes = RegionChanges()
+    for region in Set(a.keys).union(b.keys).sorted() {
+        switch (a[region], b[region]) {
+        case (nil, _): changes.added.append(region)
+        case (_, nil): changes.removed.append(region)
+        case let (x?, y?): if x == y { changes.unchanged.append(region) } else { changes.changed.append(region) }
+        }
+    }
+    return changes
+}

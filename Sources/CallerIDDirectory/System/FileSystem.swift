@@ -1,0 +1,112 @@
+// The one file of this target with libc calls: fsync, rename, link, flock, directory listing.
+#if canImport(Glibc)
+internal import Glibc
+#elseif canImport(Darwin)
+internal import Darwin
+#endif
+import Foundation
+
+enum FileSystem {
+    static func errnoText(_ code: Int32 = errno) -> String { String(cString: strerror(code)) }
+
+    static func ioError(_ path: String, _ what: String, _ code: Int32 = errno) -> DirectoryError {
+        DirectoryError(code == ENOENT || code == ENOTDIR ? .fileNotFound : .io, "\(path): cannot \(what): \(errnoText(code))")
+    }
+
+    static func exists(_ path: String) -> Bool {
+        var st = stat()
+        return stat(path, &st) == 0
+    }
+
+    static func isDirectory(_ path: String) -> Bool {
+        var st = stat()
+        return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR
+    }
+
+    /// Size of a regular file, nil when it is missing or not a regular file.
+    static func fileSize(_ path: String) -> Int? {
+        var st = stat()
+        guard stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return Int(st.st_size)
+    }
+
+    static func makeDirectory(_ path: String) throws(DirectoryError) {
+        guard mkdir(path, 0o755) == 0 || errno == EEXIST else { throw ioError(path, "create directory") }
+    }
+
+    /// Flushes a file or directory to stable storage.
+    static func sync(_ path: String, directory: Bool = false) throws(DirectoryError) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | (directory ? O_DIRECTORY : 0))
+        guard fd >= 0 else { throw ioError(path, "open for fsync") }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else { throw ioError(path, "fsync") }
+    }
+
+    static func rename(_ from: String, _ to: String) throws(DirectoryError) {
+        guard Glibc_rename(from, to) == 0 else { throw ioError(from, "rename to \(to)") }
+    }
+
+    /// A hard link; false when the file system refuses (the caller copies instead).
+    static func hardLink(_ from: String, _ to: String) -> Bool {
+        link(from, to) == 0
+    }
+
+    /// Copies a file (Foundation), then fsyncs the copy.
+    static func copy(_ from: String, _ to: String) throws(DirectoryError) {
+        do {
+            try FileManager.default.copyItem(atPath: from, toPath: to)
+        } catch {
+            throw DirectoryError(exists(from) ? .io : .fileNotFound, "\(from): cannot copy to \(to): \(error.localizedDescription)")
+        }
+        try sync(to)
+    }
+
+    /// Writes a small file durably: temporary name, fsync, rename over `path`, fsync of the folder.
+    static func writeAtomically(_ data: Data, to path: String) throws(DirectoryError) {
+        let dir = (path as NSString).deletingLastPathComponent
+        let tmp = dir + "/." + (path as NSString).lastPathComponent + ".tmp-\(getpid())"
+        guard FileManager.default.createFile(atPath: tmp, contents: data) else {
+            throw DirectoryError(.io, "\(tmp): cannot write")
+        }
+        do {
+            try sync(tmp)
+            try rename(tmp, path)
+            try sync(dir.isEmpty ? "." : dir, directory: true)
+        } catch {
+            _ = unlink(tmp)
+            throw error
+        }
+    }
+
+    /// Writes a new file (no rename) and fsyncs it.
+    static func writeDurably(_ data: Data, to path: String) throws(DirectoryError) {
+        guard FileManager.default.createFile(atPath: path, contents: data) else {
+            throw DirectoryError(.io, "\(path): cannot write")
+        }
+        try sync(path)
+    }
+
+    static func removeTree(_ path: String) {
+        try? FileManager.default.removeItem(atPath: path)
+    }
+
+    static func list(_ path: String) -> [String] {
+        (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+    }
+
+    /// An exclusive advisory lock on `path` (created if needed), held until `body` returns.
+    static func withLock<R>(_ path: String, _ body: () throws(DirectoryError) -> R) throws(DirectoryError) -> R {
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw ioError(path, "open lock file") }
+        defer { close(fd) }
+        guard flock(fd, LOCK_EX) == 0 else { throw ioError(path, "lock") }
+        defer { _ = flock(fd, LOCK_UN) }
+        return try body()
+    }
+}
+
+#if canImport(Glibc)
+private func Glibc_rename(_ a: String, _ b: String) -> Int32 { Glibc.rename(a, b) }
+#else
+private func Glibc_rename(_ a: String, _ b: String) -> Int32 { Darwin.rename(a, b) }
+#endif

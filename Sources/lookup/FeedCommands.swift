@@ -1,0 +1,419 @@
+import Foundation
+import CallerID
+import CallerIDDirectory
+
+// `lookup install`, `lookup feed`, `lookup diff`: the installed store and the Call Directory
+// loader, run against the CallKit simulator (see docs/CALL-DIRECTORY.md).
+
+/// Exit code for a Call Directory layer error.
+func exitCode(for error: DirectoryError) -> Int32 {
+    switch error.code {
+    case .fileNotFound: Exit.noInput
+    case .io: Exit.ioError
+    case .invalidArgument, .invalidRule: Exit.usage
+    default: Exit.dataError
+    }
+}
+
+func toolError(_ error: DirectoryError) -> ToolError {
+    ToolError(code: exitCode(for: error), message: error.message)
+}
+
+/// A ToolError as it is; a DirectoryError mapped to its exit code.
+func toolError(_ error: any Error) -> ToolError {
+    if let e = error as? ToolError { return e }
+    if let e = error as? DirectoryError { return toolError(e) }
+    return ToolError(code: Exit.dataError, message: "\(error)")
+}
+
+/// `i/M` (1-based) → (index 0-based, M).
+func parseSlot(_ text: String, command: String) throws(ToolError) -> (index: Int, count: Int) {
+    let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+    guard parts.count == 2, let i = Int(parts[0]), let m = Int(parts[1]), (1...64).contains(m), (1...m).contains(i) else {
+        throw .usage("--slot takes i/M with 1 ≤ i ≤ M ≤ 64 (for example 2/3), not '\(text)'", command: command)
+    }
+    return (i - 1, m)
+}
+
+func parsePositive(_ text: String?, _ name: String, command: String) throws(ToolError) -> Int? {
+    guard let text else { return nil }
+    guard let v = Int(text.replacingOccurrences(of: "_", with: "").replacingOccurrences(of: ",", with: "")), v >= 1 else {
+        throw .usage("\(name) takes a positive integer, not '\(text)'", command: command)
+    }
+    return v
+}
+
+// MARK: install
+
+let installHelp = """
+usage: lookup install --store DIR [BUILD_DIR] [--slots M] [--max-entries N] [--allow FILE]
+                      [--rule RULE]... [--no-rules] [--block-categories LIST] [--json]
+
+Installs the databases of BUILD_DIR (a 'lookup build' output directory with manifest.json)
+into the store DIR as a new generation, or, without BUILD_DIR, the current data again with
+new settings. Every file is verified first (size, whole-file XXH3 against the manifest, full
+database check), staged, fsynced, and only then made current by one atomic rename. A damaged
+or truncated file, a bad manifest or a set over the budget changes nothing: the previous set
+stays in place and in use. The previous generation is kept until the next install succeeds.
+
+Settings (default: those of the current generation):
+  --slots M               extensions the entries are split across (1-64)
+  --max-entries N         entries per extension, both lists (default 1,999,999)
+  --allow FILE            numbers never blocked, one per line ('#' starts a comment)
+  --rule RULE             block a prefix ('+33 6 12 ## ## ##') or a range (START..END);
+                          repeat for several; replaces the current rules
+  --no-rules              remove every rule
+  --block-categories LIST block only these categories (comma-separated); 'all' for every one
+  --json                  print the report as JSON
+
+Exit: 0 installed, 64 usage or bad rule, 65 damaged file, bad manifest or over budget,
+66 missing file, 74 I/O error.
+
+"""
+
+func installCommand(_ raw: [String]) throws(ToolError) -> Int32 {
+    if raw.contains("--help") || raw.contains("-h") {
+        print(installHelp, terminator: "")
+        return Exit.ok
+    }
+    let command = "install"
+    let args = try Arguments(raw, command: command, valued: ["--store", "--slots", "--max-entries", "--allow", "--rule", "--block-categories"],
+                             flags: ["--json", "--no-rules"])
+    guard let storePath = args.value("--store") else { throw .usage("no store: pass --store DIR", command: command) }
+    guard args.positionals.count <= 1 else { throw .usage("give one build directory", command: command) }
+    do {
+        let store = try InstalledStore(path: storePath)
+        var settings = try store.settings()
+        if let m = try parsePositive(args.value("--slots"), "--slots", command: command) { settings.slots = m }
+        if let n = try parsePositive(args.value("--max-entries"), "--max-entries", command: command) { settings.maxEntries = n }
+        if let file = args.value("--allow") { settings.allowList = try readNumberList(file) }
+        if args.flag("--no-rules") { settings.rules = [] }
+        let rules = args.values("--rule")
+        if !rules.isEmpty { settings.rules = try rules.map { r throws(DirectoryError) in try BlockingRule(r) } }
+        if let list = args.value("--block-categories") {
+            settings.blockCategories = list == "all" ? nil : list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        }
+        let started = Date()
+        let report: InstalledStore.InstallReport
+        if let build = args.positionals.first {
+            report = try store.install(from: build, settings: settings)
+        } else {
+            report = try store.updateSettings(settings)
+        }
+        let seconds = Date().timeIntervalSince(started)
+        var out = Output()
+        let c = report.changes
+        if args.flag("--json") {
+            func names(_ a: [String]) -> String { "[" + a.map(jsonString).joined(separator: ",") + "]" }
+            let slots = report.plan.slots.enumerated().map { i, s in
+                "{\"slot\":\(i + 1),\"lower_bound\":\(s.lowerBound),\"upper_bound\":\(s.upperBound),\"identify\":\(s.identification),\"block\":\(s.blocking)}"
+            }
+            out.write("{\"store\":\(jsonString(storePath)),\"generation\":\(report.generation.id),\"previous\":\(report.previous.map { String($0.id) } ?? "null"),\"added\":\(names(c.added)),\"changed\":\(names(c.changed)),\"removed\":\(names(c.removed)),\"unchanged\":\(names(c.unchanged)),\"copied_files\":\(report.copiedFiles),\"linked_files\":\(report.linkedFiles),\"max_entries\":\(report.plan.maxEntries),\"slots\":[\(slots.joined(separator: ","))],\"seconds\":\(String(format: "%.3f", seconds))}\n")
+        } else {
+            out.write("installed generation \(report.generation.id)\(report.previous.map { " (previous \($0.id) kept)" } ?? "") in \(storePath) in \(String(format: "%.2f", seconds)) s\n")
+            out.write("regions: \(c.added.count) added, \(c.changed.count) changed, \(c.removed.count) removed, \(c.unchanged.count) unchanged")
+            let named = c.added.map { "+\($0)" } + c.changed.map { "~\($0)" } + c.removed.map { "-\($0)" }
+            out.write(named.isEmpty ? "\n" : " (\(named.prefix(12).joined(separator: " "))\(named.count > 12 ? " …" : ""))\n")
+            out.write("files: \(report.copiedFiles) copied, \(report.linkedFiles) hard-linked from the previous generation\n")
+            for (i, s) in report.plan.slots.enumerated() {
+                out.write("slot \(i + 1)/\(report.plan.slots.count): \(s.identification) identification + \(s.blocking) blocking = \(s.count) of at most \(report.plan.maxEntries)\n")
+            }
+        }
+        out.flush()
+        return Exit.ok
+    } catch {
+        throw toolError(error)
+    }
+}
+
+/// Numbers, one per line; blank lines and '#' comments skipped.
+func readNumberList(_ path: String) throws(ToolError) -> [UInt64] {
+    guard let data = try? Data(contentsOf: URL(fileURLWithPath: path)) else {
+        throw ToolError(code: FileManager.default.fileExists(atPath: path) ? Exit.ioError : Exit.noInput, message: "\(path): cannot read")
+    }
+    var numbers: [UInt64] = []
+    for (i, line) in String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        let text = line.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init)?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+        if text.isEmpty { continue }
+        do {
+            numbers.append(try PhoneNumber.parse(text))
+        } catch {
+            throw ToolError(code: Exit.dataError, message: "\(path):\(i + 1): \(error.message)")
+        }
+    }
+    return numbers
+}
+
+// MARK: feed
+
+let feedHelp = """
+usage: lookup feed --store DIR [--slot i/M] [--max-entries N] [--chunk K] [--simulate]
+                   [--from-previous] [--json]
+
+Runs the Call Directory loader of extension i of M over the store's current generation, as
+the extension would on a phone, and reports entries per list, requests, time, heap peak and
+the CallKit error the load would have hit, if any.
+
+  --slot i/M         the slot (default 1/M of the installed plan); an M other than the
+                     installed one, or --max-entries, splits the entries anew
+  --max-entries N    entries per extension, both lists (default: the installed plan's)
+  --chunk K          at most K additions and removals per request (default: all in one);
+                     the requests after the first are incremental, as on a phone
+  --simulate         load into the CallKit simulator, which keeps every entry (its memory
+                     counts in the heap peak); without it a streaming checker verifies the
+                     same rules (order, duplicates, cap) without keeping the entries
+  --from-previous    first load the previous generation kept in the store into the simulator,
+                     then time the incremental requests that bring it to the current one (the
+                     delta, or a full reload when cheaper): what a phone does after an install
+  --json             one JSON object
+
+Exit: 0 loaded, 65 CallKit would fail the request (the error is printed) or damaged data,
+64 usage, 66 nothing installed, 74 I/O error.
+
+"""
+
+/// CallKit's rules for a load from scratch, checked as the calls stream by, keeping nothing.
+final class CheckingSink: CallDirectorySink {
+    let maxEntries: Int
+    private(set) var isIncremental = false
+    private(set) var identification = 0
+    private(set) var blocking = 0
+    private var lastIdentification: Int64 = 0
+    private var lastBlocking: Int64 = 0
+    private(set) var error: CallDirectoryError?
+    private(set) var heapPeak = 0
+    private var calls = 0
+
+    init(maxEntries: Int) { self.maxEntries = maxEntries }
+
+    func beginRequest(incremental: Bool) { isIncremental = incremental }
+
+    private func tick() {
+        calls &+= 1
+        if calls & 4095 == 0 { heapPeak = max(heapPeak, currentHeapBytes()) }
+    }
+
+    private func fail(_ code: CallDirectoryError.Code, _ message: String) {
+        if error == nil { error = CallDirectoryError(code, message) }
+    }
+
+    private func check(_ number: Int64, after last: Int64, _ name: String) {
+        if number <= 0 || number == Int64.max { fail(.invalidNumber, "\(name) entry \(number) is not a phone number") }
+        if number == last { fail(.duplicateEntries, "\(name) entry \(number) added twice") }
+        if number < last { fail(.entriesOutOfOrder, "\(name) entry \(number) after \(last)") }
+        if identification + blocking + 1 > maxEntries {
+            fail(.maximumEntriesExceeded, "\(name) entry \(number) would be entry \(identification + blocking + 1) of at most \(maxEntries)")
+        }
+    }
+
+    func addIdentificationEntry(_ number: Int64, label: String) {
+        tick()
+        check(number, after: lastIdentification, "identification")
+        lastIdentification = number
+        identification += 1
+    }
+
+    func addBlockingEntry(_ number: Int64) {
+        tick()
+        check(number, after: lastBlocking, "blocking")
+        lastBlocking = number
+        blocking += 1
+    }
+
+    // A load from scratch never removes; a removal is a loader bug worth reporting.
+    func removeIdentificationEntry(_ number: Int64) { removal() }
+    func removeBlockingEntry(_ number: Int64) { removal() }
+    func removeAllIdentificationEntries() { removal() }
+    func removeAllBlockingEntries() { removal() }
+
+    private func removal() {
+        tick()
+        fail(.unexpectedIncrementalRemoval, "a load from scratch removed entries")
+    }
+}
+
+func feedCommand(_ raw: [String]) throws(ToolError) -> Int32 {
+    if raw.contains("--help") || raw.contains("-h") {
+        print(feedHelp, terminator: "")
+        return Exit.ok
+    }
+    let command = "feed"
+    let args = try Arguments(raw, command: command, valued: ["--store", "--slot", "--max-entries", "--chunk"], flags: ["--simulate", "--from-previous", "--json"])
+    guard let storePath = args.value("--store") else { throw .usage("no store: pass --store DIR", command: command) }
+    guard args.positionals.isEmpty else { throw .usage("unexpected argument '\(args.positionals[0])'", command: command) }
+    let slot = try args.value("--slot").map { s throws(ToolError) in try parseSlot(s, command: command) }
+    let maxEntries = try parsePositive(args.value("--max-entries"), "--max-entries", command: command)
+    let chunk = try parsePositive(args.value("--chunk"), "--chunk", command: command)
+    let fromPrevious = args.flag("--from-previous")
+    let simulate = args.flag("--simulate") || fromPrevious
+    guard FileManager.default.fileExists(atPath: storePath) else {
+        throw ToolError(code: Exit.noInput, message: "\(storePath): no such store")
+    }
+    do {
+        let store = try InstalledStore(path: storePath)
+        guard let generation = try store.current() else { throw DirectoryError(.fileNotFound, "\(storePath): nothing installed yet") }
+        let storedPlan = try store.plan(generation)
+        let overridden = (slot != nil && slot!.count != storedPlan.slots.count) || (maxEntries != nil && maxEntries != storedPlan.maxEntries)
+        var note: String? = nil
+        func planFor(_ g: InstalledStore.Generation) throws(DirectoryError) -> SlotPlan {
+            let stored = try store.plan(g)
+            guard overridden else { return stored }
+            let slots = slot?.count ?? stored.slots.count, cap = maxEntries ?? stored.maxEntries
+            switch Result(catching: { () throws(DirectoryError) -> SlotPlan in
+                try SlotPlan.make(try store.snapshot(g), slots: slots, maxEntries: cap)
+            }) {
+            case .success(let p):
+                return p
+            case .failure(let e):
+                guard e.code == .budgetExceeded && slots == 1 else { throw e }
+                // Feed everything anyway, to show the error CallKit would report.
+                note = e.message
+                return SlotPlan(maxEntries: cap, slots: [SlotPlan.Slot(lowerBound: 0, upperBound: UInt64.max, identification: 0, blocking: 0)])
+            }
+        }
+        let plan = try planFor(generation)
+        let index = slot?.index ?? 0
+        let cap = plan.maxEntries
+
+        let simulator = simulate ? CallDirectorySimulator(maxEntries: cap) : nil
+        let checker = simulate ? nil : CheckingSink(maxEntries: cap)
+        var cursor: LoadCursor? = nil
+        var previousID: UInt64? = nil
+        if fromPrevious, let simulator {
+            guard let previous = try store.previous() else {
+                throw DirectoryError(.fileNotFound, "\(storePath): no previous generation is kept (install twice first)")
+            }
+            let previousPlan = try planFor(previous)
+            guard previousPlan.slots.indices.contains(index) else { throw DirectoryError(.invalidArgument, "the previous generation has no slot \(index + 1)") }
+            let old = DirectoryFeeder(target: try store.snapshot(previous), generation: previous.id, range: previousPlan.slots[index].range) { _ in nil }
+            do {
+                try simulator.beginRequest()
+                cursor = try old.serve(simulator, cursor: nil).cursor
+                try simulator.complete()
+            } catch let e as CallDirectoryError {
+                throw DirectoryError(.invalidArgument, "loading the previous generation failed: \(e)")
+            }
+            previousID = previous.id
+        }
+
+        let baseline = currentHeapBytes()
+        let started = DispatchTime.now().uptimeNanoseconds
+        let feeder = try DirectoryFeeder(store: store, slot: index, plan: plan)
+        var requests = 0
+        var failure: CallDirectoryError? = nil
+        var heapPeak = baseline
+        var identification = 0, blocking = 0, removedIdentification = 0, removedBlocking = 0
+        var firstMode: FeedResult.Mode? = nil
+        var weighed: DeltaCounts? = nil
+        while failure == nil {
+            let result: FeedResult
+            if let simulator {
+                do { try simulator.beginRequest() } catch { failure = error; break }
+                result = try feeder.serve(simulator, cursor: cursor, chunk: chunk)
+                do { try simulator.complete() } catch { failure = error }
+            } else {
+                checker!.beginRequest(incremental: requests > 0)
+                result = try feeder.serve(checker!, cursor: cursor, chunk: chunk)
+                failure = checker!.error
+            }
+            heapPeak = max(heapPeak, currentHeapBytes())
+            requests += 1
+            if firstMode == nil { firstMode = result.mode; weighed = result.weighed }
+            identification += result.added[.identification] ?? 0
+            blocking += result.added[.blocking] ?? 0
+            removedIdentification += result.removed[.identification] ?? 0
+            removedBlocking += result.removed[.blocking] ?? 0
+            cursor = result.cursor
+            if result.isComplete { break }
+        }
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+        if let checker { heapPeak = max(heapPeak, checker.heapPeak) }
+        let total = identification + blocking
+        let rate = seconds > 0 ? Double(total + removedIdentification + removedBlocking) / seconds : 0
+        let mode = firstMode.map { "\($0)" } ?? "none"
+        var out = Output()
+        if args.flag("--json") {
+            let err = failure.map { "{\"code\":\($0.code.rawValue),\"name\":\(jsonString($0.code.name)),\"message\":\(jsonString($0.message))}" } ?? "null"
+            out.write("{\"store\":\(jsonString(storePath)),\"generation\":\(generation.id),\"slot\":\(index + 1),\"slots\":\(plan.slots.count),\"max_entries\":\(cap),\"identification\":\(identification),\"blocking\":\(blocking),\"requests\":\(requests),\"chunk\":\(chunk.map(String.init) ?? "null"),\"simulated\":\(simulate),\"seconds\":\(String(format: "%.4f", seconds)),\"entries_per_second\":\(Int(rate)),\"heap_peak_bytes\":\(heapPeak - baseline),\"mode\":\"\(mode)\",\"from_generation\":\(previousID.map(String.init) ?? "null"),\"removed_identification\":\(removedIdentification),\"removed_blocking\":\(removedBlocking),\"delta_changes\":\(weighed.map { String($0.changes) } ?? "null"),\"full_reload_calls\":\(weighed.map { String($0.fullReload) } ?? "null"),\"error\":\(err),\"note\":\(note.map(jsonString) ?? "null")}\n")
+        } else {
+            out.write("slot \(index + 1)/\(plan.slots.count) of generation \(generation.id) (\(simulate ? "CallKit simulator" : "streaming check")):\n")
+            if let previousID {
+                out.write("  from generation \(previousID): \(mode)\(weighed.map { " (\($0.changes) changes; a full reload would be \($0.fullReload) calls)" } ?? "")\n")
+                out.write("  removed         \(removedIdentification) identification, \(removedBlocking) blocking\n")
+                out.write("  added           \(identification) identification, \(blocking) blocking\n")
+                out.write("  loaded now      \(simulator?.count ?? 0) of at most \(cap)\n")
+            } else {
+                out.write("  identification  \(identification)\n  blocking        \(blocking)\n  total           \(total) of at most \(cap)\n")
+            }
+            out.write("  requests        \(requests)\(chunk.map { " (chunks of \($0))" } ?? "")\n")
+            out.write("  time            \(String(format: "%.3f", seconds)) s (\(Int(rate)) calls/s)\n")
+            out.write("  heap peak       \(heapPeak - baseline) bytes above the start\n")
+            out.write("  CallKit         \(failure.map { "error \($0.code.rawValue) \($0.code.name): \($0.message)" } ?? "OK")\n")
+        }
+        out.flush()
+        if let failure, !args.flag("--json") {
+            printError("error: CallKit would fail the request: \(failure.code.name) (\(failure.code.rawValue)): \(failure.message)"
+                       + (note.map { "\nnote: \($0)" } ?? ""))
+        }
+        return failure == nil ? Exit.ok : Exit.dataError
+    } catch {
+        throw toolError(error)
+    }
+}
+
+// MARK: diff
+
+let diffHelp = """
+usage: lookup diff OLD NEW [--json]
+
+Prints the change set that turns OLD's entries into NEW's, in the order an incremental Call
+Directory request sends it: identification removals, blocking removals, identification
+additions, blocking additions, each ascending; a changed label is a removal and an addition.
+One line per change:
+
+  +|-<TAB>identify|block<TAB>NUMBER<TAB>LABEL     (the old label for a removal)
+
+OLD and NEW are stores (their current generation and its settings) or build output
+directories (manifest.json; default settings). --json prints one object per line:
+{"op":"+","list":"identify","number":…,"label":…}.
+
+Exit: 0, 64 usage, 65 damaged file or bad manifest, 66 missing directory.
+
+"""
+
+/// A store folder (its current generation) or a build output directory.
+func openSnapshot(_ path: String) throws(DirectoryError) -> DirectorySnapshot {
+    if FileManager.default.fileExists(atPath: path + "/CURRENT") {
+        return try InstalledStore(path: path).snapshot()
+    }
+    guard FileManager.default.fileExists(atPath: path) else { throw DirectoryError(.fileNotFound, "\(path): no such directory") }
+    return try DirectorySnapshot(directory: path)
+}
+
+func diffCommand(_ raw: [String]) throws(ToolError) -> Int32 {
+    if raw.contains("--help") || raw.contains("-h") {
+        print(diffHelp, terminator: "")
+        return Exit.ok
+    }
+    let args = try Arguments(raw, command: "diff", valued: [], flags: ["--json"])
+    guard args.positionals.count == 2 else { throw .usage("give OLD and NEW", command: "diff") }
+    let json = args.flag("--json")
+    var out = Output()
+    do {
+        let old = try openSnapshot(args.positionals[0])
+        let new = try openSnapshot(args.positionals[1])
+        try DirectoryDiff.forEach(old: old, new: new) { change in
+            let op = change.kind == .removal ? "-" : "+"
+            if json {
+                out.write("{\"op\":\"\(op)\",\"list\":\"\(change.list)\",\"number\":\(change.number),\"label\":\(jsonString(change.label))}\n")
+            } else {
+                out.write("\(op)\t\(change.list)\t\(change.number)\t\(change.label)\n")
+            }
+        }
+    } catch {
+        out.flush()
+        throw toolError(error)
+    }
+    out.flush()
+    return Exit.ok
+}
