@@ -499,6 +499,10 @@ private func memEqual(_ a: UnsafeRawBufferPointer, _ offset: Int, _ b: UnsafeRaw
     return true
 }
 
+/// Strict UTF-8 validation (no overlongs, surrogates or values above U+10FFFF), the rule
+/// labels are held to; public so ingestion code applies the same one.
+public func isValidUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool { validUTF8(bytes) }
+
 /// Strict UTF-8 validation (no overlongs, surrogates or values above U+10FFFF).
 func validUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
     var i = 0

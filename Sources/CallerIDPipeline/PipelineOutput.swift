@@ -390,8 +390,8 @@ extension Pipeline {
     }
 }
 
-/// A JSON string literal (RFC 8259 escapes).
-func jsonQuote(_ s: String) -> String {
+/// A JSON string literal (RFC 8259 escapes), as the manifest and the `lookup` tool write them.
+public func jsonQuote(_ s: String) -> String {
     var out = "\""
     for u in s.unicodeScalars {
         switch u {

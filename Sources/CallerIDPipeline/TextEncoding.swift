@@ -1,3 +1,5 @@
+import CallerID
+
 /// A character encoding of an input file. Everything is converted to UTF-8; a byte sequence
 /// the encoding does not define makes its row a rejected row (`invalid-encoding`), it never
 /// becomes garbage in a label.
@@ -75,34 +77,7 @@ public enum TextEncoding: String, Sendable, CaseIterable, CustomStringConvertibl
 enum UTF8Check {
     /// True when `bytes` is well-formed UTF-8 (no overlong forms, surrogates or values above U+10FFFF).
     static func isValid(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        var i = 0
-        let n = bytes.count
-        while i < n {
-            let b0 = bytes[i]
-            if b0 < 0x80 { i += 1; continue }
-            let len: Int
-            var lo: UInt8 = 0x80, hi: UInt8 = 0xBF
-            switch b0 {
-            case 0xC2...0xDF: len = 2
-            case 0xE0: len = 3; lo = 0xA0
-            case 0xE1...0xEC, 0xEE...0xEF: len = 3
-            case 0xED: len = 3; hi = 0x9F
-            case 0xF0: len = 4; lo = 0x90
-            case 0xF1...0xF3: len = 4
-            case 0xF4: len = 4; hi = 0x8F
-            default: return false
-            }
-            guard i + len <= n else { return false }
-            let b1 = bytes[i + 1]
-            guard b1 >= lo && b1 <= hi else { return false }
-            var j = 2
-            while j < len {
-                if bytes[i + j] & 0xC0 != 0x80 { return false }
-                j += 1
-            }
-            i += len
-        }
-        return true
+        isValidUTF8(bytes)   // the core's rule, so ingestion and the database agree
     }
 
     static func isValid(_ bytes: [UInt8]) -> Bool { bytes.withUnsafeBytes { isValid($0) } }

@@ -1,4 +1,5 @@
 import Foundation
+import CallerIDPipeline
 
 /// sysexits(3) codes used by the tool.
 enum Exit {
@@ -144,23 +145,8 @@ func printError(_ message: String) {
     FileHandle.standardError.write(Data((message + "\n").utf8))
 }
 
-/// JSON string literal with the escapes RFC 8259 requires.
-func jsonString(_ s: String) -> String {
-    var out = "\""
-    for u in s.unicodeScalars {
-        switch u {
-        case "\"": out += "\\\""
-        case "\\": out += "\\\\"
-        case "\n": out += "\\n"
-        case "\r": out += "\\r"
-        case "\t": out += "\\t"
-        case _ where u.value < 0x20:
-            out += "\\u" + String(repeating: "0", count: 4 - String(u.value, radix: 16).count) + String(u.value, radix: 16)
-        default: out.unicodeScalars.append(u)
-        }
-    }
-    return out + "\""
-}
+/// JSON string literal with the escapes RFC 8259 requires (one implementation, the pipeline's).
+func jsonString(_ s: String) -> String { jsonQuote(s) }
 
 /// True when standard error is a terminal (progress is shown only then).
 let stderrIsTTY: Bool = isatty(2) == 1

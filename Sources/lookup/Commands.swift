@@ -24,6 +24,17 @@ func databasePath(_ args: Arguments) throws(ToolError) -> String {
     throw .usage("no database: pass --db FILE or set LOOKUP_DB", command: args.command)
 }
 
+/// Writes one found entry: `NUMBER<TAB>LABEL<TAB>CATEGORY`, or its JSON object.
+func writeEntry(_ view: EntryView, json: Bool, to out: inout Output) {
+    if json {
+        out.write(entryJSON(view))
+    } else {
+        out.write("\(view.number)\t")
+        out.write(bytes: view.labelBytes)
+        out.write("\t\(view.category.name)\n")
+    }
+}
+
 func entryJSON(_ view: EntryView) -> String {
     "{\"number\":\(view.number),\"found\":true,\"label\":\(jsonString(view.label)),\"category\":\(jsonString(view.category.name)),\"action\":\"\(view.category.action)\"}\n"
 }
@@ -74,13 +85,7 @@ func lookupCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     func answer(_ number: UInt64) throws(ToolError) -> Bool {
         do {
             let found = try db.withEntry(number) { view in
-                if json {
-                    out.write(entryJSON(view))
-                } else {
-                    out.write("\(number)\t")
-                    out.write(bytes: view.labelBytes)
-                    out.write("\t\(view.category.name)\n")
-                }
+                writeEntry(view, json: json, to: &out)
                 return true
             }
             if found == nil {
@@ -257,16 +262,10 @@ func dumpCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     var out = Output()
     var cursor = db.cursor(from: from, filter: filter)
     do {
-        while try cursor.next({ view in
-            if json {
-                out.write(entryJSON(view))
-            } else {
-                out.write("\(view.number)\t")
-                out.write(bytes: view.labelBytes)
-                out.write("\t\(view.category.name)\n")
-            }
+        try cursor.forEach { view in
+            writeEntry(view, json: json, to: &out)
             return true
-        }) != nil {}
+        }
     } catch {
         out.flush()
         throw ToolError(code: exitCode(for: error), message: error.message)
