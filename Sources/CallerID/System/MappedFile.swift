@@ -58,11 +58,17 @@ final class MappedFile: @unchecked Sendable {
 /// Writes a new file next to its final path and moves it into place atomically:
 /// temporary file in the target directory, `fsync`, `rename`, `fsync` of the directory.
 /// A failed or interrupted write never replaces the existing file.
+///
+/// A process killed between creating the temporary file (`.NAME.tmp-XXXXXX`) and renaming it
+/// leaves that file behind; the next write to the same path removes such leftovers once they
+/// are older than ``staleTemporaryAge`` (a live writer keeps its file's mtime fresh).
 struct AtomicFileWriter {
     let path: String
     private let tempPath: String
     private var fd: Int32
     private var finished = false
+    /// Seconds after which a leftover temporary file of the same target is considered abandoned.
+    static let staleTemporaryAge = 3600
 
     init(path: String) throws(CallerIDError) {
         self.path = path
@@ -70,6 +76,8 @@ struct AtomicFileWriter {
         let dir = slash.map { String(path[..<$0]) } ?? "."
         let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
         guard !name.isEmpty else { throw CallerIDError(.io, "\(path): not a file path") }
+        AtomicFileWriter.removeStaleTemporaries(directory: dir.isEmpty ? "/" : dir, name: name,
+                                                olderThan: AtomicFileWriter.staleTemporaryAge)
         var template = Array("\(dir.isEmpty ? "/" : dir)/.\(name).tmp-XXXXXX".utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard fd >= 0 else {
@@ -80,6 +88,33 @@ struct AtomicFileWriter {
         self.fd = fd
         self.tempPath = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         _ = fchmod(fd, 0o644)
+    }
+
+    /// Removes `directory/.NAME.tmp-XXXXXX` regular files (exactly the names `mkstemp` makes for
+    /// `name`) whose mtime is more than `seconds` old; returns how many were removed. Best effort:
+    /// errors are ignored, other files are never touched.
+    @discardableResult
+    static func removeStaleTemporaries(directory: String, name: String, olderThan seconds: Int) -> Int {
+        guard let d = opendir(directory) else { return 0 }
+        defer { closedir(d) }
+        let prefix = Array(".\(name).tmp-".utf8)
+        let now = time(nil)
+        var removed = 0
+        let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
+        while let entry = readdir(d) {
+            // The name in place, up to its NUL: a dirent is only `d_reclen` bytes long, so
+            // copying the whole 256-byte `d_name` array can read past the end of the buffer.
+            let namePointer = UnsafeRawPointer(entry) + nameOffset
+            let length = strlen(namePointer.assumingMemoryBound(to: CChar.self))
+            let candidate = Array(UnsafeRawBufferPointer(start: namePointer, count: length))
+            guard candidate.count == prefix.count + 6, candidate.starts(with: prefix) else { continue }
+            let full = directory + "/" + String(decoding: candidate, as: UTF8.self)
+            var st = stat()
+            guard lstat(full, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG,
+                  Int(now - st.st_mtim.tv_sec) > seconds else { continue }
+            if unlink(full) == 0 { removed += 1 }
+        }
+        return removed
     }
 
     /// Appends bytes, retrying short writes and EINTR.
@@ -209,7 +244,9 @@ struct LineReader {
                 start = 0; end = pending
             }
             if end == buffer.count {
-                buffer.append(contentsOf: repeatElement(0, count: buffer.count))
+                // An array, not repeatElement: appending that goes element by element (a 10 MB
+                // line took seconds in a debug build).
+                buffer.append(contentsOf: [UInt8](repeating: 0, count: buffer.count))
             }
             let capacity = buffer.count - end
             let e = end
