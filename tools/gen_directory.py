@@ -11,8 +11,14 @@ The same arguments always give byte-identical output (everything is drawn from
 random.Random(seed); --weights and --messy use their own generators, so adding them does
 not change the numbers, labels or categories of the rows).
 
+Two profiles: `default`, the data described above (its output has not changed since profiles
+were added), and `study`, calibrated with tools/data_stats.py to the data of the performance
+study in BRIEF.md §4 (at 4,000,000 rows: TSV ~33 B/entry, key-gap entropy ~10.7 bits, label
+entropy ~7.9 bits, ~4.3 MB of distinct label text); see PROFILES below for how.
+
 Examples:
   gen_directory.py --entries 3000 --seed 7 -o samples/sample.tsv
+  gen_directory.py --profile study --entries 4000000 -o study.tsv    # the benchmarks' data
   gen_directory.py --entries 1000000 --format jsonl --weights -o dir.jsonl
   gen_directory.py --entries 50000 --messy --format csv -o messy.csv
 """
@@ -219,6 +225,22 @@ FOREIGN = {
 RU_SHARE = 75.0
 RU_SCRIPTS = [("cyr", 0.9), ("lat", 0.1)]
 RUN_SHARE = 0.40
+
+# Profiles. "default" is the generator's original data (its output is unchanged). "study" is
+# calibrated to the published characteristics of the performance study's data (BRIEF.md §4),
+# measured with tools/data_stats.py on 4,000,000 rows: TSV ~33 B/entry, key-gap entropy
+# ~10.8 bits, label-value entropy ~7.8 bits, ~4.3 MB of distinct label text. To get there it
+# (a) spreads the members of a business's run over a cluster (most steps +1, some longer),
+# (b) draws labels from a larger pool with a steeper Zipf law, the frequent labels being the
+# shorter ones, plus a few labels used once (private persons), (c) draws more numbers from the
+# other countries' wide ranges (Russia 64% of the rows instead of 75%), and (d) writes TSV
+# rows of the default category without a category column.
+PROFILES = {
+    "default": dict(ru_share=RU_SHARE, pool_div=15, zipf_s=1.1, unique=0.0, head_short=0.0,
+                    run_step1=1.0, run_step_mean=0.0, omit_identify=False),
+    "study": dict(ru_share=20.0, pool_div=8, zipf_s=1.34, unique=0.032, head_short=0.30,
+                  run_step1=0.1, run_step_mean=10000.0, omit_identify=True),
+}
 
 
 class Ranges:
@@ -568,6 +590,10 @@ def main(argv=None):
         formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--entries", type=int, default=10000, metavar="N", help="rows to write (default 10000)")
     ap.add_argument("--seed", type=int, default=1, metavar="S", help="random seed (default 1)")
+    ap.add_argument("--profile", choices=sorted(PROFILES), default="default",
+                    help="data profile: 'default' (the original data; same bytes as before profiles "
+                         "existed) or 'study' (calibrated to the study of BRIEF.md §4: clustered runs, "
+                         "steeper Zipf labels, identify rows without a category column in TSV)")
     ap.add_argument("--format", choices=["tsv", "csv", "json", "jsonl"], default="tsv", help="output format (default tsv)")
     ap.add_argument("-o", "--output", metavar="FILE", help="output file (default stdout)")
     ap.add_argument("--weights", action="store_true", help="add an integer weight column (Zipf-like, heavier for frequent labels)")
@@ -595,6 +621,7 @@ def main(argv=None):
             sys.stderr.flush()
 
     N = a.entries
+    prof = PROFILES[a.profile]
     rng = random.Random(a.seed)
     rnd = rng.random
 
@@ -604,14 +631,14 @@ def main(argv=None):
     ru_abc, ru_mob = by_capacity(abc), by_capacity(mob)
 
     # Groups: RU + foreign countries.
-    groups = [("RU", RU_SHARE, RU_SCRIPTS, None)]
+    groups = [("RU", prof["ru_share"], RU_SCRIPTS, None)]
     for cc, (share, scripts, kinds) in FOREIGN.items():
         groups.append((cc, share, scripts, by_kind(kinds)))
     g_cw = list(itertools.accumulate(g[1] for g in groups))
 
     # Label pools (rank order = Zipf rank).
     note("building label pool…")
-    pool_size = max(50, N // 15)
+    pool_size = max(50, N // prof["pool_div"])
     makers = label_makers(towns)
     scripts = ["cyr", "lat", "ko"]
     sizes = apportion(pool_size, [65, 25, 10])
@@ -634,11 +661,29 @@ def main(argv=None):
     for sc, sz in zip(scripts, sizes):
         make, head = makers[sc]
         lst = make_pool(rng, make, head, max(sz, 1), taken)
+        if prof["head_short"]:
+            # Frequent labels tend to be short (brands, "Такси", "Spam"); the tail is longer.
+            noisy = {s: len(s.encode()) * rng.lognormvariate(0, prof["head_short"]) for s in lst}
+            lst.sort(key=noisy.__getitem__)
         start = len(labels)
         labels.extend(lst)
         rank.extend(range(1, len(lst) + 1))
-        pools[sc] = (range(start, start + len(lst)), zipf_cw(len(lst)))
-    del taken, sid
+        pools[sc] = (range(start, start + len(lst)), zipf_cw(len(lst), prof["zipf_s"]))
+    del sid
+
+    def fresh_label(sc):
+        """A label used by this row only (profile option `unique`)."""
+        make = makers[sc][0]
+        while True:
+            s = make(rng)
+            if s in taken:
+                s = f"{s} #{rng.randint(2, 99999)}"
+            if s not in taken:
+                taken.add(s)
+                labels.append(s)
+                rank.append(len(labels))
+                return len(labels) - 1
+
     cat_idx = range(len(CATEGORIES))
     cat_cw = list(itertools.accumulate(CAT_WEIGHTS))
     block_cw = list(itertools.accumulate(BLOCK_WEIGHTS))
@@ -672,14 +717,26 @@ def main(argv=None):
         rs = g[3] if g[3] is not None else (ru_abc if rnd() < 0.5 else ru_mob)
         base, cap = rs.pick_range(rng)
         L = min(L, cap)
-        start = base + int(rnd() * (cap - L + 1))
+        gap_mean = min(prof["run_step_mean"], cap / (2 * L))
+        if prof["run_step1"] < 1.0 and gap_mean >= 2:
+            # A cluster: some members follow the previous one, the others leave a gap.
+            steps = [1 if rnd() < prof["run_step1"] else 2 + int(rng.expovariate(1 / gap_mean))
+                     for _ in range(L - 1)]
+            span = sum(steps) + 1
+            if span > cap:
+                steps, span = [1] * (L - 1), L
+            start = base + int(rnd() * (cap - span + 1))
+            members = list(itertools.accumulate(steps, initial=start))
+        else:
+            start = base + int(rnd() * (cap - L + 1))
+            members = range(start, start + L)
         sc = pick_script(g[2])
         ids, cw = pools[sc]
         lab = ids[bisect.bisect(cw, rnd() * cw[-1])]
         cat = bisect.bisect(cat_cw, rnd() * cat_cw[-1])
         if cat and rnd() < SPECIAL_SHARE:
             lab = rng.choice(special[(sc, cat)])
-        for x in range(start, start + L):
+        for x in members:
             if x not in seen:
                 seen_add(x)
                 nums.append(x)
@@ -717,8 +774,14 @@ def main(argv=None):
             for i, c in enumerate(cs):
                 if c and rnd() < SPECIAL_SHARE:
                     ls[i] = rng.choice(special[(sc, c)])
+            if prof["unique"]:
+                for i in range(k):
+                    if rnd() < prof["unique"]:
+                        ls[i] = fresh_label(sc)
             labs.extend(ls)
             cats.extend(cs)
+
+    del taken
 
     # 3. Empty labels (1% of all rows, scattered rows only), always a blocking category.
     n_empty = min(round(N * 0.01), n_uniq - n_runs_rows)
@@ -791,7 +854,10 @@ def main(argv=None):
                     n_invalid += bad
             else:
                 ms = [str(r[0]) for r in chunk]
-            if f == "tsv":
+            if f == "tsv" and prof["omit_identify"] and not W:
+                cn = [""] + ["\t" + c for c in CATEGORIES[1:]]
+                text = "".join([f"{m}\t{labels[l]}{cn[c]}\n" for m, (_, l, c) in zip(ms, chunk)])
+            elif f == "tsv":
                 if W:
                     text = "".join([f"{m}\t{labels[l]}\t{CATEGORIES[c]}\t{w}\n" for m, (_, l, c, w) in zip(ms, chunk)])
                 else:

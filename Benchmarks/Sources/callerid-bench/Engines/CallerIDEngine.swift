@@ -1,0 +1,43 @@
+// CallerID through its Swift API: DatabaseBuilder.addTSV + write; Database.withEntry for
+// lookups (zero-copy label view); cursor().forEach for the scan.
+import CBenchSupport
+import CallerID
+
+struct CallerIDEngine: Engine {
+    var options = BuildOptions()
+
+    func build(tsv: String, output: String) throws {
+        var builder = DatabaseBuilder(options: options)
+        var bad = 0
+        _ = try builder.addTSV(path: tsv) { _ in bad += 1 }
+        guard bad == 0 else { throw BenchError("\(tsv): \(bad) bad rows") }
+        _ = try builder.write(to: output)  // atomic: temporary file, fsync, rename
+    }
+
+    func files(_ output: String) -> [String] { [output] }
+
+    func open(_ output: String) throws -> Reader { Reader(try Database(path: output)) }
+
+    final class Reader: EngineReader {
+        let db: Database
+        init(_ db: Database) { self.db = db }
+
+        @inline(__always) func lookup(_ number: UInt64) throws -> Int? {
+            try db.withEntry(number) { v in
+                v.labelBytes.count &+ Int(v.labelBytes.first ?? 0) &+ Int(v.category.action.rawValue)
+            }
+        }
+
+        func scan(sample: () -> Void) throws -> (entries: Int, checksum: Int) {
+            var cursor = db.cursor()
+            var seen = 0, sum = 0
+            try cursor.forEach { v in
+                sum &+= Int(truncatingIfNeeded: v.number) &+ v.labelBytes.count &+ Int(v.labelBytes.first ?? 0)
+                seen &+= 1
+                if seen & 65535 == 0 { sample() }
+                return true
+            }
+            return (seen, sum)
+        }
+    }
+}

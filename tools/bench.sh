@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The whole comparison of BENCHMARKS.md in one command: installs what the peers need
+# (Debian's libsqlite3-dev, liblmdb-dev, liblz4-dev; matplotlib from PyPI for the charts),
+# builds the harness in release, generates the data sets (tools/gen_directory.py, cached in
+# /tmp/callerid-bench), runs every engine in a process of its own, and rewrites
+# BENCHMARKS.md, docs/benchmarks.json and the charts docs/bench-*.png.
+#
+#   bash tools/bench.sh            # the full run (~30 minutes on 2 cores; run it on a quiet machine)
+#   bash tools/bench.sh --quick    # CI smoke run: 10k and 100k entries, < 60 s; writes nothing in the repo
+#
+# Other arguments go to `callerid-bench compare` (see `--help`), for example
+# `--datasets study:1000000 --engines callerid,lmdb` (then BENCHMARKS.md is not rewritten).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v swift >/dev/null 2>&1 && [ -x /opt/swift/usr/bin/swift ]; then
+    export PATH="$PATH:/opt/swift/usr/bin"
+fi
+command -v swift >/dev/null 2>&1 || { echo "error: swift not found (install Swift 6 from swift.org)" >&2; exit 69; }
+
+need=()
+for pkg in liblz4-dev libxxhash-dev libsqlite3-dev liblmdb-dev pkg-config python3; do
+    dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
+done
+if [ ${#need[@]} -gt 0 ]; then
+    echo "installing ${need[*]}" >&2
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+
+swift build -c release --package-path Benchmarks >&2
+bench=Benchmarks/.build/release/callerid-bench
+
+if [ "${1:-}" = "--quick" ] || [ $# -gt 0 ]; then
+    # Smoke runs and partial runs print their tables and leave the repository alone.
+    exec "$bench" compare "$@"
+fi
+
+python3 -c 'import matplotlib' 2>/dev/null || python3 -m pip install -q matplotlib >&2
+python3 -c 'import lz4' 2>/dev/null || python3 -m pip install -q lz4 >&2 || true
+echo "before: $(uptime)" >&2
+"$bench" compare --markdown BENCHMARKS.md --results docs/benchmarks.json --charts docs --command "bash tools/bench.sh"
+echo "after: $(uptime)" >&2
