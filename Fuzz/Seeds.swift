@@ -43,7 +43,8 @@ private let categories: [Category] = [
 
 /// One database image from `count` records made by `seed`.
 private func image(count: Int, seed: UInt64, blockSize: Int, labelsPerChunk: Int?, dictionary: Int,
-                   compress: Bool = true, clustered: Bool = true, distinct: Int = labels.count) -> [UInt8] {
+                   compress: Bool = true, clustered: Bool = true, distinct: Int = labels.count,
+                   suffixes: Bool = true) -> [UInt8] {
     var options = BuildOptions()
     options.blockSize = blockSize
     options.labelsPerChunk = labelsPerChunk
@@ -58,8 +59,8 @@ private func image(count: Int, seed: UInt64, blockSize: Int, labelsPerChunk: Int
         } else {
             number = 1 + rng.below(PhoneNumber.maximum)
         }
-        let label = labels[Int(rng.below(UInt64(min(distinct, labels.count))))] + (rng.below(4) == 0 ? " \(rng.below(40))" : "")
-        let category = categories[Int(rng.below(UInt64(categories.count)))]
+        let label = labels[Int(rng.below(UInt64(min(distinct, labels.count))))] + (suffixes && rng.below(4) == 0 ? " \(rng.below(40))" : "")
+        let category = suffixes ? categories[Int(rng.below(UInt64(categories.count)))] : .identify
         try! builder.add(number, label: label, category: category)
     }
     return try! builder.encode().0
@@ -73,10 +74,33 @@ func writeReaderSeeds(to dir: String) {
     save(image(count: 40, seed: 4, blockSize: 8, labelsPerChunk: 2, dictionary: 40), dir, "compressed.cid")
     save(image(count: 60, seed: 5, blockSize: 16, labelsPerChunk: 4, dictionary: 0), dir, "nodict.cid")
     save(image(count: 60, seed: 6, blockSize: 4, labelsPerChunk: 1, dictionary: 65536, compress: false), dir, "raw.cid")
-    save(image(count: 80, seed: 7, blockSize: 64, labelsPerChunk: 8, dictionary: 100, distinct: 3), dir, "palette.cid")
+    save(image(count: 80, seed: 7, blockSize: 64, labelsPerChunk: 8, dictionary: 100, distinct: 3), dir, "fewlabels.cid")
     save(image(count: 30, seed: 8, blockSize: 1, labelsPerChunk: 2, dictionary: 65536), dir, "blocksize1.cid")
     save(image(count: 50, seed: 9, blockSize: 8, labelsPerChunk: nil, dictionary: 65536, clustered: false), dir, "scattered.cid")
-    save(image(count: 24, seed: 10, blockSize: 3, labelsPerChunk: 16, dictionary: 0, distinct: 1), dir, "constant.cid")
+    save(image(count: 24, seed: 10, blockSize: 3, labelsPerChunk: 16, dictionary: 0, distinct: 1, suffixes: false), dir, "constant.cid")
+    save(structures(), dir, "structures.cid")
+}
+
+/// Every block value mode (constant, palette, frame of reference), a dictionary chunk,
+/// compressed chunks and four categories in one file (the layout of HostileFileTests' sample).
+private func structures() -> [UInt8] {
+    var options = BuildOptions()
+    options.blockSize = 8
+    options.labelsPerChunk = 4
+    options.labelDictionaryBytes = 200
+    var b = DatabaseBuilder(options: options)
+    let spam = try! Category("spam", action: .block), taxi = try! Category("taxi", action: .identify)
+    let rare = ("Rare label of the palette block", Category.identify)
+    var rows: [(String, Category)] = Array(repeating: ("Hot", .identify), count: 8)              // constant
+    rows += [("Hot", .identify), rare, ("Hot", .identify), rare] + Array(repeating: ("Hot", .identify), count: 4)  // palette
+    for k in 0..<40 {
+        rows += Array(repeating: ("Mid label \(k) of the city directory", k % 3 == 0 ? spam : k % 3 == 1 ? taxi : .identify), count: 3)
+    }
+    for k in 0..<20 { rows.append(("Cold label number \(k) of the city directory", .identify)) }
+    for (i, (label, category)) in rows.enumerated() {
+        try! b.add(79_000_000_000 + UInt64(i) * 7 + UInt64(i % 3), label: label, category: category)
+    }
+    return try! b.encode().0
 }
 
 /// Input rows: TSV, CSV and JSON snippets and formatted numbers.
