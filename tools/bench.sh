@@ -5,11 +5,13 @@
 # /tmp/callerid-bench), runs every engine in a process of its own, and rewrites
 # BENCHMARKS.md, docs/benchmarks.json and the charts docs/bench-*.png.
 #
-#   bash tools/bench.sh            # the full run (~30 minutes on 2 cores; run it on a quiet machine)
+#   bash tools/bench.sh            # the full run (~10 minutes on 2 cores; run it on a quiet machine)
 #   bash tools/bench.sh --quick    # CI smoke run: 10k and 100k entries, < 60 s; writes nothing in the repo
 #
-# Other arguments go to `callerid-bench compare` (see `--help`), for example
-# `--datasets study:1000000 --engines callerid,lmdb` (then BENCHMARKS.md is not rewritten).
+# Other arguments go to `callerid-bench compare` (see `callerid-bench --help`), for example
+# `--max-load 1.1` to repeat only runs during which other processes kept more than 1.1 cores
+# busy (default 0.15). For a partial comparison that leaves BENCHMARKS.md alone, run the
+# harness directly: Benchmarks/.build/release/callerid-bench compare --datasets study:1000000 --engines callerid,lmdb
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,13 +35,13 @@ fi
 swift build -c release --package-path Benchmarks >&2
 bench=Benchmarks/.build/release/callerid-bench
 
-if [ "${1:-}" = "--quick" ] || [ $# -gt 0 ]; then
-    # Smoke runs and partial runs print their tables and leave the repository alone.
+if [ "${1:-}" = "--quick" ]; then
+    # The smoke run prints its tables and leaves the repository alone.
     exec "$bench" compare "$@"
 fi
 
 python3 -c 'import matplotlib' 2>/dev/null || python3 -m pip install -q matplotlib >&2
 python3 -c 'import lz4' 2>/dev/null || python3 -m pip install -q lz4 >&2 || true
 echo "before: $(uptime)" >&2
-"$bench" compare --markdown BENCHMARKS.md --results docs/benchmarks.json --charts docs --command "bash tools/bench.sh"
+"$bench" compare --markdown BENCHMARKS.md --results docs/benchmarks.json --charts docs --command "bash tools/bench.sh${*:+ $*}" "$@"
 echo "after: $(uptime)" >&2

@@ -57,7 +57,7 @@ def main(argv):
     ax.grid(axis="x", which="both", alpha=0.25)
     from matplotlib.patches import Patch
     ax.legend(handles=[Patch(color=PEER, alpha=a, label=l) for a, l in [(1, "p50"), (0.6, "p99"), (0.35, "p99.9")]],
-              loc="lower right", fontsize=8)
+              loc="upper right", fontsize=8)
     fig.tight_layout()
     fig.savefig(os.path.join(out, "bench-latency.png"))
     plt.close(fig)

@@ -108,10 +108,11 @@ func compare(_ a: Arguments) throws -> Int32 {
         let tsv = "\(work)/\(profile)-\(n)-seed\(seed)-gen\(genTag).tsv"
         if !FileManager.default.fileExists(atPath: tsv) {
             log("generating \(tsv)")
+            let part = "\(tsv).part-\(getpid())"
             let r = try shell(python, ["\(root)/tools/gen_directory.py", "--profile", profile, "--entries", "\(n)",
-                                       "--seed", "\(seed)", "-o", tsv + ".part"], stdout: false)
+                                       "--seed", "\(seed)", "-o", part], stdout: false)
             guard r.status == 0 else { throw BenchError("gen_directory.py failed (exit \(r.status))") }
-            try FileManager.default.moveItem(atPath: tsv + ".part", toPath: tsv)
+            guard rename(part, tsv) == 0 else { throw BenchError("\(tsv): rename failed (errno \(errno))") }
         }
         var d = Dataset(profile: profile, entries: n, tsv: tsv)
         let statsPath = tsv + ".stats.json"
@@ -125,6 +126,11 @@ func compare(_ a: Arguments) throws -> Int32 {
         datasets.append(d)
     }
 
+    // Databases and probes of this run in a directory of its own (several runs may share `work`
+    // for the cached data sets); removed at the end unless --keep.
+    let runDir = "\(work)/run-\(getpid())"
+    try FileManager.default.createDirectory(atPath: runDir, withIntermediateDirectories: true)
+    defer { if !a.flags.contains("--keep") { try? FileManager.default.removeItem(atPath: runDir) } }
     let selfExe = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
     let cabiExe = URL(fileURLWithPath: selfExe).deletingLastPathComponent().appendingPathComponent("callerid-cabi-bench").path
     var runs: [EngineRun] = []
@@ -132,7 +138,7 @@ func compare(_ a: Arguments) throws -> Int32 {
 
     for d in datasets {
         // One probe set per data set, shared by every engine.
-        let probesPath = "\(work)/\(d.key)-seed\(seed).probes"
+        let probesPath = "\(runDir)/\(d.key)-seed\(seed).probes"
         do {
             let keys = try TSVDirectory.load(d.tsv).numbers
             try Probes.make(keys: keys, count: lookups, seed: 42).write(to: probesPath)
@@ -142,7 +148,7 @@ func compare(_ a: Arguments) throws -> Int32 {
                 notes.append("callerid-cabi needs the callerid engine (it reads its file); skipped.")
                 continue
             }
-            let db = "\(work)/\(d.key).\(e == "callerid-cabi" ? "callerid" : e).db"
+            let db = "\(runDir)/\(d.key).\(e == "callerid-cabi" ? "callerid" : e).db"
             var best: EngineRun?
             var attempt = 0
             while attempt < 4 {

@@ -13,7 +13,8 @@ import Foundation
 
 let usage = """
     usage: callerid-bench compare [--quick] [--markdown FILE] [--json] [--results FILE] [--charts DIR]
-                                  [--datasets PROFILE:N,...] [--engines NAME,...] [--lookups N] [--work DIR]
+                                  [--datasets PROFILE:N,...] [--engines NAME,...] [--lookups N] [--work DIR] [--keep]
+                                  [--max-load CORES]   (repeat a run during which other processes used more CPU)
            callerid-bench engine NAME --tsv FILE --db FILE [--probes FILE] [--lookups N] [--existing]
            callerid-bench INPUT.tsv [--json] [--lookups N] [--db OUT] [--existing] [--raw-labels]
                                     [--labels-per-chunk N] [--block-size N]
