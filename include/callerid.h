@@ -16,7 +16,7 @@
  *   - Labels are UTF-8 and are handed out as a pointer + length; they are NOT
  *     NUL-terminated (use cid_lookup_copy() for a NUL-terminated copy).
  *   - Nothing the library does aborts the process on bad input: NULL pointers, closed
- *     handles (where detectable), small buffers and damaged files all give error codes.
+ *     or made-up handles, small buffers and damaged files all give error codes.
  *     Running out of memory still aborts, as in the Swift runtime.
  *
  * Threads
@@ -65,7 +65,7 @@ typedef enum cid_status {
     CID_TRUNCATED = 3,                /* cid_lookup_copy: the label did not fit; a prefix was copied */
 
     CID_ERR_INVALID_ARGUMENT = -1,    /* a NULL pointer, unknown flag, bad index or non-UTF-8 text */
-    CID_ERR_BAD_HANDLE = -2,          /* a handle that is closed/freed or of the wrong kind (when detectable) */
+    CID_ERR_BAD_HANDLE = -2,          /* a handle that is closed/freed, of the wrong kind or not a handle */
     CID_ERR_FILE_NOT_FOUND = -3,      /* the database file does not exist */
     CID_ERR_IO = -4,                  /* a system call failed (open, fstat, mmap, read…) */
     CID_ERR_CORRUPT = -5,             /* the file is damaged: bad magic, checksum, offset or content */
