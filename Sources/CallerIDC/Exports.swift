@@ -77,12 +77,12 @@ public func cid_open(_ path: UnsafePointer<CChar>?, _ flags: UInt32, _ out: Unsa
     guard let out else { return fail(Status.invalidArgument, "out_db is NULL") }
     out.pointee = nil
     guard let path else { return fail(Status.invalidArgument, "path is NULL") }
-    guard flags & ~UInt32(1) == 0 else { return fail(Status.invalidArgument, "unknown open flags 0x\(String(flags, radix: 16))") }
+    guard flags & ~UInt32(3) == 0 else { return fail(Status.invalidArgument, "unknown open flags 0x\(String(flags, radix: 16))") }
     guard let pathString = String(validatingCString: path) else {
         return fail(Status.invalidArgument, "the path is not valid UTF-8")
     }
     do throws(CallerIDError) {
-        let db = try Database(path: pathString, verify: flags & 1 != 0)
+        let db = try Database(path: pathString, verify: flags & 1 != 0, mapping: flags & 2 != 0 ? .copy : .map)
         guard let handle = HandleTable.insert(Core(db), kind: .database) else {
             return fail(Status.internal, "too many open handles")
         }
@@ -108,6 +108,18 @@ public func cid_verify(_ db: OpaquePointer?) -> Int32 {
     withDatabase(db) { core in
         do throws(CallerIDError) {
             try core.db.verify()
+            return Status.ok
+        } catch {
+            return fail(error)
+        }
+    }
+}
+
+@c(cid_check_file)
+public func cid_check_file(_ db: OpaquePointer?) -> Int32 {
+    withDatabase(db) { core in
+        do throws(CallerIDError) {
+            try core.db.checkFile()
             return Status.ok
         } catch {
             return fail(error)

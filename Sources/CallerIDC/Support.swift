@@ -26,16 +26,17 @@ enum Status {
     static let unsupportedVersion: Int32 = -6
     static let invalidNumber: Int32 = -7
     static let `internal`: Int32 = -8
+    static let fileChanged: Int32 = -9
 
-    /// Names by status, from -8 to 3 (index = status + 8); cid_status_name().
+    /// Names by status, from -9 to 3 (index = status + 9); cid_status_name().
     nonisolated(unsafe) static let names: [UnsafePointer<CChar>] = [
-        "internal", "invalid-number", "unsupported-version", "corrupt", "io", "file-not-found",
+        "file-changed", "internal", "invalid-number", "unsupported-version", "corrupt", "io", "file-not-found",
         "bad-handle", "invalid-argument", "ok", "not-found", "end", "truncated",
     ].map(makeCString)
     nonisolated(unsafe) static let unknownName = makeCString("unknown")
 
     static func name(_ status: Int32) -> UnsafePointer<CChar> {
-        let i = Int(status) + 8
+        let i = Int(status) + 9
         return i >= 0 && i < names.count ? names[i] : unknownName
     }
 
@@ -46,6 +47,7 @@ enum Status {
         case .corrupt: corrupt
         case .unsupportedVersion: unsupportedVersion
         case .invalidNumber: invalidNumber
+        case .fileChanged: fileChanged
         default: `internal`
         }
     }
