@@ -19,6 +19,11 @@ Exit codes: 0 ok/found, 1 not found, 64 usage, 65 bad data or damaged file, 66 m
 
 """
 
+func unknownCommand(_ word: String) throws(ToolError) -> Int32 {
+    throw .usage("unknown command '\(word)'; commands: build, dump, verify, info, install, feed, diff, or a NUMBER, or '-'",
+                 command: "")
+}
+
 let arguments = Array(CommandLine.arguments.dropFirst())
 let status: Int32
 do {
@@ -46,6 +51,9 @@ do {
         status = try feedCommand(Array(arguments.dropFirst()))
     case "diff":
         status = try diffCommand(Array(arguments.dropFirst()))
+    case let word? where word.first.map({ $0.isLetter }) == true:
+        // Not a number (those start with a digit, '+', '(' or a space) and not a command.
+        status = try unknownCommand(word)
     default:
         status = try lookupCommand(arguments)
     }
