@@ -250,7 +250,15 @@ struct ReaderCLIRegressionTests {
         #expect(!r.stderr.contains("Traceback"))
         let env = try runTool("env", ["-u", "CALLERID_LIB", "LD_LIBRARY_PATH=", "python3", script, "db.cid", "info"])
         #expect(!env.stderr.contains("Traceback"), "\(env.stderr)")
-        let usage = try runTool("python3", [script, "--lib", "/nonexistent/libcallerid.so", "db.cid", "dump", "--action"])
-        #expect(!usage.stderr.contains("Traceback"), "\(usage.stderr)")
+        // With the library, bad arguments are usage errors too (not KeyError / IndexError tracebacks).
+        let library = try #require(CABI.library, Comment(rawValue: CABI.missingLibraryMessage))
+        let dir = TempDir()
+        let db = dir.path("db.cid")
+        _ = try buildDatabase(smallEntries(100...110), at: db)
+        for args in [["dump", "--action"], ["dump", "--action", "nope"], ["dump", "--limit", "x"]] {
+            let usage = try runTool("python3", [script, "--lib", library.path, db] + args)
+            #expect(usage.status == 64 && usage.stderr.hasPrefix("error: ") && !usage.stderr.contains("Traceback"),
+                    "\(args): \(usage.stderr)")
+        }
     }
 }
