@@ -97,8 +97,8 @@ func entryJSON(_ view: EntryView) -> String {
 // MARK: lookup NUMBER / lookup -
 
 let lookupHelp = """
-usage: lookup NUMBER [--db FILE] [--json]
-       lookup - [--db FILE] [--json]
+usage: lookup NUMBER [--db FILE|DIR] [--json]
+       lookup - [--db FILE|DIR] [--json]
 
 Prints NUMBER<TAB>LABEL<TAB>CATEGORY for a number in the database, or NUMBER<TAB>- when
 it is absent. NUMBER is E.164 digits; spaces, dashes, dots, parentheses and a leading +
@@ -112,7 +112,9 @@ by rename) stops the batch with exit 74.
 A LABEL holding control characters (only in a file that fails 'lookup verify') is escaped
 as in JSON: \\n, \\r, \\t, \\u00XX; invalid UTF-8 becomes U+FFFD.
 
-  --db FILE   the database (default: $LOOKUP_DB)
+  --db FILE   the database (default: $LOOKUP_DB); a build directory (manifest.json) or an
+              installed store (its current generation) looks up in all of its databases,
+              the first in manifest order (higher priority first) that holds the number answers
   --json      one JSON object per answer: {"number":…,"found":true,"label":…,"category":…,"action":…}
               or {"number":…,"found":false}; a batch line that is not a number gives
               {"input":…,"found":false,"error":…}
@@ -141,15 +143,20 @@ func lookupCommand(_ raw: [String]) throws(ToolError) -> Int32 {
             throw ToolError(code: Exit.dataError, message: "'\(args.positionals[0])' is not a phone number: \(error.message)")
         }
     }
-    let db = try openDatabase(try databasePath(args))
+    // A database file, or every database of a build directory or store (first one that
+    // holds the number answers, in precedence order).
+    let databases = try DatabasePaths.resolve(try databasePath(args)).open()
     var out = Output()
     defer { out.flush() }
 
     func answer(_ number: UInt64) throws(ToolError) -> Bool {
         do {
-            let found = try db.withEntry(number) { view in
-                writeEntry(view, json: json, to: &out)
-                return true
+            var found: Bool? = nil
+            for db in databases where found == nil {
+                found = try db.withEntry(number) { view in
+                    writeEntry(view, json: json, to: &out)
+                    return true
+                }
             }
             if found == nil {
                 out.write(json ? "{\"number\":\(number),\"found\":false}\n" : "\(number)\t-\n")
@@ -175,7 +182,7 @@ func lookupCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     var sinceCheck = 0
     func checkFile() throws(ToolError) {
         do {
-            try db.checkFile()
+            for db in databases { try db.checkFile() }
         } catch {
             out.flush()
             throw ToolError(code: Exit.ioError, message: error.message)
@@ -360,7 +367,12 @@ func dumpCommand(_ raw: [String]) throws(ToolError) -> Int32 {
         }
     }
     let json = args.flag("--json")
-    let db = try openDatabase(try databasePath(args))
+    let set = try DatabasePaths.resolve(try databasePath(args))
+    guard set.kind == .file else {
+        throw .usage("dump reads one database file; \(set.path) is a \(set.kind.rawValue) of \(set.files.count): \(set.files.joined(separator: ", "))",
+                     command: "dump")
+    }
+    let db = try openDatabase(set.files[0])
     let known = db.categories.map(\.name)
     let unknown = categoryNames.filter { !known.contains($0) }
     guard unknown.isEmpty else {
@@ -385,10 +397,11 @@ func dumpCommand(_ raw: [String]) throws(ToolError) -> Int32 {
 // MARK: verify
 
 let verifyHelp = """
-usage: lookup verify FILE... [--json]
+usage: lookup verify FILE|DIR... [--json]
 
 Checks each file completely: header, section table, every XXH3-64 section checksum,
-padding, and a full decode of keys, values and labels. Prints one line per file.
+padding, and a full decode of keys, values and labels. Prints one line per file. A build
+directory or an installed store stands for all of its databases (the store's current set).
 Exit: 0 all intact, 65 a file is damaged, 66 a file is missing.
 
 """
@@ -402,7 +415,17 @@ func verifyCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     guard !args.positionals.isEmpty else { throw .usage("no files given", command: "verify") }
     var status = Exit.ok
     var out = Output()
-    for path in args.positionals {
+    var files: [String] = []
+    for argument in args.positionals {
+        do {
+            files += try DatabasePaths.resolve(argument).files
+        } catch {
+            out.flush()
+            printError("error: \(error.message)")
+            if status == Exit.ok || error.code == Exit.dataError { status = error.code }
+        }
+    }
+    for path in files {
         do {
             let db = try Database(path: path, verify: true)
             out.write(args.flag("--json") ? "{\"file\":\(jsonString(path)),\"ok\":true,\"entries\":\(db.count)}\n" : "\(path): OK (\(db.count) entries)\n")
@@ -424,10 +447,12 @@ func verifyCommand(_ raw: [String]) throws(ToolError) -> Int32 {
 // MARK: info
 
 let infoHelp = """
-usage: lookup info FILE [--json]
+usage: lookup info FILE|DIR [--json]
 
 Prints the format version, entry and label counts, categories, the size of every section
 and bytes per entry. Validates the file's structure (not its checksums: see verify).
+For a build directory or an installed store: the same for each of its databases, in
+precedence order (text: blocks separated by a blank line; --json: one object per line).
 
 """
 
@@ -440,9 +465,18 @@ func infoCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     guard args.positionals.count <= 1 else { throw .usage("give one file", command: "info") }
     let path: String
     if let first = args.positionals.first { path = first } else { path = try databasePath(args) }
-    let info = try openDatabase(path).info
+    let databases = try DatabasePaths.resolve(path).open()
     var out = Output()
-    if args.flag("--json") {
+    for (i, db) in databases.enumerated() {
+        if i > 0 && !args.flag("--json") { out.write("\n") }
+        writeInfo(db.info, json: args.flag("--json"), to: &out)
+    }
+    out.flush()
+    return Exit.ok
+}
+
+func writeInfo(_ info: DatabaseInfo, json: Bool, to out: inout Output) {
+    if json {
         let sections = info.sections.map { "{\"name\":\(jsonString($0.name)),\"offset\":\($0.offset),\"bytes\":\($0.bytes),\"xxh3\":\"\(String(format: "%016llx", $0.checksum))\"}" }
         let categories = info.categories.map { "{\"name\":\(jsonString($0.name)),\"action\":\"\($0.action)\"}" }
         out.write("{\"file\":\(jsonString(info.path)),\"format_version\":\"\(info.formatVersion)\",\"entries\":\(info.entries),\"distinct_labels\":\(info.distinctLabels),\"block_size\":\(info.blockSize),\"blocks\":\(info.blocks),\"label_chunks\":\(info.labelChunks),\"compressed_label_chunks\":\(info.compressedLabelChunks),\"label_bytes_raw\":\(info.labelBytesRaw),\"bytes\":\(info.fileBytes),\"bytes_per_entry\":\(String(format: "%.3f", info.bytesPerEntry)),\"categories\":[\(categories.joined(separator: ","))],\"sections\":[\(sections.joined(separator: ","))]}\n")
@@ -465,8 +499,6 @@ func infoCommand(_ raw: [String]) throws(ToolError) -> Int32 {
             out.write("  \(s.name.padding(toLength: 18, withPad: " ", startingAt: 0)) \(String(s.bytes).leftPad(10)) bytes  \(String(format: "%6.3f", share)) B/entry  at \(s.offset)\n")
         }
     }
-    out.flush()
-    return Exit.ok
 }
 
 extension String {

@@ -6,6 +6,7 @@ import Glibc
 import Darwin
 #endif
 @testable import CallerID
+@testable import CallerIDDirectory
 
 // Issue 11, items 6, 8, 12, 15, 16 and 23: the reader when its file is rewritten in place,
 // batch mode as a co-process and on hostile line lengths, escaping of labels in TSV output,
@@ -238,6 +239,49 @@ struct ReaderCLIRegressionTests {
                 "\(r.stderr)")
         let number = try lookup(["12ab", "--db", "/nonexistent/db.cid"])
         #expect(number.status == 65, "a digit-led word is still a (bad) number")
+    }
+
+    // MARK: Item 15: build directories and stores where a database is expected
+
+    @Test func buildDirectoriesAndStoresAreDatabaseSets() throws {
+        let dir = TempDir()
+        let build = dir.path("build")
+        try writeBuildDirectory(build, [
+            DirectoryTestFile(name: "a.cid", region: "a", entries: [Entry(number: 100, label: "A 100"), Entry(number: 200, label: "A 200")]),
+            DirectoryTestFile(name: "b.cid", region: "b", entries: [Entry(number: 200, label: "B 200"), Entry(number: 300, label: "B 300")]),
+        ])
+        for db in [build, build + "/"] {
+            #expect(try lookup(["100", "--db", db]).lines == ["100\tA 100\tidentify"])
+            #expect(try lookup(["300", "--db", db]).lines == ["300\tB 300\tidentify"])
+            let both = try lookup(["200", "--db", db])
+            #expect(both.status == 0 && both.lines == ["200\tA 200\tidentify"], "the first database in manifest order wins")
+            let none = try lookup(["400", "--db", db])
+            #expect(none.status == 1 && none.lines == ["400\t-"])
+        }
+        let batch = try lookup(["-", "--db", build], stdin: Data("100\n300\n400\n".utf8))
+        #expect(batch.status == 0 && batch.lines == ["100\tA 100\tidentify", "300\tB 300\tidentify", "400\t-"])
+
+        let info = try lookup(["info", build])
+        #expect(info.status == 0, "\(info.stderr)")
+        #expect(info.stdout.contains(build + "/a.cid") && info.stdout.contains(build + "/b.cid"))
+        let infoJSON = try lookup(["info", build, "--json"])
+        #expect(try jsonObjects(infoJSON.stdout).count == 2)
+        let verify = try lookup(["verify", build])
+        #expect(verify.status == 0 && verify.lines == ["\(build)/a.cid: OK (2 entries)", "\(build)/b.cid: OK (2 entries)"],
+                "\(verify.stdout)\(verify.stderr)")
+
+        let store = dir.path("store")
+        let install = try lookup(["install", "--store", store, build])
+        #expect(install.status == 0, "\(install.stderr)")
+        #expect(try lookup(["300", "--db", store]).lines == ["300\tB 300\tidentify"])
+        let verifyStore = try lookup(["verify", store, "--json"])
+        #expect(verifyStore.status == 0 && verifyStore.lines.count == 2, "\(verifyStore.stdout)\(verifyStore.stderr)")
+        #expect(try lookup(["info", store]).status == 0)
+
+        // A directory that is neither: a clear usage error, not "not a regular file".
+        try FileManager.default.createDirectory(atPath: dir.path("plain"), withIntermediateDirectories: true)
+        let plain = try lookup(["100", "--db", dir.path("plain")])
+        #expect(plain.status == 64 && plain.stderr.contains("neither a build directory"), "\(plain.stderr)")
     }
 
     // MARK: Item 23: the Python example without its library
