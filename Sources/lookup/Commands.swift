@@ -1,5 +1,6 @@
 import Foundation
 import CallerID
+import CallerIDDirectory
 
 /// Exit code for a library error.
 func exitCode(for error: CallerIDError) -> Int32 {
@@ -369,7 +370,7 @@ func dumpCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     let json = args.flag("--json")
     let set = try DatabasePaths.resolve(try databasePath(args))
     guard set.kind == .file else {
-        throw .usage("dump reads one database file; \(set.path) is a \(set.kind.rawValue) of \(set.files.count): \(set.files.joined(separator: ", "))",
+        throw .usage("dump reads one database file; \(set.path) is a \(set.kind) of \(set.files.count): \(set.files.joined(separator: ", "))",
                      command: "dump")
     }
     let db = try openDatabase(set.files[0])
@@ -415,28 +416,35 @@ func verifyCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     guard !args.positionals.isEmpty else { throw .usage("no files given", command: "verify") }
     var status = Exit.ok
     var out = Output()
-    var files: [String] = []
-    for argument in args.positionals {
-        do {
-            files += try DatabasePaths.resolve(argument).files
-        } catch {
+    let json = args.flag("--json")
+    func report(_ path: String, code: String, exit: Int32, message: String) {
+        if status == Exit.ok || exit == Exit.dataError { status = exit }
+        if json {
+            out.write("{\"file\":\(jsonString(path)),\"ok\":false,\"code\":\(jsonString(code)),\"error\":\(jsonString(message))}\n")
+        } else {
             out.flush()
-            printError("error: \(error.message)")
-            if status == Exit.ok || error.code == Exit.dataError { status = error.code }
+            printError("error: \(message)")
         }
     }
-    for path in files {
-        do {
-            let db = try Database(path: path, verify: true)
-            out.write(args.flag("--json") ? "{\"file\":\(jsonString(path)),\"ok\":true,\"entries\":\(db.count)}\n" : "\(path): OK (\(db.count) entries)\n")
-        } catch {
-            let code = exitCode(for: error)
-            if status == Exit.ok || code == Exit.dataError { status = code }
-            if args.flag("--json") {
-                out.write("{\"file\":\(jsonString(path)),\"ok\":false,\"code\":\(jsonString(error.code.rawValue)),\"error\":\(jsonString(error.message))}\n")
-            } else {
-                out.flush()
-                printError("error: \(error.message)")
+    for argument in args.positionals {
+        // A build directory or store stands for its databases; anything else is one file
+        // (a missing one is reported by the open below, like a damaged one).
+        var files = [argument]
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: argument, isDirectory: &isDirectory), isDirectory.boolValue {
+            do {
+                files = try DatabaseSet.resolve(path: argument).files
+            } catch {
+                report(argument, code: error.code.rawValue, exit: exitCode(for: error), message: error.message)
+                continue
+            }
+        }
+        for path in files {
+            do {
+                let db = try Database(path: path, verify: true)
+                out.write(json ? "{\"file\":\(jsonString(path)),\"ok\":true,\"entries\":\(db.count)}\n" : "\(path): OK (\(db.count) entries)\n")
+            } catch {
+                report(path, code: error.code.rawValue, exit: exitCode(for: error), message: error.message)
             }
         }
     }

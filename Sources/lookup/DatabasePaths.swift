@@ -1,59 +1,36 @@
-import Foundation
 import CallerID
 import CallerIDDirectory
 
 // What `--db PATH`, `lookup info PATH` and `lookup verify PATH...` accept: a database file, a
 // build directory (`lookup build -o DIR`, with manifest.json) or an installed store (CURRENT
-// and gen-N/, `lookup install`), whose current generation is used.
+// and gen-N/, `lookup install`), whose current generation is used. What a path is comes from
+// `DatabaseSet.resolve(path:)` (CallerIDDirectory), the one resolver every command shares.
 
-/// The database files behind a path given on the command line.
+/// The database files behind a path given on the command line, in precedence order.
 struct DatabasePaths {
-    enum Kind: String {
-        case file = "database file"
-        case buildDirectory = "build directory"
-        case store = "installed store"
-    }
-
-    let path: String
-    let kind: Kind
+    let resolved: DatabaseSet
     /// Database files in precedence order: the first that holds a number answers for it
-    /// (manifest order, higher `priority` first, as the Call Directory feed merges them).
+    /// (manifest order; a higher `priority` first, as the Call Directory feed merges them).
     let files: [String]
 
-    /// Resolves `path`; a path that is not a directory is taken as a database file.
+    var path: String { resolved.path }
+    var kind: DatabaseSet.Kind { resolved.kind }
+
     static func resolve(_ path: String) throws(ToolError) -> DatabasePaths {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
-            return DatabasePaths(path: path, kind: .file, files: [path])
-        }
-        let dir = path.hasSuffix("/") && path.count > 1 ? String(path.dropLast()) : path
+        let found: DatabaseSet
         do {
-            if FileManager.default.fileExists(atPath: dir + "/manifest.json") {
-                return DatabasePaths(path: path, kind: .buildDirectory, files: try files(of: dir))
-            }
-            if FileManager.default.fileExists(atPath: dir + "/CURRENT") {
-                guard let generation = try InstalledStore(path: dir).current() else {
-                    throw ToolError(code: Exit.noInput, message: "\(path): installed store with nothing installed yet")
-                }
-                return DatabasePaths(path: path, kind: .store, files: try files(of: generation.path))
-            }
-        } catch let error as DirectoryError {
-            throw toolError(error)
+            found = try DatabaseSet.resolve(path: path)
         } catch {
             throw toolError(error)
         }
-        throw ToolError(code: Exit.usage,
-                        message: "\(path): a directory that is neither a build directory (manifest.json) nor an installed store (CURRENT); give a database file, a build directory or a store",
-                        hint: nil)
-    }
-
-    private static func files(of directory: String) throws(DirectoryError) -> [String] {
-        let manifest = try DirectoryManifest.read(directory: directory)
+        guard let manifest = found.manifest, manifest.files.count == found.files.count else {
+            return DatabasePaths(resolved: found, files: found.files)
+        }
         let order = manifest.files.indices.sorted {
             let a = manifest.files[$0].priority ?? 0, b = manifest.files[$1].priority ?? 0
             return a != b ? a > b : $0 < $1
         }
-        return order.map { directory + "/" + manifest.files[$0].file }
+        return DatabasePaths(resolved: found, files: order.map { found.files[$0] })
     }
 
     /// Opens every file (precedence order).

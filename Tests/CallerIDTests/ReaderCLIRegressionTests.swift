@@ -278,10 +278,10 @@ struct ReaderCLIRegressionTests {
         #expect(verifyStore.status == 0 && verifyStore.lines.count == 2, "\(verifyStore.stdout)\(verifyStore.stderr)")
         #expect(try lookup(["info", store]).status == 0)
 
-        // A directory that is neither: a clear usage error, not "not a regular file".
+        // A directory that is neither: a clear message (no database there: 66), not "not a regular file".
         try FileManager.default.createDirectory(atPath: dir.path("plain"), withIntermediateDirectories: true)
         let plain = try lookup(["100", "--db", dir.path("plain")])
-        #expect(plain.status == 64 && plain.stderr.contains("neither a build directory"), "\(plain.stderr)")
+        #expect(plain.status == 66 && plain.stderr.contains("neither a build directory"), "\(plain.stderr)")
     }
 
     // MARK: Item 23: the Python example without its library
