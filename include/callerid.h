@@ -16,7 +16,7 @@
  *   - Labels are UTF-8 and are handed out as a pointer + length; they are NOT
  *     NUL-terminated (use cid_lookup_copy() for a NUL-terminated copy).
  *   - Nothing the library does aborts the process on bad input: NULL pointers, closed
- *     handles (where detectable), small buffers and damaged files all give error codes.
+ *     or made-up handles, small buffers and damaged files all give error codes.
  *     Running out of memory still aborts, as in the Swift runtime.
  *
  * Threads
@@ -65,13 +65,14 @@ typedef enum cid_status {
     CID_TRUNCATED = 3,                /* cid_lookup_copy: the label did not fit; a prefix was copied */
 
     CID_ERR_INVALID_ARGUMENT = -1,    /* a NULL pointer, unknown flag, bad index or non-UTF-8 text */
-    CID_ERR_BAD_HANDLE = -2,          /* a handle that is closed/freed or of the wrong kind (when detectable) */
+    CID_ERR_BAD_HANDLE = -2,          /* a handle that is closed/freed, of the wrong kind or not a handle */
     CID_ERR_FILE_NOT_FOUND = -3,      /* the database file does not exist */
     CID_ERR_IO = -4,                  /* a system call failed (open, fstat, mmap, read…) */
     CID_ERR_CORRUPT = -5,             /* the file is damaged: bad magic, checksum, offset or content */
     CID_ERR_UNSUPPORTED_VERSION = -6, /* the file was written by an incompatible format version */
     CID_ERR_INVALID_NUMBER = -7,      /* cid_parse_number: text is not an E.164 number */
-    CID_ERR_INTERNAL = -8             /* an error the C layer does not classify (see the message) */
+    CID_ERR_INTERNAL = -8,            /* an error the C layer does not classify (see the message) */
+    CID_ERR_FILE_CHANGED = -9         /* the mapped file was modified in place while open (cid_check_file) */
 } cid_status;
 
 /* True when a status is an error (negative). */
@@ -134,6 +135,8 @@ typedef enum cid_action {
 /* Flags of cid_open(). */
 #define CID_OPEN_DEFAULT 0u
 #define CID_OPEN_VERIFY 1u            /* check every checksum and decode everything (O(file)) */
+#define CID_OPEN_COPY 2u              /* read the file into private memory instead of mapping it:
+                                         later changes to the file cannot affect the handle */
 
 /* One entry as the library hands it out. Filled by the lookup and cursor functions; the
  * caller owns the struct, the library owns what its pointers point to (lifetimes are
@@ -195,7 +198,12 @@ cid_status cid_parse_number(const char *CID_NULLABLE text, uint64_t *CID_NULLABL
  * call). Opening validates the header, the section table and every offset the reader uses
  * (O(blocks)); with CID_OPEN_VERIFY it also checks every checksum and decodes everything.
  * On CID_OK, *out_db receives a new handle that the caller owns and must pass to
- * cid_close() exactly once; on failure *out_db is set to NULL and the status is one of
+ * cid_close() exactly once. By default the file is mapped: replace a database that is open
+ * by renaming a new file over its path (open handles keep reading the old file), never by
+ * writing over it in place (cp, >, truncate), which can make a later lookup read changed
+ * bytes or die of SIGBUS; cid_check_file() detects that case. With CID_OPEN_COPY the file
+ * is read into memory (its size in RAM) and the handle is immune to such changes.
+ * On failure *out_db is set to NULL and the status is one of
  * CID_ERR_FILE_NOT_FOUND, CID_ERR_IO, CID_ERR_CORRUPT, CID_ERR_UNSUPPORTED_VERSION or
  * CID_ERR_INVALID_ARGUMENT (NULL path/out_db, unknown flag, path not UTF-8).
  * Thread-safe: any thread may open databases at any time. */
@@ -210,9 +218,19 @@ cid_status cid_open(const char *CID_NULLABLE path, uint32_t flags, cid_db *CID_N
 cid_status cid_close(cid_db *CID_NULLABLE db);
 
 /* Checks every checksum and decodes every block and label chunk (O(file size)).
- * Returns CID_OK, CID_ERR_CORRUPT (message names the damaged part), CID_ERR_BAD_HANDLE
- * or CID_ERR_INVALID_ARGUMENT. Thread-safe: may run while other threads look up. */
+ * Returns CID_OK, CID_ERR_CORRUPT (message names the damaged part), CID_ERR_FILE_CHANGED
+ * (see cid_check_file), CID_ERR_BAD_HANDLE or CID_ERR_INVALID_ARGUMENT.
+ * Thread-safe: may run while other threads look up. */
 cid_status cid_verify(cid_db *CID_NULLABLE db);
+
+/* Cheap check (one stat of the path, no read of the data) that the handle's file was not
+ * modified in place since cid_open(): returns CID_ERR_FILE_CHANGED when the opened file's
+ * size, mtime or ctime changed and the handle maps it (stop using the handle, close it and
+ * reopen); CID_OK otherwise, including when the path was replaced by rename or removed
+ * (the handle still reads its own intact file) and for CID_OPEN_COPY handles.
+ * CID_ERR_BAD_HANDLE for a handle that is not open. Thread-safe. Long-running readers call
+ * it from time to time (e.g. every few thousand lookups or seconds), not on every lookup. */
+cid_status cid_check_file(cid_db *CID_NULLABLE db);
 
 /* The number of entries (distinct numbers) into *out. Thread-safe. */
 cid_status cid_count(cid_db *CID_NULLABLE db, uint64_t *CID_NULLABLE out);

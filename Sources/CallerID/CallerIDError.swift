@@ -18,6 +18,9 @@ public struct CallerIDError: Error, Sendable, Equatable, CustomStringConvertible
         public static let invalidNumber = Code("invalid-number")
         /// A record, label or category cannot be stored (bad UTF-8, too long, too many categories).
         public static let invalidInput = Code("invalid-input")
+        /// The database file was modified in place (written, truncated) while it was open.
+        /// Replace database files with `rename`, or open them with ``DatabaseMapping/copy``.
+        public static let fileChanged = Code("file-changed")
         /// The data exceeds a format limit (for example 4 GiB in one section).
         public static let limitExceeded = Code("limit-exceeded")
 

@@ -77,6 +77,18 @@ public struct DatabaseInfo: Sendable, Equatable {
 ///
 /// A `Database` is safe to use from several threads at once: lookups share a lazily
 /// decoded label cache published with atomics; each cursor has its own state.
+///
+/// ## Replacing the file while it is open
+///
+/// The default ``DatabaseMapping/map`` maps the file. Replace a database that readers may
+/// have open by writing a new file and `rename`-ing it over the old path (as `lookup build`
+/// and ``DatabaseBuilder`` do): open databases keep reading the old file, intact, and
+/// ``fileChange`` reports ``DatabaseFileChange/replaced``. Never modify the file in place
+/// (`cp new.cid live.cid`, shell `>`, `truncate`): a mapped reader then reads changed bytes
+/// or is killed by SIGBUS when it touches a page past the new end of the file. ``checkFile()``
+/// detects such a change cheaply (one `stat`); long-running readers call it from time to
+/// time (the `lookup -` batch mode does, every 1,024 lookups and whenever input arrives).
+/// When the writer is not under your control, open with ``DatabaseMapping/copy``.
 public final class Database: @unchecked Sendable {
     // @unchecked: all stored state is immutable after init except `decoded`, whose slots are
     // published once with C11 atomics (see PublishOnceSlots).
@@ -108,11 +120,14 @@ public final class Database: @unchecked Sendable {
 
     /// Opens and validates `path`; with `verify: true` also runs ``verify()``.
     ///
+    /// - Parameters:
+    ///   - mapping: ``DatabaseMapping/map`` (default) maps the file; ``DatabaseMapping/copy``
+    ///     reads it into memory, so that later changes to the file cannot affect this database.
     /// - Throws: ``CallerIDError`` with code `fileNotFound`, `io`, `corrupt` or
     ///   `unsupportedVersion`, and a message naming the file and the damaged part.
-    public init(path: String, verify: Bool = false) throws(CallerIDError) {
+    public init(path: String, verify: Bool = false, mapping: DatabaseMapping = .map) throws(CallerIDError) {
         self.path = path
-        file = try MappedFile(path: path)
+        file = try MappedFile(path: path, mode: mapping)
         let b = file.bytes
         func bad(_ what: String) -> CallerIDError { CallerIDError.corrupt(path, what) }
 
@@ -529,5 +544,24 @@ public final class Database: @unchecked Sendable {
             do { try body(view); return true } catch { failure = error; return false }
         }
         if let failure { throw failure }
+    }
+}
+
+extension Database {
+    /// How this database holds its file's bytes.
+    public var mapping: DatabaseMapping { file.mode }
+
+    /// What happened to the file at ``path`` since this database opened it: one `stat`, no
+    /// read of the mapping. See "Replacing the file while it is open" above.
+    public var fileChange: DatabaseFileChange { file.change() }
+
+    /// Throws when further use of this database is unsafe because its file was modified in
+    /// place (and it is mapped, not copied). A replacement by `rename` or a removal is not an
+    /// error: the open database still reads its own, intact file.
+    ///
+    /// - Throws: ``CallerIDError`` with code `fileChanged`.
+    public func checkFile() throws(CallerIDError) {
+        guard file.mode == .map, file.change() == .modifiedInPlace else { return }
+        throw CallerIDError(.fileChanged, "\(path): the database file was modified in place while open (size, mtime or ctime changed); replace database files with rename, never by writing over them, and reopen")
     }
 }

@@ -2,10 +2,21 @@ extension Database {
     /// Checks the whole file: every section checksum, zero padding between sections, and a
     /// full decode (keys strictly ascending, every value, category and label valid UTF-8).
     ///
-    /// - Throws: ``CallerIDError`` (`corrupt`) naming the damaged section or block.
+    /// Ends with ``checkFile()``: a file modified in place during (or before) the check is
+    /// reported as such rather than as damage or success.
+    ///
+    /// - Throws: ``CallerIDError`` (`corrupt`) naming the damaged section or block;
+    ///   (`fileChanged`) when the mapped file was modified in place.
     public func verify() throws(CallerIDError) {
-        try Database.verifyChecksums(file.bytes, sections: sections, tableOffset: tableOffset, path: path)
-        try verifyContent()
+        try checkFile()
+        do {
+            try Database.verifyChecksums(file.bytes, sections: sections, tableOffset: tableOffset, path: path)
+            try verifyContent()
+        } catch {
+            try checkFile()  // damage seen because the file changed under us: say so
+            throw error
+        }
+        try checkFile()
     }
 
     /// Every section's XXH3-64 and the zero padding between sections (so every byte of the

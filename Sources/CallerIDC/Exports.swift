@@ -2,8 +2,9 @@
 // is written in include/callerid.h; keep the two in step.
 //
 // Rules of this file: no Swift error and no trap crosses the boundary. Every pointer from C
-// is checked for NULL, every handle against its magic word (and, off the hot paths, against
-// the registry of live handles), every count for range; failures return a negative status
+// is checked for NULL, every handle against the handle table (HandleTable.swift: encoded
+// slot and generation, so a closed handle is refused even when its slot is reused), every
+// count for range; failures return a negative status
 // and record a per-thread message (LastError).
 import CallerID
 #if canImport(Glibc)
@@ -17,25 +18,15 @@ import Darwin
 // MARK: - Handle conversion
 
 /// Runs `body` with the database behind `p` without retaining it (lookups from many threads
-/// would otherwise contend on its reference count), or returns a failure status.
+/// would otherwise contend on its reference count), or returns a failure status. The check
+/// reads only the handle table, never the memory of a closed handle.
 @inline(__always)
 private func withDatabase(_ p: OpaquePointer?, _ body: (Core) -> Int32) -> Int32 {
     guard let p else { return fail(Status.invalidArgument, "the database handle is NULL") }
-    return Unmanaged<DatabaseHandle>.fromOpaque(UnsafeRawPointer(p))._withUnsafeGuaranteedRef { h in
-        guard h.isLive else {
-            return fail(Status.badHandle, "not an open database handle (closed already, or a cursor?)")
-        }
-        return body(h.core)
+    guard let object = HandleTable.object(UnsafeRawPointer(p), kind: .database) else {
+        return fail(Status.badHandle, "not an open database handle (closed already, or a cursor?)")
     }
-}
-
-/// For the entry points that are not hot: the registry check is reliable (no freed memory read).
-private func withRegisteredDatabase(_ p: OpaquePointer?, _ body: (Core) -> Int32) -> Int32 {
-    guard let p else { return fail(Status.invalidArgument, "the database handle is NULL") }
-    guard Registry.contains(UnsafeMutableRawPointer(p)) else {
-        return fail(Status.badHandle, "not an open database handle (closed already?)")
-    }
-    return withDatabase(p, body)
+    return Unmanaged<Core>.fromOpaque(object)._withUnsafeGuaranteedRef { body($0) }
 }
 
 // MARK: - Status, errors, versions
@@ -86,15 +77,16 @@ public func cid_open(_ path: UnsafePointer<CChar>?, _ flags: UInt32, _ out: Unsa
     guard let out else { return fail(Status.invalidArgument, "out_db is NULL") }
     out.pointee = nil
     guard let path else { return fail(Status.invalidArgument, "path is NULL") }
-    guard flags & ~UInt32(1) == 0 else { return fail(Status.invalidArgument, "unknown open flags 0x\(String(flags, radix: 16))") }
+    guard flags & ~UInt32(3) == 0 else { return fail(Status.invalidArgument, "unknown open flags 0x\(String(flags, radix: 16))") }
     guard let pathString = String(validatingCString: path) else {
         return fail(Status.invalidArgument, "the path is not valid UTF-8")
     }
     do throws(CallerIDError) {
-        let db = try Database(path: pathString, verify: flags & 1 != 0)
-        let raw = Unmanaged.passRetained(DatabaseHandle(Core(db))).toOpaque()
-        Registry.insert(raw)
-        out.pointee = OpaquePointer(raw)
+        let db = try Database(path: pathString, verify: flags & 1 != 0, mapping: flags & 2 != 0 ? .copy : .map)
+        guard let handle = HandleTable.insert(Core(db), kind: .database) else {
+            return fail(Status.internal, "too many open handles")
+        }
+        out.pointee = OpaquePointer(handle)
         return Status.ok
     } catch {
         return fail(error)
@@ -104,24 +96,30 @@ public func cid_open(_ path: UnsafePointer<CChar>?, _ flags: UInt32, _ out: Unsa
 @c(cid_close)
 public func cid_close(_ db: OpaquePointer?) -> Int32 {
     guard let db else { return Status.ok }
-    let raw = UnsafeMutableRawPointer(db)
-    let isDatabase = Registry.contains(raw) && Unmanaged<DatabaseHandle>.fromOpaque(raw)._withUnsafeGuaranteedRef {
-        $0.isLive
-    }
-    guard isDatabase, Registry.remove(raw) else {
+    guard let object = HandleTable.remove(UnsafeRawPointer(db), kind: .database) else {
         return fail(Status.badHandle, "cid_close: not an open database handle (closed twice, or a cursor?)")
     }
-    let handle = Unmanaged<DatabaseHandle>.fromOpaque(raw)
-    handle._withUnsafeGuaranteedRef { $0.markDead() }
-    handle.release()
+    Unmanaged<Core>.fromOpaque(object).release()
     return Status.ok
 }
 
 @c(cid_verify)
 public func cid_verify(_ db: OpaquePointer?) -> Int32 {
-    withRegisteredDatabase(db) { core in
+    withDatabase(db) { core in
         do throws(CallerIDError) {
             try core.db.verify()
+            return Status.ok
+        } catch {
+            return fail(error)
+        }
+    }
+}
+
+@c(cid_check_file)
+public func cid_check_file(_ db: OpaquePointer?) -> Int32 {
+    withDatabase(db) { core in
+        do throws(CallerIDError) {
+            try core.db.checkFile()
             return Status.ok
         } catch {
             return fail(error)
@@ -257,13 +255,14 @@ public func cid_cursor_open(_ db: OpaquePointer?, _ from: UInt64, _ filter: Unsa
                      _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
     guard let out else { return fail(Status.invalidArgument, "out is NULL") }
     out.pointee = nil
-    return withRegisteredDatabase(db) { core in
+    return withDatabase(db) { core in
         do throws(CError) {
             let selection = try Selection(filter)
             let cursor = core.db.cursor(from: from, filter: selection.swiftFilter(for: core))
-            let raw = Unmanaged.passRetained(CursorHandle(core: core, cursor: cursor)).toOpaque()
-            Registry.insert(raw)
-            out.pointee = OpaquePointer(raw)
+            guard let handle = HandleTable.insert(CursorHandle(core: core, cursor: cursor), kind: .cursor) else {
+                return fail(Status.internal, "too many open handles")
+            }
+            out.pointee = OpaquePointer(handle)
             return Status.ok
         } catch {
             return fail(error.status, error.message)
@@ -284,7 +283,7 @@ public func cid_cursor_open_merged(_ dbs: UnsafePointer<OpaquePointer?>?, _ coun
     cores.reserveCapacity(count)
     for i in 0..<count {
         var core: Core?
-        let status = withRegisteredDatabase(dbs[i]) { c in core = c; return Status.ok }
+        let status = withDatabase(dbs[i]) { c in core = c; return Status.ok }
         guard let core else {
             return fail(status, "dbs[\(i)]: \(String(cString: LastError.message))")
         }
@@ -293,9 +292,10 @@ public func cid_cursor_open_merged(_ dbs: UnsafePointer<OpaquePointer?>?, _ coun
     do throws(CError) {
         let selection = try Selection(filter)
         let merged = MergedCursor(cores: cores, from: from, selection: selection)
-        let raw = Unmanaged.passRetained(CursorHandle(merged: merged)).toOpaque()
-        Registry.insert(raw)
-        out.pointee = OpaquePointer(raw)
+        guard let handle = HandleTable.insert(CursorHandle(merged: merged), kind: .cursor) else {
+            return fail(Status.internal, "too many open handles")
+        }
+        out.pointee = OpaquePointer(handle)
         return Status.ok
     } catch {
         return fail(error.status, error.message)
@@ -306,26 +306,18 @@ public func cid_cursor_open_merged(_ dbs: UnsafePointer<OpaquePointer?>?, _ coun
 public func cid_cursor_next(_ cursor: OpaquePointer?, _ out: UnsafeMutableRawPointer?) -> Int32 {
     guard let cursor else { return fail(Status.invalidArgument, "the cursor is NULL") }
     guard let out else { return fail(Status.invalidArgument, "out is NULL") }
-    return Unmanaged<CursorHandle>.fromOpaque(UnsafeRawPointer(cursor))._withUnsafeGuaranteedRef { h in
-        guard h.isLive else {
-            return fail(Status.badHandle, "not a live cursor (freed already, or a database handle?)")
-        }
-        return h.next(out.assumingMemoryBound(to: CEntry.self))
+    guard let object = HandleTable.object(UnsafeRawPointer(cursor), kind: .cursor) else {
+        return fail(Status.badHandle, "not a live cursor (freed already, or a database handle?)")
     }
+    return Unmanaged<CursorHandle>.fromOpaque(object)._withUnsafeGuaranteedRef { $0.next(out.assumingMemoryBound(to: CEntry.self)) }
 }
 
 @c(cid_cursor_free)
 public func cid_cursor_free(_ cursor: OpaquePointer?) -> Int32 {
     guard let cursor else { return Status.ok }
-    let raw = UnsafeMutableRawPointer(cursor)
-    let isCursor = Registry.contains(raw) && Unmanaged<CursorHandle>.fromOpaque(raw)._withUnsafeGuaranteedRef {
-        $0.isLive
-    }
-    guard isCursor, Registry.remove(raw) else {
+    guard let object = HandleTable.remove(UnsafeRawPointer(cursor), kind: .cursor) else {
         return fail(Status.badHandle, "cid_cursor_free: not a live cursor (freed twice, or a database handle?)")
     }
-    let handle = Unmanaged<CursorHandle>.fromOpaque(raw)
-    handle._withUnsafeGuaranteedRef { $0.markDead() }
-    handle.release()
+    Unmanaged<CursorHandle>.fromOpaque(object).release()
     return Status.ok
 }

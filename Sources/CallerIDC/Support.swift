@@ -26,16 +26,17 @@ enum Status {
     static let unsupportedVersion: Int32 = -6
     static let invalidNumber: Int32 = -7
     static let `internal`: Int32 = -8
+    static let fileChanged: Int32 = -9
 
-    /// Names by status, from -8 to 3 (index = status + 8); cid_status_name().
+    /// Names by status, from -9 to 3 (index = status + 9); cid_status_name().
     nonisolated(unsafe) static let names: [UnsafePointer<CChar>] = [
-        "internal", "invalid-number", "unsupported-version", "corrupt", "io", "file-not-found",
+        "file-changed", "internal", "invalid-number", "unsupported-version", "corrupt", "io", "file-not-found",
         "bad-handle", "invalid-argument", "ok", "not-found", "end", "truncated",
     ].map(makeCString)
     nonisolated(unsafe) static let unknownName = makeCString("unknown")
 
     static func name(_ status: Int32) -> UnsafePointer<CChar> {
-        let i = Int(status) + 8
+        let i = Int(status) + 9
         return i >= 0 && i < names.count ? names[i] : unknownName
     }
 
@@ -46,6 +47,7 @@ enum Status {
         case .corrupt: corrupt
         case .unsupportedVersion: unsupportedVersion
         case .invalidNumber: invalidNumber
+        case .fileChanged: fileChanged
         default: `internal`
         }
     }
@@ -109,35 +111,6 @@ func fail(_ status: Int32, _ message: String) -> Int32 { LastError.set(status, m
 
 @inline(never)
 func fail(_ error: CallerIDError) -> Int32 { LastError.set(Status.of(error), error.message) }
-
-// MARK: - Live handles
-
-/// Addresses of the handles that are open, so that `cid_close` and `cid_cursor_free`
-/// (and the other non-hot entry points) detect a double close or a foreign pointer
-/// reliably, without touching freed memory. Hot paths (lookups, `cid_cursor_next`) check
-/// the handle's magic word instead: a best-effort check of memory that may have been freed.
-enum Registry {
-    static let live = Mutex<Set<UInt>>([])
-
-    static func insert(_ p: UnsafeMutableRawPointer) {
-        _ = live.withLock { $0.insert(UInt(bitPattern: p)) }
-    }
-
-    /// Removes `p`; false when it was not registered.
-    static func remove(_ p: UnsafeMutableRawPointer) -> Bool {
-        live.withLock { $0.remove(UInt(bitPattern: p)) != nil }
-    }
-
-    static func contains(_ p: UnsafeMutableRawPointer) -> Bool {
-        live.withLock { $0.contains(UInt(bitPattern: p)) }
-    }
-}
-
-enum Magic {
-    static let database: UInt64 = 0x4349_4444_425F_4F4B  // "CIDDB_OK"
-    static let cursor: UInt64 = 0x4349_4443_5552_534B    // "CIDCURSK"
-    static let dead: UInt64 = 0xDEAD_C1D0_DEAD_C1D0
-}
 
 // MARK: - Shared database state
 
@@ -302,21 +275,11 @@ struct CError: Error {
 
 // MARK: - Handles
 
-/// What a `cid_db *` points to.
-final class DatabaseHandle {
-    /// First stored property, like CursorHandle's, so a handle of the wrong kind fails the check.
-    let magic = Atomic<UInt64>(Magic.database)
-    let core: Core
+// A `cid_db *` is a HandleTable value whose slot holds a retained `Core`; a `cid_cursor *`
+// one whose slot holds a retained `CursorHandle` (see HandleTable.swift).
 
-    init(_ core: Core) { self.core = core }
-
-    var isLive: Bool { magic.load(ordering: .relaxed) == Magic.database }
-    func markDead() { magic.store(Magic.dead, ordering: .relaxed) }
-}
-
-/// What a `cid_cursor *` points to: a cursor over one database or a merged one.
+/// The object behind a `cid_cursor *`: a cursor over one database or a merged one.
 final class CursorHandle {
-    let magic = Atomic<UInt64>(Magic.cursor)
     let core: Core?
     // Mutated in place (one thread at a time, as the header requires of a cursor).
     @exclusivity(unchecked) var single: EntryCursor?
@@ -333,9 +296,6 @@ final class CursorHandle {
         single = nil
         self.merged = merged
     }
-
-    var isLive: Bool { magic.load(ordering: .relaxed) == Magic.cursor }
-    func markDead() { magic.store(Magic.dead, ordering: .relaxed) }
 
     /// cid_cursor_next on this cursor.
     func next(_ out: UnsafeMutablePointer<CEntry>) -> Int32 {

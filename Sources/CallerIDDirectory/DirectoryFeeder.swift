@@ -43,7 +43,7 @@ public struct FeedResult: Sendable {
 /// ```swift
 /// // In the extension's beginRequest(with:):
 /// let store = try InstalledStore(path: container + "/callerid")
-/// let feeder = try DirectoryFeeder(store: store, slot: 0)
+/// let feeder = try DirectoryFeeder(try store.pin(), slot: 0)   // one generation for everything
 /// let saved = defaults.data(forKey: "cursor").flatMap { try? LoadCursor(bytes: [UInt8]($0)) }
 /// let result = try feeder.serve(CallKitSink(context), cursor: saved, chunk: 50_000)
 /// defaults.set(Data(result.cursor.bytes), forKey: "cursor-pending")
@@ -66,27 +66,28 @@ public struct DirectoryFeeder {
     public let version: LoadCursor.Version
     private let open: (UInt64) -> DirectorySnapshot?
 
-    /// Feeds `slot` (0-based) of the store's current generation, split by `plan` (default:
-    /// the plan stored with the generation). Earlier generations still on disk serve deltas.
-    public init(store: InstalledStore, slot: Int, plan: SlotPlan? = nil) throws(DirectoryError) {
-        guard let g = try store.current() else {
-            throw DirectoryError(.fileNotFound, "\(store.path): nothing installed yet (complete the request with no entries)")
+    /// Feeds `slot` (0-based) of a pinned generation, split by its plan: everything fed
+    /// (entries, settings, slot ranges) comes from that one generation. Earlier generations
+    /// still on disk serve deltas.
+    /// - Throws: ``DirectoryError`` `invalidArgument` when the plan has no such slot.
+    public init(_ installed: InstalledGeneration, slot: Int) throws(DirectoryError) {
+        let plan = installed.plan
+        guard plan.slots.indices.contains(slot) else {
+            throw DirectoryError(.invalidArgument, "slot \(slot + 1) of \(plan.slots.count): no such slot")
         }
-        var p: SlotPlan
-        if let plan {
-            p = plan
-            try p.validate(path: "slot plan")
-        } else {
-            p = try store.plan(g)
+        let snapshot = installed.snapshot, store = installed.store, id = installed.id
+        self.init(target: snapshot, generation: id, range: plan.slots[slot].range) { old in
+            if old == id { return snapshot }
+            return store.generation(old).flatMap { try? DirectorySnapshot(directory: $0.path) }
         }
-        guard p.slots.indices.contains(slot) else {
-            throw DirectoryError(.invalidArgument, "slot \(slot + 1) of \(p.slots.count): no such slot")
-        }
-        let snapshot = try store.snapshot(g)
-        self.init(target: snapshot, generation: g.id, range: p.slots[slot].range) { id in
-            if id == g.id { return snapshot }
-            return store.generation(id).flatMap { try? DirectorySnapshot(directory: $0.path) }
-        }
+    }
+
+    /// Feeds `slot` (0-based) of the store's current generation, pinned once
+    /// (``InstalledStore/pin()``), split by the plan stored with it.
+    /// - Throws: ``DirectoryError`` `fileNotFound` when nothing is installed (complete the
+    ///   request with no entries).
+    public init(store: InstalledStore, slot: Int) throws(DirectoryError) {
+        try self.init(try store.pin(), slot: slot)
     }
 
     /// Feeds `range` of `target`, known as `generation`; `previous` opens earlier generations

@@ -44,11 +44,13 @@ public final class InstalledStore: Sendable {
 
     public let path: String
 
-    /// Opens (and creates when missing) a store folder.
+    /// A store folder. Nothing is created until the first install: opening a store that does
+    /// not exist yet (or is empty) gives one with nothing installed.
+    /// - Throws: ``DirectoryError`` `invalidArgument` when `path` exists and is not a folder.
     public init(path: String) throws(DirectoryError) {
         self.path = path
-        if !FileSystem.isDirectory(path) {
-            try FileSystem.makeDirectory(path)
+        if FileSystem.exists(path) && !FileSystem.isDirectory(path) {
+            throw DirectoryError(.invalidArgument, "\(path): not a folder, cannot be a store")
         }
     }
 
@@ -72,19 +74,48 @@ public final class InstalledStore: Sendable {
         FileSystem.exists(generationPath(id) + "/manifest.json") ? Generation(id: id, path: generationPath(id)) : nil
     }
 
-    /// Opens a generation (default: the current one) for streaming.
-    public func snapshot(_ generation: Generation? = nil) throws(DirectoryError) -> DirectorySnapshot {
-        guard let g = try resolve(generation) else {
-            throw DirectoryError(.fileNotFound, "\(path): nothing installed yet")
+    /// The current generation, pinned: `CURRENT` is read once and everything the result holds
+    /// (manifest, settings, slot plan, the opened databases) comes from that one generation,
+    /// whatever installs run meanwhile. Feed from it (``DirectoryFeeder/init(_:slot:)``)
+    /// rather than combining ``current()``, ``plan(_:)`` and ``snapshot(_:)``, each of which
+    /// reads `CURRENT` again when called without a generation.
+    /// - Throws: ``DirectoryError`` `fileNotFound` when nothing is installed; `badManifest`,
+    ///   `corrupt`, `io` for a damaged generation.
+    public func pin() throws(DirectoryError) -> InstalledGeneration {
+        try withCurrent { (g, previous) throws(DirectoryError) -> InstalledGeneration in
+            guard let g else {
+                throw DirectoryError(.fileNotFound, "\(path): nothing installed yet")
+            }
+            return try InstalledGeneration(store: self, generation: g, previous: previous)
         }
-        return try DirectorySnapshot(directory: g.path)
+    }
+
+    /// Generation `generation` pinned (see ``pin()``); its ``InstalledGeneration/previous``
+    /// is nil.
+    /// - Throws: ``DirectoryError`` `fileNotFound` when it is no longer on disk.
+    public func pin(_ generation: Generation) throws(DirectoryError) -> InstalledGeneration {
+        guard FileSystem.exists(generation.path + "/manifest.json") else {
+            throw DirectoryError(.fileNotFound, "\(generation.path): generation \(generation.id) is no longer installed")
+        }
+        return try InstalledGeneration(store: self, generation: generation, previous: nil)
+    }
+
+    /// Opens a generation (default: the current one, pinned) for streaming.
+    public func snapshot(_ generation: Generation? = nil) throws(DirectoryError) -> DirectorySnapshot {
+        if let generation { return try pin(generation).snapshot }
+        return try pin().snapshot
     }
 
     /// The slot plan stored with a generation (default: the current one).
     public func plan(_ generation: Generation? = nil) throws(DirectoryError) -> SlotPlan {
-        guard let g = try resolve(generation) else {
-            throw DirectoryError(.fileNotFound, "\(path): nothing installed yet")
+        if let generation { return try Self.readPlan(generation) }
+        return try withCurrent { (g, _) throws(DirectoryError) -> SlotPlan in
+            guard let g else { throw DirectoryError(.fileNotFound, "\(path): nothing installed yet") }
+            return try Self.readPlan(g)
         }
+    }
+
+    static func readPlan(_ g: Generation) throws(DirectoryError) -> SlotPlan {
         let file = g.path + "/plan.json"
         guard let data = FileManager.default.contents(atPath: file) else {
             throw DirectoryError(.fileNotFound, "\(file): missing")
@@ -99,14 +130,15 @@ public final class InstalledStore: Sendable {
         return plan
     }
 
-    private func resolve(_ g: Generation?) throws(DirectoryError) -> Generation? {
-        if let g { return g }
-        return try current()
-    }
-
     /// The settings of the current generation (defaults when nothing is installed).
     public func settings() throws(DirectoryError) -> FeedSettings {
-        guard let g = try current() else { return FeedSettings() }
+        try withCurrent { (g, _) throws(DirectoryError) -> FeedSettings in
+            guard let g else { return FeedSettings() }
+            return try Self.readSettings(g)
+        }
+    }
+
+    static func readSettings(_ g: Generation) throws(DirectoryError) -> FeedSettings {
         let file = g.path + "/settings.json"
         guard let data = FileManager.default.contents(atPath: file) else { return FeedSettings() }
         return try FeedSettings.decode(data, path: file)
@@ -118,9 +150,50 @@ public final class InstalledStore: Sendable {
     ///   `fileNotFound`, `budgetExceeded`, `io`. The store is unchanged when it throws.
     @discardableResult
     public func install(from buildDirectory: String, settings: FeedSettings? = nil) throws(DirectoryError) -> InstallReport {
-        try FileSystem.withLock(path + "/.lock") { () throws(DirectoryError) -> InstallReport in
-            try installLocked(from: buildDirectory, settings: settings)
+        // Everything that can be checked without the store is checked before the store folder
+        // or its lock file is created: a mistyped source leaves no empty store behind.
+        let source = try Self.readSource(buildDirectory)
+        try settings?.validate()
+        if !FileSystem.isDirectory(path) {
+            if FileSystem.exists(path) { throw DirectoryError(.invalidArgument, "\(path): not a folder, cannot be a store") }
+            try FileSystem.makeDirectory(path)
         }
+        return try FileSystem.withLock(path + "/.lock") { () throws(DirectoryError) -> InstallReport in
+            try installLocked(source, settings: settings)
+        }
+    }
+
+    /// A build directory read and checked before anything is staged: manifest, and every file
+    /// present with the size the manifest says.
+    struct Source {
+        var directory: String
+        var manifestData: Data
+        var manifest: DirectoryManifest
+    }
+
+    static func readSource(_ directory: String) throws(DirectoryError) -> Source {
+        guard FileSystem.exists(directory) else {
+            throw DirectoryError(.fileNotFound, "\(directory): no such build directory")
+        }
+        guard FileSystem.isDirectory(directory) else {
+            throw DirectoryError(.invalidArgument, """
+                \(directory): a single database file, not a build directory; install takes the folder a \
+                'lookup build -o DIR' with several outputs writes (manifest.json beside the databases)
+                """)
+        }
+        let manifestData = try DirectoryManifest.readManifestBytes(directory: directory)
+        let manifest = try DirectoryManifest.decode(manifestData, path: joinPath(directory, "manifest.json"))
+        // Cheap checks before copying anything: every file present with the size the manifest says.
+        for f in manifest.files {
+            let p = joinPath(directory, f.file)
+            guard let size = FileSystem.fileSize(p) else {
+                throw DirectoryError(.fileNotFound, "\(p): listed in the manifest but missing")
+            }
+            guard size == f.bytes else {
+                throw DirectoryError(.corrupt, "\(p): \(size) bytes, the manifest says \(f.bytes) (truncated or incomplete download?)")
+            }
+        }
+        return Source(directory: directory, manifestData: manifestData, manifest: manifest)
     }
 
     /// Installs the current data again with new settings (allow list, categories, rules,
@@ -131,9 +204,8 @@ public final class InstalledStore: Sendable {
         return try install(from: g.path, settings: settings)
     }
 
-    private func installLocked(from source: String, settings newSettings: FeedSettings?) throws(DirectoryError) -> InstallReport {
-        let manifestData = try DirectoryManifest.readManifestBytes(directory: source)
-        let manifest = try DirectoryManifest.decode(manifestData, path: source + "/manifest.json")
+    private func installLocked(_ src: Source, settings newSettings: FeedSettings?) throws(DirectoryError) -> InstallReport {
+        let source = src.directory, manifest = src.manifest, manifestData = src.manifestData
         // A damaged pointer must not block the install that repairs the store.
         let pointer: (current: UInt64?, previous: UInt64?) = (try? readPointer()) ?? (nil, nil)
         let current = pointer.current.map { Generation(id: $0, path: generationPath($0)) }
@@ -141,21 +213,10 @@ public final class InstalledStore: Sendable {
         var settings = FeedSettings()
         if let newSettings {
             settings = newSettings
-        } else if let current, let data = FileManager.default.contents(atPath: current.path + "/settings.json") {
-            settings = try FeedSettings.decode(data, path: current.path + "/settings.json")
+        } else if let current {
+            settings = try Self.readSettings(current)
         }
         try settings.validate()
-
-        // Cheap checks before copying anything: every file present with the size the manifest says.
-        for f in manifest.files {
-            let p = source + "/" + f.file
-            guard let size = FileSystem.fileSize(p) else {
-                throw DirectoryError(.fileNotFound, "\(p): listed in the manifest but missing")
-            }
-            guard size == f.bytes else {
-                throw DirectoryError(.corrupt, "\(p): \(size) bytes, the manifest says \(f.bytes) (truncated or incomplete download?)")
-            }
-        }
 
         // A fresh id above every generation folder on disk (a crashed install may have left one).
         var newID = (pointer.current ?? 0) + 1
@@ -182,9 +243,9 @@ public final class InstalledStore: Sendable {
             }
             try FileSystem.writeDurably(manifestData, to: staging + "/manifest.json")
             try FileSystem.writeDurably(settings.jsonData(), to: staging + "/settings.json")
-            // Verify what will be used: the staged files.
+            // Verify what will be used: the staged files, reported under the name the user gave.
             for f in manifest.files {
-                try Self.verify(staging + "/" + f.file, f)
+                try Self.verify(staging + "/" + f.file, f, reportedAs: joinPath(source, f.file))
             }
             let snapshot = try DirectorySnapshot(directory: staging, settings: settings)
             plan = try SlotPlan.make(snapshot, slots: settings.slots, maxEntries: settings.maxEntries)
@@ -216,30 +277,37 @@ public final class InstalledStore: Sendable {
                              plan: plan, settings: settings)
     }
 
-    /// Size, whole-file XXH3 and full database verification of one staged file.
-    static func verify(_ path: String, _ f: DirectoryManifest.File) throws(DirectoryError) {
+    /// Size, whole-file XXH3 and full database verification of one staged file; errors name
+    /// `name` (the file the user gave), not the staging copy.
+    static func verify(_ path: String, _ f: DirectoryManifest.File, reportedAs name: String) throws(DirectoryError) {
         guard let size = FileSystem.fileSize(path), size == f.bytes else {
-            throw DirectoryError(.corrupt, "\(path): size differs from the manifest's \(f.bytes) bytes")
+            throw DirectoryError(.corrupt, "\(name): size differs from the manifest's \(f.bytes) bytes")
         }
         let hash: UInt64
         do {
             hash = try Checksum.xxh3(fileAt: path)
         } catch {
-            throw DirectoryError(error)
+            throw DirectoryError(DirectoryError(error).code, renamed(error.message, path, name))
         }
         guard hash == f.xxh3 else {
-            throw DirectoryError(.corrupt, "\(path): XXH3 \(hex16(hash)) differs from the manifest's \(hex16(f.xxh3)) (damaged file)")
+            throw DirectoryError(.corrupt, "\(name): XXH3 \(hex16(hash)) differs from the manifest's \(hex16(f.xxh3)) (damaged file)")
         }
         do {
             _ = try Database(path: path, verify: true)
         } catch {
-            throw DirectoryError(error)
+            throw DirectoryError(DirectoryError(error).code, renamed(error.message, path, name))
         }
+    }
+
+    /// `message` with the staging path replaced by the name the user knows.
+    private static func renamed(_ message: String, _ path: String, _ name: String) -> String {
+        message.replacingOccurrences(of: path, with: name)
     }
 
     // MARK: Pointer file
 
-    func readPointer() throws(DirectoryError) -> (current: UInt64?, previous: UInt64?) {
+    /// The ids `CURRENT` names, without checking that the folders exist.
+    func readPointerIDs() throws(DirectoryError) -> (current: UInt64?, previous: UInt64?) {
         guard let data = FileManager.default.contents(atPath: pointerPath) else {
             if FileSystem.exists(pointerPath) { throw DirectoryError(.io, "\(pointerPath): cannot read") }
             return (nil, nil)
@@ -251,15 +319,95 @@ public final class InstalledStore: Sendable {
             if parts[0] == "current" { current = id }
             if parts[0] == "previous" { previous = id }
         }
-        guard let current, FileSystem.exists(generationPath(current) + "/manifest.json") else {
+        guard current != nil else {
             throw DirectoryError(.badManifest, "\(pointerPath): does not name an installed generation")
         }
         return (current, previous)
+    }
+
+    func readPointer() throws(DirectoryError) -> (current: UInt64?, previous: UInt64?) {
+        let ids = try readPointerIDs()
+        guard let current = ids.current else { return ids }
+        guard FileSystem.exists(generationPath(current) + "/manifest.json") else {
+            throw DirectoryError(.badManifest, "\(pointerPath): does not name an installed generation")
+        }
+        return ids
+    }
+
+    /// Runs `body` on the generation `CURRENT` names (nil: nothing installed) and the previous
+    /// one it names. Two installs that complete while `body` reads can remove that generation
+    /// (only the current and the previous one are kept): when `body` fails and `CURRENT` has
+    /// changed meanwhile, it runs again on the new current generation, a few times at most.
+    /// Whatever `body` reads comes from one generation.
+    func withCurrent<R>(_ body: (Generation?, Generation?) throws(DirectoryError) -> R) throws(DirectoryError) -> R {
+        var attempts = 0
+        while true {
+            let ids = try readPointerIDs()
+            do throws(DirectoryError) {
+                guard let id = ids.current else { return try body(nil, nil) }
+                guard FileSystem.exists(generationPath(id) + "/manifest.json") else {
+                    throw DirectoryError(.badManifest, "\(pointerPath): does not name an installed generation")
+                }
+                return try body(Generation(id: id, path: generationPath(id)),
+                                ids.previous.map { Generation(id: $0, path: generationPath($0)) })
+            } catch {
+                attempts += 1
+                guard attempts < 16, let again = try? readPointerIDs(), again != ids else { throw error }
+            }
+        }
     }
 
     private func writePointer(current: UInt64, previous: UInt64?) throws(DirectoryError) {
         var text = "current \(current)\n"
         if let previous { text += "previous \(previous)\n" }
         try FileSystem.writeAtomically(Data(text.utf8), to: pointerPath)
+    }
+}
+
+/// One installed generation, pinned: its manifest, settings, slot plan and opened databases,
+/// all read from the same `gen-N` folder (see ``InstalledStore/pin()``). The databases stay
+/// readable while this value lives, even when later installs remove the folder (they are
+/// memory-mapped), so a feed built from it sends exactly this generation's entries.
+public struct InstalledGeneration: Sendable {
+    public let store: InstalledStore
+    public let generation: InstalledStore.Generation
+    /// The generation `CURRENT` named as previous when this one was pinned (it may be gone
+    /// since); nil when none, or when the generation was pinned by id.
+    public let previous: InstalledStore.Generation?
+    /// The databases, opened, with this generation's settings.
+    public let snapshot: DirectorySnapshot
+    /// How the entries are split across extensions: the plan stored with the generation, or
+    /// one computed from this generation's entries by ``replanned(slots:maxEntries:)``.
+    public let plan: SlotPlan
+
+    public var id: UInt64 { generation.id }
+    public var settings: FeedSettings { snapshot.settings }
+    public var manifest: DirectoryManifest { snapshot.manifest }
+
+    init(store: InstalledStore, generation: InstalledStore.Generation, previous: InstalledStore.Generation?) throws(DirectoryError) {
+        self.store = store
+        self.generation = generation
+        self.previous = previous
+        // Plan first: a generation folder is complete before it is renamed into place, and
+        // the snapshot's databases are the last thing read, so a folder removed meanwhile
+        // fails here rather than yielding a mixture.
+        let plan = try InstalledStore.readPlan(generation)
+        snapshot = try DirectorySnapshot(directory: generation.path)
+        self.plan = plan
+    }
+
+    private init(_ base: InstalledGeneration, plan: SlotPlan) {
+        store = base.store
+        generation = base.generation
+        previous = base.previous
+        snapshot = base.snapshot
+        self.plan = plan
+    }
+
+    /// The same generation split anew across `slots` extensions of at most `maxEntries`,
+    /// computed from this generation's own entries.
+    /// - Throws: ``DirectoryError`` `budgetExceeded` when they do not fit, `invalidArgument`.
+    public func replanned(slots: Int, maxEntries: Int) throws(DirectoryError) -> InstalledGeneration {
+        InstalledGeneration(self, plan: try SlotPlan.make(snapshot, slots: slots, maxEntries: maxEntries))
     }
 }

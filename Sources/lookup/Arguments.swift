@@ -112,35 +112,6 @@ struct Output {
     }
 }
 
-/// Lines of standard input as raw bytes (no UTF-8 repair, so bad input is echoed as sent).
-struct StdinLines {
-    private var buffer: [UInt8] = []
-    private var start = 0
-    private var eof = false
-
-    mutating func next() -> ArraySlice<UInt8>? {
-        while true {
-            if let nl = buffer[start...].firstIndex(of: 0x0A) {
-                var line = buffer[start..<nl]
-                start = nl + 1
-                if line.last == 0x0D { line = line.dropLast() }
-                return line
-            }
-            if eof {
-                guard start < buffer.count else { return nil }
-                var line = buffer[start...]
-                start = buffer.count
-                if line.last == 0x0D { line = line.dropLast() }
-                return line
-            }
-            buffer.removeSubrange(0..<start)
-            start = 0
-            let data = FileHandle.standardInput.readData(ofLength: 1 << 16)
-            if data.isEmpty { eof = true } else { buffer.append(contentsOf: data) }
-        }
-    }
-}
-
 func printError(_ message: String) {
     FileHandle.standardError.write(Data((message + "\n").utf8))
 }

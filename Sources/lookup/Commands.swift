@@ -1,11 +1,12 @@
 import Foundation
 import CallerID
+import CallerIDDirectory
 
 /// Exit code for a library error.
 func exitCode(for error: CallerIDError) -> Int32 {
     switch error.code {
     case .fileNotFound: Exit.noInput
-    case .io: Exit.ioError
+    case .io, .fileChanged: Exit.ioError
     default: Exit.dataError
     }
 }
@@ -24,15 +25,70 @@ func databasePath(_ args: Arguments) throws(ToolError) -> String {
     throw .usage("no database: pass --db FILE or set LOOKUP_DB", command: args.command)
 }
 
-/// Writes one found entry: `NUMBER<TAB>LABEL<TAB>CATEGORY`, or its JSON object.
+/// Writes one found entry: `NUMBER<TAB>LABEL<TAB>CATEGORY`, or its JSON object. The label
+/// is escaped (see `writeTSVLabel`), so a hostile file can neither forge output lines nor
+/// send terminal escape sequences.
 func writeEntry(_ view: EntryView, json: Bool, to out: inout Output) {
     if json {
         out.write(entryJSON(view))
     } else {
         out.write("\(view.number)\t")
-        out.write(bytes: view.labelBytes)
+        writeTSVLabel(view.labelBytes, to: &out)
         out.write("\t\(view.category.name)\n")
     }
+}
+
+/// A label in TSV output: written as is when it is valid UTF-8 without control characters
+/// (always so in a file that passes `lookup verify`); otherwise escaped as the JSON output
+/// escapes it: `\n`, `\r`, `\t`, `\u00XX` for the other C0 controls, DEL and the C1 controls
+/// (U+0080–U+009F), U+FFFD for invalid UTF-8. A backslash is not escaped (it is legal in labels).
+func writeTSVLabel(_ bytes: UnsafeRawBufferPointer, to out: inout Output) {
+    if isPlainText(bytes) {
+        out.write(bytes: bytes)
+        return
+    }
+    var escaped = ""
+    for u in String(decoding: bytes, as: UTF8.self).unicodeScalars {
+        switch u.value {
+        case 0x0A: escaped += "\\n"
+        case 0x0D: escaped += "\\r"
+        case 0x09: escaped += "\\t"
+        case 0..<0x20, 0x7F...0x9F:
+            let h = String(u.value, radix: 16)
+            escaped += "\\u" + String(repeating: "0", count: 4 - h.count) + h
+        default: escaped.unicodeScalars.append(u)
+        }
+    }
+    out.write(escaped)
+}
+
+/// True when `bytes` are valid UTF-8 with no C0 control, DEL or C1 control: one pass, no allocation.
+func isPlainText(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    var i = 0
+    let n = bytes.count
+    while i < n {
+        let b = bytes[i]
+        if b < 0x80 {
+            if b < 0x20 || b == 0x7F { return false }
+            i += 1
+            continue
+        }
+        let length: Int, minimum: UInt32
+        if b & 0xE0 == 0xC0 { length = 2; minimum = 0x80 }
+        else if b & 0xF0 == 0xE0 { length = 3; minimum = 0x800 }
+        else if b & 0xF8 == 0xF0 { length = 4; minimum = 0x10000 }
+        else { return false }
+        guard i + length <= n else { return false }
+        var v = UInt32(b) & (0x7F >> UInt32(length))
+        for k in 1..<length {
+            let c = bytes[i + k]
+            guard c & 0xC0 == 0x80 else { return false }
+            v = v << 6 | UInt32(c & 0x3F)
+        }
+        guard v >= minimum, v <= 0x10FFFF, !(0xD800...0xDFFF).contains(v), !(0x80...0x9F).contains(v) else { return false }
+        i += length
+    }
+    return true
 }
 
 func entryJSON(_ view: EntryView) -> String {
@@ -42,20 +98,30 @@ func entryJSON(_ view: EntryView) -> String {
 // MARK: lookup NUMBER / lookup -
 
 let lookupHelp = """
-usage: lookup NUMBER [--db FILE] [--json]
-       lookup - [--db FILE] [--json]
+usage: lookup NUMBER [--db FILE|DIR] [--json]
+       lookup - [--db FILE|DIR] [--json]
 
 Prints NUMBER<TAB>LABEL<TAB>CATEGORY for a number in the database, or NUMBER<TAB>- when
 it is absent. NUMBER is E.164 digits; spaces, dashes, dots, parentheses and a leading +
 are ignored. With '-', reads numbers from stdin (one per line) and answers each on its own
-line; lines that are not numbers are answered RAW<TAB>- and reported on stderr.
+line; lines that are not numbers are answered RAW<TAB>- and reported on stderr, lines over
+4096 bytes are skipped (answered with their first 64 bytes, '…' and <TAB>-). Answers are
+flushed whenever input pauses, so the tool can run as a co-process. The database file is
+checked every 1024 lookups and when input arrives: a file modified in place (not replaced
+by rename) stops the batch with exit 74.
 
-  --db FILE   the database (default: $LOOKUP_DB)
+A LABEL holding control characters (only in a file that fails 'lookup verify') is escaped
+as in JSON: \\n, \\r, \\t, \\u00XX; invalid UTF-8 becomes U+FFFD.
+
+  --db FILE   the database (default: $LOOKUP_DB); a build directory (manifest.json) or an
+              installed store (its current generation) looks up in all of its databases,
+              the first in manifest order (higher priority first) that holds the number answers
   --json      one JSON object per answer: {"number":…,"found":true,"label":…,"category":…,"action":…}
               or {"number":…,"found":false}; a batch line that is not a number gives
               {"input":…,"found":false,"error":…}
 
-Exit: 0 found (batch: always 0), 1 not found, 64 usage, 65 bad number or damaged file, 66 missing file.
+Exit: 0 found (batch: 0 at the end of input), 1 not found, 64 usage, 65 bad number or damaged file,
+66 missing file, 74 I/O error or database file modified in place.
 
 """
 
@@ -78,15 +144,20 @@ func lookupCommand(_ raw: [String]) throws(ToolError) -> Int32 {
             throw ToolError(code: Exit.dataError, message: "'\(args.positionals[0])' is not a phone number: \(error.message)")
         }
     }
-    let db = try openDatabase(try databasePath(args))
+    // A database file, or every database of a build directory or store (first one that
+    // holds the number answers, in precedence order).
+    let databases = try DatabasePaths.resolve(try databasePath(args)).open()
     var out = Output()
     defer { out.flush() }
 
     func answer(_ number: UInt64) throws(ToolError) -> Bool {
         do {
-            let found = try db.withEntry(number) { view in
-                writeEntry(view, json: json, to: &out)
-                return true
+            var found: Bool? = nil
+            for db in databases where found == nil {
+                found = try db.withEntry(number) { view in
+                    writeEntry(view, json: json, to: &out)
+                    return true
+                }
             }
             if found == nil {
                 out.write(json ? "{\"number\":\(number),\"found\":false}\n" : "\(number)\t-\n")
@@ -101,10 +172,44 @@ func lookupCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     if let single {
         return try answer(single) ? Exit.ok : Exit.notFound
     }
+    // Batch: answers are flushed whenever input runs dry (before a read that may block), so
+    // the tool works as a co-process on pipes and terminals and still writes in large blocks
+    // from a file. The file is checked for an in-place change (one stat) whenever input
+    // arrives and every `checkEvery` lookups: a clear error instead of SIGBUS or wrong answers.
+    let checkEvery = 1024
     var lines = StdinLines()
     var lineNumber = 0
-    while let line = lines.next() {
+    var checkedAtRead = -1
+    var sinceCheck = 0
+    func checkFile() throws(ToolError) {
+        do {
+            for db in databases { try db.checkFile() }
+        } catch {
+            out.flush()
+            throw ToolError(code: Exit.ioError, message: error.message)
+        }
+        checkedAtRead = lines.reads
+        sinceCheck = 0
+    }
+    while let next = try lines.next(beforeWaiting: { out.flush() }) {
         lineNumber += 1
+        if lines.reads != checkedAtRead || sinceCheck >= checkEvery { try checkFile() }
+        sinceCheck += 1
+        let line: ArraySlice<UInt8>
+        switch next {
+        case .line(let l):
+            line = l
+        case .tooLong(let prefix, let length):
+            let message = "line too long (\(length) bytes; at most \(StdinLines.maxLineBytes)), skipped"
+            if json {
+                out.write("{\"input\":\(jsonString(String(decoding: prefix, as: UTF8.self) + "…")),\"found\":false,\"error\":\(jsonString(message))}\n")
+            } else {
+                prefix.withUnsafeBytes { out.write(bytes: $0) }
+                out.write("…\t-\n")
+            }
+            printError("stdin:\(lineNumber): \(message)")
+            continue
+        }
         let number: UInt64
         do {
             number = try PhoneNumber.parse(utf8: line)
@@ -222,10 +327,12 @@ let dumpHelp = """
 usage: lookup dump [--db FILE] [--from NUMBER] [--category NAME[,NAME...]] [--action identify|block] [--json]
 
 Prints every entry in ascending order as NUMBER<TAB>LABEL<TAB>CATEGORY (or JSON lines).
-Streams with bounded memory whatever the file size.
+Streams with bounded memory whatever the file size. Control characters in a label (only in
+a file that fails verify) are escaped as in JSON: \\n, \\r, \\t, \\u00XX.
 
   --from NUMBER   start at the first number >= NUMBER
-  --category      only these categories (comma-separated names)
+  --category      only these categories (comma-separated names, case-insensitive; a name
+                  the database does not have is a usage error that lists its categories)
   --action        only categories that identify, or that block
 
 """
@@ -246,8 +353,11 @@ func dumpCommand(_ raw: [String]) throws(ToolError) -> Int32 {
         }
     }
     var filter: CategoryFilter? = nil
+    var categoryNames: [String] = []
     if let c = args.value("--category") {
-        filter = .names(Set(c.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }))
+        categoryNames = c.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        guard !categoryNames.contains("") else { throw .usage("--category: empty category name in '\(c)'", command: "dump") }
+        filter = .names(Set(categoryNames))
     }
     if let a = args.value("--action") {
         guard filter == nil else { throw .usage("give --category or --action, not both", command: "dump") }
@@ -258,7 +368,18 @@ func dumpCommand(_ raw: [String]) throws(ToolError) -> Int32 {
         }
     }
     let json = args.flag("--json")
-    let db = try openDatabase(try databasePath(args))
+    let set = try DatabasePaths.resolve(try databasePath(args))
+    guard set.kind == .file else {
+        throw .usage("dump reads one database file; \(set.path) is a \(set.kind) of \(set.files.count): \(set.files.joined(separator: ", "))",
+                     command: "dump")
+    }
+    let db = try openDatabase(set.files[0])
+    let known = db.categories.map(\.name)
+    let unknown = categoryNames.filter { !known.contains($0) }
+    guard unknown.isEmpty else {
+        throw .usage("--category: \(unknown.map { "'\($0)'" }.joined(separator: ", ")) not in \(db.path); its categories: \(known.joined(separator: ", "))",
+                     command: "dump")
+    }
     var out = Output()
     var cursor = db.cursor(from: from, filter: filter)
     do {
@@ -277,10 +398,11 @@ func dumpCommand(_ raw: [String]) throws(ToolError) -> Int32 {
 // MARK: verify
 
 let verifyHelp = """
-usage: lookup verify FILE... [--json]
+usage: lookup verify FILE|DIR... [--json]
 
 Checks each file completely: header, section table, every XXH3-64 section checksum,
-padding, and a full decode of keys, values and labels. Prints one line per file.
+padding, and a full decode of keys, values and labels. Prints one line per file. A build
+directory or an installed store stands for all of its databases (the store's current set).
 Exit: 0 all intact, 65 a file is damaged, 66 a file is missing.
 
 """
@@ -294,18 +416,35 @@ func verifyCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     guard !args.positionals.isEmpty else { throw .usage("no files given", command: "verify") }
     var status = Exit.ok
     var out = Output()
-    for path in args.positionals {
-        do {
-            let db = try Database(path: path, verify: true)
-            out.write(args.flag("--json") ? "{\"file\":\(jsonString(path)),\"ok\":true,\"entries\":\(db.count)}\n" : "\(path): OK (\(db.count) entries)\n")
-        } catch {
-            let code = exitCode(for: error)
-            if status == Exit.ok || code == Exit.dataError { status = code }
-            if args.flag("--json") {
-                out.write("{\"file\":\(jsonString(path)),\"ok\":false,\"code\":\(jsonString(error.code.rawValue)),\"error\":\(jsonString(error.message))}\n")
-            } else {
-                out.flush()
-                printError("error: \(error.message)")
+    let json = args.flag("--json")
+    func report(_ path: String, code: String, exit: Int32, message: String) {
+        if status == Exit.ok || exit == Exit.dataError { status = exit }
+        if json {
+            out.write("{\"file\":\(jsonString(path)),\"ok\":false,\"code\":\(jsonString(code)),\"error\":\(jsonString(message))}\n")
+        } else {
+            out.flush()
+            printError("error: \(message)")
+        }
+    }
+    for argument in args.positionals {
+        // A build directory or store stands for its databases; anything else is one file
+        // (a missing one is reported by the open below, like a damaged one).
+        var files = [argument]
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: argument, isDirectory: &isDirectory), isDirectory.boolValue {
+            do {
+                files = try DatabaseSet.resolve(path: argument).files
+            } catch {
+                report(argument, code: error.code.rawValue, exit: exitCode(for: error), message: error.message)
+                continue
+            }
+        }
+        for path in files {
+            do {
+                let db = try Database(path: path, verify: true)
+                out.write(json ? "{\"file\":\(jsonString(path)),\"ok\":true,\"entries\":\(db.count)}\n" : "\(path): OK (\(db.count) entries)\n")
+            } catch {
+                report(path, code: error.code.rawValue, exit: exitCode(for: error), message: error.message)
             }
         }
     }
@@ -316,10 +455,12 @@ func verifyCommand(_ raw: [String]) throws(ToolError) -> Int32 {
 // MARK: info
 
 let infoHelp = """
-usage: lookup info FILE [--json]
+usage: lookup info FILE|DIR [--json]
 
 Prints the format version, entry and label counts, categories, the size of every section
 and bytes per entry. Validates the file's structure (not its checksums: see verify).
+For a build directory or an installed store: the same for each of its databases, in
+precedence order (text: blocks separated by a blank line; --json: one object per line).
 
 """
 
@@ -332,9 +473,18 @@ func infoCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     guard args.positionals.count <= 1 else { throw .usage("give one file", command: "info") }
     let path: String
     if let first = args.positionals.first { path = first } else { path = try databasePath(args) }
-    let info = try openDatabase(path).info
+    let databases = try DatabasePaths.resolve(path).open()
     var out = Output()
-    if args.flag("--json") {
+    for (i, db) in databases.enumerated() {
+        if i > 0 && !args.flag("--json") { out.write("\n") }
+        writeInfo(db.info, json: args.flag("--json"), to: &out)
+    }
+    out.flush()
+    return Exit.ok
+}
+
+func writeInfo(_ info: DatabaseInfo, json: Bool, to out: inout Output) {
+    if json {
         let sections = info.sections.map { "{\"name\":\(jsonString($0.name)),\"offset\":\($0.offset),\"bytes\":\($0.bytes),\"xxh3\":\"\(String(format: "%016llx", $0.checksum))\"}" }
         let categories = info.categories.map { "{\"name\":\(jsonString($0.name)),\"action\":\"\($0.action)\"}" }
         out.write("{\"file\":\(jsonString(info.path)),\"format_version\":\"\(info.formatVersion)\",\"entries\":\(info.entries),\"distinct_labels\":\(info.distinctLabels),\"block_size\":\(info.blockSize),\"blocks\":\(info.blocks),\"label_chunks\":\(info.labelChunks),\"compressed_label_chunks\":\(info.compressedLabelChunks),\"label_bytes_raw\":\(info.labelBytesRaw),\"bytes\":\(info.fileBytes),\"bytes_per_entry\":\(String(format: "%.3f", info.bytesPerEntry)),\"categories\":[\(categories.joined(separator: ","))],\"sections\":[\(sections.joined(separator: ","))]}\n")
@@ -357,8 +507,6 @@ func infoCommand(_ raw: [String]) throws(ToolError) -> Int32 {
             out.write("  \(s.name.padding(toLength: 18, withPad: " ", startingAt: 0)) \(String(s.bytes).leftPad(10)) bytes  \(String(format: "%6.3f", share)) B/entry  at \(s.offset)\n")
         }
     }
-    out.flush()
-    return Exit.ok
 }
 
 extension String {

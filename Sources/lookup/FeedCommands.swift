@@ -251,28 +251,44 @@ func feedCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     }
     do {
         let store = try InstalledStore(path: storePath)
-        guard let generation = try store.current() else { throw DirectoryError(.fileNotFound, "\(storePath): nothing installed yet") }
-        let storedPlan = try store.plan(generation)
+        // One generation for everything this feed reads: CURRENT is read once, here.
+        let pinned = try store.pin()
+        let generation = pinned.generation
+        let storedPlan = pinned.plan
         let overridden = (slot != nil && slot!.count != storedPlan.slots.count) || (maxEntries != nil && maxEntries != storedPlan.maxEntries)
         var note: String? = nil
-        func planFor(_ g: InstalledStore.Generation) throws(DirectoryError) -> SlotPlan {
-            let stored = try store.plan(g)
-            guard overridden else { return stored }
-            let slots = slot?.count ?? stored.slots.count, cap = maxEntries ?? stored.maxEntries
-            switch Result(catching: { () throws(DirectoryError) -> SlotPlan in
-                try SlotPlan.make(try store.snapshot(g), slots: slots, maxEntries: cap)
-            }) {
-            case .success(let p):
-                return p
-            case .failure(let e):
-                guard e.code == .budgetExceeded && slots == 1 else { throw e }
-                // Feed everything anyway, to show the error CallKit would report.
-                note = e.message
-                return SlotPlan(maxEntries: cap, slots: [SlotPlan.Slot(lowerBound: 0, upperBound: UInt64.max, identification: 0, blocking: 0)])
+        /// `g` split as asked; nil when one slot cannot hold it (fed whole anyway, to show the
+        /// error CallKit would report).
+        func planned(_ g: InstalledGeneration) throws(DirectoryError) -> InstalledGeneration? {
+            guard overridden else { return g }
+            let slots = slot?.count ?? g.plan.slots.count, cap = maxEntries ?? g.plan.maxEntries
+            do {
+                return try g.replanned(slots: slots, maxEntries: cap)
+            } catch {
+                guard error.code == .budgetExceeded && slots == 1 else { throw error }
+                note = error.message
+                return nil
             }
         }
-        let plan = try planFor(generation)
+        /// The feeder of slot `index` of `g`, over `g`'s own entries.
+        func makeFeeder(_ g: InstalledGeneration, slot index: Int, previous: @escaping (UInt64) -> DirectorySnapshot?) throws(DirectoryError) -> (DirectoryFeeder, SlotPlan) {
+            guard let p = try planned(g) else {
+                let whole = SlotPlan(maxEntries: maxEntries ?? g.plan.maxEntries,
+                                     slots: [SlotPlan.Slot(lowerBound: 0, upperBound: UInt64.max, identification: 0, blocking: 0)])
+                return (DirectoryFeeder(target: g.snapshot, generation: g.id, previous: previous), whole)
+            }
+            guard p.plan.slots.indices.contains(index) else {
+                throw DirectoryError(.invalidArgument, "slot \(index + 1) of \(p.plan.slots.count): no such slot")
+            }
+            return (DirectoryFeeder(target: p.snapshot, generation: p.id, range: p.plan.slots[index].range, previous: previous), p.plan)
+        }
         let index = slot?.index ?? 0
+        // Earlier generations (the delta base) by id, the pinned one as pinned.
+        let open: (UInt64) -> DirectorySnapshot? = { id in
+            if id == pinned.id { return pinned.snapshot }
+            return store.generation(id).flatMap { try? store.pin($0).snapshot }
+        }
+        let (feeder, plan) = try makeFeeder(pinned, slot: index, previous: open)
         let cap = plan.maxEntries
 
         let simulator = simulate ? CallDirectorySimulator(maxEntries: cap) : nil
@@ -280,15 +296,14 @@ func feedCommand(_ raw: [String]) throws(ToolError) -> Int32 {
         var cursor: LoadCursor? = nil
         var previousID: UInt64? = nil
         if fromPrevious, let simulator {
-            guard let previous = try store.previous() else {
+            // The previous generation as named by the same read of CURRENT.
+            guard let previous = pinned.previous, let old = try? store.pin(previous) else {
                 throw DirectoryError(.fileNotFound, "\(storePath): no previous generation is kept (install twice first)")
             }
-            let previousPlan = try planFor(previous)
-            guard previousPlan.slots.indices.contains(index) else { throw DirectoryError(.invalidArgument, "the previous generation has no slot \(index + 1)") }
-            let old = DirectoryFeeder(target: try store.snapshot(previous), generation: previous.id, range: previousPlan.slots[index].range) { _ in nil }
+            let (oldFeeder, _) = try makeFeeder(old, slot: index) { _ in nil }
             do {
                 try simulator.beginRequest()
-                cursor = try old.serve(simulator, cursor: nil).cursor
+                cursor = try oldFeeder.serve(simulator, cursor: nil).cursor
                 try simulator.complete()
             } catch let e as CallDirectoryError {
                 throw DirectoryError(.invalidArgument, "loading the previous generation failed: \(e)")
@@ -298,7 +313,6 @@ func feedCommand(_ raw: [String]) throws(ToolError) -> Int32 {
 
         let baseline = currentHeapBytes()
         let started = DispatchTime.now().uptimeNanoseconds
-        let feeder = try DirectoryFeeder(store: store, slot: index, plan: plan)
         var requests = 0
         var failure: CallDirectoryError? = nil
         var heapPeak = baseline

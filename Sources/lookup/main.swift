@@ -2,22 +2,29 @@ import Foundation
 import CallerID
 
 let usage = """
-usage: lookup NUMBER [--db FILE] [--json]      look up one number (exit 0 found, 1 not found)
-       lookup - [--db FILE] [--json]           look up numbers from stdin, one per line
+usage: lookup NUMBER [--db FILE|DIR] [--json]  look up one number (exit 0 found, 1 not found)
+       lookup - [--db FILE|DIR] [--json]       look up numbers from stdin, one per line
        lookup build -o OUT INPUT.tsv...        build a database from TSV files
        lookup dump [--db FILE] [--from N] [--category NAMES] [--action A] [--json]
-       lookup verify FILE...                   check every checksum and decode everything
-       lookup info FILE [--json]               format version, counts, section sizes
+       lookup verify FILE|DIR...               check every checksum and decode everything
+       lookup info FILE|DIR [--json]           format version, counts, section sizes
        lookup install --store DIR [BUILD_DIR]  verify and install a build into a store (Call Directory)
        lookup feed --store DIR [--slot i/M] [--chunk K] [--simulate]   load a slot as an extension would
        lookup diff OLD NEW [--json]            the incremental change set between two sets
        lookup --version
 
 NUMBER may be written +7 913 123-45-67, 79131234567 or +79131234567.
-Set LOOKUP_DB instead of passing --db. 'lookup COMMAND --help' describes a command.
+Set LOOKUP_DB instead of passing --db. DIR is a build directory (manifest.json) or an
+installed store: all of its databases, the first holding a number answers.
+'lookup COMMAND --help' describes a command.
 Exit codes: 0 ok/found, 1 not found, 64 usage, 65 bad data or damaged file, 66 missing input, 74 I/O error.
 
 """
+
+func unknownCommand(_ word: String) throws(ToolError) -> Int32 {
+    throw .usage("unknown command '\(word)'; commands: build, dump, verify, info, install, feed, diff, or a NUMBER, or '-'",
+                 command: "")
+}
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 let status: Int32
@@ -46,6 +53,9 @@ do {
         status = try feedCommand(Array(arguments.dropFirst()))
     case "diff":
         status = try diffCommand(Array(arguments.dropFirst()))
+    case let word? where word.first.map({ $0.isLetter }) == true:
+        // Not a number (those start with a digit, '+', '(' or a space) and not a command.
+        status = try unknownCommand(word)
     default:
         status = try lookupCommand(arguments)
     }

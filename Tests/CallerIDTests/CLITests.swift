@@ -524,7 +524,6 @@ let missingTSV = "/nonexistent-callerid-dir/missing.tsv"
             (["--category", "spam,taxi"], { ["spam", "taxi"].contains($0.category.name) }),
             (["--category=SPAM, Collector"], { ["spam", "collector"].contains($0.category.name) }),
             (["--category", "identify"], { $0.category.name == "identify" }),
-            (["--category", "no-such-category"], { _ in false }),
             (["--action", "block"], { $0.category.action == .block }),
             (["--action=identify"], { $0.category.action == .identify }),
         ]
@@ -534,6 +533,8 @@ let missingTSV = "/nonexistent-callerid-dir/missing.tsv"
             #expect(r.status == 0, "\(options): \(r.stderr)")
             expectSameLines(r.lines, expected, "dump \(options)")
         }
+        // A category the database does not have is a usage error (issue 11, item 16).
+        #expect(try lookup(["dump", "--db", path, "--category", "no-such-category"]).status == 64)
         // Filters combine with --from and --json.
         let from = sorted[sorted.count / 3].number
         let r = try lookup(["dump", "--db", path, "--action", "block", "--from", String(from), "--json"])
@@ -877,6 +878,7 @@ let missingTSV = "/nonexistent-callerid-dir/missing.tsv"
         let all = try lookup(["dump", "--db", path, "--from", "0"])
         #expect(all.status == 0)
         #expect(all.lines.count == sorted.count)
-        #expect(try lookup(["abc", "--db", dir.path("missing.cid")]).status == 65)
+        #expect(try lookup(["12ab", "--db", dir.path("missing.cid")]).status == 65)
+        #expect(try lookup(["abc", "--db", dir.path("missing.cid")]).status == 64)  // not a command (issue 11, item 15)
     }
 }

@@ -13,7 +13,8 @@ The library is found with --lib, else $CALLERID_LIB, else ctypes.util.find_libra
 Output lines are those of examples/c/cidquery.c:
     found<TAB>NUMBER<TAB>LABEL<TAB>CATEGORY<TAB>ACTION      not-found<TAB>NUMBER
     NUMBER<TAB>LABEL<TAB>CATEGORY[<TAB>SOURCE]              (dump, merge)
-Errors: "error: STATUS-NAME: MESSAGE" on stderr, exit 66 missing file, 65 damaged file, 1 other.
+Errors: "error: STATUS-NAME: MESSAGE" on stderr, exit 66 missing file, 65 damaged file,
+64 usage, 69 the library cannot be loaded ("error: library: …"), 1 other.
 """
 import ctypes
 import ctypes.util
@@ -23,7 +24,7 @@ import sys
 CID_OK, CID_NOT_FOUND, CID_END, CID_TRUNCATED = 0, 1, 2, 3
 CID_ERR_FILE_NOT_FOUND, CID_ERR_CORRUPT, CID_ERR_UNSUPPORTED_VERSION = -3, -5, -6
 CID_ANY_ACTION, CID_ACTION_IDENTIFY, CID_ACTION_BLOCK = -1, 0, 1
-CID_OPEN_VERIFY = 1
+CID_OPEN_VERIFY, CID_OPEN_COPY = 1, 2
 
 
 class cid_entry(ctypes.Structure):
@@ -60,8 +61,8 @@ class CallerIDError(Exception):
 def load_library(path=None):
     path = path or os.environ.get("CALLERID_LIB") or ctypes.util.find_library("callerid")
     if not path:
-        raise OSError("libcallerid.so not found: pass --lib or set CALLERID_LIB")
-    lib = ctypes.CDLL(path)
+        raise OSError("libcallerid.so not found: pass --lib PATH or set CALLERID_LIB")
+    lib = ctypes.CDLL(path)  # OSError when the file is missing or not a loadable library
     P = ctypes.POINTER
     db_p, cursor_p = ctypes.c_void_p, ctypes.c_void_p
     sigs = {
@@ -175,7 +176,11 @@ def main(argv):
     if len(argv) < 2:
         print(__doc__, file=sys.stderr)
         return 64
-    lib = load_library(lib_path)
+    try:
+        lib = load_library(lib_path)
+    except (OSError, AttributeError) as e:  # AttributeError: a library without the cid_ symbols
+        print(f"error: library: {e}", file=sys.stderr)
+        return 69
     path, command, args = argv[0], argv[1], argv[2:]
     opened = []
     try:
@@ -209,10 +214,21 @@ def main(argv):
             i = 0
             while i < len(args):
                 a = args[i]
+                if a in ("--from", "--action", "--category", "--limit") and i + 1 == len(args):
+                    print(f"error: usage: {a} needs a value", file=sys.stderr)
+                    return 64
                 if a == "--from": start = db.parse(args[i + 1]); i += 2
-                elif a == "--action": action = {"identify": 0, "block": 1}[args[i + 1]]; i += 2
+                elif a == "--action":
+                    if args[i + 1] not in ("identify", "block"):
+                        print("error: usage: --action must be identify or block", file=sys.stderr)
+                        return 64
+                    action = {"identify": 0, "block": 1}[args[i + 1]]; i += 2
                 elif a == "--category": cats.append(args[i + 1]); i += 2
-                elif a == "--limit": limit = int(args[i + 1]); i += 2
+                elif a == "--limit":
+                    if not args[i + 1].isdigit():
+                        print("error: usage: --limit must be a number", file=sys.stderr)
+                        return 64
+                    limit = int(args[i + 1]); i += 2
                 else: rest.append(a); i += 1
             others = [Database(lib, p) for p in rest] if command == "merge" else []
             opened.extend(others)

@@ -9,16 +9,69 @@ func errnoMessage(_ code: Int32 = errno) -> String {
     String(cString: strerror(code))
 }
 
-/// A whole file mapped read-only; unmapped when the last reference goes away.
+/// How a ``Database`` holds its file's bytes.
+public enum DatabaseMapping: Sendable, Equatable {
+    /// `mmap` the file read-only and shared (the default): opening costs nothing, pages come
+    /// from the page cache and are shared between processes. The file must not be modified in
+    /// place while it is open (replace it with `rename`): a truncated mapping raises SIGBUS.
+    case map
+    /// Read the whole file into private memory at open: immune to the file being rewritten or
+    /// truncated afterwards, at the cost of the file's size in RAM and one read at open.
+    case copy
+}
+
+/// What happened to a database's file since it was opened (see ``Database/fileChange``).
+public enum DatabaseFileChange: Sendable, Equatable {
+    /// The path still names the opened file, with the same size, mtime and ctime.
+    case none
+    /// The path now names another file (replaced with `rename`): the open database still reads
+    /// the old file safely; reopen to see the new one.
+    case replaced
+    /// The path no longer exists; the open database still reads the old file safely.
+    case removed
+    /// The opened file itself was written, truncated or extended (`cp` over it, `>`,
+    /// `truncate`): a mapped database may read changed bytes or fault (SIGBUS) past a new end.
+    case modifiedInPlace
+}
+
+/// A whole file mapped read-only (or copied into memory); unmapped or freed when the last
+/// reference goes away.
 final class MappedFile: @unchecked Sendable {
-    // @unchecked: the mapping is read-only and immutable for the object's lifetime.
+    // @unchecked: the bytes are read-only and immutable for the object's lifetime.
     let path: String
     let bytes: ByteView
+    let mode: DatabaseMapping
     private let mapping: UnsafeMutableRawPointer?
+    private let copied: UnsafeMutableRawPointer?
+    /// The identity and state of the file when it was opened (from `fstat` of the open descriptor).
+    private let identity: FileIdentity
 
-    /// Maps `path`. An empty file is not mapped (mmap refuses length 0): `bytes` is then empty.
-    init(path: String) throws(CallerIDError) {
+    struct FileIdentity: Equatable {
+        var device: UInt64
+        var inode: UInt64
+        var size: Int64
+        var modified: timespec
+        var changed: timespec
+
+        init(_ st: stat) {
+            device = UInt64(st.st_dev)
+            inode = UInt64(st.st_ino)
+            size = Int64(st.st_size)
+            modified = st.st_mtim
+            changed = st.st_ctim
+        }
+
+        static func == (a: FileIdentity, b: FileIdentity) -> Bool {
+            a.device == b.device && a.inode == b.inode && a.size == b.size
+                && a.modified.tv_sec == b.modified.tv_sec && a.modified.tv_nsec == b.modified.tv_nsec
+                && a.changed.tv_sec == b.changed.tv_sec && a.changed.tv_nsec == b.changed.tv_nsec
+        }
+    }
+
+    /// Maps (or copies) `path`. An empty file is not mapped (mmap refuses length 0): `bytes` is then empty.
+    init(path: String, mode: DatabaseMapping = .map) throws(CallerIDError) {
         self.path = path
+        self.mode = mode
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             let e = errno
@@ -32,17 +85,48 @@ final class MappedFile: @unchecked Sendable {
         guard (st.st_mode & S_IFMT) == S_IFREG else {
             throw CallerIDError(.io, "\(path): not a regular file")
         }
+        identity = FileIdentity(st)
         let size = Int(st.st_size)
         if size == 0 {
             mapping = nil
+            copied = nil
             bytes = ByteView(base: ByteView.emptyBase, count: 0)
             return
         }
-        guard let p = mmap(nil, size, PROT_READ, MAP_SHARED, fd, 0), p != MAP_FAILED else {
-            throw CallerIDError(.io, "\(path): cannot map \(size) bytes: \(errnoMessage())")
+        switch mode {
+        case .map:
+            guard let p = mmap(nil, size, PROT_READ, MAP_SHARED, fd, 0), p != MAP_FAILED else {
+                throw CallerIDError(.io, "\(path): cannot map \(size) bytes: \(errnoMessage())")
+            }
+            mapping = p
+            copied = nil
+            bytes = ByteView(base: UnsafeRawPointer(p), count: size)
+        case .copy:
+            let p = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 64)
+            var done = 0
+            while done < size {
+                let n = read(fd, p + done, size - done)
+                if n < 0 && errno == EINTR { continue }
+                guard n > 0 else {
+                    let message = n == 0 ? "the file shrank while it was read (\(done) of \(size) bytes)" : errnoMessage()
+                    p.deallocate()
+                    throw CallerIDError(.io, "\(path): cannot read into memory: \(message)")
+                }
+                done += n
+            }
+            mapping = nil
+            copied = p
+            bytes = ByteView(base: UnsafeRawPointer(p), count: size)
         }
-        mapping = p
-        bytes = ByteView(base: UnsafeRawPointer(p), count: size)
+    }
+
+    /// Compares the file at `path` with the one opened: one `stat`, no descriptor kept.
+    func change() -> DatabaseFileChange {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return errno == ENOENT || errno == ENOTDIR ? .removed : .replaced }
+        let now = FileIdentity(st)
+        if now.device != identity.device || now.inode != identity.inode { return .replaced }
+        return now == identity ? .none : .modifiedInPlace
     }
 
     /// Tells the kernel the whole file will be needed soon (the lookup path touches it randomly).
@@ -52,6 +136,7 @@ final class MappedFile: @unchecked Sendable {
 
     deinit {
         if let mapping { munmap(mapping, bytes.count) }
+        copied?.deallocate()
     }
 }
 
