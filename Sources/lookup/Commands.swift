@@ -62,31 +62,14 @@ func writeTSVLabel(_ bytes: UnsafeRawBufferPointer, to out: inout Output) {
     out.write(escaped)
 }
 
-/// True when `bytes` are valid UTF-8 with no C0 control, DEL or C1 control: one pass, no allocation.
+/// True when `bytes` are valid UTF-8 (the builder's rule, ``isValidUTF8``) with no C0
+/// control, DEL or C1 control (U+0080–U+009F, encoded C2 80–C2 9F): no allocation.
 func isPlainText(_ bytes: UnsafeRawBufferPointer) -> Bool {
-    var i = 0
-    let n = bytes.count
-    while i < n {
-        let b = bytes[i]
-        if b < 0x80 {
-            if b < 0x20 || b == 0x7F { return false }
-            i += 1
-            continue
-        }
-        let length: Int, minimum: UInt32
-        if b & 0xE0 == 0xC0 { length = 2; minimum = 0x80 }
-        else if b & 0xF0 == 0xE0 { length = 3; minimum = 0x800 }
-        else if b & 0xF8 == 0xF0 { length = 4; minimum = 0x10000 }
-        else { return false }
-        guard i + length <= n else { return false }
-        var v = UInt32(b) & (0x7F >> UInt32(length))
-        for k in 1..<length {
-            let c = bytes[i + k]
-            guard c & 0xC0 == 0x80 else { return false }
-            v = v << 6 | UInt32(c & 0x3F)
-        }
-        guard v >= minimum, v <= 0x10FFFF, !(0xD800...0xDFFF).contains(v), !(0x80...0x9F).contains(v) else { return false }
-        i += length
+    guard isValidUTF8(bytes) else { return false }
+    var previous: UInt8 = 0
+    for b in bytes {
+        if b < 0x20 || b == 0x7F || (previous == 0xC2 && b <= 0x9F) { return false }
+        previous = b
     }
     return true
 }
