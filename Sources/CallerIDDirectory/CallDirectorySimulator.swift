@@ -79,7 +79,8 @@ public enum CallDirectoryList: UInt8, Sendable, Hashable, CaseIterable, CustomSt
 /// ``supportsIncremental`` is false, as on iOS 10); switching the extension off drops the lists,
 /// so the request after switching it on again is a full load.
 public final class CallDirectorySimulator: CallDirectorySink {
-    /// Entries allowed in this extension (both lists together).
+    /// Entries allowed in this extension (both lists together): never more than the system's
+    /// cap (see ``init(maxEntries:requestLimit:systemCap:)``).
     public let maxEntries: Int
     /// Calls allowed in one request before the system interrupts the extension (nil: no limit).
     public var requestLimit: Int?
@@ -109,8 +110,18 @@ public final class CallDirectorySimulator: CallDirectorySink {
     private var blocking = PendingList()
     private var failure: CallDirectoryError?
 
-    public init(maxEntries: Int = 1_999_999, requestLimit: Int? = nil) {
-        self.maxEntries = maxEntries
+    /// CallKit's cap on the entries of one extension (both lists together): a request that
+    /// would load more fails with ``CallDirectoryError/Code/maximumEntriesExceeded``.
+    public static let callKitMaximumEntries = 1_999_999
+
+    /// A simulated extension.
+    /// - Parameters:
+    ///   - maxEntries: the entries it accepts (both lists); a budget above `systemCap` is not
+    ///     the system's to grant, so the simulator enforces `min(maxEntries, systemCap)`.
+    ///   - systemCap: the cap of the CallKit version modelled; the default is
+    ///     ``callKitMaximumEntries``. Pass another value only to model another OS version.
+    public init(maxEntries: Int = callKitMaximumEntries, requestLimit: Int? = nil, systemCap: Int = callKitMaximumEntries) {
+        self.maxEntries = min(maxEntries, systemCap)
         self.requestLimit = requestLimit
     }
 

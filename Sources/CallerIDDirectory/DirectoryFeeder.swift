@@ -149,8 +149,46 @@ public struct DirectoryFeeder {
         }
 
         var c = result.cursor
-        // Plain counters in the loop (a dictionary update per entry costs a hash).
+        var counts = Counts()
+        try run(&c, budget: &budget, base: base, sink, &counts)
+        if c.phase != .complete {
+            // The chunk ran out: when nothing is left to send, this request completes the load
+            // (no extra, empty request, which costs an extension reload on a phone). One call
+            // into a sink that discards it tells.
+            var probe = c, one = 1, none = Counts()
+            try run(&probe, budget: &one, base: base, Discard(), &none)
+            if none.calls == 0 && probe.phase == .complete { c = probe }
+        }
+        result.added = [.identification: counts.addedIdentification, .blocking: counts.addedBlocking]
+        result.removed = [.identification: counts.removedIdentification, .blocking: counts.removedBlocking]
+        if c.phase == .complete {
+            c.base = nil
+            c.position = 0
+        }
+        result.cursor = c
+        return result
+    }
+
+    /// Plain counters in the loop (a dictionary update per entry costs a hash).
+    private struct Counts {
         var addedIdentification = 0, addedBlocking = 0, removedIdentification = 0, removedBlocking = 0
+        var calls: Int { addedIdentification + addedBlocking + removedIdentification + removedBlocking }
+    }
+
+    /// A sink that drops every call.
+    private final class Discard: CallDirectorySink {
+        var isIncremental: Bool { true }
+        func addIdentificationEntry(_ number: Int64, label: String) {}
+        func addBlockingEntry(_ number: Int64) {}
+        func removeIdentificationEntry(_ number: Int64) {}
+        func removeBlockingEntry(_ number: Int64) {}
+        func removeAllIdentificationEntries() {}
+        func removeAllBlockingEntries() {}
+    }
+
+    /// Sends from cursor `c` until the load is complete or `budget` calls were made.
+    private func run<S: CallDirectorySink>(_ c: inout LoadCursor, budget: inout Int, base: DirectorySnapshot?, _ sink: S,
+                                           _ k: inout Counts) throws(DirectoryError) {
         while c.phase != .complete && budget > 0 {
             let list: CallDirectoryList = (c.phase == .removeIdentification || c.phase == .addIdentification) ? .identification : .blocking
             let removing = c.phase == .removeIdentification || c.phase == .removeBlocking
@@ -166,19 +204,19 @@ public struct DirectoryFeeder {
                         n = diff.oldNumber
                         if list == .identification {
                             sink.removeIdentificationEntry(Int64(n))
-                            removedIdentification += 1
+                            k.removedIdentification += 1
                         } else {
                             sink.removeBlockingEntry(Int64(n))
-                            removedBlocking += 1
+                            k.removedBlocking += 1
                         }
                     case (.addition, false), (.change, false):
                         n = diff.new.number
                         if list == .identification {
                             sink.addIdentificationEntry(Int64(n), label: diff.new.labelString)
-                            addedIdentification += 1
+                            k.addedIdentification += 1
                         } else {
                             sink.addBlockingEntry(Int64(n))
-                            addedBlocking += 1
+                            k.addedBlocking += 1
                         }
                     default:
                         continue
@@ -191,10 +229,10 @@ public struct DirectoryFeeder {
                 while try s.next() {
                     if list == .identification {
                         sink.addIdentificationEntry(Int64(s.number), label: s.labelString)
-                        addedIdentification += 1
+                        k.addedIdentification += 1
                     } else {
                         sink.addBlockingEntry(Int64(s.number))
-                        addedBlocking += 1
+                        k.addedBlocking += 1
                     }
                     budget -= 1
                     if budget == 0 { stoppedAt = s.number; break }
@@ -207,14 +245,6 @@ public struct DirectoryFeeder {
                 c.position = min(c.base?.lowerBound ?? version.lowerBound, version.lowerBound)
             }
         }
-        result.added = [.identification: addedIdentification, .blocking: addedBlocking]
-        result.removed = [.identification: removedIdentification, .blocking: removedBlocking]
-        if c.phase == .complete {
-            c.base = nil
-            c.position = 0
-        }
-        result.cursor = c
-        return result
     }
 
     static func span(_ from: UInt64, _ to: UInt64) -> Range<UInt64> { from..<max(from, to) }

@@ -112,8 +112,9 @@ public struct FeedSettings: Sendable, Equatable {
     public var blocking = true
     /// Extensions (slots) the entries are split across.
     public var slots = 1
-    /// Entries per extension, both lists together (CallKit's cap is 1,999,999).
-    public var maxEntries = 1_999_999
+    /// Entries per extension, both lists together (CallKit's cap,
+    /// ``CallDirectorySimulator/callKitMaximumEntries``, is 1,999,999; an install refuses more).
+    public var maxEntries = CallDirectorySimulator.callKitMaximumEntries
 
     public init(allowList: [UInt64] = [], blockCategories: [String]? = nil, rules: [BlockingRule] = [],
                 slots: Int = 1, maxEntries: Int = 1_999_999) {
@@ -134,13 +135,19 @@ public struct FeedSettings: Sendable, Equatable {
     }
 
     /// Checks ranges: slots ≥ 1 (at most 64), 1 ≤ max entries, every rule within the budget of
-    /// one extension, allow-list numbers valid.
+    /// one extension (`invalidRule` for a rule larger than CallKit's cap, which no budget can
+    /// hold; `budgetExceeded` for one larger than ``maxEntries``), allow-list numbers valid.
     public func validate() throws(DirectoryError) {
         guard (1...64).contains(slots) else {
             throw DirectoryError(.invalidArgument, "slots: \(slots); give 1 to 64 extensions")
         }
         guard maxEntries >= 1 else { throw DirectoryError(.invalidArgument, "max entries: \(maxEntries); give at least 1") }
+        let cap = CallDirectorySimulator.callKitMaximumEntries
         for rule in rules where rule.count > UInt64(maxEntries) {
+            // A rule no extension can ever hold is a bad rule, not a budget to raise.
+            if rule.count > UInt64(cap) {
+                throw DirectoryError(.invalidRule, "blocking rule '\(rule.text)' expands to \(grouped(rule.count)) numbers, more than any extension holds (CallKit's cap: \(grouped(cap))); narrow it")
+            }
             throw DirectoryError(.budgetExceeded, "blocking rule '\(rule.text)' expands to \(grouped(rule.count)) numbers, more than one extension holds (\(grouped(maxEntries)))")
         }
         if let bad = allowList.first(where: { !PhoneNumber.isValid($0) }) {

@@ -153,13 +153,37 @@ public final class InstalledStore: Sendable {
         // Everything that can be checked without the store is checked before the store folder
         // or its lock file is created: a mistyped source leaves no empty store behind.
         let source = try Self.readSource(buildDirectory)
-        try settings?.validate()
+        if let settings { try Self.checkInstallable(settings) }
         if !FileSystem.isDirectory(path) {
             if FileSystem.exists(path) { throw DirectoryError(.invalidArgument, "\(path): not a folder, cannot be a store") }
             try FileSystem.makeDirectory(path)
         }
         return try FileSystem.withLock(path + "/.lock") { () throws(DirectoryError) -> InstallReport in
             try installLocked(source, settings: settings)
+        }
+    }
+
+    /// ``FeedSettings/validate()``, and a budget CallKit can grant: at most
+    /// ``CallDirectorySimulator/callKitMaximumEntries`` per extension.
+    static func checkInstallable(_ settings: FeedSettings) throws(DirectoryError) {
+        try settings.validate()
+        let cap = CallDirectorySimulator.callKitMaximumEntries
+        guard settings.maxEntries <= cap else {
+            throw DirectoryError(.invalidArgument, "max entries \(grouped(settings.maxEntries)) per extension: above CallKit's cap of \(grouped(cap)); split the entries across more extensions (slots) instead")
+        }
+    }
+
+    /// The blocking categories `settings` names must be blocking categories of `snapshot`'s
+    /// databases or standard blocking names (``Category/blockingNames``).
+    static func checkCategories(_ settings: FeedSettings, _ snapshot: DirectorySnapshot) throws(DirectoryError) {
+        guard let names = settings.blockCategories else { return }
+        var known = Category.blockingNames
+        for db in snapshot.databases {
+            for c in db.categories where c.action == .block { known.insert(c.name) }
+        }
+        let unknown = names.map { $0.lowercased() }.filter { !known.contains($0) }
+        guard unknown.isEmpty else {
+            throw DirectoryError(.invalidArgument, "block categories: \(unknown.map { "'\($0)'" }.joined(separator: ", ")) \(unknown.count == 1 ? "is not a blocking category" : "are not blocking categories"); known: \(known.sorted().joined(separator: ", "))")
         }
     }
 
@@ -210,13 +234,12 @@ public final class InstalledStore: Sendable {
         let pointer: (current: UInt64?, previous: UInt64?) = (try? readPointer()) ?? (nil, nil)
         let current = pointer.current.map { Generation(id: $0, path: generationPath($0)) }
         let currentManifest = current.flatMap { try? DirectoryManifest.read(directory: $0.path) }
-        var settings = FeedSettings()
-        if let newSettings {
-            settings = newSettings
-        } else if let current {
-            settings = try Self.readSettings(current)
-        }
-        try settings.validate()
+        let currentSettings = try current.map { (g) throws(DirectoryError) -> FeedSettings in try Self.readSettings(g) }
+        let settings = newSettings ?? currentSettings ?? FeedSettings()
+        try Self.checkInstallable(settings)
+        // A category choice is checked when it is made, not on every data update after it (a
+        // dataset that drops a category must not block installs).
+        let newCategoryChoice = settings.blockCategories != currentSettings?.blockCategories
 
         // A fresh id above every generation folder on disk (a crashed install may have left one).
         var newID = (pointer.current ?? 0) + 1
@@ -248,6 +271,7 @@ public final class InstalledStore: Sendable {
                 try Self.verify(staging + "/" + f.file, f, reportedAs: joinPath(source, f.file))
             }
             let snapshot = try DirectorySnapshot(directory: staging, settings: settings)
+            if newCategoryChoice { try Self.checkCategories(settings, snapshot) }
             plan = try SlotPlan.make(snapshot, slots: settings.slots, maxEntries: settings.maxEntries)
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]

@@ -19,6 +19,52 @@ func toolError(_ error: DirectoryError) -> ToolError {
     ToolError(code: exitCode(for: error), message: error.message)
 }
 
+/// True when `--json` is among the options (before a `--`), even if the rest fails to parse.
+func wantsJSON(_ raw: [String]) -> Bool {
+    raw.prefix { $0 != "--" }.contains("--json")
+}
+
+/// The one JSON object a `--json` command prints when it fails before producing its report:
+/// `{"store":…,"error":{"code":"…","message":"…"},"exit_code":N}` (the code is the layer's error
+/// code, or `usage`, `no-input`, `io` for the tool's own checks).
+func jsonFailure(_ error: ToolError, store: String?, code: String?) -> String {
+    let name = code ?? {
+        switch error.code {
+        case Exit.usage: "usage"
+        case Exit.noInput: "file-not-found"
+        case Exit.ioError: "io"
+        default: "data"
+        }
+    }()
+    return "{\"store\":\(store.map(jsonString) ?? "null"),\"error\":{\"code\":\(jsonString(name)),\"message\":\(jsonString(error.message))},\"exit_code\":\(error.code)}\n"
+}
+
+/// Runs a command body; a DirectoryError becomes its exit code. Under `--json` a failure is
+/// printed as one JSON object on stdout (nothing on stderr) and its exit code returned;
+/// otherwise it is thrown for `main` to print.
+func reportingJSON(_ raw: [String], _ body: () throws -> Int32) throws(ToolError) -> Int32 {
+    do {
+        return try body()
+    } catch {
+        let tool = toolError(error)
+        guard wantsJSON(raw) else { throw tool }
+        var out = Output()
+        out.write(jsonFailure(tool, store: storeArgument(raw), code: (error as? DirectoryError)?.code.rawValue))
+        out.flush()
+        return tool.code
+    }
+}
+
+/// The value of `--store` in raw arguments (`--store X` or `--store=X`).
+func storeArgument(_ raw: [String]) -> String? {
+    for (i, a) in raw.enumerated() {
+        if a == "--" { break }
+        if a == "--store", i + 1 < raw.count { return raw[i + 1] }
+        if a.hasPrefix("--store=") { return String(a.dropFirst(8)) }
+    }
+    return nil
+}
+
 /// A ToolError as it is; a DirectoryError mapped to its exit code.
 func toolError(_ error: any Error) -> ToolError {
     if let e = error as? ToolError { return e }
@@ -58,16 +104,24 @@ stays in place and in use. The previous generation is kept until the next instal
 
 Settings (default: those of the current generation):
   --slots M               extensions the entries are split across (1-64)
-  --max-entries N         entries per extension, both lists (default 1,999,999)
+  --max-entries N         entries per extension, both lists (default and at most 1,999,999,
+                          CallKit's cap; more entries need more --slots)
   --allow FILE            numbers never blocked, one per line ('#' starts a comment)
   --rule RULE             block a prefix ('+33 6 12 ## ## ##') or a range (START..END);
                           repeat for several; replaces the current rules
   --no-rules              remove every rule
-  --block-categories LIST block only these categories (comma-separated); 'all' for every one
-  --json                  print the report as JSON
+  --block-categories LIST block only these categories (comma-separated); 'all' for every one.
+                          Each must be a blocking category of the set's databases or a
+                          standard one (block, spam, scam, fraud, collector, …)
+  --json                  print the report as JSON; a failure is one JSON object too:
+                          {"store":…,"error":{"code":…,"message":…},"exit_code":N}
 
-Exit: 0 installed, 64 usage or bad rule, 65 damaged file, bad manifest or over budget,
-66 missing file, 74 I/O error.
+BUILD_DIR is the folder 'lookup build -o DIR' writes when it has several outputs
+(manifest.json beside the databases), not a single database file.
+
+Exit: 0 installed, 64 usage, bad rule (or one larger than any extension holds), unknown
+category, a budget above CallKit's cap, a file instead of a build directory; 65 damaged
+file, bad manifest or over budget; 66 missing file; 74 I/O error.
 
 """
 
@@ -76,11 +130,15 @@ func installCommand(_ raw: [String]) throws(ToolError) -> Int32 {
         print(installHelp, terminator: "")
         return Exit.ok
     }
+    return try reportingJSON(raw) { try installBody(raw) }
+}
+
+private func installBody(_ raw: [String]) throws -> Int32 {
     let command = "install"
     let args = try Arguments(raw, command: command, valued: ["--store", "--slots", "--max-entries", "--allow", "--rule", "--block-categories"],
                              flags: ["--json", "--no-rules"])
-    guard let storePath = args.value("--store") else { throw .usage("no store: pass --store DIR", command: command) }
-    guard args.positionals.count <= 1 else { throw .usage("give one build directory", command: command) }
+    guard let storePath = args.value("--store") else { throw ToolError.usage("no store: pass --store DIR", command: command) }
+    guard args.positionals.count <= 1 else { throw ToolError.usage("give one build directory", command: command) }
     do {
         let store = try InstalledStore(path: storePath)
         var settings = try store.settings()
@@ -121,8 +179,6 @@ func installCommand(_ raw: [String]) throws(ToolError) -> Int32 {
         }
         out.flush()
         return Exit.ok
-    } catch {
-        throw toolError(error)
     }
 }
 
@@ -158,14 +214,19 @@ the CallKit error the load would have hit, if any.
                      installed one, or --max-entries, splits the entries anew
   --max-entries N    entries per extension, both lists (default: the installed plan's)
   --chunk K          at most K additions and removals per request (default: all in one);
-                     the requests after the first are incremental, as on a phone
+                     the requests after the first are incremental, as on a phone; a request
+                     whose chunk ends the load completes it (no empty request follows)
   --simulate         load into the CallKit simulator, which keeps every entry (its memory
                      counts in the heap peak); without it a streaming checker verifies the
                      same rules (order, duplicates, cap) without keeping the entries
   --from-previous    first load the previous generation kept in the store into the simulator,
                      then time the incremental requests that bring it to the current one (the
                      delta, or a full reload when cheaper): what a phone does after an install
-  --json             one JSON object
+  --model-os-cap N   model a CallKit version whose cap is N entries per extension instead of
+                     1,999,999 (today's); without it, --max-entries above 1,999,999 is fed
+                     and CallKit's maximumEntriesExceeded (5) is reported, as on a phone
+  --json             one JSON object, on failure too:
+                     {"store":…,"error":{"code":…,"message":…},"exit_code":N}
 
 Exit: 0 loaded, 65 CallKit would fail the request (the error is printed) or damaged data,
 64 usage, 66 nothing installed, 74 I/O error.
@@ -237,13 +298,19 @@ func feedCommand(_ raw: [String]) throws(ToolError) -> Int32 {
         print(feedHelp, terminator: "")
         return Exit.ok
     }
+    return try reportingJSON(raw) { try feedBody(raw) }
+}
+
+private func feedBody(_ raw: [String]) throws -> Int32 {
     let command = "feed"
-    let args = try Arguments(raw, command: command, valued: ["--store", "--slot", "--max-entries", "--chunk"], flags: ["--simulate", "--from-previous", "--json"])
-    guard let storePath = args.value("--store") else { throw .usage("no store: pass --store DIR", command: command) }
-    guard args.positionals.isEmpty else { throw .usage("unexpected argument '\(args.positionals[0])'", command: command) }
+    let args = try Arguments(raw, command: command, valued: ["--store", "--slot", "--max-entries", "--chunk", "--model-os-cap"], flags: ["--simulate", "--from-previous", "--json"])
+    guard let storePath = args.value("--store") else { throw ToolError.usage("no store: pass --store DIR", command: command) }
+    guard args.positionals.isEmpty else { throw ToolError.usage("unexpected argument '\(args.positionals[0])'", command: command) }
     let slot = try args.value("--slot").map { s throws(ToolError) in try parseSlot(s, command: command) }
     let maxEntries = try parsePositive(args.value("--max-entries"), "--max-entries", command: command)
     let chunk = try parsePositive(args.value("--chunk"), "--chunk", command: command)
+    // The system's cap: CallKit's, unless the run models another OS version on purpose.
+    let systemCap = try parsePositive(args.value("--model-os-cap"), "--model-os-cap", command: command) ?? CallDirectorySimulator.callKitMaximumEntries
     let fromPrevious = args.flag("--from-previous")
     let simulate = args.flag("--simulate") || fromPrevious
     guard FileManager.default.fileExists(atPath: storePath) else {
@@ -289,9 +356,14 @@ func feedCommand(_ raw: [String]) throws(ToolError) -> Int32 {
             return store.generation(id).flatMap { try? store.pin($0).snapshot }
         }
         let (feeder, plan) = try makeFeeder(pinned, slot: index, previous: open)
-        let cap = plan.maxEntries
+        // The app's budget may not exceed what the system grants: CallKit enforces its cap.
+        let cap = min(plan.maxEntries, systemCap)
+        if plan.maxEntries > systemCap {
+            let why = "--max-entries \(plan.maxEntries) is above the system's cap of \(systemCap) entries per extension"
+            note = note.map { "\(why); \($0)" } ?? why
+        }
 
-        let simulator = simulate ? CallDirectorySimulator(maxEntries: cap) : nil
+        let simulator = simulate ? CallDirectorySimulator(maxEntries: cap, systemCap: systemCap) : nil
         let checker = simulate ? nil : CheckingSink(maxEntries: cap)
         var cursor: LoadCursor? = nil
         var previousID: UInt64? = nil
@@ -348,7 +420,7 @@ func feedCommand(_ raw: [String]) throws(ToolError) -> Int32 {
         var out = Output()
         if args.flag("--json") {
             let err = failure.map { "{\"code\":\($0.code.rawValue),\"name\":\(jsonString($0.code.name)),\"message\":\(jsonString($0.message))}" } ?? "null"
-            out.write("{\"store\":\(jsonString(storePath)),\"generation\":\(generation.id),\"slot\":\(index + 1),\"slots\":\(plan.slots.count),\"max_entries\":\(cap),\"identification\":\(identification),\"blocking\":\(blocking),\"requests\":\(requests),\"chunk\":\(chunk.map(String.init) ?? "null"),\"simulated\":\(simulate),\"seconds\":\(String(format: "%.4f", seconds)),\"entries_per_second\":\(Int(rate)),\"heap_peak_bytes\":\(heapPeak - baseline),\"mode\":\"\(mode)\",\"from_generation\":\(previousID.map(String.init) ?? "null"),\"removed_identification\":\(removedIdentification),\"removed_blocking\":\(removedBlocking),\"delta_changes\":\(weighed.map { String($0.changes) } ?? "null"),\"full_reload_calls\":\(weighed.map { String($0.fullReload) } ?? "null"),\"error\":\(err),\"note\":\(note.map(jsonString) ?? "null")}\n")
+            out.write("{\"store\":\(jsonString(storePath)),\"generation\":\(generation.id),\"slot\":\(index + 1),\"slots\":\(plan.slots.count),\"max_entries\":\(cap),\"identification\":\(identification),\"blocking\":\(blocking),\"requests\":\(requests),\"chunk\":\(chunk.map(String.init) ?? "null"),\"simulated\":\(simulate),\"seconds\":\(String(format: "%.4f", seconds)),\"entries_per_second\":\(Int(rate)),\"heap_peak_bytes\":\(heapPeak - baseline),\"mode\":\"\(mode)\",\"from_generation\":\(previousID.map(String.init) ?? "null"),\"removed_identification\":\(removedIdentification),\"removed_blocking\":\(removedBlocking),\"delta_changes\":\(weighed.map { String($0.changes) } ?? "null"),\"full_reload_calls\":\(weighed.map { String($0.fullReload) } ?? "null"),\"error\":\(err),\"note\":\(note.map(jsonString) ?? "null"),\"exit_code\":\(failure == nil ? Exit.ok : Exit.dataError)}\n")
         } else {
             out.write("slot \(index + 1)/\(plan.slots.count) of generation \(generation.id) (\(simulate ? "CallKit simulator" : "streaming check")):\n")
             if let previousID {
@@ -370,8 +442,6 @@ func feedCommand(_ raw: [String]) throws(ToolError) -> Int32 {
                        + (note.map { "\nnote: \($0)" } ?? ""))
         }
         return failure == nil ? Exit.ok : Exit.dataError
-    } catch {
-        throw toolError(error)
     }
 }
 
