@@ -48,7 +48,7 @@ public struct RowWarning: Sendable, Equatable, CustomStringConvertible {
 /// ```
 ///
 /// Rows are held in memory until ``write(to:)`` (12 bytes per number, 14 when split, 20 with a
-/// top-N set, plus each distinct label; about 20 bytes per number at the peak, while sorting):
+/// top-N set, plus each distinct label; measured peak: about 21 bytes per number, 23 when split):
 /// splitting, de-duplication (the last row for a number wins within each output), shards
 /// and the top-N set need all of them. ``PipelineOptions/maxExpandedTotal`` bounds what range
 /// rows can add.

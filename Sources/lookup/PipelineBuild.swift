@@ -35,7 +35,7 @@ Numbers
   --numbering-plan FILE.json    add or override country rules (see docs/PIPELINE.md)
   --max-range-expansion N       largest range row expanded (default 1000); larger ones are rejected
   --max-expanded-total N        numbers all range rows may expand to (default 100000000, about
-                                20 bytes of memory each); the row that passes it stops the build
+                                21-23 bytes of memory each); the row that passes it stops the build
 Labels and categories
   --label-replace FROM=TO       replace text in labels (repeatable), e.g. '_= '
   --max-label-bytes N           cut longer labels on a character boundary (counted as warnings)

@@ -94,7 +94,7 @@ private func visibleLines(_ typescript: String) -> [String] {
 }
 
 /// Runs `lookup ARGS` on a pseudo-terminal (`script`), returning everything it printed.
-private func lookupOnTerminal(_ args: [String], in dir: TempDir) throws -> (status: Int32, output: String) {
+private func lookupOnTerminal(_ args: [String]) throws -> (status: Int32, output: String) {
     let binary = try #require(lookupBinaryPath(), "the lookup executable was not found")
     let command = ([binary] + args).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
     let r = try runProcess("/usr/bin/script", ["-qec", command, "/dev/null"])
@@ -102,7 +102,7 @@ private func lookupOnTerminal(_ args: [String], in dir: TempDir) throws -> (stat
 }
 
 private func lookupBinaryPath() -> String? {
-    // The same search as `lookup(_:)`: run `lookup --version` to find nothing; ask the helper.
+    // Where `lookup(_:)` looks: next to the test bundle, its parent, then .build/debug.
     let candidates = [Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent()]
         .map { $0.appendingPathComponent("lookup").path }
         + [URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -385,7 +385,7 @@ private func runProcess(_ path: String, _ args: [String]) throws -> (status: Int
     @Test func plainBuildAnnouncesPhasesAndClearsTheLine() throws {
         let dir = TempDir()
         try write(twoRows, to: dir.path("in.tsv"))
-        let r = try lookupOnTerminal(["build", "-o", dir.path("out.cid"), dir.path("in.tsv")], in: dir)
+        let r = try lookupOnTerminal(["build", "-o", dir.path("out.cid"), dir.path("in.tsv")])
         #expect(r.status == 0, "\(r.output)")
         #expect(r.output.contains("reading \(dir.path("in.tsv"))"))
         #expect(r.output.contains("writing \(dir.path("out.cid"))"))
@@ -397,7 +397,7 @@ private func runProcess(_ path: String, _ args: [String]) throws -> (status: Int
     @Test func allBadFileLeavesNoProgress() throws {
         let dir = TempDir()
         try write("x\ty\n", to: dir.path("bad.tsv"))
-        let r = try lookupOnTerminal(["build", "-o", dir.path("out.cid"), dir.path("bad.tsv"), "--skip-bad-rows"], in: dir)
+        let r = try lookupOnTerminal(["build", "-o", dir.path("out.cid"), dir.path("bad.tsv"), "--skip-bad-rows"])
         #expect(r.status == 0, "\(r.output)")
         let visible = visibleLines(r.output).filter { !$0.isEmpty }
         #expect(!visible.contains { $0.contains("rows so far") || $0.contains("reading") }, "\(visible)")
@@ -408,7 +408,7 @@ private func runProcess(_ path: String, _ args: [String]) throws -> (status: Int
         let dir = TempDir()
         try write("from,to,name,region\n79130000000,79130000099,A,North\n79130001000,79130001099,B,South\n", to: dir.path("r.csv"))
         let r = try lookupOnTerminal(["build", "-o", dir.path("out"), dir.path("r.csv"), "--range-end-field", "to", "--number-field", "from",
-                                      "--region-field", "region", "--split-by", "field"], in: dir)
+                                      "--region-field", "region", "--split-by", "field"])
         #expect(r.status == 0, "\(r.output)")
         #expect(r.output.contains("\(dir.path("r.csv")):"), "reading")
         #expect(r.output.contains("sorting 200 numbers"))
