@@ -93,4 +93,28 @@ static inline void *clz4_atomic_publish_ptr(void **slot, void *value) {
     return expected;
 }
 
+/// Swaps two paths in one atomic step (both must exist): Linux renameat2(RENAME_EXCHANGE),
+/// Darwin renamex_np(RENAME_SWAP). Returns 0, or -1 with errno (EINVAL, ENOSYS, ENOTSUP when
+/// the file system or kernel cannot; the caller then falls back to two renames).
+#if defined(__linux__)
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+static inline int clz4_rename_exchange(const char *a, const char *b) {
+#if defined(SYS_renameat2)
+    return (int)syscall(SYS_renameat2, AT_FDCWD, a, AT_FDCWD, b, 1u << 1 /* RENAME_EXCHANGE */);
+#else
+    (void)a; (void)b;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+#elif defined(__APPLE__)
+#include <stdio.h>
+static inline int clz4_rename_exchange(const char *a, const char *b) {
+    return renamex_np(a, b, RENAME_SWAP);
+}
+#endif
+
 #endif

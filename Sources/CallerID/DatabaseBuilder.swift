@@ -123,7 +123,16 @@ public struct DatabaseBuilder {
 
     /// Writes the database to `path` atomically (temporary file, fsync, rename).
     /// The builder keeps its records: calling it again writes the same bytes.
+    ///
+    /// A symbolic link is followed: its target gets the database and the link stays. A FIFO or
+    /// a device (not a regular file) is written to in place, never replaced.
     public func write(to path: String) throws(CallerIDError) -> BuildSummary {
+        try writeHashing(to: path).summary
+    }
+
+    /// ``write(to:)``, also returning the XXH3-64 (seed 0) of the bytes written, for callers
+    /// that cannot read the output back (a pipe).
+    package func writeHashing(to path: String) throws(CallerIDError) -> (summary: BuildSummary, xxh3: UInt64) {
         guard (1...Format.maxBlockSize).contains(options.blockSize) else {
             throw CallerIDError(.invalidInput, "blockSize must be 1...\(Format.maxBlockSize)")
         }
@@ -137,7 +146,7 @@ public struct DatabaseBuilder {
         var out = try AtomicFileWriter(path: path)
         try out.write(image)
         try out.commit()
-        return summary
+        return (summary, Codec.xxh3(image))
     }
 
     /// The complete file image.

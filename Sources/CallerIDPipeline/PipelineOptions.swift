@@ -70,6 +70,11 @@ public struct PipelineOptions: Sendable {
     public var fixedCategory: Category? = nil
     /// Largest range row expanded into entries; a bigger range is a rejected row.
     public var maxRangeExpansion: Int = 1_000
+    /// Numbers all range rows together may expand to (each costs about 21 bytes of memory at
+    /// the build's peak, 23 when split; the default allows about 2.3 GB): the row that would
+    /// pass it stops the build with
+    /// ``PipelineError/Code/limitExceeded``, before the memory is taken.
+    public var maxExpandedTotal: Int = 100_000_000
 
     public var split: RegionSplit = .none
     public var regionMap = RegionMap()

@@ -55,47 +55,69 @@ extension Pipeline {
     /// True when the options ask for several outputs whatever the data.
     var wantsDirectory: Bool { options.split != .none || options.top != nil || options.blockList == .separate }
 
+    /// After a build killed in the middle of switching directories (where the OS has no atomic
+    /// swap of two directories): puts the previous output back at `output` if it is missing and
+    /// its old copy `.NAME.old-…` is still there. ``write(to:)`` does it too; call it before
+    /// reading the inputs so that a build that fails early still leaves the previous output.
+    /// Returns true when a directory was put back.
+    @discardableResult
+    public static func recoverInterruptedOutput(at output: String) -> Bool {
+        guard let resolved = try? OutputPath.resolve(output) else { return false }
+        return DirectorySwitch.recover(resolved.path)
+    }
+
     /// Writes the databases. `output` is one database file unless several outputs are wanted
     /// (a split, separate block lists, a top-N set, more than ``PipelineOptions/maxEntries``
     /// entries, or `output` is an existing directory): then it is a directory holding the
-    /// databases and `manifest.json`. Everything is written into a temporary directory next
-    /// to `output` and moved into place at the end: a failed build leaves nothing behind.
+    /// databases and `manifest.json`.
+    ///
+    /// A directory is written into a locked temporary directory `.NAME.tmp-…` next to `output`
+    /// and switched in at the end in one step where the OS can (Linux `renameat2`
+    /// `RENAME_EXCHANGE`, Darwin `renamex_np` `RENAME_SWAP`), so readers find the old or the new
+    /// output, never none; elsewhere with two renames, and a build killed between them is
+    /// recovered by the next (``recoverInterruptedOutput(at:)``). What killed builds left
+    /// (`.NAME.tmp-…`, `.NAME.old-…`) is removed after a successful write. A single file goes
+    /// through the core's atomic writer. A failed build leaves the previous output as it was.
+    ///
+    /// `output` is followed through symbolic links (the link stays, its target is written);
+    /// a FIFO or a device gets a single database streamed to it and is never replaced.
     @discardableResult
     public func write(to output: String) throws(PipelineError) -> PipelineSummary {
         try checkBadRowLimit()
+        let resolved: ResolvedOutput
+        do { resolved = try OutputPath.resolve(output) } catch { throw PipelineError(error) }
+        let target = resolved.path
+        if resolved.kind == .missing, DirectorySwitch.recover(target) { return try write(to: output) }
+
+        onProgress(PipelineProgress(file: "", bytesRead: 0, totalBytes: nil, rowsRead: rowsRead, phase: .sorting, count: numbers.count))
         let groups = groupEntries()
         let duplicates = groups.duplicates
-        var isDir = wantsDirectory || groups.lists.contains { $0.indices.count > options.maxEntries }
-        var existingIsDir: ObjCBool = false
-        let exists = FileManager.default.fileExists(atPath: output, isDirectory: &existingIsDir)
-        if exists && existingIsDir.boolValue { isDir = true }
-        if isDir && exists && !existingIsDir.boolValue {
+        let exists = resolved.kind != .missing
+        let isDir = wantsDirectory || groups.lists.contains { $0.indices.count > options.maxEntries } || resolved.kind == .directory
+        if isDir && resolved.kind == .stream {
+            throw PipelineError(.io, "\(output): this build writes several files, so -o must name a directory, and this is a device or a pipe")
+        }
+        if isDir && exists && resolved.kind != .directory {
             throw PipelineError(.io, "\(output): this build writes several files, so -o must name a directory, and this is a file")
         }
         if isDir && exists {
-            let contents = (try? FileManager.default.contentsOfDirectory(atPath: output)) ?? []
+            let contents = (try? FileManager.default.contentsOfDirectory(atPath: target)) ?? []
             guard contents.isEmpty || contents.contains("manifest.json") else {
                 throw PipelineError(.io, "\(output): the directory exists and is not the output of a build (no manifest.json); refusing to replace it")
             }
         }
 
-        let parent = (output as NSString).deletingLastPathComponent
-        let name = (output as NSString).lastPathComponent
-        let parentDir = parent.isEmpty ? "." : parent
-        let temp = "\(parentDir)/.\(name).tmp-\(UUID().uuidString.prefix(8))"
-        do {
-            try FileManager.default.createDirectory(atPath: temp, withIntermediateDirectories: false)
-        } catch {
-            throw PipelineError(FileManager.default.fileExists(atPath: parentDir) ? .io : .fileNotFound,
-                                "\(output): cannot create a temporary directory in \(parentDir): \(error.localizedDescription)")
+        // The databases to write, in order.
+        struct Planned {
+            var list: Int
+            var shard: ArraySlice<Int32>
+            var index: Int
+            var count: Int
+            var fileName: String
         }
-        var committed = false
-        defer { if !committed { try? FileManager.default.removeItem(atPath: temp) } }
-
-        // Databases.
-        var files: [OutputFile] = []
+        var plan: [Planned] = []
         var usedNames = Set<String>()
-        for list in groups.lists {
+        for (l, list) in groups.lists.enumerated() {
             let shards = list.indices.isEmpty ? [list.indices[...]] : stride(from: 0, to: list.indices.count, by: options.maxEntries).map {
                 list.indices[$0..<min($0 + options.maxEntries, list.indices.count)]
             }
@@ -105,27 +127,62 @@ extension Pipeline {
                 var fileName = base
                 if shards.count > 1 { fileName += "-" + String(repeating: "0", count: width - String(k + 1).count) + String(k + 1) }
                 fileName += ".cid"
-                if !isDir { fileName = name }
-                // One file: the builder's own atomic write (temporary file, fsync, rename) puts
-                // it in place; every check that can abort the build has passed by now.
-                var file = try writeDatabase(shard, to: isDir ? "\(temp)/\(fileName)" : output, fileName: fileName)
-                file.region = list.region
-                file.kind = list.kind
-                file.shard = k + 1
-                file.shards = shards.count
-                if let first = file.firstNumber, let last = file.lastNumber {
-                    file.rangeStart = first
-                    file.rangeEnd = last
-                    if k > 0 { files[files.count - 1].rangeEnd = first - 1 }
-                }
-                files.append(file)
+                if !isDir { fileName = OutputPath.split(target).name }
+                plan.append(Planned(list: l, shard: shard, index: k, count: shards.count, fileName: fileName))
             }
+        }
+        let fileCount = plan.count + (options.top == nil ? 0 : 1)
+        func announce(_ name: String, _ entries: Int, _ index: Int) {
+            onProgress(PipelineProgress(file: name, bytesRead: 0, totalBytes: nil, rowsRead: rowsRead, phase: .writing,
+                                        count: entries, fileIndex: index, fileCount: fileCount))
+        }
+
+        if !isDir {
+            // One file (or a stream): the core's atomic writer puts it in place; every check
+            // that can abort the build has passed by now.
+            let p = plan[0]
+            announce(p.fileName, p.shard.count, 1)
+            var file = try writeDatabase(p.shard, to: target, fileName: p.fileName)
+            let list = groups.lists[p.list]
+            file.region = list.region
+            file.kind = list.kind
+            file.rangeStart = file.firstNumber
+            file.rangeEnd = file.lastNumber
+            if resolved.kind != .stream { DirectorySwitch.removeLeftovers(of: target) }
+            return summary(output: output, isDirectory: false, files: [file], lists: groups.lists, duplicates: duplicates)
+        }
+
+        let temp: DirectorySwitch.TemporaryDirectory
+        do { temp = try DirectorySwitch.makeTemporaryDirectory(for: target) } catch { throw PipelineError(error) }
+        var committed = false
+        defer {
+            if !committed { DirectorySwitch.removeTree(temp.path) }
+            temp.close()
+        }
+
+        // Databases.
+        var files: [OutputFile] = []
+        for (i, p) in plan.enumerated() {
+            announce(p.fileName, p.shard.count, i + 1)
+            var file = try writeDatabase(p.shard, to: "\(temp.path)/\(p.fileName)", fileName: p.fileName)
+            let list = groups.lists[p.list]
+            file.region = list.region
+            file.kind = list.kind
+            file.shard = p.index + 1
+            file.shards = p.count
+            if let first = file.firstNumber, let last = file.lastNumber {
+                file.rangeStart = first
+                file.rangeEnd = last
+                if p.index > 0 { files[files.count - 1].rangeEnd = first - 1 }
+            }
+            files.append(file)
         }
         // Starter set.
         if let top = options.top {
             let (chosen, merged) = topEntries(top)
             _ = merged
-            var file = try writeDatabase(chosen[...], to: "\(temp)/top.cid", fileName: "top.cid")
+            announce("top.cid", chosen.count, fileCount)
+            var file = try writeDatabase(chosen[...], to: "\(temp.path)/top.cid", fileName: "top.cid")
             file.region = "top"
             file.kind = "top"
             file.rangeStart = file.firstNumber
@@ -133,32 +190,38 @@ extension Pipeline {
             files.append(file)
         }
 
+        let result = summary(output: output, isDirectory: true, files: files, lists: groups.lists, duplicates: duplicates)
+        let manifest = Pipeline.manifestJSON(files: files, datasetVersion: result.datasetVersion, buildTime: result.buildTime, options: options)
+        try Pipeline.writeDurably(Array(manifest.utf8), to: "\(temp.path)/manifest.json")
+        DirectorySwitch.syncDirectory(temp.path)
+
+        // Switch.
+        do {
+            try DirectorySwitch.install(temp.path, at: target, allowExchange: allowDirectoryExchange, hook: { switchHook($0.rawValue) })
+        } catch {
+            throw PipelineError(error)
+        }
+        committed = true
+        DirectorySwitch.removeLeftovers(of: target)
+        return result
+    }
+
+    /// The summary of what was written: labels are counted over the entries stored (after
+    /// de-duplication), as distinct label and category pairs, like `lookup info`.
+    private func summary(output: String, isDirectory: Bool, files: [OutputFile], lists: [EntryList], duplicates: Int) -> PipelineSummary {
+        var used = [Bool](repeating: false, count: payloads.count)
+        var distinct = 0
+        for list in lists {
+            for e in list.indices where !used[Int(payloadOf[Int(e)])] {
+                used[Int(payloadOf[Int(e)])] = true
+                distinct += 1
+            }
+        }
         let buildTime = Pipeline.timestamp(options.buildTime)
         let version = options.datasetVersion ?? Pipeline.contentVersion(files)
-        if isDir {
-            let manifest = Pipeline.manifestJSON(files: files, datasetVersion: version, buildTime: buildTime, options: options)
-            try Pipeline.writeDurably(Array(manifest.utf8), to: "\(temp)/manifest.json")
-        }
-        Pipeline.syncDirectory(temp)
-
-        // Move into place.
-        if isDir {
-            let old = "\(parentDir)/.\(name).old-\(UUID().uuidString.prefix(8))"
-            do {
-                if exists { try FileManager.default.moveItem(atPath: output, toPath: old) }
-                try FileManager.default.moveItem(atPath: temp, toPath: output)
-            } catch {
-                if exists && !FileManager.default.fileExists(atPath: output) { try? FileManager.default.moveItem(atPath: old, toPath: output) }
-                throw PipelineError(.io, "\(output): cannot move the new files into place: \(error.localizedDescription)")
-            }
-            committed = true
-            if exists { try? FileManager.default.removeItem(atPath: old) }
-        }
-        Pipeline.syncDirectory(parentDir)
-
         return PipelineSummary(
-            output: output, isDirectory: isDir, files: files, rowsRead: rowsRead, rowsRejected: rowsRejected,
-            numbersAccepted: numbersAccepted, duplicatesMerged: duplicates, distinctLabels: Set(payloads.map(\.label)).count,
+            output: output, isDirectory: isDirectory, files: files, rowsRead: rowsRead, rowsRejected: rowsRejected,
+            numbersAccepted: numbersAccepted, duplicatesMerged: duplicates, distinctLabels: distinct,
             rejectedByReason: rejectedByReason, warningsByKind: warningsByKind, rangeRows: rangeRows, rangeNumbers: rangeNumbers,
             datasetVersion: version, buildTime: buildTime)
     }
@@ -176,12 +239,27 @@ extension Pipeline {
     /// Sorts all accepted entries by number (stable), keeps the last row per number within
     /// each output group, and returns the groups in a fixed order.
     func groupEntries() -> (lists: [EntryList], duplicates: Int) {
-        let order = sortedOrder()
+        var order = sortedOrder()
         let separate = options.blockList == .separate
         let split = options.split != .none
+        var duplicates = 0
+        if !split && !separate {
+            // One output: the last entry of each run of equal numbers, compacted in place (no
+            // second array of indices).
+            var w = 0
+            for k in order.indices {
+                if k + 1 < order.count && numbers[Int(order[k + 1])] == numbers[Int(order[k])] {
+                    duplicates += 1
+                    continue
+                }
+                order[w] = order[k]
+                w += 1
+            }
+            order.removeLast(order.count - w)
+            return ([EntryList(region: "all", kind: "all", fileBase: "all", indices: order)], duplicates)
+        }
         // Group key: region id * 2 + (block ? 1 : 0).
         var lists: [Int: [Int32]] = [:]
-        var duplicates = 0
         var i = 0
         var lastOfGroup: [Int: Int32] = [:]
         while i < order.count {
@@ -214,34 +292,59 @@ extension Pipeline {
         return (result, duplicates)
     }
 
-    /// Entry indices ordered by number, input order kept among equal numbers (LSD radix sort).
+    /// Entry indices ordered by number, input order kept among equal numbers.
+    ///
+    /// A stable most-significant-digit radix sort of the indices on 8-bit digits, reading the
+    /// numbers in place: it needs the result and one scratch array (8 bytes per number), where
+    /// an LSD sort of (number, index) pairs needed 24. Small buckets finish with a comparison
+    /// sort that breaks ties by index, which is the stable order.
     func sortedOrder() -> [Int32] {
         let n = numbers.count
-        var keys = numbers
-        var idx = (0..<Int32(n)).map { $0 }
-        guard n > 1 else { return idx }
-        let maxKey = keys.max() ?? 0
-        let passes = max(1, (64 - maxKey.leadingZeroBitCount + 15) / 16)
-        var keysB = [UInt64](repeating: 0, count: n)
-        var idxB = [Int32](repeating: 0, count: n)
-        var counts = [Int](repeating: 0, count: 65_536)
-        for pass in 0..<passes {
-            let shift = UInt64(pass * 16)
-            for i in 0..<65_536 { counts[i] = 0 }
-            for k in keys { counts[Int((k >> shift) & 0xFFFF)] += 1 }
-            var sum = 0
-            for i in 0..<65_536 { let t = counts[i]; counts[i] = sum; sum += t }
-            for i in 0..<n {
-                let d = Int((keys[i] >> shift) & 0xFFFF)
-                let j = counts[d]
-                counts[d] = j + 1
-                keysB[j] = keys[i]
-                idxB[j] = idx[i]
+        var order = Array(0..<Int32(n))
+        guard n > 1 else { return order }
+        let bits = 64 - (numbers.max() ?? 0).leadingZeroBitCount
+        var scratch = [Int32](repeating: 0, count: n)
+        numbers.withUnsafeBufferPointer { keys in
+            order.withUnsafeMutableBufferPointer { order in
+                scratch.withUnsafeMutableBufferPointer { scratch in
+                    Pipeline.radixSort(keys: keys, order: order, scratch: scratch, range: 0..<n, shift: max(0, bits - 8))
+                }
             }
-            swap(&keys, &keysB)
-            swap(&idx, &idxB)
         }
-        return idx
+        return order
+    }
+
+    private static func radixSort(keys: UnsafeBufferPointer<UInt64>, order: UnsafeMutableBufferPointer<Int32>,
+                                  scratch: UnsafeMutableBufferPointer<Int32>, range: Range<Int>, shift: Int) {
+        if range.count <= 1 { return }
+        if range.count <= 64 {
+            var bucket = UnsafeMutableBufferPointer(rebasing: order[range])
+            bucket.sort { a, b in
+                let x = keys[Int(a)], y = keys[Int(b)]
+                return x != y ? x < y : a < b
+            }
+            return
+        }
+        // Bits above `shift + 8` are equal within `range` (earlier levels split on them).
+        var starts = [Int](repeating: 0, count: 257)
+        for k in range { starts[Int((keys[Int(order[k])] >> UInt64(shift)) & 0xFF) + 1] += 1 }
+        // Counts sit one slot up, so the running sum leaves the start of bucket d in starts[d]
+        // (and the end of the last in starts[256]).
+        var sum = range.lowerBound
+        for d in 0..<257 { sum += starts[d]; starts[d] = sum }
+        var next = starts
+        for k in range {
+            let e = order[k]
+            let d = Int((keys[Int(e)] >> UInt64(shift)) & 0xFF)
+            scratch[next[d]] = e
+            next[d] += 1
+        }
+        for k in range { order[k] = scratch[k] }
+        guard shift > 0 else { return }
+        let lower = max(0, shift - 8)
+        for d in 0..<256 where starts[d + 1] - starts[d] > 1 {
+            radixSort(keys: keys, order: order, scratch: scratch, range: starts[d]..<starts[d + 1], shift: lower)
+        }
     }
 
     /// The `n` heaviest entries (last row per number; ties: smaller number first), ascending.
@@ -281,8 +384,8 @@ extension Pipeline {
         let summary: BuildSummary
         let hash: UInt64
         do {
-            summary = try builder.write(to: path)
-            hash = try Checksum.xxh3(fileAt: path)
+            // The hash of the bytes written: the output may be a pipe that cannot be read back.
+            (summary, hash) = try builder.writeHashing(to: path)
         } catch {
             throw PipelineError(error)
         }
@@ -381,13 +484,6 @@ extension Pipeline {
         try? handle.close()
     }
 
-    /// Best-effort fsync of a directory, so renames inside it are durable.
-    static func syncDirectory(_ path: String) {
-        if let h = FileHandle(forReadingAtPath: path) {
-            try? h.synchronize()
-            try? h.close()
-        }
-    }
 }
 
 /// A JSON string literal (RFC 8259 escapes), as the manifest and the `lookup` tool write them.

@@ -255,20 +255,24 @@ func buildCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     var badRows = 0
     var reasons: [String: Int] = [:]
     let shown = 1000
+    // Progress on a terminal: one line per phase, redrawn in place and cleared at the end.
+    let progress = ProgressLine(enabled: stderrIsTTY)
     for input in args.positionals {
+        progress.phase("reading \(input)")
         do {
             _ = try builder.addTSV(path: input) { error in
                 badRows += 1
-                if badRows <= shown { printError(error.description) }
+                if badRows <= shown { progress.printLine(error.description) }
                 let reason = error.reason.split(separator: ":").last.map { $0.trimmingCharacters(in: .whitespaces) } ?? error.reason
                 reasons[String(reason.prefix(60)), default: 0] += 1
-                if stderrIsTTY && badRows % 100_000 == 0 { printError("… \(badRows) bad rows so far") }
+                progress.update("reading \(input): \(badRows) bad rows")
             }
         } catch {
+            progress.clear()
             throw ToolError(code: exitCode(for: error), message: error.message)
         }
-        if stderrIsTTY { printError("read \(input): \(builder.count) rows so far") }
     }
+    progress.clear()
     if badRows > 0 {
         if badRows > shown { printError("(\(badRows - shown) more bad rows not shown)") }
         for (reason, n) in reasons.sorted(by: { $0.value > $1.value }) { printError("  \(n)\t\(reason)") }
@@ -279,8 +283,11 @@ func buildCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     }
     let summary: BuildSummary
     do {
+        progress.phase("writing \(output)")
         summary = try builder.write(to: output)
+        progress.clear()
     } catch {
+        progress.clear()
         throw ToolError(code: error.code == .fileNotFound || error.code == .io ? Exit.ioError : Exit.dataError, message: error.message)
     }
     let seconds = Date().timeIntervalSince(started)

@@ -8,7 +8,7 @@ let pipelineValued: Set<String> = [
     "--number-field", "--label-field", "--category-field", "--region-field", "--weight-field", "--country-field",
     "--range-end-field", "--number-prefix-field", "--pad-number",
     "--country", "--numbering-plan", "--label-replace", "--max-label-bytes", "--category-map", "--category",
-    "--max-range-expansion", "--split-by", "--region-map", "--region-after", "--max-entries", "--top", "--max-bad-rows", "--errors",
+    "--max-range-expansion", "--max-expanded-total", "--split-by", "--region-map", "--region-after", "--max-entries", "--top", "--max-bad-rows", "--errors",
     "--dataset-version", "--block-list",
 ]
 let pipelineFlags: Set<String> = ["--progress", "--no-progress"]
@@ -34,6 +34,8 @@ Numbers
   --country XX                  ISO 3166 country for national forms (8 913…, 02-758…, 01454 …)
   --numbering-plan FILE.json    add or override country rules (see docs/PIPELINE.md)
   --max-range-expansion N       largest range row expanded (default 1000); larger ones are rejected
+  --max-expanded-total N        numbers all range rows may expand to (default 100000000, about
+                                21-23 bytes of memory each); the row that passes it stops the build
 Labels and categories
   --label-replace FROM=TO       replace text in labels (repeatable), e.g. '_= '
   --max-label-bytes N           cut longer labels on a character boundary (counted as warnings)
@@ -149,6 +151,7 @@ func pipelineOptions(_ args: Arguments) throws(ToolError) -> PipelineOptions {
         do { o.fixedCategory = try o.categories.category(for: c) } catch { throw usage("--category: \(error.message)") }
     }
     if let n = try int("--max-range-expansion", min: 1) { o.maxRangeExpansion = n }
+    if let n = try int("--max-expanded-total", min: 1) { o.maxExpandedTotal = n }
     if let s = args.value("--split-by") {
         switch s {
         case "field", "region-field", "region": o.split = .field
@@ -207,12 +210,25 @@ func pipelineBuild(_ args: Arguments, output: String) throws(ToolError) -> Int32
     let started = Date()
     let pipeline: Pipeline
     do { pipeline = try Pipeline(options: options) } catch { throw ToolError(code: pipelineExitCode(error), message: error.message) }
+    // A build killed while switching directories: the previous output back first, so that even
+    // a run that fails leaves one in place.
+    Pipeline.recoverInterruptedOutput(at: output)
+    let environment = ProcessInfo.processInfo.environment
+    if let step = environment["LOOKUP_TEST_KILL_AT"] {
+        // Test seam (crash safety tests): die as SIGKILL would at this step of the switch.
+        pipeline.switchHook = { if $0 == step { killCurrentProcessForTesting() } }
+    }
+    if environment["LOOKUP_TEST_NO_EXCHANGE"] != nil { pipeline.allowDirectoryExchange = false }
 
+    let progress = ProgressLine(enabled: args.flag("--progress") || (stderrIsTTY && !args.flag("--no-progress")))
     let shown = 1000
     var errorsOut: [UInt8] = Array("file\tline\traw\treason\tmessage\n".utf8)
     let errorsPath = args.value("--errors")
+    // The callbacks count for themselves: capturing `pipeline` here would be a retain cycle.
+    var rejected = 0
     pipeline.onRejected = { row in
-        if pipeline.rowsRejected <= shown { printError(row.description) }
+        rejected += 1
+        if rejected <= shown { progress.printLine(row.description) }
         if errorsPath != nil {
             errorsOut.append(contentsOf: "\(tsvCell(row.file))\t\(row.line)\t\(tsvCell(row.raw))\t\(row.reason)\t\(tsvCell(row.message))\n".utf8)
         }
@@ -220,25 +236,34 @@ func pipelineBuild(_ args: Arguments, output: String) throws(ToolError) -> Int32
     var warningsShown = 0
     pipeline.onWarning = { w in
         warningsShown += 1
-        if warningsShown <= 100 { printError(w.description) }
+        if warningsShown <= 100 { progress.printLine(w.description) }
     }
-    let progress = args.flag("--progress") || (stderrIsTTY && !args.flag("--no-progress"))
-    var lastShown = Date.distantPast
-    if progress {
+    if progress.enabled {
+        var lastFile: String? = nil
         pipeline.onProgress = { p in
-            let now = Date()
-            guard now.timeIntervalSince(lastShown) >= 0.2 else { return }
-            lastShown = now
-            let seconds = max(now.timeIntervalSince(started), 0.001)
-            let percent = p.totalBytes.map { $0 > 0 ? String(format: "%3.0f%%", Double(p.bytesRead) * 100 / Double($0)) : "100%" } ?? "    "
-            FileHandle.standardError.write(Data("\r\u{1B}[K\(p.file): \(percent)  \(p.rowsRead) rows  \(Int(Double(p.rowsRead) / seconds)) rows/s".utf8))
+            switch p.phase {
+            case .reading:
+                let seconds = max(Date().timeIntervalSince(started), 0.001)
+                let percent = p.totalBytes.map { $0 > 0 ? String(format: "%3.0f%%", Double(p.bytesRead) * 100 / Double($0)) : "100%" } ?? "    "
+                let text = "\(p.file): \(percent)  \(p.rowsRead) rows  \(Int(Double(p.rowsRead) / seconds)) rows/s"
+                if p.file != lastFile { progress.phase(text) } else { progress.update(text) }
+                lastFile = p.file
+            case .sorting:
+                progress.phase("sorting \(p.count) numbers")
+            case .writing:
+                progress.phase("writing \(p.file) (\(p.fileIndex) of \(p.fileCount))")
+            }
         }
     }
-    func clearProgress() { if progress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) } }
     func writeErrorsFile() {
         guard let errorsPath else { return }
-        do { try Data(errorsOut).write(to: URL(fileURLWithPath: errorsPath), options: .atomic) } catch {
-            printError("error: \(errorsPath): cannot write the errors file: \(error.localizedDescription)")
+        // The core's writer: through a symlink to its target, in place to a FIFO or device.
+        do {
+            var writer = try AtomicFileWriter(path: errorsPath)
+            try writer.write(errorsOut)
+            try writer.commit()
+        } catch {
+            printError("error: \(errorsPath): cannot write the errors file: \(error.message)")
         }
     }
     func reportReasons() {
@@ -259,10 +284,10 @@ func pipelineBuild(_ args: Arguments, output: String) throws(ToolError) -> Int32
     let summary: PipelineSummary
     do {
         for input in args.positionals { try pipeline.add(file: input) }
-        clearProgress()
         summary = try pipeline.write(to: output)
+        progress.clear()
     } catch {
-        clearProgress()
+        progress.clear()
         reportReasons()
         writeErrorsFile()
         throw ToolError(code: pipelineExitCode(error), message: error.message)
@@ -296,7 +321,7 @@ func pipelineBuild(_ args: Arguments, output: String) throws(ToolError) -> Int32
         if summary.rangeRows > 0 { out.write("  range rows         \(summary.rangeRows) (\(summary.rangeNumbers) numbers)\n") }
         if summary.isDirectory {
             for f in summary.files {
-                out.write("  \(f.file.padding(toLength: 28, withPad: " ", startingAt: 0)) \(String(f.entries).leftPad(9)) entries \(String(f.bytes).leftPad(10)) bytes  \(String(format: "%016llx", f.xxh3))\n")
+                out.write("  \(column(f.file, width: 28)) \(String(f.entries).leftPad(9)) entries \(String(f.bytes).leftPad(10)) bytes  \(String(format: "%016llx", f.xxh3))\n")
             }
         }
     }

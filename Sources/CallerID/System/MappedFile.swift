@@ -144,35 +144,66 @@ final class MappedFile: @unchecked Sendable {
 /// temporary file in the target directory, `fsync`, `rename`, `fsync` of the directory.
 /// A failed or interrupted write never replaces the existing file.
 ///
+/// The path is followed through symbolic links first: a link keeps pointing where it did and
+/// its target (created if missing) gets the new contents, atomically. A FIFO, a device, a socket
+/// or a descriptor link (`/dev/stdout`) is not a file to replace: it is opened and written in
+/// place (streamed), and an interrupted write may leave part of the output there. An existing
+/// regular file keeps its permission bits; a new one gets 0644.
+///
 /// A process killed between creating the temporary file (`.NAME.tmp-XXXXXX`) and renaming it
 /// leaves that file behind; the next write to the same path removes such leftovers once they
-/// are older than ``staleTemporaryAge`` (a live writer keeps its file's mtime fresh).
-struct AtomicFileWriter {
-    let path: String
+/// are older than ``staleTemporaryAge`` (a live writer keeps its file's mtime fresh, and holds
+/// an `flock` on it).
+package struct AtomicFileWriter {
+    /// The path asked for.
+    package let path: String
+    /// Where the bytes go: `path` after symbolic links.
+    package let target: String
+    /// True when writing in place to a FIFO, device or socket (no temporary file, no rename).
+    package let isStream: Bool
     private let tempPath: String
     private var fd: Int32
     private var finished = false
     /// Seconds after which a leftover temporary file of the same target is considered abandoned.
     static let staleTemporaryAge = 3600
 
-    init(path: String) throws(CallerIDError) {
+    package init(path: String) throws(CallerIDError) {
         self.path = path
-        let slash = path.lastIndex(of: "/")
-        let dir = slash.map { String(path[..<$0]) } ?? "."
-        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        let resolved = try OutputPath.resolve(path)
+        target = resolved.path
+        switch resolved.kind {
+        case .directory:
+            throw CallerIDError(.io, "\(path): is a directory")
+        case .stream:
+            let fd = open(resolved.path, O_WRONLY | O_CLOEXEC)
+            guard fd >= 0 else {
+                let e = errno
+                throw CallerIDError(e == ENOENT ? .fileNotFound : .io, "\(path): cannot open for writing: \(errnoMessage(e))")
+            }
+            self.fd = fd
+            self.isStream = true
+            self.tempPath = ""
+            return
+        case .regular, .missing:
+            break
+        }
+        isStream = false
+        let (dir, name) = OutputPath.split(resolved.path)
         guard !name.isEmpty else { throw CallerIDError(.io, "\(path): not a file path") }
-        AtomicFileWriter.removeStaleTemporaries(directory: dir.isEmpty ? "/" : dir, name: name,
-                                                olderThan: AtomicFileWriter.staleTemporaryAge)
-        var template = Array("\(dir.isEmpty ? "/" : dir)/.\(name).tmp-XXXXXX".utf8CString)
+        AtomicFileWriter.removeStaleTemporaries(directory: dir, name: name, olderThan: AtomicFileWriter.staleTemporaryAge)
+        var template = Array("\(dir)/.\(name).tmp-XXXXXX".utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard fd >= 0 else {
             let e = errno
-            throw CallerIDError(e == ENOENT ? .fileNotFound : .io,
-                                "\(path): cannot create a temporary file in \(dir.isEmpty ? "/" : dir): \(errnoMessage(e))")
+            throw CallerIDError(e == ENOENT || e == ENOTDIR ? .fileNotFound : .io,
+                                "\(path): cannot create a temporary file in \(dir): \(errnoMessage(e))")
         }
         self.fd = fd
         self.tempPath = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-        _ = fchmod(fd, 0o644)
+        _ = flock(fd, LOCK_EX | LOCK_NB)
+        var st = stat()
+        let mode: mode_t = resolved.kind == .regular && stat(resolved.path, &st) == 0 ? st.st_mode & 0o7777 : 0o644
+        _ = fchmod(fd, mode)
     }
 
     /// Removes `directory/.NAME.tmp-XXXXXX` regular files (exactly the names `mkstemp` makes for
@@ -203,7 +234,7 @@ struct AtomicFileWriter {
     }
 
     /// Appends bytes, retrying short writes and EINTR.
-    mutating func write(_ data: UnsafeRawBufferPointer) throws(CallerIDError) {
+    package mutating func write(_ data: UnsafeRawBufferPointer) throws(CallerIDError) {
         var done = 0
         while done < data.count {
             let n = Glibc.write(fd, data.baseAddress! + done, data.count - done)
@@ -217,13 +248,21 @@ struct AtomicFileWriter {
         }
     }
 
-    mutating func write(_ data: [UInt8]) throws(CallerIDError) {
+    package mutating func write(_ data: [UInt8]) throws(CallerIDError) {
         guard !data.isEmpty else { return }
         try data.withUnsafeBytes { raw in Result { () throws(CallerIDError) in try write(raw) } }.get()
     }
 
-    /// Makes the file durable and moves it over `path`.
-    mutating func commit() throws(CallerIDError) {
+    /// Makes the file durable and moves it over its target (a stream is just closed).
+    package mutating func commit() throws(CallerIDError) {
+        if isStream {
+            // fsync of a pipe or a terminal fails with EINVAL: there is nothing to make durable.
+            let failed = fsync(fd) != 0 && errno != EINVAL && errno != EROFS && errno != ENOTSUP
+            let message = "\(path): fsync failed: \(errnoMessage())"
+            abandon()
+            if failed { throw CallerIDError(.io, message) }
+            return
+        }
         guard fsync(fd) == 0 else {
             let message = "\(path): fsync failed: \(errnoMessage())"
             abandon()
@@ -231,26 +270,21 @@ struct AtomicFileWriter {
         }
         close(fd)
         fd = -1
-        guard rename(tempPath, path) == 0 else {
+        guard rename(tempPath, target) == 0 else {
             let message = "\(path): cannot move the new file into place: \(errnoMessage())"
             unlink(tempPath)
             finished = true
             throw CallerIDError(.io, message)
         }
         finished = true
-        let dir = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
-        let dfd = open(dir.isEmpty ? "/" : dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if dfd >= 0 {
-            _ = fsync(dfd)
-            close(dfd)
-        }
+        DirectorySwitch.syncDirectory(OutputPath.split(target).directory)
     }
 
     /// Removes the temporary file; the target path is left untouched.
-    mutating func abandon() {
+    package mutating func abandon() {
         guard !finished else { return }
         if fd >= 0 { close(fd); fd = -1 }
-        unlink(tempPath)
+        if !isStream { unlink(tempPath) }
         finished = true
     }
 }
