@@ -290,9 +290,12 @@ public final class InstalledStore: Sendable {
             FileSystem.removeTree(generationPath(newID))
             throw error
         }
-        // Only now: drop generations that are neither current nor previous.
-        for name in FileSystem.list(path) where name.hasPrefix("gen-") {
-            if let id = UInt64(name.dropFirst(4)), id != newID, id != pointer.current {
+        // Only now: drop generations that are neither current nor previous, and what killed
+        // writers left (we hold the lock, so no other install is writing here).
+        for name in FileSystem.list(path) {
+            if name.hasPrefix("gen-"), let id = UInt64(name.dropFirst(4)), id != newID, id != pointer.current {
+                FileSystem.removeTree(path + "/" + name)
+            } else if FileSystem.isWriteLeftover(name) {
                 FileSystem.removeTree(path + "/" + name)
             }
         }

@@ -5,6 +5,7 @@ internal import Glibc
 internal import Darwin
 #endif
 import Foundation
+import CallerID
 
 enum FileSystem {
     static func errnoText(_ code: Int32 = errno) -> String { String(cString: strerror(code)) }
@@ -61,29 +62,30 @@ enum FileSystem {
         try sync(to)
     }
 
-    /// Writes a small file durably: temporary name, fsync, rename over `path`, fsync of the folder.
+    /// Writes a small file durably through the package's one atomic writer (CallerID's
+    /// `AtomicFileWriter`): temporary file `.NAME.tmp-XXXXXX` beside `path`, fsync, rename over
+    /// `path`, fsync of the folder. A failure leaves `path` as it was.
     static func writeAtomically(_ data: Data, to path: String) throws(DirectoryError) {
-        let dir = (path as NSString).deletingLastPathComponent
-        let tmp = dir + "/." + (path as NSString).lastPathComponent + ".tmp-\(getpid())"
-        guard FileManager.default.createFile(atPath: tmp, contents: data) else {
-            throw DirectoryError(.io, "\(tmp): cannot write")
-        }
-        do {
-            try sync(tmp)
-            try rename(tmp, path)
-            try sync(dir.isEmpty ? "." : dir, directory: true)
+        do throws(CallerIDError) {
+            var writer = try AtomicFileWriter(path: path)
+            try writer.write([UInt8](data))
+            try writer.commit()
         } catch {
-            _ = unlink(tmp)
-            throw error
+            throw DirectoryError(error.code == .fileNotFound ? .fileNotFound : .io, error.message)
         }
     }
 
-    /// Writes a new file (no rename) and fsyncs it.
+    /// Writes a new file inside a staging folder; the same writer (the folder itself is
+    /// fsynced and renamed by the caller).
     static func writeDurably(_ data: Data, to path: String) throws(DirectoryError) {
-        guard FileManager.default.createFile(atPath: path, contents: data) else {
-            throw DirectoryError(.io, "\(path): cannot write")
-        }
-        try sync(path)
+        try writeAtomically(data, to: path)
+    }
+
+    /// Names in a store folder that only a process killed while writing leaves behind: the
+    /// atomic writer's `.CURRENT.tmp-XXXXXX`, and `*.dat.nosync*` temporaries of Foundation's
+    /// atomic `createFile` (used by earlier versions). Only called under the store's lock.
+    static func isWriteLeftover(_ name: String) -> Bool {
+        (name.hasPrefix(".") && name.contains(".tmp-")) || name.contains(".dat.nosync")
     }
 
     static func removeTree(_ path: String) {
