@@ -1,3 +1,4 @@
+import CallerID
 import Foundation
 
 /// Reads an input file (or standard input for `-`) in 1 MiB chunks and hands out UTF-8.
@@ -102,6 +103,12 @@ struct ByteSource {
         }
         if let d, d.isUTF16 {
             transcoder = UTF16Transcoder(bigEndian: d == .utf16BE)
+            return bytes
+        }
+        // Not declared UTF-16: refuse NUL-laden input (UTF-16 without its mark, /dev/zero) at
+        // once rather than read it as rows of garbage or as one endless line.
+        if let problem = bytes.withUnsafeBytes({ NonTextInput.detect($0) }) {
+            throw PipelineError(.invalidInput, "\(path): \(problem.message(declaring: "--encoding"))")
         }
         return bytes
     }
