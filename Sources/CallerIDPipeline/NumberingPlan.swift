@@ -37,7 +37,8 @@ public struct CountryRule: Sendable, Hashable {
             let bounds = part.split(separator: "-", omittingEmptySubsequences: false).map { Int($0.trimmingCharacters(in: .whitespaces)) }
             guard (1...2).contains(bounds.count), let lo = bounds.first ?? nil, let hi = bounds.last ?? nil,
                   lo >= 0, lo <= hi, hi <= max else {
-                throw PipelineError(.invalidConfiguration, "bad range \(InputQuote.quoted(part)) in \(InputQuote.quoted(spec)) (expected numbers or ranges like 8-10,12, each at most \(max))")
+                throw PipelineError(.invalidConfiguration, (part == spec[...] ? "bad value \(InputQuote.quoted(spec))" : "bad range \(InputQuote.quoted(part)) in \(InputQuote.quoted(spec))")
+                                    + " (expected numbers or ranges like 8-10,12, each at most \(max))")
             }
             for v in lo...hi { mask |= 1 << UInt64(v) }
         }
