@@ -139,9 +139,10 @@ package enum NonTextInput: Equatable {
         for i in 0..<(pairs * 2) where bytes[i] == 0 {
             if i & 1 == 0 { zeroEven += 1 } else { zeroOdd += 1 }
         }
-        // UTF-16 text: the ASCII characters (digits, TABs, line ends) have a zero high byte.
-        if zeroOdd * 5 >= pairs && zeroEven * 50 <= pairs { return .utf16(bigEndian: false, byteOrderMark: false) }
-        if zeroEven * 5 >= pairs && zeroOdd * 50 <= pairs { return .utf16(bigEndian: true, byteOrderMark: false) }
+        // UTF-16 text: the ASCII characters (digits, TABs, line ends) have a zero high byte,
+        // so NULs gather on one side (a few land on the other: U+4E00, the low half of 😀).
+        if zeroOdd * 5 >= pairs && zeroOdd >= 4 * zeroEven { return .utf16(bigEndian: false, byteOrderMark: false) }
+        if zeroEven * 5 >= pairs && zeroEven >= 4 * zeroOdd { return .utf16(bigEndian: true, byteOrderMark: false) }
         if (zeroEven + zeroOdd) * 4 >= n { return .binary(nulBytes: zeroEven + zeroOdd, of: n) }
         return nil
     }

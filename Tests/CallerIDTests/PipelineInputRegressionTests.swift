@@ -250,6 +250,22 @@ private func hasControlBytes(_ s: String) -> Bool {
         #expect(e.code == .invalidInput)
         #expect(e.message.contains("zero.\(format)") && e.message.contains("NUL"), "\(e.message)")
         #expect(e.message.count < 300 && !hasControlBytes(e.message))
+        // Declared UTF-16, NULs are still not text (U+0000 would make one endless line).
+        let e16 = try #require(pipelineError(zeros, name: "zero.\(format)") { $0.encoding = .utf16LE })
+        #expect(e16.message.contains("NUL"), "\(e16.message)")
+    }
+
+    /// The NUL test has no false alarm on text: a stray NUL in UTF-8, UTF-16 with emoji.
+    @Test func nonTextDetection() {
+        func detect(_ bytes: [UInt8]) -> NonTextInput? { bytes.withUnsafeBytes { NonTextInput.detect($0) } }
+        let text = String(repeating: "79131234567\tСбербанк 😀\n", count: 50)
+        #expect(detect(Array(text.utf8)) == nil)
+        #expect(detect(Array(text.utf8) + [0] + Array(text.utf8)) == nil)
+        #expect(detect([UInt8](text.data(using: .utf16LittleEndian)!)) == .utf16(bigEndian: false, byteOrderMark: false))
+        #expect(detect([UInt8](text.data(using: .utf16BigEndian)!)) == .utf16(bigEndian: true, byteOrderMark: false))
+        #expect(detect([0xFF, 0xFE] + [UInt8]("x".data(using: .utf16LittleEndian)!)) == .utf16(bigEndian: false, byteOrderMark: true))
+        #expect(detect([UInt8](repeating: 0, count: 4096)) == .binary(nulBytes: 4096, of: 4096))
+        #expect(detect([]) == nil)
     }
 
     @Test func plainTSVImportCapsLinesAndRefusesBinary() throws {
