@@ -289,7 +289,7 @@ struct JSONArrayParser {
         var record = Record()
         let path = source.path
         func syntax(_ e: JSONSyntaxError) -> PipelineError {
-            PipelineError(.invalidInput, "\(path):\(e.line): JSON syntax: \(e.message) (a JSON input must be one array of objects; nothing after this point was read)")
+            PipelineError(.invalidInput, "\(path):\(e.line): JSON syntax: \(e.message) (a JSON input must be one array of objects)")
         }
         if let e = try cursor.expect(0x5B, "'[' (a JSON input must be one array of objects; use --format jsonl for JSON Lines)") { throw syntax(e) }
         try cursor.skipWhitespace()
