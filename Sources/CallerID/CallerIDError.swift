@@ -46,7 +46,7 @@ public struct CallerIDError: Error, Sendable, Equatable, CustomStringConvertible
 /// Input text as an error message quotes it: at most 40 characters (then "…" and the length
 /// in bytes), invalid UTF-8 shown as U+FFFD and control characters as `\u{1B}` escapes, so a
 /// hostile row can neither flood the report with a 10 MB field nor send terminal escapes.
-func quotedInput(_ bytes: some Collection<UInt8>) -> String {
+package func quotedInput(_ bytes: some Collection<UInt8>) -> String {
     let limit = 40
     var out = ""
     var width = 0

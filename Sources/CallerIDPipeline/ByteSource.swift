@@ -1,3 +1,4 @@
+import CallerID
 import Foundation
 
 /// Reads an input file (or standard input for `-`) in 1 MiB chunks and hands out UTF-8.
@@ -88,7 +89,8 @@ struct ByteSource {
         return bytes
     }
 
-    /// Handles a byte-order mark at the start of the input.
+    /// Handles a byte-order mark at the start of the input, and refuses input that is not
+    /// text in the encoding it is read in (see ``NonTextInput``).
     private mutating func sniff(_ bytes: [UInt8]) throws(PipelineError) -> [UInt8] {
         let d = declared
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]), d == nil || d == .utf8 {
@@ -98,11 +100,25 @@ struct ByteSource {
         if (le || be) && (d == nil || d == .utf16 || d == .utf16LE || d == .utf16BE) {
             transcoder = UTF16Transcoder(bigEndian: be)
             encoding = be ? .utf16BE : .utf16LE
-            return Array(bytes.dropFirst(2))
+            let rest = Array(bytes.dropFirst(2))
+            try refuseBinary(rest, utf16: true)
+            return rest
         }
         if let d, d.isUTF16 {
             transcoder = UTF16Transcoder(bigEndian: d == .utf16BE)
+            try refuseBinary(bytes, utf16: true)
+            return bytes
         }
+        // Not UTF-16: refuse NUL-laden input (UTF-16 without its mark, /dev/zero) at once
+        // rather than read it as rows of garbage or as one endless line.
+        try refuseBinary(bytes, utf16: false)
         return bytes
+    }
+
+    /// Throws when `bytes` (the start of the input) is binary, or UTF-16 while `utf16` is false.
+    private func refuseBinary(_ bytes: [UInt8], utf16: Bool) throws(PipelineError) {
+        guard let problem = bytes.withUnsafeBytes({ NonTextInput.detect($0) }) else { return }
+        if utf16, case .utf16 = problem { return }   // what a UTF-16 file should look like
+        throw PipelineError(.invalidInput, "\(path): \(problem.message(declaring: "--encoding"))")
     }
 }

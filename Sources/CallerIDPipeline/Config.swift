@@ -64,7 +64,7 @@ public struct CategoryMap: Sendable {
         switch word.lowercased() {
         case "identify": return .identify
         case "block": return .block
-        default: throw CallerIDError(.invalidInput, "unknown action '\(word)': use identify or block")
+        default: throw CallerIDError(.invalidInput, "unknown action \(InputQuote.quoted(word)): use identify or block")
         }
     }
 

@@ -51,7 +51,7 @@ public struct NumberNormalizer: Sendable {
     func ruleFor(country: String) throws(NumberProblem) -> CountryRule? {
         if let r = plan.rule(country: country) { return r }
         guard plan.callingCode(country: country) != nil else {
-            throw NumberProblem(reason: .unknownCountry, message: "unknown country '\(country)' (expected an ISO 3166 alpha-2 code such as RU, US, KR)")
+            throw NumberProblem(reason: .unknownCountry, message: "unknown country \(InputQuote.quoted(country)) (expected an ISO 3166 alpha-2 code such as RU, US, KR)")
         }
         return nil
     }
@@ -76,11 +76,11 @@ public struct NumberNormalizer: Sendable {
         guard !s.isEmpty else { throw NumberProblem(reason: .noNumber, message: "no number (empty field)") }
         if NumberNormalizer.isScientific(s) {
             throw NumberProblem(reason: .scientificNotation,
-                                message: "'\(s)' is in scientific notation (a spreadsheet rounded the number; its digits are lost)")
+                                message: "\(InputQuote.quoted(s)) is in scientific notation (a spreadsheet rounded the number; its digits are lost)")
         }
         var warnings: [NormalizedNumbers.Warning] = []
         if let (kept, ext) = NumberNormalizer.cutExtension(s) {
-            warnings.append(.init(kind: .extensionCut, message: "extension '\(ext)' cut from '\(s)'"))
+            warnings.append(.init(kind: .extensionCut, message: "extension \(InputQuote.quoted(ext)) cut from \(InputQuote.quoted(s))"))
             s = kept
         }
         var numbers: [UInt64] = []
@@ -92,18 +92,18 @@ public struct NumberNormalizer: Sendable {
                 numbers.append(try resolve(digits, plus: plus, rule: rule, ccOnly: ccOnly, shown: part))
             } catch {
                 if parts.count > 1 {
-                    warnings.append(.init(kind: .numberPartIgnored, message: "'\(part)' ignored: \(error.message)"))
+                    warnings.append(.init(kind: .numberPartIgnored, message: "\(InputQuote.quoted(part)) ignored: \(error.message)"))
                 }
                 if firstProblem == nil { firstProblem = error }
             }
         }
         if numbers.isEmpty, let firstProblem {
             if parts.count > 1 {
-                throw NumberProblem(reason: firstProblem.reason, message: "none of the \(parts.count) numbers in '\(s)' is valid: \(firstProblem.message)")
+                throw NumberProblem(reason: firstProblem.reason, message: "none of the \(parts.count) numbers in \(InputQuote.quoted(s)) is valid: \(firstProblem.message)")
             }
             throw firstProblem
         }
-        guard !numbers.isEmpty else { throw NumberProblem(reason: .noNumber, message: "no digits in '\(s)'") }
+        guard !numbers.isEmpty else { throw NumberProblem(reason: .noNumber, message: "no digits in \(InputQuote.quoted(s))") }
         return NormalizedNumbers(numbers: numbers, warnings: warnings)
     }
 
@@ -122,7 +122,7 @@ public struct NumberNormalizer: Sendable {
             }
             if d.first == 0 {
                 throw NumberProblem(reason: .nationalWithoutCountry,
-                                    message: "'\(shown)' is a national or 00-prefixed form: give --country or --country-field to read it")
+                                    message: "\(InputQuote.quoted(shown)) is a national or 00-prefixed form: give --country or --country-field to read it")
             }
             return try international(d[...], shown: shown)
         }
@@ -155,12 +155,12 @@ public struct NumberNormalizer: Sendable {
 
     private func international(_ x: ArraySlice<UInt8>, shown: String) throws(NumberProblem) -> UInt64 {
         guard x.count <= 15 else {
-            throw NumberProblem(reason: .tooLong, message: "'\(shown)' has \(x.count) digits with its country code; E.164 allows 15")
+            throw NumberProblem(reason: .tooLong, message: "\(InputQuote.quoted(shown)) has \(x.count) digits with its country code; E.164 allows 15")
         }
         guard let code = plan.callingCode(prefixOf: x) else {
-            if x.count < 4 { throw NumberProblem(reason: .tooShort, message: "'\(shown)' is too short for a phone number") }
+            if x.count < 4 { throw NumberProblem(reason: .tooShort, message: "\(InputQuote.quoted(shown)) is too short for a phone number") }
             let shownCode = x.prefix(3).map { String($0) }.joined()
-            throw NumberProblem(reason: .unknownCountryCode, message: "'\(shown)': no country has a calling code starting +\(shownCode)")
+            throw NumberProblem(reason: .unknownCountryCode, message: "\(InputQuote.quoted(shown)): no country has a calling code starting +\(shownCode)")
         }
         let cc = code.utf8.map { $0 - 0x30 }
         let nsn = x.dropFirst(cc.count)
@@ -173,7 +173,7 @@ public struct NumberNormalizer: Sendable {
             throw explain(nsn, r, where: "+\(code)", shown: shown)
         }
         guard nsn.count >= 4 else {
-            throw NumberProblem(reason: .tooShort, message: "'\(shown)' is too short: \(nsn.count) digits after +\(code)")
+            throw NumberProblem(reason: .tooShort, message: "\(InputQuote.quoted(shown)) is too short: \(nsn.count) digits after +\(code)")
         }
         return value(cc, nsn)
     }
@@ -195,13 +195,13 @@ public struct NumberNormalizer: Sendable {
         let lengthsText = "national numbers of \(place) have \(r.lengthsText) digits"
         if !r.allowsLength(nsn.count) {
             if nsn.count < maxLength {
-                return NumberProblem(reason: .tooShort, message: "'\(shown)' is too short: \(nsn.count) digits, \(lengthsText)")
+                return NumberProblem(reason: .tooShort, message: "\(InputQuote.quoted(shown)) is too short: \(nsn.count) digits, \(lengthsText)")
             }
-            return NumberProblem(reason: .tooLong, message: "'\(shown)' is too long: \(nsn.count) digits, \(lengthsText)")
+            return NumberProblem(reason: .tooLong, message: "\(InputQuote.quoted(shown)) is too long: \(nsn.count) digits, \(lengthsText)")
         }
         let first = nsn.first.map(String.init) ?? ""
         return NumberProblem(reason: .invalidLeadingDigit,
-                             message: "'\(shown)': national numbers of \(place) cannot start with \(first) (allowed: \(CountryRule.describe(UInt64(r.firstDigits))))")
+                             message: "\(InputQuote.quoted(shown)): national numbers of \(place) cannot start with \(first) (allowed: \(CountryRule.describe(UInt64(r.firstDigits))))")
     }
 
     // MARK: Text
@@ -293,7 +293,7 @@ public struct NumberNormalizer: Sendable {
             case 0xFF10...0xFF19: digits.append(UInt8(v - 0xFF10))  // full-width
             case 0x2B, 0xFF0B:
                 guard digits.isEmpty && !plus else {
-                    throw NumberProblem(reason: .invalidCharacter, message: "'\(part)': '+' in the middle of a number")
+                    throw NumberProblem(reason: .invalidCharacter, message: "\(InputQuote.quoted(part)): '+' in the middle of a number")
                 }
                 plus = true
             case 0x20, 0x09, 0xA0, 0x2007, 0x2009, 0x202F, 0x3000,                 // spaces
@@ -302,12 +302,12 @@ public struct NumberNormalizer: Sendable {
                 continue
             default:
                 if u.properties.isAlphabetic {
-                    throw NumberProblem(reason: .letters, message: "letters in the number '\(part)'")
+                    throw NumberProblem(reason: .letters, message: "letters in the number \(InputQuote.quoted(part))")
                 }
-                throw NumberProblem(reason: .invalidCharacter, message: "unexpected character '\(Character(u))' in the number '\(part)'")
+                throw NumberProblem(reason: .invalidCharacter, message: "unexpected character \(InputQuote.quoted(String(Character(u)))) in the number \(InputQuote.quoted(part))")
             }
         }
-        guard !digits.isEmpty else { throw NumberProblem(reason: .noNumber, message: "no digits in '\(part)'") }
+        guard !digits.isEmpty else { throw NumberProblem(reason: .noNumber, message: "no digits in \(InputQuote.quoted(part))") }
         return (digits, plus)
     }
 }

@@ -37,11 +37,12 @@ public struct CountryRule: Sendable, Hashable {
             let bounds = part.split(separator: "-", omittingEmptySubsequences: false).map { Int($0.trimmingCharacters(in: .whitespaces)) }
             guard (1...2).contains(bounds.count), let lo = bounds.first ?? nil, let hi = bounds.last ?? nil,
                   lo >= 0, lo <= hi, hi <= max else {
-                throw PipelineError(.invalidConfiguration, "bad range '\(part)' in '\(spec)' (expected like 8-10,12; at most \(max))")
+                throw PipelineError(.invalidConfiguration, (part == spec[...] ? "bad value \(InputQuote.quoted(spec))" : "bad range \(InputQuote.quoted(part)) in \(InputQuote.quoted(spec))")
+                                    + " (expected numbers or ranges like 8-10,12, each at most \(max))")
             }
             for v in lo...hi { mask |= 1 << UInt64(v) }
         }
-        guard mask != 0 else { throw PipelineError(.invalidConfiguration, "empty spec '\(spec)'") }
+        guard mask != 0 else { throw PipelineError(.invalidConfiguration, "empty spec \(InputQuote.quoted(spec)) (expected numbers or ranges like 8-10,12)") }
         return mask
     }
 
@@ -128,26 +129,40 @@ public struct NumberingPlan: Sendable {
         }
         let object: Any
         do { object = try JSONSerialization.jsonObject(with: data) } catch {
-            throw PipelineError(.invalidConfiguration, "\(path): not valid JSON: \(error.localizedDescription)")
+            // Foundation says only "The data is not in the correct format": find where and why.
+            let problem = [UInt8](data).withUnsafeBytes { JSONSyntaxCheck.firstError(in: $0) }
+            if let problem {
+                throw PipelineError(.invalidConfiguration, "\(path):\(problem.line):\(problem.column): not valid JSON: \(problem.message)")
+            }
+            throw PipelineError(.invalidConfiguration, "\(path): not valid JSON (expected {\"countries\": [{\"iso\": …, \"code\": …, \"lengths\": …}, …]})")
         }
         guard let root = object as? [String: Any], let countries = root["countries"] as? [[String: Any]] else {
             throw PipelineError(.invalidConfiguration, "\(path): expected {\"countries\": [{\"iso\": …, \"code\": …, \"lengths\": …}, …]}")
         }
         var plan = self
         for (i, c) in countries.enumerated() {
-            let at = "\(path): countries[\(i)]"
+            var at = "\(path): countries[\(i)]"
             guard let iso = c["iso"] as? String, iso.count == 2, iso.allSatisfy({ $0.isASCII && $0.isLetter }) else {
-                throw PipelineError(.invalidConfiguration, "\(at): \"iso\" must be an ISO 3166 alpha-2 code")
+                throw PipelineError(.invalidConfiguration, "\(at): \"iso\" must be an ISO 3166 alpha-2 code such as \"PK\"")
             }
+            at += " (\(iso.uppercased()))"
             guard let code = c["code"] as? String, (1...3).contains(code.count), code.allSatisfy({ $0.isASCII && $0.isNumber }), code.first != "0" else {
                 throw PipelineError(.invalidConfiguration, "\(at): \"code\" must be a calling code of 1-3 digits, as a string")
             }
             guard let lengths = c["lengths"] as? String else {
                 throw PipelineError(.invalidConfiguration, "\(at): \"lengths\" (like \"9-10\") is required")
             }
-            _ = try CountryRule.parseSpec(lengths, max: 17)
+            func spec(_ text: String, _ key: String, max: Int) throws(PipelineError) {
+                do throws(PipelineError) { _ = try CountryRule.parseSpec(text, max: max) } catch {
+                    throw PipelineError(.invalidConfiguration, "\(at): \"\(key)\": \(error.message)")
+                }
+            }
+            try spec(lengths, "lengths", max: 17)
+            if c["first"] != nil && !(c["first"] is String) {
+                throw PipelineError(.invalidConfiguration, "\(at): \"first\" must be a string of digits like \"2-9\"")
+            }
             let first = c["first"] as? String
-            if let first { _ = try CountryRule.parseSpec(first, max: 9) }
+            if let first { try spec(first, "first", max: 9) }
             func digitsList(_ key: String, _ fallback: [String]) throws(PipelineError) -> [String] {
                 guard let v = c[key] else { return fallback }
                 guard let list = v as? [String], list.allSatisfy({ !$0.isEmpty && $0.allSatisfy { $0.isASCII && $0.isNumber } }) else {

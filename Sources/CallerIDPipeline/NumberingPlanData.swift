@@ -8,7 +8,6 @@ extension NumberingPlan {
     /// ISO 3166 alpha-2 code followed by the calling code, for every country and territory
     /// with an E.164 country code.
     static let callingCodes = """
-245
 AC247 AD376 AE971 AF93 AG1 AI1 AL355 AM374 AO244 AR54 AS1 AT43 AU61 AW297 AX358 AZ994 BA387 BB1
 BD880 BE32 BF226 BG359 BH973 BI257 BJ229 BL590 BM1 BN673 BO591 BQ599 BR55 BS1 BT975 BW267 BY375
 BZ501 CA1 CC61 CD243 CF236 CG242 CH41 CI225 CK682 CL56 CM237 CN86 CO57 CR506 CU53 CV238 CW599 CX61
@@ -66,7 +65,7 @@ UZ998 VA39 VC1 VE58 VG1 VI1 VN84 VU678 WF681 WS685 XK383 YE967 YT262 ZA27 ZM260 
         CountryRule("BR", "55", trunk: ["0"], international: ["00"], lengths: "10-11"),
         CountryRule("CH", "41", trunk: ["0"], international: ["00"], lengths: "9"),
         CountryRule("CL", "56", international: ["00"], lengths: "9"),
-        CountryRule("CO", "57", trunk: ["0"], international: ["00"], lengths: "8,10"),
+        CountryRule("CO", "57", trunk: ["0"], international: ["00"], lengths: "10"),
         CountryRule("CR", "506", international: ["00"], lengths: "8"),
         CountryRule("CW", "599", international: ["00"], lengths: "7-8"),
         CountryRule("CY", "357", international: ["00"], lengths: "8"),
@@ -111,5 +110,27 @@ UZ998 VA39 VC1 VE58 VG1 VI1 VN84 VU678 WF681 WS685 XK383 YE967 YT262 ZA27 ZM260 
         CountryRule("TW", "886", trunk: ["0"], international: ["002", "005", "006", "007", "009", "00"], lengths: "8-9"),
         CountryRule("VN", "84", trunk: ["0"], international: ["00"], lengths: "9-10"),
         CountryRule("ZA", "27", trunk: ["0"], international: ["00"], lengths: "9"),
+        // The rest of world zone 5 (the Americas south of the NANP), so that no +5… number
+        // goes unchecked: every code 500-509, 51-58 and 590-599 has its national lengths.
+        CountryRule("FK", "500", international: ["00"], lengths: "5"),
+        CountryRule("BZ", "501", international: ["00"], lengths: "7", first: "2-8"),
+        CountryRule("HN", "504", international: ["00"], lengths: "8"),
+        CountryRule("NI", "505", international: ["00"], lengths: "8"),
+        CountryRule("PM", "508", trunk: ["0"], international: ["00"], lengths: "6"),
+        CountryRule("HT", "509", international: ["00"], lengths: "8"),
+        // Cuba: Havana 7 + 6-7 digits, provinces 2-3 digits + 4-6, mobiles 5 + 7 digits.
+        CountryRule("CU", "53", trunk: ["0"], international: ["119"], lengths: "6-8"),
+        CountryRule("VE", "58", trunk: ["0"], international: ["00"], lengths: "10"),
+        CountryRule("GP", "590", trunk: ["0"], international: ["00"], lengths: "9"),
+        CountryRule("BL", "590", trunk: ["0"], international: ["00"], lengths: "9"),
+        CountryRule("MF", "590", trunk: ["0"], international: ["00"], lengths: "9"),
+        CountryRule("GY", "592", international: ["001"], lengths: "7"),
+        CountryRule("EC", "593", trunk: ["0"], international: ["00"], lengths: "8-9"),
+        CountryRule("GF", "594", trunk: ["0"], international: ["00"], lengths: "9"),
+        CountryRule("PY", "595", trunk: ["0"], international: ["00"], lengths: "6-9"),
+        CountryRule("MQ", "596", trunk: ["0"], international: ["00"], lengths: "9"),
+        CountryRule("SR", "597", international: ["00"], lengths: "6-7"),
+        CountryRule("UY", "598", trunk: ["0"], international: ["00"], lengths: "8"),
+        CountryRule("BQ", "599", international: ["00"], lengths: "7"),
     ]
 }

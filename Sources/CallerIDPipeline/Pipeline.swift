@@ -141,6 +141,7 @@ public final class Pipeline {
         let total = source.totalBytes
         let reader = RecordReader(
             format: format,
+            limits: ReadLimits(recordBytes: options.maxRecordBytes, fieldBytes: options.maxFieldBytes),
             onRecord: { (record) throws(PipelineError) in
                 if fields == nil {
                     // First TSV/CSV record: a header or data.
@@ -153,7 +154,7 @@ public final class Pipeline {
             },
             onSyntaxIssue: { (issue) throws(PipelineError) in
                 self.rowsRead += 1
-                try self.reject(RejectedRow(file: path, line: issue.line, raw: issue.raw, reason: .syntax, message: issue.message))
+                try self.reject(RejectedRow(file: path, line: issue.line, raw: issue.raw, reason: issue.reason, message: issue.message))
             },
             onProgress: { bytes in
                 self.onProgress(PipelineProgress(file: path, bytesRead: bytes, totalBytes: total, rowsRead: self.rowsRead))
@@ -172,6 +173,12 @@ public final class Pipeline {
     }
 
     private func reject(_ row: RejectedRow) throws(PipelineError) {
+        // Every path quotes input with InputQuote; this is the last guard for the report and
+        // the --errors file: no control character, no unbounded text.
+        var row = row
+        row.raw = InputQuote.safeMessage(row.raw, limit: 120)
+        row.message = InputQuote.safeMessage(row.message)
+        row.file = InputQuote.safeMessage(row.file)
         rowsRejected += 1
         rejectedByReason[row.reason, default: 0] += 1
         onRejected(row)
@@ -192,11 +199,13 @@ public final class Pipeline {
         case text(String)
         case missing
         case invalid
+        /// A JSON object or array.
+        case nested
     }
 
     private func text(_ record: Record, _ slot: FieldSlots.Slot) -> FieldText {
         guard let i = slot.index(in: record) else { return .missing }
-        if record.nested.contains(i) { return .missing }
+        if record.nested.contains(i) { return .nested }
         let bytes = record.value(i)
         let valid = bytes.withUnsafeBytes { UTF8Check.isValid($0) }
         guard valid else { return .invalid }
@@ -220,6 +229,10 @@ public final class Pipeline {
                 return .some(nil)
             case .invalid:
                 try rejectRow(.invalidEncoding, "the \(what) field is not valid \(encodingName) text")
+                return nil
+            case .nested:
+                // Never a default: a nested category must not turn a blocked number into an identified one.
+                try rejectRow(.missingField, "the \(what) field (\(slot.name)) is a nested JSON object or array; expected a string, number, true, false or null")
                 return nil
             }
         }
@@ -250,7 +263,7 @@ public final class Pipeline {
         do throws(NumberProblem) {
             normalized = try normalizer.normalize(raw, country: country)
         } catch {
-            try rejectRow(error.reason, error.message, raw: raw)
+            try rejectRow(error.reason, error.message, raw: InputQuote.excerpt(raw))
             return
         }
         var isRange = false
@@ -261,7 +274,7 @@ public final class Pipeline {
             do throws(NumberProblem) {
                 end = try normalizer.normalize(endRaw, country: country)
             } catch {
-                try rejectRow(error.reason, "range end: \(error.message)", raw: endRaw)
+                try rejectRow(error.reason, "range end: \(error.message)", raw: InputQuote.excerpt(endRaw))
                 return
             }
             guard normalized.numbers.count == 1, end.numbers.count == 1 else {
@@ -316,7 +329,7 @@ public final class Pipeline {
                 do throws(CallerIDError) {
                     category = try options.categories.category(for: value)
                 } catch {
-                    try rejectRow(.badCategory, error.message, raw: value)
+                    try rejectRow(.badCategory, error.message, raw: InputQuote.excerpt(value))
                     return
                 }
                 categoryCache[value] = category
@@ -330,7 +343,7 @@ public final class Pipeline {
             let t = (w ?? "").trimmedASCII
             if !t.isEmpty {
                 guard let v = UInt64(t) ?? Double(t).flatMap({ $0 >= 0 && $0 < 1.8e19 && $0 == $0.rounded() ? UInt64($0) : nil }) else {
-                    try rejectRow(.badWeight, "weight '\(t)' is not a non-negative integer", raw: t)
+                    try rejectRow(.badWeight, "weight \(InputQuote.quoted(t)) is not a non-negative integer", raw: InputQuote.excerpt(t))
                     return
                 }
                 weight = v
@@ -449,7 +462,7 @@ struct FieldSlots {
     init(json options: PipelineOptions) {
         func slot(_ sel: FieldSelector?, _ key: String?) -> Slot? {
             switch sel {
-            case .name(let n)?: return Slot(place: .key(exact: Array(n.utf8), loose: [FieldSlots.loose(n)]), explicit: true, name: "'\(n)'")
+            case .name(let n)?: return Slot(place: .key(exact: Array(n.utf8), loose: [FieldSlots.loose(n)]), explicit: true, name: InputQuote.quoted(n))
             case .position(let p)?: return Slot(place: .position(p - 1), explicit: true, name: "field \(p)")
             case nil:
                 guard let key, let names = FieldSlots.defaultNames[key] else { return nil }
@@ -492,24 +505,29 @@ struct FieldSlots {
         }
         var slots = FieldSlots()
         let names = isHeader ? first.values.indices.map { String(decoding: first.value($0), as: UTF8.self).trimmedASCII } : []
+        /// The header for messages: the first 10 names, quoted, and how many more.
+        func columnList(_ names: [String]) -> String {
+            let shown = names.prefix(10).map { InputQuote.quoted($0) }.joined(separator: ", ")
+            return names.count > 10 ? shown + " and \(names.count - 10) more" : shown
+        }
         func resolve(_ sel: FieldSelector?, _ key: String?, _ what: String) throws(PipelineError) -> Slot? {
             switch sel {
             case .position(let p)?:
                 return Slot(place: .index(p - 1), explicit: true, name: "column \(p)")
             case .name(let n)?:
                 if let i = names.firstIndex(of: n) ?? names.firstIndex(where: { FieldSlots.loose($0) == FieldSlots.loose(n) }) {
-                    return Slot(place: .index(i), explicit: true, name: "'\(names[i])'")
+                    return Slot(place: .index(i), explicit: true, name: InputQuote.quoted(names[i]))
                 }
-                throw PipelineError(.invalidInput, "\(file): no column '\(n)' for the \(what) in the header (columns: \(names.joined(separator: ", ")))")
+                throw PipelineError(.invalidInput, "\(file): no column \(InputQuote.quoted(n)) for the \(what) in the header (columns: \(columnList(names)))")
             case nil:
                 guard let key else { return nil }
                 if isHeader {
                     let wanted = FieldSlots.defaultNames[key] ?? []
                     if let i = names.firstIndex(where: { wanted.contains(FieldSlots.loose($0)) }) {
-                        return Slot(place: .index(i), explicit: false, name: "'\(names[i])'")
+                        return Slot(place: .index(i), explicit: false, name: InputQuote.quoted(names[i]))
                     }
                     if key == "number" {
-                        throw PipelineError(.invalidInput, "\(file): no number column in the header (columns: \(names.joined(separator: ", "))); choose one with --number-field")
+                        throw PipelineError(.invalidInput, "\(file): no number column in the header (columns: \(columnList(names))); choose one with --number-field")
                     }
                     return nil
                 }

@@ -45,6 +45,13 @@ public struct PipelineOptions: Sendable {
     /// Nil: UTF-8, or UTF-16 when the file starts with its byte-order mark.
     public var encoding: TextEncoding? = nil
     public var header: HeaderMode = .auto
+    /// The longest line (TSV, JSON Lines) or record (CSV, an object of a JSON array) read, in
+    /// bytes after conversion to UTF-8: a longer one is a rejected row (`record-too-long`),
+    /// skipped without being held in memory. Default 1 MiB.
+    public var maxRecordBytes: Int = 1 << 20
+    /// The longest field (a JSON key or value) read, in UTF-8 bytes: a row with a longer one
+    /// is rejected (`field-too-long`). Default 64 KiB, just above the 65,535-byte label limit.
+    public var maxFieldBytes: Int = 1 << 16
 
     /// Fields; nil means the default: by header name (`number`/`phone`…, `label`/`name`…,
     /// `category`/`type`…) or, without a header, columns 1, 2 and 3.

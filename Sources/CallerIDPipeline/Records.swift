@@ -72,14 +72,40 @@ struct Record {
     func value(_ i: Int) -> ArraySlice<UInt8> { storage[values[i]] }
     func name(_ i: Int) -> ArraySlice<UInt8> { storage[names[i]] }
 
-    /// The whole record, for error reports: fields joined by tabs (JSON: key=value).
+    /// The record for error reports (fields joined by tabs; JSON: key=value), quoted the
+    /// one way (``InputQuote``): at most 40 characters, control characters escaped. Only the
+    /// first few hundred bytes are looked at.
     var rawText: String {
-        var parts: [String] = []
+        var bytes: [UInt8] = []
+        var total = 0
         for i in values.indices {
-            let v = String(decoding: value(i), as: UTF8.self)
-            parts.append(names.isEmpty ? v : String(decoding: name(i), as: UTF8.self) + "=" + v)
+            if i > 0 { total += 1; if bytes.count < 400 { bytes.append(0x09) } }
+            if !names.isEmpty {
+                total += names[i].count + 1
+                if bytes.count < 400 { bytes.append(contentsOf: name(i).prefix(400)); bytes.append(UInt8(ascii: "=")) }
+            }
+            total += values[i].count
+            if bytes.count < 400 { bytes.append(contentsOf: value(i).prefix(400)) }
         }
-        return parts.joined(separator: "\t")
+        let excerpt = InputQuote.excerpt(bytes: bytes)
+        // The length shown is the record's, not the prefix's.
+        if total > bytes.count, let cut = excerpt.lastIndex(of: "…") {
+            return String(excerpt[..<cut]) + "… (\(total) bytes)"
+        }
+        return total > bytes.count ? excerpt + "… (\(total) bytes)" : excerpt
+    }
+
+    /// The first field longer than `limit` bytes, if any: its index.
+    func oversizedField(limit: Int) -> Int? {
+        for i in values.indices where values[i].count > limit { return i }
+        for i in names.indices where names[i].count > limit { return i }
+        return nil
+    }
+
+    /// How messages name field `i`: its JSON key, or its column.
+    func fieldName(_ i: Int) -> String {
+        if i < names.count { return "the value of key " + InputQuote.quoted(bytes: name(i)) }
+        return "field \(i + 1)"
     }
 }
 
@@ -88,46 +114,103 @@ struct SyntaxIssue {
     var line: Int
     var raw: String
     var message: String
+    var reason: RejectReason = .syntax
 }
 
-/// Splits a UTF-8 stream into lines (LF or CRLF), across chunk boundaries.
+/// The reader's limits (``PipelineOptions/maxRecordBytes``, ``PipelineOptions/maxFieldBytes``).
+struct ReadLimits {
+    var recordBytes = 1 << 20
+    var fieldBytes = 1 << 16
+
+    func recordIssue(line: Int, bytes: Int, unit: String = "line") -> SyntaxIssue {
+        SyntaxIssue(line: line, raw: "(\(bytes) bytes)",
+                    message: "\(unit) of \(bytes) bytes is longer than the limit of \(recordBytes); skipped",
+                    reason: .recordTooLong)
+    }
+
+    /// A field over the limit, as a rejected row; nil when every field fits.
+    func fieldIssue(_ record: Record) -> SyntaxIssue? {
+        guard let i = record.oversizedField(limit: fieldBytes) else { return nil }
+        let size = i < record.values.count && record.values[i].count > fieldBytes ? record.values[i].count : record.names[i].count
+        return SyntaxIssue(line: record.line, raw: record.rawText,
+                           message: "\(record.fieldName(i)) is \(size) bytes, longer than the limit of \(fieldBytes) for a field",
+                           reason: .fieldTooLong)
+    }
+}
+
+/// Splits a UTF-8 stream into lines (LF or CRLF), across chunk boundaries. A line longer
+/// than `maxLineBytes` is not held: its bytes are counted up to its line end and `overlong`
+/// gets its number and length instead of `body` getting the line.
 struct LineSplitter {
     private var pending: [UInt8] = []
     private(set) var lineNumber = 0
+    var maxLineBytes = Int.max
+    /// Inside a line over the limit: the bytes seen so far (nil otherwise).
+    private var skipped: Int? = nil
 
     /// Calls `body` for every complete line of `chunk` (and for the rest when `final`).
     mutating func feed(_ chunk: [UInt8], final: Bool,
+                       overlong: (Int, Int) throws(PipelineError) -> Void = { _, _ in },
                        _ body: (UnsafeRawBufferPointer, Int) throws(PipelineError) -> Void) throws(PipelineError) {
         var start = 0
         let n = chunk.count
+        let limit = maxLineBytes
         try withBytes(chunk) { (raw) throws(PipelineError) in
             var i = 0
             while i < n {
                 if raw[i] == 0x0A {
                     lineNumber += 1
-                    if pending.isEmpty {
+                    if let s = skipped {
+                        var length = s + i - start
+                        if i > start ? raw[i - 1] == 0x0D : false { length -= 1 }
+                        skipped = nil
+                        try overlong(lineNumber, length)
+                    } else if pending.isEmpty {
                         var end = i
                         if end > start && raw[end - 1] == 0x0D { end -= 1 }
-                        try body(UnsafeRawBufferPointer(rebasing: raw[start..<end]), lineNumber)
+                        if end - start > limit {
+                            try overlong(lineNumber, end - start)
+                        } else {
+                            try body(UnsafeRawBufferPointer(rebasing: raw[start..<end]), lineNumber)
+                        }
                     } else {
                         pending.append(contentsOf: raw[start..<i])
                         if pending.last == 0x0D { pending.removeLast() }
                         let line = lineNumber
-                        try withBytes(pending) { (p) throws(PipelineError) in try body(p, line) }
-                        pending.removeAll(keepingCapacity: true)
+                        if pending.count > limit {
+                            try overlong(line, pending.count)
+                        } else {
+                            try withBytes(pending) { (p) throws(PipelineError) in try body(p, line) }
+                        }
+                        pending.removeAll(keepingCapacity: pending.count <= 4 << 20)
                     }
                     start = i + 1
                 }
                 i += 1
             }
-            if start < n { pending.append(contentsOf: raw[start..<n]) }
+            if start < n {
+                if let s = skipped {
+                    skipped = s + n - start
+                } else if pending.count + n - start > limit {
+                    skipped = pending.count + n - start
+                    pending.removeAll()
+                } else {
+                    pending.append(contentsOf: raw[start..<n])
+                }
+            }
         }
-        if final && !pending.isEmpty {
-            lineNumber += 1
-            if pending.last == 0x0D { pending.removeLast() }
-            let line = lineNumber
-            try withBytes(pending) { (p) throws(PipelineError) in try body(p, line) }
-            pending.removeAll()
+        if final {
+            if let s = skipped {
+                lineNumber += 1
+                skipped = nil
+                try overlong(lineNumber, s)
+            } else if !pending.isEmpty {
+                lineNumber += 1
+                if pending.last == 0x0D { pending.removeLast() }
+                let line = lineNumber
+                try withBytes(pending) { (p) throws(PipelineError) in try body(p, line) }
+                pending.removeAll()
+            }
         }
     }
 }
@@ -135,6 +218,7 @@ struct LineSplitter {
 /// Reads records of any ``InputFormat`` from a ``ByteSource``.
 struct RecordReader {
     let format: InputFormat
+    var limits = ReadLimits()
     var onRecord: (inout Record) throws(PipelineError) -> Void
     var onSyntaxIssue: (SyntaxIssue) throws(PipelineError) -> Void
     /// Called after every chunk with the raw bytes read so far.
@@ -147,17 +231,21 @@ struct RecordReader {
         case .jsonLines: try readJSONLines(&source)
         case .json:
             var parser = JSONArrayParser(source: source)
-            try parser.parse(onRecord: onRecord, onProgress: onProgress)
+            try parser.parse(limits: limits, onRecord: onRecord, onSyntaxIssue: onSyntaxIssue, onProgress: onProgress)
             source = parser.source
         }
     }
 
     private func readTSV(_ source: inout ByteSource) throws(PipelineError) {
         var splitter = LineSplitter()
+        splitter.maxLineBytes = limits.recordBytes
         var record = Record()
+        let limits = limits
         while true {
             let chunk = try source.next()
-            try splitter.feed(chunk ?? [], final: chunk == nil) { (line, number) throws(PipelineError) in
+            try splitter.feed(chunk ?? [], final: chunk == nil, overlong: { (number, length) throws(PipelineError) in
+                try onSyntaxIssue(limits.recordIssue(line: number, bytes: length))
+            }) { (line, number) throws(PipelineError) in
                 if line.isEmpty || line[0] == UInt8(ascii: "#") { return }
                 record.reset(line: number)
                 record.storage.append(contentsOf: line)
@@ -167,6 +255,7 @@ struct RecordReader {
                     fieldStart = i + 1
                 }
                 record.values.append(fieldStart..<line.count)
+                if let issue = limits.fieldIssue(record) { try onSyntaxIssue(issue); return }
                 try onRecord(&record)
             }
             onProgress(source.bytesRead)
@@ -176,19 +265,24 @@ struct RecordReader {
 
     private func readJSONLines(_ source: inout ByteSource) throws(PipelineError) {
         var splitter = LineSplitter()
+        splitter.maxLineBytes = limits.recordBytes
         var record = Record()
+        let limits = limits
         while true {
             let chunk = try source.next()
-            try splitter.feed(chunk ?? [], final: chunk == nil) { (line, number) throws(PipelineError) in
+            try splitter.feed(chunk ?? [], final: chunk == nil, overlong: { (number, length) throws(PipelineError) in
+                try onSyntaxIssue(limits.recordIssue(line: number, bytes: length))
+            }) { (line, number) throws(PipelineError) in
                 if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return }
                 record.reset(line: number)
                 do throws(JSONSyntaxError) {
                     try JSONObjectParser.parseLine(line, into: &record)
                 } catch {
-                    try onSyntaxIssue(SyntaxIssue(line: number, raw: String(decoding: line.prefix(200), as: UTF8.self),
+                    try onSyntaxIssue(SyntaxIssue(line: number, raw: InputQuote.excerpt(bytes: line),
                                                   message: "JSON syntax: \(error.message)"))
                     return
                 }
+                if let issue = limits.fieldIssue(record) { try onSyntaxIssue(issue); return }
                 try onRecord(&record)
             }
             onProgress(source.bytesRead)
@@ -206,6 +300,9 @@ struct RecordReader {
         var fieldStart = 0
         var recordHasContent = false
         var bad: String? = nil
+        // Bytes of the record not kept because it passed the limit (nil: under it).
+        var dropped: Int? = nil
+        let limits = limits
 
         func endField() {
             record.values.append(fieldStart..<record.storage.count)
@@ -217,18 +314,33 @@ struct RecordReader {
                 fieldStart = 0
                 recordHasContent = false
                 bad = nil
+                dropped = nil
                 recordLine = line
             }
             guard recordHasContent else { return }   // a blank line
             endField()
+            let size = record.storage.count + record.values.count + (dropped ?? 0)
+            if size > limits.recordBytes, state != .quoted {
+                try onSyntaxIssue(limits.recordIssue(line: recordLine, bytes: size, unit: "record"))
+                return
+            }
             if let bad {
                 try onSyntaxIssue(SyntaxIssue(line: recordLine, raw: record.rawText, message: "CSV syntax: \(bad)"))
                 return
             }
+            if let issue = limits.fieldIssue(record) { try onSyntaxIssue(issue); return }
             try onRecord(&record)
         }
         record.reset(line: 1)
         while let chunk = try source.next() {
+            // Checked once a chunk: memory stays under the limit plus a chunk or two.
+            if record.storage.count + record.values.count > limits.recordBytes {
+                // Over the limit: keep the parse state, drop what the record holds.
+                dropped = (dropped ?? 0) + record.storage.count + record.values.count
+                record.storage.removeAll(keepingCapacity: true)
+                record.values.removeAll(keepingCapacity: true)
+                fieldStart = 0
+            }
             for b in chunk {
                 switch state {
                 case .fieldStart, .unquoted:

@@ -1,3 +1,5 @@
+import CallerID
+
 /// Why a row (or part of one) was rejected: a stable code for summaries and programs.
 public struct RejectReason: Hashable, Sendable, Comparable, CustomStringConvertible {
     public let rawValue: String
@@ -29,7 +31,12 @@ public struct RejectReason: Hashable, Sendable, Comparable, CustomStringConverti
     public static let invalidEncoding = RejectReason("invalid-encoding")
     /// A CSV or JSON Lines syntax error in this record.
     public static let syntax = RejectReason("syntax")
-    /// A selected field is missing from the row (too few columns, no such JSON key, a nested value).
+    /// A line or record longer than ``PipelineOptions/maxRecordBytes`` (skipped unread).
+    public static let recordTooLong = RejectReason("record-too-long")
+    /// A field longer than ``PipelineOptions/maxFieldBytes``.
+    public static let fieldTooLong = RejectReason("field-too-long")
+    /// A selected field is missing from the row (too few columns, no such JSON key) or is a
+    /// nested JSON object or array.
     public static let missingField = RejectReason("missing-field")
     /// The category is not a valid name, or the category map refuses it.
     public static let badCategory = RejectReason("bad-category")
@@ -85,4 +92,39 @@ public struct WarningKind: Hashable, Sendable, Comparable, CustomStringConvertib
 
     public var description: String { rawValue }
     public static func < (a: WarningKind, b: WarningKind) -> Bool { a.rawValue < b.rawValue }
+}
+
+/// The one way input is quoted in messages and in the `raw` of a ``RejectedRow``: at most 40
+/// characters (then `…` and the length in bytes), control characters escaped as `\u{1B}`,
+/// invalid UTF-8 as U+FFFD, so a 50 MB field or a terminal escape sequence can neither flood
+/// nor drive a report or an `--errors` file. The same rule as the core's TSV import.
+enum InputQuote {
+    /// `'text'`, shortened and escaped.
+    static func quoted(_ s: some StringProtocol) -> String { quotedInput(s.utf8) }
+    static func quoted(bytes: some Collection<UInt8>) -> String { quotedInput(bytes) }
+
+    /// The same without the quotes, for the raw column.
+    static func excerpt(_ s: some StringProtocol) -> String { unquote(quotedInput(s.utf8)) }
+    static func excerpt(bytes: some Collection<UInt8>) -> String { unquote(quotedInput(bytes)) }
+
+    private static func unquote(_ q: String) -> String { String(q.dropFirst().dropLast()) }
+
+    /// A message built elsewhere made safe: control characters escaped, at most `limit` characters.
+    static func safeMessage(_ s: String, limit: Int = 1_000) -> String {
+        var out = ""
+        var count = 0
+        for scalar in s.unicodeScalars {
+            if count >= limit {
+                out += "… (\(s.utf8.count) bytes)"
+                break
+            }
+            if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) {
+                out += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+            count += 1
+        }
+        return out
+    }
 }

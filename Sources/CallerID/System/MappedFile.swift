@@ -321,27 +321,67 @@ struct LineReader {
     }
 
     /// Calls `body` with each line's bytes (without the line end; a trailing CR is removed).
-    mutating func forEachLine(_ body: (UnsafeRawBufferPointer, Int) throws(CallerIDError) -> Void) throws(CallerIDError) {
+    ///
+    /// - Parameters:
+    ///   - maxLineBytes: a longer line is not held in memory: its bytes are counted and
+    ///     dropped up to its line end, then `overlong(lineNumber, lineBytes)` is called
+    ///     instead of `body`. Memory stays at about two chunks plus `maxLineBytes`.
+    ///   - firstBytes: called once with the bytes of the first read (to refuse binary input
+    ///     before anything else happens).
+    mutating func forEachLine(maxLineBytes: Int = Int.max,
+                              firstBytes: (UnsafeRawBufferPointer) throws(CallerIDError) -> Void = { _ in },
+                              overlong: (Int, Int) throws(CallerIDError) -> Void = { _, _ in },
+                              _ body: (UnsafeRawBufferPointer, Int) throws(CallerIDError) -> Void) throws(CallerIDError) {
+        var sniffed = false
+        var skipping = false   // inside a line longer than maxLineBytes
+        var skipped = 0        // bytes of that line dropped so far
         while true {
             // Find a newline in [start, end).
             var nl = -1
             buffer.withUnsafeBytes { raw in
-                if let p = memchr(raw.baseAddress! + start, 0x0A, end - start) {
+                if end > start, let p = memchr(raw.baseAddress! + start, 0x0A, end - start) {
                     nl = raw.baseAddress!.distance(to: UnsafeRawPointer(p))
                 }
             }
-            if nl >= 0 {
+            if skipping {
+                if nl >= 0 {
+                    lineNumber += 1
+                    var length = skipped + nl - start
+                    if nl > start, buffer[nl - 1] == 0x0D { length -= 1 }
+                    start = nl + 1
+                    skipping = false
+                    try overlong(lineNumber, length)
+                    continue
+                }
+                skipped += end - start
+                start = end
+                if eof {
+                    lineNumber += 1
+                    try overlong(lineNumber, skipped)
+                    start = 0; end = 0
+                    return
+                }
+            } else if nl >= 0 {
                 lineNumber += 1
                 var lineEnd = nl
                 if lineEnd > start, buffer[lineEnd - 1] == 0x0D { lineEnd -= 1 }
                 let s = start, n = lineNumber
+                start = nl + 1
+                if lineEnd - s > maxLineBytes {
+                    try overlong(n, lineEnd - s)
+                    continue
+                }
                 try buffer.withUnsafeBytes { raw in
                     Result { () throws(CallerIDError) in try body(UnsafeRawBufferPointer(rebasing: raw[s..<lineEnd]), n) }
                 }.get()
-                start = nl + 1
                 continue
-            }
-            if eof {
+            } else if end - start > maxLineBytes {
+                // No line end within the limit: drop what is held and look for the line end.
+                skipping = true
+                skipped = end - start
+                start = end
+                continue
+            } else if eof {
                 if end > start {
                     lineNumber += 1
                     var lineEnd = end
@@ -375,6 +415,13 @@ struct LineReader {
                 throw CallerIDError(.io, "\(path): read failed: \(errnoMessage())")
             }
             if n == 0 { eof = true } else { end += n }
+            if !sniffed && end > 0 {
+                sniffed = true
+                let count = end
+                try buffer.withUnsafeBytes { raw in
+                    Result { () throws(CallerIDError) in try firstBytes(UnsafeRawBufferPointer(rebasing: raw[0..<count])) }
+                }.get()
+            }
         }
     }
 }
