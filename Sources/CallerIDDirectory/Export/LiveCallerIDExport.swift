@@ -138,7 +138,8 @@ public enum LiveCallerIDExport {
         return try write(databases: databases, to: directory, options: options)
     }
 
-    /// Exports open databases (precedence order) into `directory`; see ``write(databases:to:options:)-(String,_,_)``.
+    /// Exports open databases (precedence order: the first that holds a number answers) into
+    /// `directory`, as the variant taking paths does.
     public static func write(databases: [Database], to directory: String,
                              options: LiveCallerIDExportOptions = LiveCallerIDExportOptions()) throws(DirectoryError) -> LiveCallerIDExportReport {
         guard !databases.isEmpty else { throw DirectoryError(.invalidArgument, "no database to export") }
@@ -192,7 +193,7 @@ public enum LiveCallerIDExport {
         return report
     }
 
-    private static func checkLabel(_ merge: PrecedenceMerge, databases: Int) throws(DirectoryError) {
+    private static func checkLabel(_ merge: PrecedenceMerge) throws(DirectoryError) {
         guard isValidUTF8(merge.label) else {
             throw DirectoryError(.corrupt, "number \(merge.number): label is not valid UTF-8 (database \(merge.source + 1) is damaged; run 'lookup verify')")
         }
@@ -216,7 +217,7 @@ public enum LiveCallerIDExport {
         let iconNumbers = icons?.numbers ?? []
         do {
             while try merge.next() {
-                try checkLabel(merge, databases: tables.count)
+                try checkLabel(merge)
                 let n = merge.number
                 let entry = tables[merge.source][merge.category]
                 keyword.set(n)
@@ -304,7 +305,7 @@ public enum LiveCallerIDExport {
         let close = Array("  }\n}\n".utf8)
         do {
             while try merge.next() {
-                try checkLabel(merge, databases: tables.count)
+                try checkLabel(merge)
                 let entry = tables[merge.source][merge.category]
                 keyword.set(merge.number)
                 out.removeAll(keepingCapacity: true)
