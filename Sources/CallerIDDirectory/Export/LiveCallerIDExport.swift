@@ -1,0 +1,419 @@
+public import CallerID
+import Foundation
+
+/// The category of an identity in Live Caller ID Lookup (`IdentityCategory` of the example
+/// server's `CallIdentity.proto`).
+public enum LiveCallerIDCategory: UInt8, Sendable, CaseIterable, CustomStringConvertible {
+    case unspecified = 0
+    case person = 1
+    case business = 2
+
+    /// `person`, `business` or `unspecified`; nil for anything else.
+    public init?(name: String) {
+        switch name.lowercased() {
+        case "unspecified": self = .unspecified
+        case "person": self = .person
+        case "business": self = .business
+        default: return nil
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .unspecified: "unspecified"
+        case .person: "person"
+        case .business: "business"
+        }
+    }
+
+    /// The enum value's name in the text format.
+    var protoName: String {
+        switch self {
+        case .unspecified: "IDENTITY_CATEGORY_UNSPECIFIED"
+        case .person: "IDENTITY_CATEGORY_PERSON"
+        case .business: "IDENTITY_CATEGORY_BUSINESS"
+        }
+    }
+}
+
+/// What ``LiveCallerIDExport/write(databases:to:options:)`` writes and how.
+public struct LiveCallerIDExportOptions: Sendable, Equatable {
+    public enum Output: Sendable, Equatable {
+        /// `block.binpb` and `identity.binpb`: two `KeywordDatabase` messages, the input of
+        /// Apple's `PIRProcessDatabase`.
+        case datasets
+        /// `input.txtpb`: one `InputIdentities` message in the text format, the input of the
+        /// example server's `ConstructDatabase`.
+        case text
+    }
+
+    public var output: Output = .datasets
+    /// `cache_expiry_minutes` of every identity: how long a device reuses an answer.
+    public var cacheExpiryMinutes: UInt32 = 1440
+    /// The identity category of the entries of a CallerID category (by category name);
+    /// categories not listed are ``LiveCallerIDCategory/unspecified``.
+    public var identityCategories: [String: LiveCallerIDCategory] = [:]
+    /// A folder of `+NUMBER.heic` files (each under 64 KB) attached to those numbers'
+    /// identities. Only with ``Output/datasets`` (the text format has no icons).
+    public var iconDirectory: String? = nil
+
+    public init() {}
+}
+
+/// What an export wrote.
+public struct LiveCallerIDExportReport: Sendable, Equatable {
+    /// A file written: its path, rows (numbers) and size.
+    public struct File: Sendable, Equatable {
+        public var path: String
+        public var rows: Int
+        public var bytes: Int
+    }
+
+    public var files: [File] = []
+    /// Numbers exported (rows of the block dataset / identities of the text file).
+    public var numbers = 0
+    /// Numbers whose category blocks.
+    public var blocked = 0
+    /// Rows of the identity dataset (numbers with a label or an icon).
+    public var identities = 0
+    /// Icons attached.
+    public var icons = 0
+    /// Icons of numbers that no database holds (not exported).
+    public var unusedIcons = 0
+    /// `.heic` files of the icon folder whose name is not `+NUMBER.heic` (ignored), and the first.
+    public var ignoredIconFiles = 0
+    public var firstIgnoredIconFile: String? = nil
+    /// Identities whose serialized `CallIdentity` is over 65,535 bytes (Apple's example server
+    /// encodes value sizes in 16 bits), and the first such number. They are written as they are.
+    public var oversizedIdentities = 0
+    public var firstOversizedNumber: UInt64? = nil
+    /// Names given in ``LiveCallerIDExportOptions/identityCategories`` that no database has.
+    public var unknownCategories: [String] = []
+}
+
+/// Exports CallerID databases as the datasets of Apple's Live Caller ID Lookup example server
+/// (apple/live-caller-id-lookup-example): the block dataset (`block.binpb`: one
+/// `KeywordDatabaseRow` per number, keyword `+E164` in UTF-8, value one byte, 1 = block) and
+/// the identity dataset (`identity.binpb`: one row per number with a label or an icon, value a
+/// serialized `CallIdentity`), or the example tool's text input (`input.txtpb`).
+///
+/// - Numbers come out in ascending order, one row per number; when several databases hold a
+///   number, the first database given answers (the precedence of `lookup NUMBER --db`).
+/// - A number's block flag is its category's ``CategoryAction``; its identity is its label,
+///   `cacheExpiryMinutes`, the identity category chosen for its CallerID category and its icon.
+/// - Streaming: each row is written as it is read, through a fixed buffer; heap use does not
+///   grow with the databases (the icon folder's listing takes 8 bytes per icon). The files are
+///   written under temporary names in the output folder and renamed into place at the end, so
+///   a failed export leaves no partial file under a final name.
+///
+/// ```swift
+/// var options = LiveCallerIDExportOptions()
+/// options.identityCategories = ["shop": .business]
+/// let report = try LiveCallerIDExport.write(databases: ["a.cid", "b.cid"], to: "out", options: options)
+/// ```
+public enum LiveCallerIDExport {
+    /// Largest icon accepted, in bytes (icons must be under 64 KB).
+    public static let maxIconBytes = 65_535
+    /// Largest `CallIdentity` the example server handles (sizes are 16-bit there).
+    public static let identityValueLimit = 65_535
+    public static let blockFileName = "block.binpb"
+    public static let identityFileName = "identity.binpb"
+    public static let textFileName = "input.txtpb"
+
+    /// Opens the database files (in precedence order: the first that holds a number answers)
+    /// and exports them into `directory` (created when missing; its parent must exist).
+    /// - Throws: ``DirectoryError``: `invalidArgument` for bad options, `fileNotFound` for a
+    ///   missing database or icon folder, `corrupt` for a damaged database or an icon that is
+    ///   empty or too big, `io` when writing fails (no output file is then replaced).
+    public static func write(databases paths: [String], to directory: String,
+                             options: LiveCallerIDExportOptions = LiveCallerIDExportOptions()) throws(DirectoryError) -> LiveCallerIDExportReport {
+        var databases: [Database] = []
+        for p in paths {
+            do {
+                databases.append(try Database(path: p))
+            } catch {
+                throw DirectoryError(error)
+            }
+        }
+        return try write(databases: databases, to: directory, options: options)
+    }
+
+    /// Exports open databases (precedence order: the first that holds a number answers) into
+    /// `directory`, as the variant taking paths does.
+    public static func write(databases: [Database], to directory: String,
+                             options: LiveCallerIDExportOptions = LiveCallerIDExportOptions()) throws(DirectoryError) -> LiveCallerIDExportReport {
+        guard !databases.isEmpty else { throw DirectoryError(.invalidArgument, "no database to export") }
+        var report = LiveCallerIDExportReport()
+        for name in options.identityCategories.keys.sorted() {
+            guard (try? Category.named(name)) != nil else {
+                throw DirectoryError(.invalidArgument, "'\(name)' is not a category name (1-64 characters a-z, 0-9, '-' or '_')")
+            }
+            if !databases.contains(where: { db in db.categories.contains { $0.name == name.lowercased() } }) {
+                report.unknownCategories.append(name)
+            }
+        }
+        if options.output == .text, options.iconDirectory != nil {
+            throw DirectoryError(.invalidArgument,
+                                 "the text format has no icons: pass the icon folder to ConstructDatabase (--icon-directory) instead")
+        }
+        let icons = try options.iconDirectory.map { d throws(DirectoryError) in try IconFolder(directory: d) }
+        if let icons {
+            report.ignoredIconFiles = icons.ignored
+            report.firstIgnoredIconFile = icons.firstIgnored
+        }
+        if FileSystem.exists(directory) {
+            guard FileSystem.isDirectory(directory) else {
+                throw DirectoryError(.invalidArgument, "\(directory): exists and is not a folder")
+            }
+        } else {
+            try FileSystem.makeDirectory(directory)
+        }
+        // Per database, per category code: block flag and identity category.
+        let tables = databases.map { db in
+            db.categories.map { c in
+                (block: c.action == .block,
+                 identity: options.identityCategories.first { $0.key.lowercased() == c.name }?.value ?? .unspecified)
+            }
+        }
+        var merge = PrecedenceMerge(databases)
+        do {
+            switch options.output {
+            case .datasets:
+                try writeDatasets(&merge, tables: tables, icons: icons, directory: directory, options: options, report: &report)
+            case .text:
+                try writeText(&merge, tables: tables, directory: directory, options: options, report: &report)
+            }
+        } catch let error as DirectoryError {
+            throw error
+        } catch let error as CallerIDError {
+            throw DirectoryError(error)
+        } catch {
+            throw DirectoryError(.io, "\(directory): \(error)")
+        }
+        return report
+    }
+
+    private static func checkLabel(_ merge: PrecedenceMerge) throws(DirectoryError) {
+        guard isValidUTF8(merge.label) else {
+            throw DirectoryError(.corrupt, "number \(merge.number): label is not valid UTF-8 (database \(merge.source + 1) is damaged; run 'lookup verify')")
+        }
+    }
+
+    // MARK: Binary datasets
+
+    private static func writeDatasets(_ merge: inout PrecedenceMerge, tables: [[(block: Bool, identity: LiveCallerIDCategory)]],
+                                      icons: IconFolder?, directory: String, options: LiveCallerIDExportOptions,
+                                      report: inout LiveCallerIDExportReport) throws {
+        let blockPath = joinPath(directory, blockFileName)
+        let identityPath = joinPath(directory, identityFileName)
+        let blockFile = try AtomicOutputFile(path: blockPath)
+        let identityFile = try AtomicOutputFile(path: identityPath)
+        var blockRows = 0, identityRows = 0
+        var row = ProtobufWriter(capacity: 1 << 16)
+        var keyword = Keyword()
+        let expiry = UInt64(options.cacheExpiryMinutes)
+        let expirySize = expiry > 0 ? 1 + ProtobufWriter.varintSize(expiry) : 0
+        var iconIndex = 0
+        let iconNumbers = icons?.numbers ?? []
+        do {
+            while try merge.next() {
+                try checkLabel(merge)
+                let n = merge.number
+                let entry = tables[merge.source][merge.category]
+                keyword.set(n)
+                let kwSize = ProtobufWriter.lengthDelimitedSize(keyword.count)
+
+                // Block dataset: KeywordDatabase.rows { keyword, value = [0|1] }.
+                row.reset()
+                row.lengthDelimitedHeader(1, length: kwSize + ProtobufWriter.lengthDelimitedSize(1))
+                keyword.withBytes { row.bytesField(1, $0) }
+                row.lengthDelimitedHeader(2, length: 1)
+                row.bytes.append(entry.block ? 1 : 0)
+                try row.bytes.withUnsafeBytes { raw in Result { () throws(CallerIDError) in try blockFile.write(raw) } }.get()
+                blockRows += 1
+                if entry.block { report.blocked += 1 }
+
+                // Identity dataset: rows { keyword, value = CallIdentity } for a label or an icon.
+                while iconIndex < iconNumbers.count && iconNumbers[iconIndex] < n {
+                    report.unusedIcons += 1
+                    iconIndex += 1
+                }
+                var image: Data? = nil
+                if iconIndex < iconNumbers.count && iconNumbers[iconIndex] == n, let icons {
+                    image = try icons.read(n)
+                    iconIndex += 1
+                }
+                let name = merge.label
+                guard !name.isEmpty || image != nil else { continue }
+                let iconSize = image.map { 2 + ($0.isEmpty ? 0 : ProtobufWriter.lengthDelimitedSize($0.count)) }
+                let identitySize = (name.isEmpty ? 0 : ProtobufWriter.lengthDelimitedSize(name.count))
+                    + (iconSize.map { ProtobufWriter.lengthDelimitedSize($0) } ?? 0)
+                    + expirySize
+                    + (entry.identity == .unspecified ? 0 : 2)
+                if identitySize > identityValueLimit {
+                    if report.oversizedIdentities == 0 { report.firstOversizedNumber = n }
+                    report.oversizedIdentities += 1
+                }
+                row.reset()
+                row.lengthDelimitedHeader(1, length: kwSize + ProtobufWriter.lengthDelimitedSize(identitySize))
+                keyword.withBytes { row.bytesField(1, $0) }
+                row.lengthDelimitedHeader(2, length: identitySize)
+                if !name.isEmpty { row.bytesField(1, name) }
+                if let image, let iconSize {
+                    row.lengthDelimitedHeader(2, length: iconSize)
+                    row.varintField(1, 1)   // IMAGE_FORMAT_HEIC
+                    if !image.isEmpty { image.withUnsafeBytes { row.bytesField(2, $0) } }
+                    report.icons += 1
+                }
+                if expiry > 0 { row.varintField(3, expiry) }
+                if entry.identity != .unspecified { row.varintField(4, UInt64(entry.identity.rawValue)) }
+                try row.bytes.withUnsafeBytes { raw in Result { () throws(CallerIDError) in try identityFile.write(raw) } }.get()
+                identityRows += 1
+            }
+            report.unusedIcons += iconNumbers.count - iconIndex
+            try blockFile.commit()
+            try identityFile.commit()
+        } catch {
+            blockFile.abandon()
+            identityFile.abandon()
+            throw error
+        }
+        report.numbers = blockRows
+        report.identities = identityRows
+        report.files = [
+            .init(path: blockPath, rows: blockRows, bytes: blockFile.bytesWritten),
+            .init(path: identityPath, rows: identityRows, bytes: identityFile.bytesWritten),
+        ]
+    }
+
+    // MARK: Text input of ConstructDatabase
+
+    private static func writeText(_ merge: inout PrecedenceMerge, tables: [[(block: Bool, identity: LiveCallerIDCategory)]],
+                                  directory: String, options: LiveCallerIDExportOptions,
+                                  report: inout LiveCallerIDExportReport) throws {
+        let path = joinPath(directory, textFileName)
+        let file = try AtomicOutputFile(path: path)
+        var out: [UInt8] = []
+        out.reserveCapacity(1 << 16)
+        var keyword = Keyword()
+        let expiryLine = options.cacheExpiryMinutes > 0 ? Array("    cache_expiry_minutes: \(options.cacheExpiryMinutes)\n".utf8) : []
+        let categoryLines = LiveCallerIDCategory.allCases.map { Array("    category: \($0.protoName)\n".utf8) }
+        let open = Array("identities {\n  key: \"".utf8)
+        let value = Array("\"\n  value {\n".utf8)
+        let name = Array("    name: ".utf8)
+        let block = Array("    block: true\n".utf8)
+        let close = Array("  }\n}\n".utf8)
+        do {
+            while try merge.next() {
+                try checkLabel(merge)
+                let entry = tables[merge.source][merge.category]
+                keyword.set(merge.number)
+                out.removeAll(keepingCapacity: true)
+                out.append(contentsOf: open)
+                keyword.withBytes { out.append(contentsOf: $0) }
+                out.append(contentsOf: value)
+                if !merge.label.isEmpty {
+                    out.append(contentsOf: name)
+                    appendTextFormatString(merge.label, to: &out)
+                    out.append(0x0A)
+                }
+                out.append(contentsOf: expiryLine)
+                if entry.block {
+                    out.append(contentsOf: block)
+                    report.blocked += 1
+                }
+                if entry.identity != .unspecified { out.append(contentsOf: categoryLines[Int(entry.identity.rawValue)]) }
+                out.append(contentsOf: close)
+                try out.withUnsafeBytes { raw in Result { () throws(CallerIDError) in try file.write(raw) } }.get()
+                report.numbers += 1
+                if !merge.label.isEmpty { report.identities += 1 }
+            }
+            try file.commit()
+        } catch {
+            file.abandon()
+            throw error
+        }
+        report.files = [.init(path: path, rows: report.numbers, bytes: file.bytesWritten)]
+    }
+}
+
+/// `+` and the decimal digits of a number, in a reused buffer.
+private struct Keyword {
+    private var bytes = [UInt8](repeating: 0, count: 17)
+    private(set) var count = 0
+
+    mutating func set(_ number: UInt64) {
+        var digits = 0
+        var v = number
+        repeat { digits += 1; v /= 10 } while v > 0
+        count = digits + 1
+        bytes.withUnsafeMutableBufferPointer { p in
+            p[0] = 0x2B
+            var v = number
+            var i = digits
+            repeat {
+                p[i] = 0x30 + UInt8(v % 10)
+                v /= 10
+                i -= 1
+            } while v > 0
+        }
+    }
+
+    func withBytes(_ body: (UnsafeRawBufferPointer) -> Void) {
+        bytes.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+    }
+}
+
+/// The `+NUMBER.heic` files of an icon folder, listed once (8 bytes per icon), read when their
+/// number is exported.
+struct IconFolder {
+    let directory: String
+    /// Numbers with an icon, ascending.
+    let numbers: [UInt64]
+    /// `.heic` files whose name is not `+NUMBER.heic` with NUMBER an E.164 number.
+    let ignored: Int
+    let firstIgnored: String?
+
+    init(directory: String) throws(DirectoryError) {
+        guard FileSystem.isDirectory(directory) else {
+            throw DirectoryError(.fileNotFound, "\(directory): no such icon folder")
+        }
+        self.directory = directory
+        var numbers: [UInt64] = []
+        var ignored: [String] = []
+        for file in FileSystem.list(directory) where file.hasSuffix(".heic") {
+            let stem = file.dropLast(5)
+            guard stem.hasPrefix("+"), let n = UInt64(stem.dropFirst()), PhoneNumber.isValid(n), stem == "+\(n)" else {
+                ignored.append(file)
+                continue
+            }
+            let path = joinPath(directory, file)
+            guard let size = FileSystem.fileSize(path) else {
+                ignored.append(file)
+                continue
+            }
+            try IconFolder.check(size: size, path: path)
+            numbers.append(n)
+        }
+        numbers.sort()
+        self.numbers = numbers
+        self.ignored = ignored.count
+        firstIgnored = ignored.min()
+    }
+
+    static func check(size: Int, path: String) throws(DirectoryError) {
+        guard size > 0 else { throw DirectoryError(.corrupt, "\(path): empty icon") }
+        guard size <= LiveCallerIDExport.maxIconBytes else {
+            throw DirectoryError(.corrupt, "\(path): icon is \(grouped(size)) bytes; icons must be under 64 KB (at most \(grouped(LiveCallerIDExport.maxIconBytes)) bytes)")
+        }
+    }
+
+    func read(_ number: UInt64) throws(DirectoryError) -> Data {
+        let path = joinPath(directory, "+\(number).heic")
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw DirectoryError(.io, "\(path): cannot read the icon")
+        }
+        try IconFolder.check(size: data.count, path: path)
+        return data
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+import CallerID
+import CallerIDDirectory
+
+// MARK: export
+
+let exportHelp = """
+usage: lookup export --live-caller-id OUTDIR --db FILE|DIR [FILE|DIR...] [--cache-expiry-minutes N]
+                     [--identity-category CATEGORY=person|business]... [--icons DIR] [--text] [--json]
+
+Writes the datasets of iOS Live Caller ID Lookup (Apple's live-caller-id-lookup-example server)
+into OUTDIR (created when missing):
+  block.binpb     one KeywordDatabaseRow per number: keyword "+E164" (UTF-8), value one byte,
+                  1 = block (the number's category blocks), 0 = do not block
+  identity.binpb  one row per number with a label or an icon: value a serialized CallIdentity
+                  (name = label, icon, cache_expiry_minutes, category)
+Both are KeywordDatabase messages in the protobuf binary format, the input of PIRProcessDatabase.
+With --text, writes input.txtpb instead: an InputIdentities message in the text format, the
+input of the example's ConstructDatabase tool.
+
+Numbers come out ascending, one row per number. With several databases (several --db, or a
+build directory or store), the first that holds a number answers for it, as in 'lookup NUMBER'.
+Rows are written as they are read (memory does not grow with the data); the files are written
+under temporary names and renamed into place at the end: a failed export replaces nothing.
+
+  --db FILE|DIR                 a database, a build directory or a store (default: $LOOKUP_DB);
+                                repeat it, or list more paths, for several (first wins)
+  --cache-expiry-minutes N      how long a device keeps an answer (default 1440; 0 leaves it out)
+  --identity-category C=KIND    the identity category of CallerID category C: person or business
+                                (repeatable; default unspecified)
+  --icons DIR                   attach DIR/+NUMBER.heic (each under 64 KB) to those numbers
+  --text                        write input.txtpb (ConstructDatabase's input) instead
+  --json                        print the report as one JSON object
+
+Exit: 0 written, 64 usage, 65 damaged database or bad icon, 66 missing database or folder,
+74 I/O error.
+
+"""
+
+func exportCommand(_ raw: [String]) throws(ToolError) -> Int32 {
+    if raw.contains("--help") || raw.contains("-h") {
+        print(exportHelp, terminator: "")
+        return Exit.ok
+    }
+    let command = "export"
+    let args = try Arguments(raw, command: command,
+                             valued: ["--live-caller-id", "--db", "--cache-expiry-minutes", "--identity-category", "--icons"],
+                             flags: ["--text", "--json"])
+    guard let outdir = args.value("--live-caller-id"), !outdir.isEmpty else {
+        throw .usage("say what to export: --live-caller-id OUTDIR", command: command)
+    }
+    var options = LiveCallerIDExportOptions()
+    options.output = args.flag("--text") ? .text : .datasets
+    if let text = args.value("--cache-expiry-minutes") {
+        guard let minutes = UInt32(text) else {
+            throw .usage("--cache-expiry-minutes takes 0 to 4294967295, not '\(text)'", command: command)
+        }
+        options.cacheExpiryMinutes = minutes
+    }
+    for pair in args.values("--identity-category") {
+        let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2, let kind = LiveCallerIDCategory(name: String(parts[1])), kind != .unspecified else {
+            throw .usage("--identity-category takes CATEGORY=person or CATEGORY=business, not '\(pair)'", command: command)
+        }
+        let name = String(parts[0]).lowercased()
+        guard (try? Category.named(name)) != nil else {
+            throw .usage("--identity-category: '\(parts[0])' is not a category name", command: command)
+        }
+        options.identityCategories[name] = kind
+    }
+    options.iconDirectory = args.value("--icons")
+    if options.output == .text, options.iconDirectory != nil {
+        throw .usage("--text writes no icons: give the icon folder to ConstructDatabase (--icon-directory)", command: command)
+    }
+    var paths = args.values("--db") + args.positionals
+    if paths.isEmpty { paths = [try databasePath(args)] }
+    var files: [String] = []
+    for p in paths { files += try DatabasePaths.resolve(p).files }
+    let report: LiveCallerIDExportReport
+    do {
+        report = try LiveCallerIDExport.write(databases: files, to: outdir, options: options)
+    } catch {
+        throw toolError(error)
+    }
+    var warnings: [String] = []
+    if !report.unknownCategories.isEmpty {
+        warnings.append("no database has the categor\(report.unknownCategories.count == 1 ? "y" : "ies") \(report.unknownCategories.joined(separator: ", ")) (--identity-category)")
+    }
+    if report.unusedIcons > 0 {
+        warnings.append("\(report.unusedIcons) icon(s) of numbers no database holds were not exported")
+    }
+    if let first = report.firstIgnoredIconFile {
+        warnings.append("\(report.ignoredIconFiles) .heic file(s) not named +NUMBER.heic were ignored (first: \(first))")
+    }
+    if let first = report.firstOversizedNumber {
+        warnings.append("\(report.oversizedIdentities) identit\(report.oversizedIdentities == 1 ? "y is" : "ies are") over \(LiveCallerIDExport.identityValueLimit) bytes (first: +\(first)); the example server takes values up to that size")
+    }
+    if args.flag("--json") {
+        let files = report.files.map { "{\"path\":\(jsonString($0.path)),\"rows\":\($0.rows),\"bytes\":\($0.bytes)}" }
+        print("{\"files\":[\(files.joined(separator: ","))],\"numbers\":\(report.numbers),\"blocked\":\(report.blocked),"
+              + "\"identities\":\(report.identities),\"icons\":\(report.icons),\"warnings\":[\(warnings.map(jsonString).joined(separator: ","))]}")
+    } else {
+        for f in report.files {
+            print("wrote \(f.path): \(f.rows) rows, \(f.bytes) bytes")
+        }
+        print("\(report.numbers) numbers, \(report.blocked) blocked, \(report.identities) identities, \(report.icons) icons")
+        for w in warnings { printError("warning: \(w)") }
+    }
+    return Exit.ok
+}
