@@ -6,7 +6,7 @@ internal import Glibc
 #elseif canImport(Darwin)
 internal import Darwin
 #endif
-internal import CLZ4Shim
+internal import CPortable
 
 /// What an output path leads to once symbolic links are followed.
 package struct ResolvedOutput: Sendable, Equatable {
@@ -154,7 +154,7 @@ package enum DirectorySwitch {
             return
         }
         if allowExchange {
-            if clz4_rename_exchange(new, target) == 0 {
+            if cid_rename_exchange(new, target) == 0 {
                 // `new` now names the previous output.
                 syncDirectory(dir)
                 hook(.afterSwitch)
