@@ -60,7 +60,7 @@ static uint8_t *copy_exact(const uint8_t *p, size_t n) {
 static void compare(const uint8_t *blockIn, size_t size, size_t capacity, const uint8_t *dict, size_t dictSize) {
     uint8_t *block = copy_exact(blockIn, size);
     uint8_t *a = (uint8_t *)malloc(capacity ? capacity : 1), *b = (uint8_t *)malloc(capacity ? capacity : 1);
-    ptrdiff_t mine = cid_lz4_decode(block, size, a, capacity, dictSize ? dict : NULL, dictSize);
+    ptrdiff_t mine = cport_lz4_decode(block, size, a, capacity, dictSize ? dict : NULL, dictSize);
     int theirs = dictSize ? LZ4_decompress_safe_usingDict((const char *)block, (char *)b, (int)size, (int)capacity, (const char *)dict, (int)dictSize)
                           : LZ4_decompress_safe((const char *)block, (char *)b, (int)size, (int)capacity);
     compared++;
@@ -69,8 +69,8 @@ static void compare(const uint8_t *blockIn, size_t size, size_t capacity, const 
     } else if (mine >= 0) {
         fail("portable accepts a block liblz4 refuses", size, capacity, dictSize, (long)mine, theirs);
     } else if (theirs >= 0) {
-        if (mine == CID_LZ4_OFFSET_ZERO) documented_offset_zero++;
-        else if (mine == CID_LZ4_END_RULE) documented_end_rule++;
+        if (mine == CPORT_LZ4_OFFSET_ZERO) documented_offset_zero++;
+        else if (mine == CPORT_LZ4_END_RULE) documented_end_rule++;
         else fail("portable refuses a block liblz4 accepts", size, capacity, dictSize, (long)mine, theirs);
     }
     free(block); free(a); free(b);
@@ -110,22 +110,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
         if (packedSize <= 0) fail("liblz4 cannot compress", n, n, dictSize, 0, packedSize);
         uint8_t *exact = copy_exact(packed, (size_t)packedSize);
-        ptrdiff_t r = cid_lz4_decode(exact, (size_t)packedSize, out, n, dictSize ? dict : NULL, dictSize);
+        ptrdiff_t r = cport_lz4_decode(exact, (size_t)packedSize, out, n, dictSize ? dict : NULL, dictSize);
         if (r != (ptrdiff_t)n || memcmp(out, body, n) != 0) fail("liblz4 block not restored", n, n, dictSize, (long)r, packedSize);
         free(exact);
 
         // 3. The portable encoder's blocks decoded by both.
-        cid_lz4_encoder *e = cid_lz4_encoder_create(dict, dictSize);
-        size_t cap = cid_lz4_bound(n);
+        cport_lz4_encoder *e = cport_lz4_encoder_create(dict, dictSize);
+        size_t cap = cport_lz4_bound(n);
         uint8_t *mine = (uint8_t *)malloc(cap);
-        size_t m = cid_lz4_encode(e, body, n, mine, cap);
-        cid_lz4_encoder_free(e);
+        size_t m = cport_lz4_encode(e, body, n, mine, cap);
+        cport_lz4_encoder_free(e);
         if (m == 0) fail("portable encoder failed", n, cap, dictSize, 0, 0);
         uint8_t *mineExact = copy_exact(mine, m);
         int t = dictSize ? LZ4_decompress_safe_usingDict((const char *)mineExact, (char *)out, (int)m, (int)n, (const char *)dict, (int)dictSize)
                          : LZ4_decompress_safe((const char *)mineExact, (char *)out, (int)m, (int)n);
         if (t != (int)n || memcmp(out, body, n) != 0) fail("portable block not restored by liblz4", n, n, dictSize, (long)m, t);
-        r = cid_lz4_decode(mineExact, m, out, n, dictSize ? dict : NULL, dictSize);
+        r = cport_lz4_decode(mineExact, m, out, n, dictSize ? dict : NULL, dictSize);
         if (r != (ptrdiff_t)n || memcmp(out, body, n) != 0) fail("portable block not restored", n, n, dictSize, (long)r, t);
         // Its corruptions must get the same verdict too.
         if (m > 1) {

@@ -11,12 +11,12 @@
 #include <xxhash.h>
 
 static void check(const uint8_t *p, size_t n, uint64_t seed) {
-    uint64_t a = cid_xxh3_64(p, n), b = XXH3_64bits(p, n);
+    uint64_t a = cport_xxh3_64(p, n), b = XXH3_64bits(p, n);
     if (a != b) {
         fprintf(stderr, "codec-xxh3: XXH3-64 of %zu bytes: portable %016llx, libxxhash %016llx\n", n, (unsigned long long)a, (unsigned long long)b);
         abort();
     }
-    a = cid_xxh64(p, n, seed); b = XXH64(p, n, seed);
+    a = cport_xxh64(p, n, seed); b = XXH64(p, n, seed);
     if (a != b) {
         fprintf(stderr, "codec-xxh3: XXH64 of %zu bytes, seed %llu: portable %016llx, libxxhash %016llx\n", n, (unsigned long long)seed, (unsigned long long)a, (unsigned long long)b);
         abort();

@@ -56,24 +56,24 @@ static inline void copy_back(uint8_t *out, size_t distance, size_t count, size_t
     }
 }
 
-ptrdiff_t cid_lz4_decode(const void *source, size_t sourceSize, void *destination, size_t capacity,
+ptrdiff_t cport_lz4_decode(const void *source, size_t sourceSize, void *destination, size_t capacity,
                          const void *dictionary, size_t dictionarySize) {
     const uint8_t *in = (const uint8_t *)source;
     uint8_t *out = (uint8_t *)destination;
     const uint8_t *dict = (const uint8_t *)dictionary;
-    if (in == NULL || (out == NULL && capacity > 0) || (dict == NULL && dictionarySize > 0)) return CID_LZ4_MALFORMED;
-    if (capacity > (size_t)PTRDIFF_MAX) return CID_LZ4_MALFORMED;
-    if (capacity == 0) return (sourceSize == 1 && in[0] == 0) ? 0 : CID_LZ4_MALFORMED;
-    if (sourceSize == 0) return CID_LZ4_MALFORMED;
+    if (in == NULL || (out == NULL && capacity > 0) || (dict == NULL && dictionarySize > 0)) return CPORT_LZ4_MALFORMED;
+    if (capacity > (size_t)PTRDIFF_MAX) return CPORT_LZ4_MALFORMED;
+    if (capacity == 0) return (sourceSize == 1 && in[0] == 0) ? 0 : CPORT_LZ4_MALFORMED;
+    if (sourceSize == 0) return CPORT_LZ4_MALFORMED;
 
     size_t at = 0, made = 0;
     for (;;) {
-        if (at >= sourceSize) return CID_LZ4_MALFORMED;
+        if (at >= sourceSize) return CPORT_LZ4_MALFORMED;
         unsigned token = in[at++];
 
         // Literals.
         size_t literals = token >> 4;
-        if (literals == 15 && !add_length_bytes(in, &at, sourceSize, &literals)) return CID_LZ4_MALFORMED;
+        if (literals == 15 && !add_length_bytes(in, &at, sourceSize, &literals)) return CPORT_LZ4_MALFORMED;
         size_t inputLeft = sourceSize - at, outputLeft = capacity - made;
         int nearOutputEnd = literals > outputLeft || outputLeft - literals < MATCH_START_LIMIT;
         int nearInputEnd = literals > inputLeft || inputLeft - literals < INPUT_TAIL;
@@ -86,7 +86,7 @@ ptrdiff_t cid_lz4_decode(const void *source, size_t sourceSize, void *destinatio
             // Literals and offset present, output far from its end: only the input tail rule
             // (which liblz4's short-sequence path does not apply) is broken.
             int tailOnly = !nearOutputEnd && (token >> 4) < 15 && inputLeft >= literals + 2;
-            return tailOnly ? CID_LZ4_END_RULE : CID_LZ4_MALFORMED;
+            return tailOnly ? CPORT_LZ4_END_RULE : CPORT_LZ4_MALFORMED;
         }
         // Here at + literals + 8 <= sourceSize and made + literals + 12 <= capacity.
         if (literals <= 16 && inputLeft >= 16 && outputLeft >= 16) {
@@ -102,14 +102,14 @@ ptrdiff_t cid_lz4_decode(const void *source, size_t sourceSize, void *destinatio
         at += 2;
         size_t length = token & 15;
         if (length == 15) {
-            if (sourceSize < LAST_LITERALS - 1 + at) return CID_LZ4_MALFORMED;
-            if (!add_length_bytes(in, &at, sourceSize - (LAST_LITERALS - 1), &length)) return CID_LZ4_MALFORMED;
+            if (sourceSize < LAST_LITERALS - 1 + at) return CPORT_LZ4_MALFORMED;
+            if (!add_length_bytes(in, &at, sourceSize - (LAST_LITERALS - 1), &length)) return CPORT_LZ4_MALFORMED;
         }
         length += MIN_MATCH;
-        if (offset == 0) return CID_LZ4_OFFSET_ZERO;
-        if (offset > made && offset - made > dictionarySize) return CID_LZ4_MALFORMED;
+        if (offset == 0) return CPORT_LZ4_OFFSET_ZERO;
+        if (offset > made && offset - made > dictionarySize) return CPORT_LZ4_MALFORMED;
         outputLeft = capacity - made;
-        if (length > outputLeft || outputLeft - length < LAST_LITERALS) return CID_LZ4_END_RULE;
+        if (length > outputLeft || outputLeft - length < LAST_LITERALS) return CPORT_LZ4_END_RULE;
 
         if (offset > made) {
             // Starts in the dictionary, may run on into the output.
@@ -136,7 +136,7 @@ ptrdiff_t cid_lz4_decode(const void *source, size_t sourceSize, void *destinatio
 
 enum { HASH_BITS = 14, HASH_SIZE = 1 << HASH_BITS, WINDOW = 65535, DICT_KEEP = 65536 };
 
-struct cid_lz4_encoder {
+struct cport_lz4_encoder {
     uint8_t *dictionary;                 // the last ≤ 64 KiB of the dictionary
     size_t dictionarySize;
     uint32_t dictionaryTable[HASH_SIZE]; // position + 1 in the dictionary (0: empty)
@@ -147,8 +147,8 @@ static inline uint32_t read_le32(const uint8_t *p) {
 }
 static inline uint32_t hash4(uint32_t v) { return (v * 2654435761u) >> (32 - HASH_BITS); }
 
-cid_lz4_encoder *cid_lz4_encoder_create(const void *dictionary, size_t dictionarySize) {
-    cid_lz4_encoder *e = (cid_lz4_encoder *)calloc(1, sizeof *e);
+cport_lz4_encoder *cport_lz4_encoder_create(const void *dictionary, size_t dictionarySize) {
+    cport_lz4_encoder *e = (cport_lz4_encoder *)calloc(1, sizeof *e);
     if (e == NULL) return NULL;
     const uint8_t *d = (const uint8_t *)dictionary;
     if (dictionarySize > DICT_KEEP) {
@@ -167,13 +167,13 @@ cid_lz4_encoder *cid_lz4_encoder_create(const void *dictionary, size_t dictionar
     return e;
 }
 
-void cid_lz4_encoder_free(cid_lz4_encoder *e) {
+void cport_lz4_encoder_free(cport_lz4_encoder *e) {
     if (e == NULL) return;
     free(e->dictionary);
     free(e);
 }
 
-size_t cid_lz4_bound(size_t size) {
+size_t cport_lz4_bound(size_t size) {
     if (size > (SIZE_MAX - 16) / 2) return 0;
     return size + size / 255 + 16;
 }
@@ -213,7 +213,7 @@ static int put_sequence(uint8_t *dst, size_t *w, size_t capacity, const uint8_t 
     return 1;
 }
 
-size_t cid_lz4_encode(cid_lz4_encoder *e, const void *source, size_t size, void *destination, size_t capacity) {
+size_t cport_lz4_encode(cport_lz4_encoder *e, const void *source, size_t size, void *destination, size_t capacity) {
     if (e == NULL || source == NULL || destination == NULL || size == 0 || size > 0x7E000000u) return 0;
     const uint8_t *src = (const uint8_t *)source;
     uint8_t *dst = (uint8_t *)destination;

@@ -155,7 +155,7 @@ static uint64_t xxh3_long(const uint8_t *p, size_t n) {
     return mix_xxh3(result);
 }
 
-uint64_t cid_xxh3_64(const void *data, size_t length) {
+uint64_t cport_xxh3_64(const void *data, size_t length) {
     static const uint8_t none[1] = { 0 };
     const uint8_t *p = data ? (const uint8_t *)data : none;
     if (data == NULL) length = 0;
@@ -169,7 +169,7 @@ static inline uint64_t xxh64_round(uint64_t acc, uint64_t lane) {
     return rotl64(acc, 31) * P64_1;
 }
 
-uint64_t cid_xxh64(const void *data, size_t length, uint64_t seed) {
+uint64_t cport_xxh64(const void *data, size_t length, uint64_t seed) {
     static const uint8_t none[1] = { 0 };
     const uint8_t *p = data ? (const uint8_t *)data : none;
     if (data == NULL) length = 0;

@@ -40,13 +40,13 @@ private func labelText(_ count: Int, _ rng: inout SeededGenerator) -> [UInt8] {
     return Array(out.prefix(count))
 }
 
-/// The portable decoder: bytes produced, or the negative CID_LZ4_* code.
+/// The portable decoder: bytes produced, or the negative CPORT_LZ4_* code.
 private func portableDecode(_ block: [UInt8], capacity: Int, dictionary: [UInt8]) -> (Int, [UInt8]) {
     var out = [UInt8](repeating: 0, count: max(capacity, 1))
     let r = block.withUnsafeBytes { src in
         dictionary.withUnsafeBytes { dict in
             out.withUnsafeMutableBytes { dst in
-                cid_lz4_decode(src.baseAddress ?? UnsafeRawPointer(bitPattern: 1), src.count, dst.baseAddress, capacity,
+                cport_lz4_decode(src.baseAddress ?? UnsafeRawPointer(bitPattern: 1), src.count, dst.baseAddress, capacity,
                                dict.count > 0 ? dict.baseAddress : nil, dict.count)
             }
         }
@@ -55,10 +55,10 @@ private func portableDecode(_ block: [UInt8], capacity: Int, dictionary: [UInt8]
 }
 
 private func portableEncode(_ input: [UInt8], dictionary: [UInt8]) -> [UInt8] {
-    let encoder = dictionary.withUnsafeBytes { cid_lz4_encoder_create($0.baseAddress, $0.count) }!
-    defer { cid_lz4_encoder_free(encoder) }
-    var out = [UInt8](repeating: 0, count: cid_lz4_bound(input.count))
-    let n = input.withUnsafeBytes { src in out.withUnsafeMutableBytes { cid_lz4_encode(encoder, src.baseAddress, src.count, $0.baseAddress, $0.count) } }
+    let encoder = dictionary.withUnsafeBytes { cport_lz4_encoder_create($0.baseAddress, $0.count) }!
+    defer { cport_lz4_encoder_free(encoder) }
+    var out = [UInt8](repeating: 0, count: cport_lz4_bound(input.count))
+    let n = input.withUnsafeBytes { src in out.withUnsafeMutableBytes { cport_lz4_encode(encoder, src.baseAddress, src.count, $0.baseAddress, $0.count) } }
     return Array(out.prefix(n))
 }
 
@@ -96,11 +96,11 @@ private let goldenBlock: [UInt8] = [
         let data = pattern(1_048_576)
         data.withUnsafeBytes { raw in
             for (length, xxh3, xxh64) in hashGoldens {
-                #expect(cid_xxh3_64(raw.baseAddress, length) == xxh3, "XXH3-64 of \(length) bytes")
-                #expect(cid_xxh64(raw.baseAddress, length, UInt64(length)) == xxh64, "XXH64 of \(length) bytes")
+                #expect(cport_xxh3_64(raw.baseAddress, length) == xxh3, "XXH3-64 of \(length) bytes")
+                #expect(cport_xxh64(raw.baseAddress, length, UInt64(length)) == xxh64, "XXH64 of \(length) bytes")
             }
         }
-        #expect(cid_xxh3_64(nil, 0) == 0x2D06_8005_38D3_94C2)
+        #expect(cport_xxh3_64(nil, 0) == 0x2D06_8005_38D3_94C2)
         #expect(Codec.xxh3(Array(data.prefix(241))) == 0xC119_F583_D20C_F661)   // whichever codec this build uses
     }
 
@@ -109,7 +109,7 @@ private let goldenBlock: [UInt8] = [
         #expect(n == goldenText.count)
         #expect(out == goldenText)
         // Without the dictionary, its matches point before the block: refused.
-        #expect(portableDecode(goldenBlock, capacity: goldenText.count, dictionary: []).0 == Int(CID_LZ4_MALFORMED))
+        #expect(portableDecode(goldenBlock, capacity: goldenText.count, dictionary: []).0 == Int(CPORT_LZ4_MALFORMED))
     }
 
     @Test func portableEncoderRoundTripsWithAndWithoutDictionary() {
@@ -119,7 +119,7 @@ private let goldenBlock: [UInt8] = [
             for input in [labelText(size, &rng), randomBytes(size, &rng), [UInt8](repeating: 0x41, count: size)] {
                 for dict in [[], dictionary] {
                     let block = portableEncode(input, dictionary: dict)
-                    #expect(!block.isEmpty && block.count <= cid_lz4_bound(input.count))
+                    #expect(!block.isEmpty && block.count <= cport_lz4_bound(input.count))
                     let (n, out) = portableDecode(block, capacity: input.count, dictionary: dict)
                     #expect(n == input.count && out == input, "size \(size), dictionary \(dict.count)")
                 }
@@ -131,7 +131,7 @@ private let goldenBlock: [UInt8] = [
     }
 
     @Test func refusesCraftedMalformedBlocks() {
-        let malformed = Int(CID_LZ4_MALFORMED)
+        let malformed = Int(CPORT_LZ4_MALFORMED)
         // Literals "abcdefgh" then a match, then 5 last literals: a valid 8 + 8 + 5 byte block.
         let lits = Array("abcdefgh".utf8)
         func block(offset: UInt16, matchCode: UInt8 = 4, tail: [UInt8] = Array("vwxyz".utf8)) -> [UInt8] {
@@ -141,7 +141,7 @@ private let goldenBlock: [UInt8] = [
         #expect(portableDecode(good, capacity: 21, dictionary: []).0 == 21)
         #expect(portableDecode(good, capacity: 21, dictionary: []).1 == Array("abcdefghabcdefghvwxyz".utf8))
         // Offset 0 is invalid in the format.
-        #expect(portableDecode(block(offset: 0), capacity: 21, dictionary: []).0 == Int(CID_LZ4_OFFSET_ZERO))
+        #expect(portableDecode(block(offset: 0), capacity: 21, dictionary: []).0 == Int(CPORT_LZ4_OFFSET_ZERO))
         // Offset past the output (no dictionary), past dictionary + output.
         #expect(portableDecode(block(offset: 9), capacity: 21, dictionary: []).0 == malformed)
         #expect(portableDecode(block(offset: 12), capacity: 21, dictionary: [1, 2, 3]).0 == malformed)
@@ -183,12 +183,12 @@ private let goldenBlock: [UInt8] = [
             let base = raw.baseAddress!
             var differences = 0
             for length in 0...2048 {
-                if cid_xxh3_64(base, length) != clz4_xxh3_64(base, length) { differences += 1 }
-                if cid_xxh64(base, length, UInt64(length)) != clz4_xxh64(base, length, UInt64(length)) { differences += 1 }
+                if cport_xxh3_64(base, length) != clz4_xxh3_64(base, length) { differences += 1 }
+                if cport_xxh64(base, length, UInt64(length)) != clz4_xxh64(base, length, UInt64(length)) { differences += 1 }
             }
             for _ in 0..<40 {
                 let start = Int(rng.next() % 64), length = Int(rng.next() % UInt64(raw.count - 64))
-                if cid_xxh3_64(base + start, length) != clz4_xxh3_64(base + start, length) { differences += 1 }
+                if cport_xxh3_64(base + start, length) != clz4_xxh3_64(base + start, length) { differences += 1 }
             }
             #expect(differences == 0)
         }
@@ -235,7 +235,7 @@ private let goldenBlock: [UInt8] = [
         let theirs = systemDecode(block, capacity: capacity, dictionary: dictionary)
         if mine.0 >= 0 || theirs.0 >= 0 {
             if mine.0 == theirs.0 { return mine.1 == theirs.1 }
-            return theirs.0 >= 0 && (mine.0 == Int(CID_LZ4_OFFSET_ZERO) || mine.0 == Int(CID_LZ4_END_RULE))
+            return theirs.0 >= 0 && (mine.0 == Int(CPORT_LZ4_OFFSET_ZERO) || mine.0 == Int(CPORT_LZ4_END_RULE))
         }
         return true
     }

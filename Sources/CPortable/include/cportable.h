@@ -19,45 +19,52 @@
 extern "C" {
 #endif
 
+// Internal to the package: hidden, so libcallerid.so exports only its own C ABI (cid_*).
+#if defined(__GNUC__) || defined(__clang__)
+#define CPORT_API __attribute__((visibility("hidden")))
+#else
+#define CPORT_API
+#endif
+
 /// Decoding results below zero.
 enum {
     /// The block is malformed (truncated, bad offset, lengths past the input, output overflow).
-    CID_LZ4_MALFORMED = -1,
+    CPORT_LZ4_MALFORMED = -1,
     /// The block breaks an end-of-block rule of the format (a match reaching into the last
     /// 5 bytes of output, or literals that leave too little input for the last sequence).
-    CID_LZ4_END_RULE = -2,
+    CPORT_LZ4_END_RULE = -2,
     /// A match with offset 0 (invalid in the format).
-    CID_LZ4_OFFSET_ZERO = -3,
+    CPORT_LZ4_OFFSET_ZERO = -3,
 };
 
 /// Decodes one LZ4 block of `sourceSize` bytes into at most `capacity` bytes at `destination`,
 /// with the `dictionarySize` bytes at `dictionary` as the history before the block (may be 0).
-/// Returns the number of bytes produced, or a negative `CID_LZ4_*` value. The destination
+/// Returns the number of bytes produced, or a negative `CPORT_LZ4_*` value. The destination
 /// must not overlap the source or the dictionary.
-ptrdiff_t cid_lz4_decode(const void *source, size_t sourceSize, void *destination, size_t capacity,
+CPORT_API ptrdiff_t cport_lz4_decode(const void *source, size_t sourceSize, void *destination, size_t capacity,
                          const void *dictionary, size_t dictionarySize);
 
-/// The largest block `cid_lz4_encode` can produce for `size` input bytes.
-size_t cid_lz4_bound(size_t size);
+/// The largest block `cport_lz4_encode` can produce for `size` input bytes.
+CPORT_API size_t cport_lz4_bound(size_t size);
 
 /// A greedy LZ4 block encoder with a preloaded external dictionary (its last 64 KiB).
-typedef struct cid_lz4_encoder cid_lz4_encoder;
+typedef struct cport_lz4_encoder cport_lz4_encoder;
 
 /// Copies the dictionary and indexes it once. NULL when out of memory.
-cid_lz4_encoder *cid_lz4_encoder_create(const void *dictionary, size_t dictionarySize);
+CPORT_API cport_lz4_encoder *cport_lz4_encoder_create(const void *dictionary, size_t dictionarySize);
 
 /// Encodes `size` bytes as one independent block against the dictionary. Returns the block's
 /// size, or 0 when it does not fit in `capacity` (or `size` is 0, or out of memory).
-size_t cid_lz4_encode(cid_lz4_encoder *encoder, const void *source, size_t size,
+CPORT_API size_t cport_lz4_encode(cport_lz4_encoder *encoder, const void *source, size_t size,
                       void *destination, size_t capacity);
 
-void cid_lz4_encoder_free(cid_lz4_encoder *encoder);
+CPORT_API void cport_lz4_encoder_free(cport_lz4_encoder *encoder);
 
 /// XXH3-64 of `length` bytes at `data`, seed 0 (`data` may be NULL when `length` is 0).
-uint64_t cid_xxh3_64(const void *data, size_t length);
+CPORT_API uint64_t cport_xxh3_64(const void *data, size_t length);
 
 /// XXH64 of `length` bytes at `data`, with `seed`.
-uint64_t cid_xxh64(const void *data, size_t length, uint64_t seed);
+CPORT_API uint64_t cport_xxh64(const void *data, size_t length, uint64_t seed);
 
 #ifdef __cplusplus
 }

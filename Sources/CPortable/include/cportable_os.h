@@ -9,13 +9,13 @@
 #include <errno.h>
 
 /// Acquire-load of a pointer slot.
-static inline void *cid_atomic_load_ptr(void *const *slot) {
+static inline void *cport_atomic_load_ptr(void *const *slot) {
     return __atomic_load_n((void **)slot, __ATOMIC_ACQUIRE);
 }
 
 /// Compare-and-swap of a pointer slot from NULL to `value` (acq_rel).
 /// Returns NULL when `value` was stored, otherwise the pointer that was already there.
-static inline void *cid_atomic_publish_ptr(void **slot, void *value) {
+static inline void *cport_atomic_publish_ptr(void **slot, void *value) {
     void *expected = NULL;
     if (__atomic_compare_exchange_n(slot, &expected, value, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
         return NULL;
@@ -30,7 +30,7 @@ static inline void *cid_atomic_publish_ptr(void **slot, void *value) {
 #include <fcntl.h>
 #include <unistd.h>
 #include <sys/syscall.h>
-static inline int cid_rename_exchange(const char *a, const char *b) {
+static inline int cport_rename_exchange(const char *a, const char *b) {
 #if defined(SYS_renameat2)
     return (int)syscall(SYS_renameat2, AT_FDCWD, a, AT_FDCWD, b, 1u << 1 /* RENAME_EXCHANGE */);
 #else
@@ -41,11 +41,11 @@ static inline int cid_rename_exchange(const char *a, const char *b) {
 }
 #elif defined(__APPLE__)
 #include <stdio.h>
-static inline int cid_rename_exchange(const char *a, const char *b) {
+static inline int cport_rename_exchange(const char *a, const char *b) {
     return renamex_np(a, b, RENAME_SWAP);
 }
 #else
-static inline int cid_rename_exchange(const char *a, const char *b) {
+static inline int cport_rename_exchange(const char *a, const char *b) {
     (void)a; (void)b;
     errno = ENOSYS;
     return -1;
@@ -57,19 +57,19 @@ static inline int cid_rename_exchange(const char *a, const char *b) {
 /// statistics; musl and others: -1 (heap measurement is for tests and benchmarks only).
 #if defined(__GLIBC__)
 #include <malloc.h>
-static inline long long cid_heap_in_use(void) {
+static inline long long cport_heap_in_use(void) {
     struct mallinfo2 info = mallinfo2();
     return (long long)(info.uordblks + info.hblkhd);
 }
 #elif defined(__APPLE__)
 #include <malloc/malloc.h>
-static inline long long cid_heap_in_use(void) {
+static inline long long cport_heap_in_use(void) {
     malloc_statistics_t stats;
     malloc_zone_statistics(NULL, &stats);
     return (long long)stats.size_in_use;
 }
 #else
-static inline long long cid_heap_in_use(void) { return -1; }
+static inline long long cport_heap_in_use(void) { return -1; }
 #endif
 
 #endif

@@ -26,7 +26,7 @@ enum Codec {
         }
         return clz4_xxh3_64(base, bytes.count)
         #else
-        return cid_xxh3_64(bytes.baseAddress, bytes.baseAddress == nil ? 0 : bytes.count)
+        return cport_xxh3_64(bytes.baseAddress, bytes.baseAddress == nil ? 0 : bytes.count)
         #endif
     }
 
@@ -42,7 +42,7 @@ enum Codec {
                 clz4_xxh64(raw.baseAddress ?? dummy.baseAddress!, raw.count, seed)
             }
             #else
-            cid_xxh64(raw.baseAddress, raw.baseAddress == nil ? 0 : raw.count, seed)
+            cport_xxh64(raw.baseAddress, raw.baseAddress == nil ? 0 : raw.count, seed)
             #endif
         }
     }
@@ -65,7 +65,7 @@ enum Codec {
         return Int(produced) == destination.count
         #else
         let dict = dictionary.count > 0 ? dictionary.baseAddress : nil
-        let produced = cid_lz4_decode(src, source.count, dst, destination.count, dict, dict == nil ? 0 : dictionary.count)
+        let produced = cport_lz4_decode(src, source.count, dst, destination.count, dict, dict == nil ? 0 : dictionary.count)
         return produced == destination.count
         #endif
     }
@@ -114,13 +114,13 @@ final class DictionaryCompressor {
 
     /// `dictionary`: up to the last 64 KiB are used. `level` is not used by the greedy encoder.
     init(dictionary bytes: [UInt8], level: Int32) {
-        guard let e = bytes.withUnsafeBytes({ cid_lz4_encoder_create($0.baseAddress, $0.baseAddress == nil ? 0 : $0.count) }) else {
+        guard let e = bytes.withUnsafeBytes({ cport_lz4_encoder_create($0.baseAddress, $0.baseAddress == nil ? 0 : $0.count) }) else {
             fatalError("out of memory allocating an LZ4 encoder")
         }
         encoder = e
     }
 
-    deinit { cid_lz4_encoder_free(encoder) }
+    deinit { cport_lz4_encoder_free(encoder) }
 
     /// The compressed block, or nil when it would not fit in `limit` bytes.
     func compress(_ input: [UInt8], limit: Int) -> [UInt8]? {
@@ -128,7 +128,7 @@ final class DictionaryCompressor {
         var output = [UInt8](repeating: 0, count: limit)
         let written = input.withUnsafeBytes { src in
             output.withUnsafeMutableBytes { dst in
-                cid_lz4_encode(encoder, src.baseAddress!, input.count, dst.baseAddress!, limit)
+                cport_lz4_encode(encoder, src.baseAddress!, input.count, dst.baseAddress!, limit)
             }
         }
         guard written > 0 else { return nil }
@@ -142,7 +142,7 @@ final class DictionaryCompressor {
 /// hblkhd`; Darwin: the default zone's `size_in_use`; 0 where the C library cannot say).
 /// Used by tests and benchmarks to prove that enumeration does not grow the heap.
 public func currentHeapBytes() -> Int {
-    Int(max(cid_heap_in_use(), 0))
+    Int(max(cport_heap_in_use(), 0))
 }
 
 /// A fixed array of pointer slots, each published at most once (NULL → value) with
@@ -170,13 +170,13 @@ final class PublishOnceSlots: @unchecked Sendable {
     func load(_ i: Int) -> UnsafeRawPointer? {
         // A `void *const *` in C: the slot's address, read atomically.
         let raw = UnsafeRawPointer(slots + i).assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
-        return cid_atomic_load_ptr(raw).map { UnsafeRawPointer($0) }
+        return cport_atomic_load_ptr(raw).map { UnsafeRawPointer($0) }
     }
 
     /// Publishes `buffer` (allocated with `UnsafeMutableRawPointer.allocate`) in slot `i`.
     /// Returns the buffer that ends up in the slot; frees `buffer` if another thread won.
     func publish(_ i: Int, _ buffer: UnsafeMutableRawPointer) -> UnsafeRawPointer {
-        if let winner = cid_atomic_publish_ptr(slots + i, buffer) {
+        if let winner = cport_atomic_publish_ptr(slots + i, buffer) {
             buffer.deallocate()
             return UnsafeRawPointer(winner)
         }
