@@ -115,16 +115,22 @@ ptrdiff_t cport_lz4_decode(const void *source, size_t sourceSize, void *destinat
             // Starts in the dictionary, may run on into the output.
             size_t back = offset - made;
             const uint8_t *from = dict + dictionarySize - back;
+            size_t room = capacity - made;
             if (length <= back) {
-                memcpy(out + made, from, length);
+                size_t span = (length + 15) & ~(size_t)15;   // whole 16-byte chunks, when both sides have them
+                if (span <= back && span <= room) {
+                    for (size_t done = 0; done < length; done += 16) memcpy(out + made + done, from + done, 16);
+                } else {
+                    memcpy(out + made, from, length);
+                }
                 made += length;
                 continue;
             }
             memcpy(out + made, from, back);
             made += back;
-            size_t rest = length - back;
-            for (size_t i = 0; i < rest; i++) out[made + i] = out[i];
-            made += rest;
+            // The rest continues from the block's first byte: `made` bytes back.
+            copy_back(out + made, made, length - back, capacity - made);
+            made += length - back;
             continue;
         }
         copy_back(out + made, offset, length, capacity - made);
