@@ -14,8 +14,9 @@ enum DirectoryReload {
     static let extensions = ["com.example.callerid.directory0", "com.example.callerid.directory1"]
 
     static func reload(slot: Int, attempts: Int = 200, done: @escaping @Sendable (Error?) -> Void = { _ in }) {
-        guard attempts > 0, let defaults = UserDefaults(suiteName: appGroup) else { return done(nil) }
+        guard attempts > 0 else { return done(nil) }
         CXCallDirectoryManager.sharedInstance.reloadExtension(withIdentifier: extensions[slot]) { error in
+            guard let defaults = UserDefaults(suiteName: appGroup) else { return done(error) }
             let pendingKey = "callerid.cursor.\(slot).pending"
             let pending = defaults.data(forKey: pendingKey)
             defaults.removeObject(forKey: pendingKey)

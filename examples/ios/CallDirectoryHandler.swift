@@ -43,7 +43,7 @@ final class CallDirectoryHandler: CXCallDirectoryProvider, CXCallDirectoryExtens
                 let feeder: DirectoryFeeder
                 do {
                     feeder = try DirectoryFeeder(try store.pin(), slot: slot)   // one generation for the whole request
-                } catch let error where error.code == .fileNotFound {
+                } catch let error as DirectoryError where error.code == .fileNotFound {
                     // Nothing installed yet: an empty, successful request. Anything the system
                     // held is kept on an incremental request, dropped on a full one.
                     defaults.removeObject(forKey: Keys.pending(slot))
