@@ -1,6 +1,6 @@
 // Portable codecs vs liblz4/libxxhash, side by side in one run (BENCHMARKS.md, "Portable codecs").
 //
-//   clang -O2 -I Sources/CPortable/include tools/codec_bench.c Sources/CPortable/*.c -llz4 -llz4 -lxxhash -o /tmp/codec_bench
+//   clang -O2 -I Sources/CPortable/include tools/codec_bench.c Sources/CPortable/*.c -llz4 -lxxhash -o /tmp/codec_bench
 //   /tmp/codec_bench DATABASE.cid
 //
 // Decoding: every compressed label chunk of the database (against its label dictionary), decoded
