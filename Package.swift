@@ -1,4 +1,4 @@
-// swift-tools-version: 6.0
+// swift-tools-version: 6.1
 import PackageDescription
 
 let strictSettings: [SwiftSetting] = [
@@ -6,6 +6,11 @@ let strictSettings: [SwiftSetting] = [
     .enableUpcomingFeature("MemberImportVisibility"),
     .enableUpcomingFeature("InternalImportsByDefault"),
 ]
+
+/// The system codecs (Debian's liblz4 and libxxhash) are used on Linux with the default trait;
+/// everywhere else, and on Linux with `--traits PortableCodecs`, the package's own C codecs
+/// (Sources/CPortable) are, and nothing links liblz4 or libxxhash. docs/PORTABILITY.md.
+let systemCodecs: TargetDependencyCondition? = .when(platforms: [.linux], traits: ["SystemCodecs"])
 
 let package = Package(
     name: "CallerID",
@@ -17,18 +22,25 @@ let package = Package(
         // libcallerid.so: the C ABI (header: include/callerid.h; see docs/C-ABI.md).
         .library(name: "callerid", type: .dynamic, targets: ["CallerIDC"]),
     ],
+    traits: [
+        .trait(name: "SystemCodecs", description: "LZ4 and XXH3 from the system's liblz4 and libxxhash (Linux only; elsewhere the portable codecs are used)."),
+        .trait(name: "PortableCodecs", description: "LZ4 and XXH3 from the package's own C code: no liblz4 or libxxhash at build or run time."),
+        .default(enabledTraits: ["SystemCodecs"]),
+    ],
     targets: [
-        // C module over Debian's liblz4 and libxxhash (plus mallinfo2 and C11 atomics).
-        // Internal to the package: never a product.
+        // C module over Debian's liblz4 and libxxhash. Internal to the package: never a product.
+        // Only with the SystemCodecs trait on Linux.
         .systemLibrary(
             name: "CLZ4Shim",
             path: "CLZ4Shim",
             pkgConfig: "liblz4",
             providers: [.apt(["liblz4-dev", "libxxhash-dev"])]
         ),
+        // Portable C: LZ4 block codec, XXH3/XXH64, atomics, rename exchange, heap statistics.
+        .target(name: "CPortable", path: "Sources/CPortable"),
         .target(
             name: "CallerID",
-            dependencies: ["CLZ4Shim"],
+            dependencies: ["CPortable", .target(name: "CLZ4Shim", condition: systemCodecs)],
             swiftSettings: strictSettings
         ),
         // Ingestion: input formats, encodings, number normalization, regions, shards, manifest.
@@ -56,7 +68,8 @@ let package = Package(
         ),
         .testTarget(
             name: "CallerIDTests",
-            dependencies: ["CallerID", "CallerIDPipeline", "CallerIDDirectory", "lookup"],
+            dependencies: ["CallerID", "CallerIDPipeline", "CallerIDDirectory", "lookup", "CPortable",
+                           .target(name: "CLZ4Shim", condition: systemCodecs)],
             swiftSettings: strictSettings
         ),
     ],

@@ -4,7 +4,11 @@
 #   bash tools/fuzz.sh reader 1800     # database files: open, lookups, enumeration, verify
 #   bash tools/fuzz.sh parser 1800     # input rows: numbers, TSV (and the pipeline's readers)
 #   bash tools/fuzz.sh reader 0 FILE…  # replay inputs (a crash artifact) without fuzzing
+#   bash tools/fuzz.sh codec-lz4 1800  # portable LZ4 block codec vs liblz4 (Fuzz/codec_lz4.c)
+#   bash tools/fuzz.sh codec-xxh3 1800 # portable XXH3-64/XXH64 vs libxxhash (Fuzz/codec_xxh3.c)
 #
+# The codec targets are C, built with clang -fsanitize=fuzzer,address,undefined from
+# Sources/CPortable and linked with liblz4/libxxhash; they start from an empty corpus.
 # The targets (Fuzz/*.swift) are compiled with `swiftc -sanitize=fuzzer,address` together with
 # Sources/CallerID (and Sources/CallerIDPipeline when it compiles), `-enable-testing` and
 # assertions kept on in the optimized build. Everything goes to .build/fuzz/:
@@ -17,13 +21,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/opt/swift/usr/bin"
 
-target=${1:?usage: tools/fuzz.sh reader|parser [SECONDS] [FILE...]}
+target=${1:?usage: tools/fuzz.sh reader|parser|codec-lz4|codec-xxh3 [SECONDS] [FILE...]}
 seconds=${2:-60}
 shift $(( $# >= 2 ? 2 : 1 ))
 case "$target" in
     reader) sources=(Fuzz/ReaderFuzz.swift Fuzz/Seeds.swift) ;;
     parser) sources=(Fuzz/ParserFuzz.swift Fuzz/Seeds.swift Fuzz/PipelineFuzz.swift) ;;
-    *) echo "error: unknown target '$target' (reader or parser)" >&2; exit 64 ;;
+    codec-lz4|codec-xxh3) sources=("Fuzz/${target/-/_}.c") ;;
+    *) echo "error: unknown target '$target' (reader, parser, codec-lz4 or codec-xxh3)" >&2; exit 64 ;;
 esac
 
 if ! { [ -e /usr/include/lz4.h ] && [ -e /usr/include/xxhash.h ]; }; then
@@ -32,9 +37,24 @@ fi
 
 out=.build/fuzz
 mkdir -p "$out"
+
+if [[ $target == codec-* ]]; then
+    corpus="$out/corpus-$target" artifacts="$out/artifacts-$target"
+    mkdir -p "$corpus" "$artifacts"
+    echo "fuzz: building $target" >&2
+    clang -O2 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I Sources/CPortable/include \
+        "${sources[@]}" Sources/CPortable/*.c -llz4 -lxxhash -o "$out/$target"
+    export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:symbolize=1}
+    if [ $# -gt 0 ]; then exec "$out/$target" -runs=1 "$@"; fi
+    echo "fuzz: running $target for ${seconds}s (corpus $corpus, $(ls "$corpus" | wc -l) files)" >&2
+    # shellcheck disable=SC2086
+    exec "$out/$target" "$corpus" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+        -max_len=70000 -print_final_stats=1 -artifact_prefix="$artifacts/" ${FUZZ_FLAGS:-}
+fi
 flags=(-swift-version 6 -enable-upcoming-feature ExistentialAny -enable-upcoming-feature MemberImportVisibility
        -enable-upcoming-feature InternalImportsByDefault -parse-as-library -enable-testing
-       -O -assert-config Debug -g -sanitize=fuzzer,address -I CLZ4Shim -I "$out" -L "$out")
+       -O -assert-config Debug -g -sanitize=fuzzer,address -D SystemCodecs -I CLZ4Shim -I Sources/CPortable/include
+       -I "$out" -L "$out")
 
 # The library modules, instrumented (rebuilt when a source is newer than the archive).
 build_module() {  # NAME DIR [SWIFTC FLAGS...]; rebuilt when a source or libCallerID.a is newer
@@ -49,8 +69,18 @@ build_module() {  # NAME DIR [SWIFTC FLAGS...]; rebuilt when a source or libCall
     swiftc "${flags[@]}" "$@" -module-name "$name" -emit-module -emit-module-path "$out/$name.swiftmodule" \
         -emit-library -static -o "$out/lib$name.a" $files
 }
+# CPortable (the C shims and portable codecs CallerID imports), instrumented like the rest.
+if [ ! -f "$out/libCPortable.a" ] || [ -n "$(find Sources/CPortable -newer "$out/libCPortable.a" -type f)" ]; then
+    echo "fuzz: compiling CPortable" >&2
+    for c in Sources/CPortable/*.c; do
+        clang -O2 -g -fsanitize=fuzzer-no-link,address -I Sources/CPortable/include -c "$c" -o "$out/$(basename "$c" .c).o"
+    done
+    rm -f "$out/libCPortable.a"
+    ar rcs "$out/libCPortable.a" "$out"/lz4_block.o "$out"/xxhash.o
+    rm -f "$out/libCallerID.a"   # CallerID links against it: rebuild
+fi
 build_module CallerID Sources/CallerID
-libs=(-lCallerID -llz4 -lxxhash)
+libs=(-lCallerID -lCPortable -llz4 -lxxhash)
 if [ "$target" = parser ] && [ -d Sources/CallerIDPipeline ]; then
     if build_module CallerIDPipeline Sources/CallerIDPipeline 2> "$out/pipeline-build.log"; then
         libs=(-lCallerIDPipeline "${libs[@]}")

@@ -1,14 +1,13 @@
-// CLZ4Shim: the only C surface CallerID uses.
-//
-// Thin `static inline` wrappers over liblz4, libxxhash, mallinfo2 and C11 atomics.
-// They take `const void *` / `void *` so Swift can pass `UnsafeRawPointer` without rebinding,
-// and carry the `clz4_` prefix so nothing collides with the libraries' own names.
+// CLZ4Shim: the system codecs (liblz4, libxxhash), used on Linux with the default
+// `SystemCodecs` trait. Thin `static inline` wrappers taking `const void *` / `void *` so
+// Swift can pass `UnsafeRawPointer` without rebinding; the `clz4_` prefix keeps them apart
+// from the libraries' own names. The OS shims (atomics, rename exchange, heap statistics)
+// live in Sources/CPortable/include/cportable_os.h.
 #ifndef CLZ4SHIM_H
 #define CLZ4SHIM_H
 
 #include <stddef.h>
 #include <stdint.h>
-#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <lz4.h>
@@ -72,49 +71,16 @@ static inline int clz4_dict_compress(void *compressor, const void *src, void *ds
 
 static inline void clz4_dict_compressor_free(void *compressor) { free(compressor); }
 
-/// Bytes currently allocated by malloc: in-use arena bytes plus mmap'd chunks.
-static inline size_t clz4_heap_in_use(void) {
-    struct mallinfo2 info = mallinfo2();
-    return info.uordblks + info.hblkhd;
+/// LZ4 (fast, not HC) compression of one block against a dictionary (tests compare codecs
+/// with it). Returns the compressed size, 0 when it does not fit or on OOM.
+static inline int clz4_compress_fast_dict(const void *src, void *dst, int srcSize, int capacity,
+                                          const void *dict, int dictSize, int acceleration) {
+    LZ4_stream_t *stream = LZ4_createStream();
+    if (stream == NULL) return 0;
+    if (dictSize > 0) LZ4_loadDict(stream, (const char *)dict, dictSize);
+    int n = LZ4_compress_fast_continue(stream, (const char *)src, (char *)dst, srcSize, capacity, acceleration);
+    LZ4_freeStream(stream);
+    return n;
 }
-
-/// Acquire-load of a pointer slot.
-static inline void *clz4_atomic_load_ptr(void *const *slot) {
-    return __atomic_load_n((void **)slot, __ATOMIC_ACQUIRE);
-}
-
-/// Compare-and-swap of a pointer slot from NULL to `value` (acq_rel).
-/// Returns NULL when `value` was stored, otherwise the pointer that was already there.
-static inline void *clz4_atomic_publish_ptr(void **slot, void *value) {
-    void *expected = NULL;
-    if (__atomic_compare_exchange_n(slot, &expected, value, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-        return NULL;
-    }
-    return expected;
-}
-
-/// Swaps two paths in one atomic step (both must exist): Linux renameat2(RENAME_EXCHANGE),
-/// Darwin renamex_np(RENAME_SWAP). Returns 0, or -1 with errno (EINVAL, ENOSYS, ENOTSUP when
-/// the file system or kernel cannot; the caller then falls back to two renames).
-#if defined(__linux__)
-#include <errno.h>
-#include <fcntl.h>
-#include <unistd.h>
-#include <sys/syscall.h>
-static inline int clz4_rename_exchange(const char *a, const char *b) {
-#if defined(SYS_renameat2)
-    return (int)syscall(SYS_renameat2, AT_FDCWD, a, AT_FDCWD, b, 1u << 1 /* RENAME_EXCHANGE */);
-#else
-    (void)a; (void)b;
-    errno = ENOSYS;
-    return -1;
-#endif
-}
-#elif defined(__APPLE__)
-#include <stdio.h>
-static inline int clz4_rename_exchange(const char *a, const char *b) {
-    return renamex_np(a, b, RENAME_SWAP);
-}
-#endif
 
 #endif

@@ -6,7 +6,8 @@ public struct BuildOptions: Sendable {
     public var labelsPerChunk: Int? = nil
     /// LZ4HC level for label chunks (1…12). The most frequent labels' chunks (up to 64 KiB) are
     /// stored raw and serve as the LZ4 dictionary of every other chunk; a chunk is stored raw
-    /// unless compression saves ≥ 12.5%.
+    /// unless compression saves ≥ 12.5%. Builds with the portable codecs (Apple platforms,
+    /// `--traits PortableCodecs`) use a greedy LZ4 encoder instead and ignore the level.
     public var compressionLevel: Int = 12
     /// When false, label chunks are always stored raw: larger files, no decoding on access.
     public var compressLabels: Bool = true

@@ -485,7 +485,7 @@ func writeInfo(_ info: DatabaseInfo, json: Bool, to out: inout Output) {
         entries           \(info.entries)
         distinct labels   \(info.distinctLabels)
         blocks            \(info.blocks) × \(info.blockSize) entries
-        label chunks      \(info.labelChunks) (\(info.compressedLabelChunks) LZ4HC-compressed, \(info.labelBytesRaw) bytes raw)
+        label chunks      \(info.labelChunks) (\(info.compressedLabelChunks) LZ4-compressed, \(info.labelBytesRaw) bytes raw)
         categories        \(info.categories.map { "\($0.name) (\($0.action))" }.joined(separator: ", "))
         bytes             \(info.fileBytes)
         bytes/entry       \(String(format: "%.3f", info.bytesPerEntry))

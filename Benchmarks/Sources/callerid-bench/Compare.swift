@@ -207,8 +207,12 @@ func compare(_ a: Arguments) throws -> Int32 {
         try resultsJSON(context).write(toFile: path, atomically: true, encoding: .utf8)
         log("wrote \(path)")
     }
-    let md = markdown(context)
+    var md = markdown(context)
     if let path = a.values["--markdown"] {
+        // Sections measured by other tools (from a `<!-- kept -->` line on) survive the rewrite.
+        if let old = try? String(contentsOfFile: path, encoding: .utf8), let kept = old.range(of: "\n<!-- kept -->") {
+            md += old[old.index(after: kept.lowerBound)...]
+        }
         try md.write(toFile: path, atomically: true, encoding: .utf8)
         log("wrote \(path)")
     } else if !a.flags.contains("--json") {

@@ -1,5 +1,7 @@
 #if canImport(Glibc)
 internal import Glibc
+#elseif canImport(Musl)
+internal import Musl
 #elseif canImport(Darwin)
 internal import Darwin
 #endif
@@ -57,8 +59,8 @@ final class MappedFile: @unchecked Sendable {
             device = UInt64(st.st_dev)
             inode = UInt64(st.st_ino)
             size = Int64(st.st_size)
-            modified = st.st_mtim
-            changed = st.st_ctim
+            modified = Platform.modificationTime(st)
+            changed = Platform.changeTime(st)
         }
 
         static func == (a: FileIdentity, b: FileIdentity) -> Bool {
@@ -227,7 +229,7 @@ package struct AtomicFileWriter {
             let full = directory + "/" + String(decoding: candidate, as: UTF8.self)
             var st = stat()
             guard lstat(full, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG,
-                  Int(now - st.st_mtim.tv_sec) > seconds else { continue }
+                  Int(now - Platform.modificationTime(st).tv_sec) > seconds else { continue }
             if unlink(full) == 0 { removed += 1 }
         }
         return removed
@@ -237,7 +239,7 @@ package struct AtomicFileWriter {
     package mutating func write(_ data: UnsafeRawBufferPointer) throws(CallerIDError) {
         var done = 0
         while done < data.count {
-            let n = Glibc.write(fd, data.baseAddress! + done, data.count - done)
+            let n = Platform.write(fd, data.baseAddress! + done, data.count - done)
             if n < 0 {
                 if errno == EINTR { continue }
                 let message = "\(path): write failed: \(errnoMessage())"
@@ -316,7 +318,7 @@ struct LineReader {
     }
 
     mutating func close() {
-        if fd > 0 { _ = Glibc.close(fd) }
+        if fd > 0 { Platform.close(fd) }
         fd = -1
     }
 

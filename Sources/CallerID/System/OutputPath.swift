@@ -3,10 +3,12 @@
 // atomic writer of MappedFile.swift); callers in the other modules use the `package` API.
 #if canImport(Glibc)
 internal import Glibc
+#elseif canImport(Musl)
+internal import Musl
 #elseif canImport(Darwin)
 internal import Darwin
 #endif
-internal import CLZ4Shim
+internal import CPortable
 
 /// What an output path leads to once symbolic links are followed.
 package struct ResolvedOutput: Sendable, Equatable {
@@ -154,7 +156,7 @@ package enum DirectorySwitch {
             return
         }
         if allowExchange {
-            if clz4_rename_exchange(new, target) == 0 {
+            if cport_rename_exchange(new, target) == 0 {
                 // `new` now names the previous output.
                 syncDirectory(dir)
                 hook(.afterSwitch)
@@ -277,17 +279,9 @@ package func killCurrentProcessForTesting() -> Never {
 }
 
 private func modificationTime(_ st: stat) -> Int {
-    #if canImport(Glibc)
-    Int(st.st_mtim.tv_sec)
-    #else
-    Int(st.st_mtimespec.tv_sec)
-    #endif
+    Int(Platform.modificationTime(st).tv_sec)
 }
 
 private func systemClose(_ fd: Int32) -> Int32 {
-    #if canImport(Glibc)
-    Glibc.close(fd)
-    #else
-    Darwin.close(fd)
-    #endif
+    Platform.close(fd)
 }

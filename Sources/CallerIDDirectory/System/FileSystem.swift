@@ -1,6 +1,8 @@
 // The one file of this target with libc calls: fsync, rename, link, flock, directory listing.
 #if canImport(Glibc)
 internal import Glibc
+#elseif canImport(Musl)
+internal import Musl
 #elseif canImport(Darwin)
 internal import Darwin
 #endif
@@ -44,7 +46,7 @@ enum FileSystem {
     }
 
     static func rename(_ from: String, _ to: String) throws(DirectoryError) {
-        guard Glibc_rename(from, to) == 0 else { throw ioError(from, "rename to \(to)") }
+        guard systemRename(from, to) == 0 else { throw ioError(from, "rename to \(to)") }
     }
 
     /// A hard link; false when the file system refuses (the caller copies instead).
@@ -107,8 +109,13 @@ enum FileSystem {
     }
 }
 
-#if canImport(Glibc)
-private func Glibc_rename(_ a: String, _ b: String) -> Int32 { Glibc.rename(a, b) }
-#else
-private func Glibc_rename(_ a: String, _ b: String) -> Int32 { Darwin.rename(a, b) }
-#endif
+/// `rename(2)`, named through the C library module (Foundation has a `rename` of its own).
+private func systemRename(_ a: String, _ b: String) -> Int32 {
+    #if canImport(Glibc)
+    Glibc.rename(a, b)
+    #elseif canImport(Musl)
+    Musl.rename(a, b)
+    #else
+    Darwin.rename(a, b)
+    #endif
+}

@@ -1,0 +1,75 @@
+// CPortable OS shims: C11-style atomics on pointer slots, an atomic exchange of two paths,
+// and the malloc heap in use. Each has a Linux (glibc, musl) and a Darwin branch; the Swift
+// side calls them only from the `System/` layers.
+#ifndef CPORTABLE_OS_H
+#define CPORTABLE_OS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <errno.h>
+
+/// Acquire-load of a pointer slot.
+static inline void *cport_atomic_load_ptr(void *const *slot) {
+    return __atomic_load_n((void **)slot, __ATOMIC_ACQUIRE);
+}
+
+/// Compare-and-swap of a pointer slot from NULL to `value` (acq_rel).
+/// Returns NULL when `value` was stored, otherwise the pointer that was already there.
+static inline void *cport_atomic_publish_ptr(void **slot, void *value) {
+    void *expected = NULL;
+    if (__atomic_compare_exchange_n(slot, &expected, value, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        return NULL;
+    }
+    return expected;
+}
+
+/// Swaps two paths in one atomic step (both must exist): Linux renameat2(RENAME_EXCHANGE),
+/// Darwin renamex_np(RENAME_SWAP). Returns 0, or -1 with errno (EINVAL, ENOSYS, ENOTSUP when
+/// the file system or kernel cannot; the caller then falls back to two renames).
+#if defined(__linux__)
+#include <fcntl.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+static inline int cport_rename_exchange(const char *a, const char *b) {
+#if defined(SYS_renameat2)
+    return (int)syscall(SYS_renameat2, AT_FDCWD, a, AT_FDCWD, b, 1u << 1 /* RENAME_EXCHANGE */);
+#else
+    (void)a; (void)b;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+#elif defined(__APPLE__)
+#include <stdio.h>
+static inline int cport_rename_exchange(const char *a, const char *b) {
+    return renamex_np(a, b, RENAME_SWAP);
+}
+#else
+static inline int cport_rename_exchange(const char *a, const char *b) {
+    (void)a; (void)b;
+    errno = ENOSYS;
+    return -1;
+}
+#endif
+
+/// Bytes currently allocated by malloc, or -1 where the C library cannot say.
+/// glibc: mallinfo2 (in-use arena bytes plus mmap'd chunks); Darwin: the default zone's
+/// statistics; musl and others: -1 (heap measurement is for tests and benchmarks only).
+#if defined(__GLIBC__)
+#include <malloc.h>
+static inline long long cport_heap_in_use(void) {
+    struct mallinfo2 info = mallinfo2();
+    return (long long)(info.uordblks + info.hblkhd);
+}
+#elif defined(__APPLE__)
+#include <malloc/malloc.h>
+static inline long long cport_heap_in_use(void) {
+    malloc_statistics_t stats;
+    malloc_zone_statistics(NULL, &stats);
+    return (long long)stats.size_in_use;
+}
+#else
+static inline long long cport_heap_in_use(void) { return -1; }
+#endif
+
+#endif

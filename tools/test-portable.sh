@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Builds and runs the whole test suite with the PortableCodecs trait (the package's own LZ4
+# and XXH3 in C, as on iOS and macOS), in its own scratch directory so the default build is
+# left alone, then checks that libcallerid.so and lookup link neither liblz4 nor libxxhash.
+# Usage: bash tools/test-portable.sh [swift test arguments, e.g. --filter PortableCodecTests]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$PATH:/opt/swift/usr/bin"
+scratch=.build-portable
+
+swift build --build-tests --traits PortableCodecs --scratch-path "$scratch"
+bin=$(swift build --traits PortableCodecs --scratch-path "$scratch" --show-bin-path)
+for f in "$bin/libcallerid.so" "$bin/lookup"; do
+    if ldd "$f" | grep -E 'liblz4|libxxhash'; then
+        echo "error: $f links a system codec library with --traits PortableCodecs" >&2
+        exit 1
+    fi
+done
+echo "portable: libcallerid.so and lookup link neither liblz4 nor libxxhash"
+swift test --skip-build --traits PortableCodecs --scratch-path "$scratch" "$@"
