@@ -53,7 +53,7 @@ if [[ $target == codec-* ]]; then
 fi
 flags=(-swift-version 6 -enable-upcoming-feature ExistentialAny -enable-upcoming-feature MemberImportVisibility
        -enable-upcoming-feature InternalImportsByDefault -parse-as-library -enable-testing
-       -O -assert-config Debug -g -sanitize=fuzzer,address -D SystemCodecs -I CLZ4Shim -I Sources/CPortable/include
+       -package-name CallerID -O -assert-config Debug -g -sanitize=fuzzer,address -D SystemCodecs -I CLZ4Shim -I Sources/CPortable/include
        -I "$out" -L "$out")
 
 # The library modules, instrumented (rebuilt when a source is newer than the archive).
