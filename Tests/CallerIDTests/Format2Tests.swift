@@ -3,15 +3,11 @@
 @_spi(Format2Prototype) @testable import CallerID
 import Testing
 
+/// The suite's seeded SplitMix64 (TestSupport.swift) with a bounded draw.
 private struct Rng {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+    var generator: SeededGenerator
+    init(state: UInt64) { generator = SeededGenerator(seed: state) }
+    mutating func next() -> UInt64 { generator.next() }
     mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
 }
 
