@@ -2,27 +2,28 @@
 ///
 /// Create one with ``Database/cursor(from:filter:)``. Each call to ``next(_:)`` yields the
 /// following entry; ``lastNumber`` is where to resume (pass `lastNumber + 1` as `from` to a
-/// new cursor) after a pause, for example between two Call Directory requests.
-/// Heap use is fixed when the cursor is created and does not depend on the file's size.
+/// new cursor) after a pause, for example between two Call Directory requests. For the
+/// fastest full scans, ``nextBatch(_:)`` fills an ``EntryBatch`` with up to its capacity of
+/// entries per call.
+///
+/// Heap use is fixed when the cursor is created and does not depend on the file's size:
+/// the keys and value ids of one block (12 bytes per entry, at most 12 KiB) and a buffer that
+/// grows to the longest cold label decoded (at most 64 KiB).
 public struct EntryCursor {
     let db: Database
+    private var storage: CursorStorage
     private var block: Int
     private var pos = 0
     private var n = 0
-    private var keys: [UInt64]
-    private var values: [Int]
     private var allowed: [Bool]?
-    private let cache: ChunkCache
     private var previous: UInt64 = 0
     private var failure: CallerIDError?
     /// The number of the last entry returned, if any.
     public private(set) var lastNumber: UInt64?
 
-    init(database db: Database, from: UInt64, filter: CategoryFilter?, labelCacheBytes: Int) {
+    init(database db: Database, from: UInt64, filter: CategoryFilter?) {
         self.db = db
-        cache = ChunkCache(maxRawChunk: db.maxCompressedChunkRaw, budget: labelCacheBytes)
-        keys = [UInt64](repeating: 0, count: db.blockSize)
-        values = [Int](repeating: 0, count: db.blockSize)
+        storage = CursorStorage(blockSize: db.blockSize)
         if let filter {
             allowed = db.categories.map { filter.matches($0) }
         }
@@ -34,7 +35,7 @@ public struct EntryCursor {
                 var lo = 0, hi = n
                 while lo < hi {
                     let mid = (lo + hi) / 2
-                    if keys[mid] < from { lo = mid + 1 } else { hi = mid }
+                    if storage.keys[mid] < from { lo = mid + 1 } else { hi = mid }
                 }
                 pos = lo
             }
@@ -45,35 +46,48 @@ public struct EntryCursor {
 
     /// Decodes the next block; false at the end.
     private mutating func advance() throws(CallerIDError) -> Bool {
+        // Copies of a cursor share storage until one of them decodes a block.
+        if !isKnownUniquelyReferenced(&storage) { storage = CursorStorage(blockSize: db.blockSize) }
         block += 1
         pos = 0
         n = 0
         guard block < db.blockCount else { return false }
-        let r = db.blockReader(block)
-        let count = r.n
-        var last = previous
-        for i in 0..<count {
-            let k = db.key(r, i)
-            guard k > last, k <= Format.maxNumber, i > 0 || k == db.blockKeys.u64(block * 8) else {
-                throw CallerIDError.corrupt(db.path, "block \(block): key \(i) (\(k)) is out of order or does not match the block index")
-            }
-            last = k
-            keys[i] = k
+        let r = try db.record(block)
+        let first = db.firstKey(block)
+        guard first > previous, r.decodeAll(firstKey: first, code: db.code, keys: storage.keys, ids: storage.ids) else {
+            throw CallerIDError.corrupt(db.path, "block \(block): keys out of order, beyond the largest number, or a damaged value code")
         }
-        previous = last
-        if r.mode == Format.ValueMode.constant.rawValue {
-            let v = try db.value(r, 0)
-            for i in 0..<count { values[i] = v }
-        } else {
-            for i in 0..<count { values[i] = try db.value(r, i) }
+        for i in 0..<r.n where Int(storage.ids[i]) >= db.valueCount {
+            throw CallerIDError.corrupt(db.path, "block \(block): value id \(storage.ids[i]) beyond the \(db.valueCount) values")
         }
-        n = count
+        previous = storage.keys[r.n - 1]
+        n = r.n
         return true
     }
 
+    /// The label of value `id`: the mapping for a hot value, the cursor's buffer for a cold
+    /// one (decoded once per run of equal cold values).
+    @inline(__always)
+    private mutating func label(_ id: Int) throws(CallerIDError) -> UnsafeRawBufferPointer {
+        if id < db.hotCount { return try db.hotLabel(id) }
+        if !isKnownUniquelyReferenced(&storage) {
+            let copy = CursorStorage(blockSize: db.blockSize)
+            copy.keys.update(from: storage.keys, count: n)
+            copy.ids.update(from: storage.ids, count: n)
+            storage = copy
+        }
+        if storage.decodedID == id { return UnsafeRawBufferPointer(start: storage.label, count: storage.decodedLength) }
+        let codes = try db.coldCodes(id)
+        let capacity = min(codes.count &* 8, Format.maxLabelBytes)
+        storage.reserveLabel(capacity)
+        let length = try db.decodeCold(codes, id, into: storage.label, capacity: capacity)
+        storage.decodedID = id
+        storage.decodedLength = length
+        return UnsafeRawBufferPointer(start: storage.label, count: length)
+    }
+
     /// Calls `body` with each following entry (a borrowed view) until it returns false or the
-    /// entries end. The fastest way through a database: no allocation, no per-entry copy.
-    /// Throws when the file is damaged; the cursor then stays failed.
+    /// entries end. Throws when the file is damaged; the cursor then stays failed.
     public mutating func forEach(_ body: (EntryView) -> Bool) throws(CallerIDError) {
         if let failure { throw failure }
         do {
@@ -82,7 +96,7 @@ public struct EntryCursor {
                     guard try advance() else { return }
                     continue
                 }
-                let k = keys[pos], v = values[pos]
+                let k = storage.keys[pos], v = Int(storage.ids[pos])
                 pos += 1
                 let code = try db.categoryCode(v)
                 if let allowed, !allowed[code] { continue }
@@ -112,22 +126,146 @@ public struct EntryCursor {
         try next { $0.entry }
     }
 
-    private func label(_ v: Int) throws(CallerIDError) -> UnsafeRawBufferPointer {
-        let c = v >> db.labelShift
-        let e = c * Format.chunkEntrySize
-        let chunk: ByteView
-        if db.chunkTable.u32(e + 12) == 0 {
-            chunk = ByteView(base: db.labelData.base + Int(db.chunkTable.u32(e)), count: Int(db.chunkTable.u32(e + 4)))
-        } else if let shared = db.decoded.load(c) {
-            chunk = ByteView(base: shared, count: Int(db.chunkTable.u32(e + 8)))
-        } else {
-            let source = db.labelData.bytes(Int(db.chunkTable.u32(e)), Int(db.chunkTable.u32(e + 4)))
-            guard let decoded = cache.chunk(c, raw: Int(db.chunkTable.u32(e + 8)), source: source, dictionary: db.labelDictionary.buffer) else {
-                throw CallerIDError.corrupt(db.path, "label chunk \(c) does not decompress")
+    /// Fills `batch` with the following entries, up to its capacity (fewer when cold labels
+    /// fill its 64 KiB label buffer, and none at the end); returns how many. The batch's
+    /// views stay valid until it is filled again or released.
+    /// Throws when the file is damaged; the cursor then stays failed.
+    public mutating func nextBatch(_ batch: EntryBatch) throws(CallerIDError) -> Int {
+        batch.reset(database: db)
+        if let failure { throw failure }
+        do {
+            var lastCold = -1
+            var lastColdStart = 0, lastColdLength = 0
+            while batch.count < batch.capacity {
+                if pos == n {
+                    guard try advance() else { break }
+                    continue
+                }
+                let k = storage.keys[pos], v = Int(storage.ids[pos])
+                let code = try db.categoryCode(v)
+                if let allowed, !allowed[code] {
+                    pos += 1
+                    continue
+                }
+                if v < db.hotCount {
+                    batch.append(k, try db.hotLabel(v), UInt8(truncatingIfNeeded: code))
+                } else if v == lastCold {
+                    batch.append(k, UnsafeRawBufferPointer(start: batch.arena + lastColdStart, count: lastColdLength), UInt8(truncatingIfNeeded: code))
+                } else {
+                    let codes = try db.coldCodes(v)
+                    let capacity = min(codes.count &* 8, Format.maxLabelBytes)
+                    if batch.arenaUsed &+ capacity > EntryBatch.arenaBytes { break }  // full: the next call starts here
+                    let at = batch.arenaUsed
+                    let length = try db.decodeCold(codes, v, into: batch.arena + at, capacity: capacity)
+                    batch.arenaUsed &+= length
+                    lastCold = v
+                    lastColdStart = at
+                    lastColdLength = length
+                    batch.append(k, UnsafeRawBufferPointer(start: batch.arena + at, count: length), UInt8(truncatingIfNeeded: code))
+                }
+                pos += 1
+                lastNumber = k
             }
-            chunk = decoded
+            return batch.count
+        } catch {
+            failure = error
+            batch.reset(database: db)
+            throw error
         }
-        return try db.label(in: chunk, index: v & ((1 << db.labelShift) - 1), labels: db.labelsIn(chunk: c))
+    }
+}
+
+/// The cursor's buffers (a class, so that copies of a cursor value share them and they are
+/// freed once).
+final class CursorStorage {
+    let keys: UnsafeMutablePointer<UInt64>
+    let ids: UnsafeMutablePointer<UInt32>
+    private(set) var label: UnsafeMutableRawPointer
+    private var labelCapacity = 256
+    var decodedID = -1
+    var decodedLength = 0
+
+    init(blockSize: Int) {
+        keys = .allocate(capacity: blockSize)
+        ids = .allocate(capacity: blockSize)
+        label = .allocate(byteCount: labelCapacity, alignment: 8)
+    }
+
+    func reserveLabel(_ capacity: Int) {
+        guard capacity > labelCapacity else { return }
+        label.deallocate()
+        labelCapacity = max(capacity, min(2 * labelCapacity, Format.maxLabelBytes))
+        label = .allocate(byteCount: labelCapacity, alignment: 8)
+        decodedID = -1
+    }
+
+    deinit {
+        keys.deallocate()
+        ids.deallocate()
+        label.deallocate()
+    }
+}
+
+/// Entries filled by ``EntryCursor/nextBatch(_:)``: reusable storage for up to ``capacity``
+/// entries whose labels point into the database's mapping (hot labels) or into the batch's
+/// own 64 KiB buffer (cold labels decoded for this batch). Views are valid until the batch is
+/// filled again or released, and while the database is open.
+public final class EntryBatch {
+    /// Bytes of the cold-label buffer: one longest label always fits.
+    static let arenaBytes = 64 * 1024
+    /// Most entries one fill returns.
+    public let capacity: Int
+    /// Entries of the last fill.
+    public private(set) var count = 0
+    let numberStorage: UnsafeMutablePointer<UInt64>
+    let labelStarts: UnsafeMutablePointer<UnsafeRawPointer?>
+    let labelLengths: UnsafeMutablePointer<Int32>
+    let categoryCodes: UnsafeMutablePointer<UInt8>
+    let arena: UnsafeMutableRawPointer
+    var arenaUsed = 0
+    private var database: Database?
+
+    /// Storage for up to `capacity` (≥ 1) entries per fill.
+    public init(capacity: Int = 1024) {
+        self.capacity = max(1, capacity)
+        numberStorage = .allocate(capacity: self.capacity)
+        labelStarts = .allocate(capacity: self.capacity)
+        labelLengths = .allocate(capacity: self.capacity)
+        categoryCodes = .allocate(capacity: self.capacity)
+        arena = .allocate(byteCount: EntryBatch.arenaBytes, alignment: 8)
+    }
+
+    deinit {
+        numberStorage.deallocate()
+        labelStarts.deallocate()
+        labelLengths.deallocate()
+        categoryCodes.deallocate()
+        arena.deallocate()
+    }
+
+    func reset(database: Database) {
+        self.database = database
+        count = 0
+        arenaUsed = 0
+    }
+
+    @inline(__always)
+    func append(_ number: UInt64, _ label: UnsafeRawBufferPointer, _ category: UInt8) {
+        numberStorage[count] = number
+        labelStarts[count] = label.baseAddress
+        labelLengths[count] = Int32(truncatingIfNeeded: label.count)
+        categoryCodes[count] = category
+        count &+= 1
+    }
+
+    /// The numbers of the last fill, ascending.
+    public var numbers: UnsafeBufferPointer<UInt64> { UnsafeBufferPointer(start: numberStorage, count: count) }
+
+    /// Entry `i` (< ``count``) of the last fill, as a borrowed view.
+    public subscript(i: Int) -> EntryView {
+        precondition(i >= 0 && i < count, "batch index out of range")
+        return EntryView(number: numberStorage[i], categoryCode: Int(categoryCodes[i]),
+                         labelBytes: UnsafeRawBufferPointer(start: labelStarts[i], count: Int(labelLengths[i])), database: database!)
     }
 }
 

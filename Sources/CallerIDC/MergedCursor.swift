@@ -31,15 +31,10 @@ struct MergedCursor {
     private var sources: [Source]
     private var failure: CallerIDError?
 
-    /// Decoded-label cache of all the sources together: the heap stays bounded however many
-    /// databases are merged (each cursor still keeps at least one chunk).
-    static let labelCacheBudget = 64 * 1024
-
     init(cores: [Core], from: UInt64, selection: Selection) {
-        let perSource = max(4 * 1024, MergedCursor.labelCacheBudget / max(cores.count, 1))
         let byAction = selection.action.map { CategoryFilter.action($0) }
         sources = cores.map { core in
-            Source(core: core, cursor: core.db.cursor(from: from, filter: byAction, labelCacheBytes: perSource),
+            Source(core: core, cursor: core.db.cursor(from: from, filter: byAction),
                    selected: selection.names == nil ? nil : selection.table(for: core))
         }
     }

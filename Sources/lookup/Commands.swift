@@ -477,7 +477,7 @@ func writeInfo(_ info: DatabaseInfo, json: Bool, to out: inout Output) {
     if json {
         let sections = info.sections.map { "{\"name\":\(jsonString($0.name)),\"offset\":\($0.offset),\"bytes\":\($0.bytes),\"xxh3\":\"\(String(format: "%016llx", $0.checksum))\"}" }
         let categories = info.categories.map { "{\"name\":\(jsonString($0.name)),\"action\":\"\($0.action)\"}" }
-        out.write("{\"file\":\(jsonString(info.path)),\"format_version\":\"\(info.formatVersion)\",\"entries\":\(info.entries),\"distinct_labels\":\(info.distinctLabels),\"block_size\":\(info.blockSize),\"blocks\":\(info.blocks),\"label_chunks\":\(info.labelChunks),\"compressed_label_chunks\":\(info.compressedLabelChunks),\"label_bytes_raw\":\(info.labelBytesRaw),\"bytes\":\(info.fileBytes),\"bytes_per_entry\":\(String(format: "%.3f", info.bytesPerEntry)),\"categories\":[\(categories.joined(separator: ","))],\"sections\":[\(sections.joined(separator: ","))]}\n")
+        out.write("{\"file\":\(jsonString(info.path)),\"format_version\":\"\(info.formatVersion)\",\"entries\":\(info.entries),\"distinct_labels\":\(info.distinctLabels),\"block_size\":\(info.blockSize),\"blocks\":\(info.blocks),\"hot_labels\":\(info.hotLabels),\"label_symbols\":\(info.labelSymbols),\"bytes\":\(info.fileBytes),\"bytes_per_entry\":\(String(format: "%.3f", info.bytesPerEntry)),\"categories\":[\(categories.joined(separator: ","))],\"sections\":[\(sections.joined(separator: ","))]}\n")
     } else {
         out.write("""
         file              \(info.path)
@@ -485,7 +485,7 @@ func writeInfo(_ info: DatabaseInfo, json: Bool, to out: inout Output) {
         entries           \(info.entries)
         distinct labels   \(info.distinctLabels)
         blocks            \(info.blocks) × \(info.blockSize) entries
-        label chunks      \(info.labelChunks) (\(info.compressedLabelChunks) LZ4-compressed, \(info.labelBytesRaw) bytes raw)
+        hot labels        \(info.hotLabels) raw, \(info.distinctLabels - info.hotLabels) coded with \(info.labelSymbols) symbols
         categories        \(info.categories.map { "\($0.name) (\($0.action))" }.joined(separator: ", "))
         bytes             \(info.fileBytes)
         bytes/entry       \(String(format: "%.3f", info.bytesPerEntry))

@@ -1,0 +1,200 @@
+// Format 2.0: one block record (docs/FORMAT.md §4), read through a view whose header was
+// checked against the record's bounds. Every load below stays inside [record start, record
+// end + 8): the blocks section ends with 8 zero bytes and no record reaches into them.
+
+/// A checked view of one block record.
+struct BlockRecord {
+    let view: ByteView   // [start, end + 8): the 8 bytes after the record are readable
+    let n: Int
+    let l: Int
+    let codec: UInt8
+    let upperStart: Int
+    let upperWords: Int
+    let lowerStart: Int
+    let valueStart: Int
+    let valueBits: Int
+    let syncShift: Int
+
+    /// Nil when the header does not fit the record: entries 1…`maxEntries`, a known key
+    /// codec, and sync table, upper words, lower bits and value stream inside the record.
+    @inline(__always)
+    init?(_ blocks: ByteView, start: Int, end: Int, syncShift: Int, maxEntries: Int) {
+        guard start < end, end &- start >= Format.recordHeaderSize, end <= blocks.count &- Format.recordPadding else { return nil }
+        view = ByteView(base: blocks.base + start, count: end &- start &+ Format.recordPadding)
+        let recordLength = end &- start
+        n = Int(view.u16(0))
+        l = Int(view.u8(2))
+        codec = view.u8(3)
+        upperWords = Int(view.u16(4))
+        let lowerBytes = Int(view.u16(6))
+        self.syncShift = syncShift
+        let m = n &- 1
+        guard n >= 1, n <= maxEntries else { return nil }
+        if codec == Format.keyCodecRun {
+            guard l == 0, upperWords == 0, lowerBytes == 0 else { return nil }
+        } else {
+            guard codec == Format.keyCodecEliasFano, l <= 56, lowerBytes &* 8 >= m &* l, upperWords &* 64 >= m else { return nil }
+        }
+        upperStart = Format.recordHeaderSize &+ 2 &* (m &>> syncShift)
+        lowerStart = upperStart &+ 8 &* upperWords
+        valueStart = lowerStart &+ lowerBytes
+        guard valueStart <= recordLength else { return nil }
+        valueBits = (recordLength &- valueStart) &* 8
+    }
+
+    @inline(__always) func lower(_ j: Int) -> UInt64 {
+        view.bits(at: lowerStart &* 8 &+ j &* l, width: l)
+    }
+
+    /// Index of the entry `x` above the block's first key, or nil.
+    @inline(__always)
+    func find(_ x: UInt64) -> Int? {
+        if x == 0 { return 0 }
+        let m = n &- 1
+        if codec == Format.keyCodecRun { return x <= UInt64(m) ? Int(x) : nil }
+        guard m > 0 else { return nil }
+        let h = x &>> UInt64(l)
+        guard h < UInt64(upperWords &* 64) else { return nil }
+        // p = position just after the h-th zero of the upper bits (the start of bucket h).
+        var p = 0
+        if h > 0 {
+            var remaining = Int(h) &- 1
+            var w = 0
+            while true {
+                guard w < upperWords else { return nil }
+                let word = ~view.u64(upperStart &+ 8 &* w)
+                let zeros = word.nonzeroBitCount
+                if remaining < zeros {
+                    var v = word
+                    while true {
+                        let byteZeros = (v & 0xFF).nonzeroBitCount
+                        if remaining < byteZeros { break }
+                        remaining &-= byteZeros
+                        v &>>= 8
+                        p &+= 8
+                    }
+                    while remaining > 0 {
+                        v &= v &- 1
+                        remaining &-= 1
+                    }
+                    p &+= v.trailingZeroBitCount &+ 1 &+ 64 &* w
+                    break
+                }
+                remaining &-= zeros
+                w &+= 1
+            }
+        }
+        var j = p &- Int(h)
+        let target = x & ((1 &<< UInt64(l)) &- 1)
+        let totalBits = upperWords &* 64
+        while p < totalBits, j < m, j >= 0 {
+            let word = view.u64(upperStart &+ 8 &* (p &>> 6))
+            guard (word &>> UInt64(p & 63)) & 1 == 1 else { return nil }
+            let low = lower(j)
+            if low == target { return j &+ 1 }
+            if low > target { return nil }
+            p &+= 1
+            j &+= 1
+        }
+        return nil
+    }
+
+    /// MSB-first window of the value stream at bit `bit` (< valueBits).
+    @inline(__always) func window(_ bit: Int) -> UInt64 {
+        UInt64(bigEndian: view.base.loadUnaligned(fromByteOffset: valueStart &+ (bit &>> 3), as: UInt64.self)) &<< UInt64(bit & 7)
+    }
+
+    /// The value id of entry `i` (< n), decoding from the sync point before it; nil when the
+    /// value stream is damaged.
+    @inline(__always)
+    func value(at i: Int, code: ValueCode) -> Int? {
+        if code.symbolCount <= 1 { return 0 }
+        let k = i &>> syncShift
+        var bit = k == 0 ? 0 : Int(view.u16(Format.recordHeaderSize &+ 2 &* (k &- 1)))
+        var skip = i & ((1 &<< syncShift) &- 1)
+        while true {
+            guard bit < valueBits, let (s, len) = code.decode(window(bit)), len <= valueBits &- bit else { return nil }
+            if skip == 0 { return s }
+            bit &+= len
+            skip &-= 1
+        }
+    }
+
+    /// Decodes every key (from `firstKey`) and value id of the block into `keys`/`ids`
+    /// (room for `n` each). Throws-free: returns false when the record is damaged (keys not
+    /// strictly ascending, above the maximum number, upper bits that do not hold n − 1
+    /// elements, a bad code or a sync point that disagrees with the stream).
+    func decodeAll(firstKey: UInt64, code: ValueCode, keys: UnsafeMutablePointer<UInt64>, ids: UnsafeMutablePointer<UInt32>) -> Bool {
+        keys[0] = firstKey
+        let m = n &- 1
+        if codec == Format.keyCodecRun {
+            guard firstKey &+ UInt64(m) <= Format.maxNumber else { return false }
+            for j in 0..<m { keys[j &+ 1] = firstKey &+ UInt64(j &+ 1) }
+        } else {
+            var j = 0
+            var previous = firstKey
+            var w = 0
+            while j < m {
+                guard w < upperWords else { return false }
+                var word = view.u64(upperStart &+ 8 &* w)
+                while word != 0 && j < m {
+                    let p = 64 &* w &+ word.trailingZeroBitCount
+                    let key = firstKey &+ (UInt64(p &- j) &<< UInt64(l) | lower(j))
+                    guard key > previous, key <= Format.maxNumber else { return false }
+                    keys[j &+ 1] = key
+                    previous = key
+                    word &= word &- 1
+                    j &+= 1
+                }
+                w &+= 1
+            }
+        }
+        if code.symbolCount <= 1 {
+            for i in 0..<n { ids[i] = 0 }
+            return true
+        }
+        var bit = 0
+        let interval = 1 &<< syncShift
+        for i in 0..<n {
+            if i > 0 && i & (interval &- 1) == 0 {
+                guard Int(view.u16(Format.recordHeaderSize &+ 2 &* ((i &>> syncShift) &- 1))) == bit else { return false }
+            }
+            guard bit < valueBits, let (s, len) = code.decode(window(bit)), len <= valueBits &- bit else { return false }
+            ids[i] = UInt32(truncatingIfNeeded: s)
+            bit &+= len
+        }
+        return true
+    }
+
+    /// For verify: every structural rule a reader does not need for one entry but a valid
+    /// writer always keeps — exactly n − 1 set upper bits in the minimal number of words, and
+    /// no value-stream byte beyond the last code (the padding bits of the last byte zero).
+    func isCanonical(code: ValueCode) -> Bool {
+        let m = n &- 1
+        if codec == Format.keyCodecEliasFano {
+            var ones = 0
+            for w in 0..<upperWords { ones &+= view.u64(upperStart &+ 8 &* w).nonzeroBitCount }
+            guard ones == m else { return false }
+            if upperWords > 0 { guard view.u64(upperStart &+ 8 &* (upperWords &- 1)) != 0 else { return false } }
+            guard (valueStart &- lowerStart) == (m &* l &+ 7) / 8 else { return false }
+            if m &* l % 8 != 0 {
+                let last = view.u8(valueStart &- 1)
+                guard last &>> UInt8(m &* l % 8) == 0 else { return false }
+            }
+        }
+        // Total bits of the n codes.
+        var bit = 0
+        if code.symbolCount > 1 {
+            for _ in 0..<n {
+                guard bit < valueBits, let (_, len) = code.decode(window(bit)), len <= valueBits &- bit else { return false }
+                bit &+= len
+            }
+        }
+        guard (bit &+ 7) / 8 == valueBits / 8 else { return false }
+        if bit % 8 != 0 {
+            let last = view.u8(valueStart &+ bit / 8)
+            guard last & (0xFF &>> UInt8(bit % 8)) == 0 else { return false }
+        }
+        return true
+    }
+}
