@@ -15,21 +15,26 @@ public struct Entry: Hashable, Sendable, CustomStringConvertible {
     public var description: String { "\(number)\t\(label)\t\(category.name)" }
 }
 
-/// A borrowed view of an entry: the label bytes point into the mapped file or into a decoded
-/// chunk and are valid only inside the closure that receives the view. No allocation.
+/// A borrowed view of an entry: the label bytes point into the mapped file (a hot label) or
+/// into memory holding a decoded cold label, and are valid only inside the closure that
+/// receives the view (or, for an ``EntryBatch``, until the batch is filled again). No allocation.
 public struct EntryView {
     public let number: UInt64
     /// The label's UTF-8 bytes; do not let them escape the closure.
     public let labelBytes: UnsafeRawBufferPointer
     let categoryCode: Int
+    /// True when `labelBytes` point into the database's own bytes (valid while it is open),
+    /// false when they point into a decode buffer.
+    package let labelIsMapped: Bool
     // Unretained: a view never outlives the closure of the database call that made it.
     unowned(unsafe) let database: Database
 
-    init(number: UInt64, categoryCode: Int, labelBytes: UnsafeRawBufferPointer, database: Database) {
+    init(number: UInt64, categoryCode: Int, labelBytes: UnsafeRawBufferPointer, database: Database, labelIsMapped: Bool = false) {
         self.number = number
         self.categoryCode = categoryCode
         self.labelBytes = labelBytes
         self.database = database
+        self.labelIsMapped = labelIsMapped
     }
 
     public var category: Category { database.categories[categoryCode] }
@@ -428,7 +433,7 @@ public final class Database: @unchecked Sendable {
     public func withEntry<R>(_ number: UInt64, _ body: (EntryView) -> R) throws(CallerIDError) -> R? {
         guard let v = try findValue(number) else { return nil }
         let code = try categoryCode(v)
-        return try withLabel(v) { body(EntryView(number: number, categoryCode: code, labelBytes: $0, database: self)) }
+        return try withLabel(v) { body(EntryView(number: number, categoryCode: code, labelBytes: $0, database: self, labelIsMapped: v < hotCount)) }
     }
 
     /// True when `number` is present (no label access).

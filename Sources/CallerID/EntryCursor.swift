@@ -126,17 +126,18 @@ public struct EntryCursor {
         try next { $0.entry }
     }
 
-    /// Fills `batch` with the following entries, up to its capacity (fewer when cold labels
-    /// fill its 64 KiB label buffer, and none at the end); returns how many. The batch's
-    /// views stay valid until it is filled again or released.
+    /// Fills `batch` with the following entries, up to its capacity or `limit` (fewer when
+    /// cold labels fill its 64 KiB label buffer; none only at the end); returns how many. The
+    /// batch's views stay valid until it is filled again or released.
     /// Throws when the file is damaged; the cursor then stays failed.
-    public mutating func nextBatch(_ batch: EntryBatch) throws(CallerIDError) -> Int {
+    public mutating func nextBatch(_ batch: EntryBatch, limit: Int = .max) throws(CallerIDError) -> Int {
         batch.reset(database: db)
+        let wanted = min(batch.capacity, max(limit, 1))
         if let failure { throw failure }
         do {
             var lastCold = -1
             var lastColdStart = 0, lastColdLength = 0
-            while batch.count < batch.capacity {
+            while batch.count < wanted {
                 if pos == n {
                     guard try advance() else { break }
                     continue
