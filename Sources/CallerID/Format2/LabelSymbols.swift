@@ -413,13 +413,21 @@ struct LabelSymbolDecoder {
                 continue
             }
             if l != 0 {
-                // Tail: copy exactly.
+                // Tail (less than 8 bytes of room, so l < 8 once it fits): copy exactly l
+                // bytes, as 4 + 2 + 1.
                 guard l <= capacity &- o else { return nil }
                 let s = UnsafeRawPointer(symbols + c)
                 var k = 0
-                while k < l {
+                if l & 4 != 0 {
+                    out.storeBytes(of: s.load(as: UInt32.self), toByteOffset: o, as: UInt32.self)
+                    k = 4
+                }
+                if l & 2 != 0 {
+                    out.storeBytes(of: s.loadUnaligned(fromByteOffset: k, as: UInt16.self), toByteOffset: o &+ k, as: UInt16.self)
+                    k &+= 2
+                }
+                if l & 1 != 0 {
                     out.storeBytes(of: s.load(fromByteOffset: k, as: UInt8.self), toByteOffset: o &+ k, as: UInt8.self)
-                    k &+= 1
                 }
                 o &+= l
                 i &+= 1
