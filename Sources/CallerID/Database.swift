@@ -29,6 +29,7 @@ public struct EntryView {
     // Unretained: a view never outlives the closure of the database call that made it.
     unowned(unsafe) let database: Database
 
+    @usableFromInline
     init(number: UInt64, categoryCode: Int, labelBytes: UnsafeRawBufferPointer, database: Database, labelIsMapped: Bool = false) {
         self.number = number
         self.categoryCode = categoryCode
@@ -317,21 +318,36 @@ public final class Database: @unchecked Sendable {
     @inline(__always)
     func blockFor(_ number: UInt64) -> Int {
         guard blockCount > 0 else { return -1 }
-        // The summary (every 2^summaryShift-th first key) stays in cache; then one short run of
-        // index entries. Both searches are branch-free.
-        var base = 0, n = summary.count &>> 3
+        // Three short, branch-free levels instead of one long binary search: the summary
+        // (first key of every 2^summaryShift-th block; small, stays in cache) is searched by
+        // bisection over every 16th of its keys and then a count over ≤ 16 adjacent keys, and
+        // the ≤ 2^summaryShift index entries under it by a count. The loads of a count are
+        // independent of one another, so they overlap instead of waiting on each other.
+        let s = summary.count &>> 3
+        var base = 0, n = (s &+ 15) &>> 4
         while n > 1 {
             let half = n &>> 1
-            base = summary.u64(8 &* (base &+ half)) <= number ? base &+ half : base
+            base = summary.u64((base &+ half) &<< 7) <= number ? base &+ half : base
             n &-= half
         }
-        var b = base &<< summaryShift
-        n = min(1 &<< summaryShift, blockCount &- b)
-        while n > 1 {
-            let half = n &>> 1
-            b = firstKey(b &+ half) <= number ? b &+ half : b
-            n &-= half
+        var k = base &<< 4
+        let kEnd = min(k &+ 16, s)
+        var c = 0
+        var j = k &+ 1
+        while j < kEnd {
+            c &+= summary.u64(j &<< 3) <= number ? 1 : 0
+            j &+= 1
         }
+        k &+= c
+        var b = k &<< summaryShift
+        let bEnd = min(b &+ (1 &<< summaryShift), blockCount)
+        c = 0
+        j = b &+ 1
+        while j < bEnd {
+            c &+= firstKey(j) <= number ? 1 : 0
+            j &+= 1
+        }
+        b &+= c
         return firstKey(b) <= number ? b : -1
     }
 
@@ -339,6 +355,7 @@ public final class Database: @unchecked Sendable {
     @inline(__always)
     func record(_ b: Int) throws(CallerIDError) -> BlockRecord {
         let start = Int(index.u32(Format.indexEntrySize &* b &+ 8)), end = Int(index.u32(Format.indexEntrySize &* b &+ 20))
+        blocks.prefetch(start, end &- start)  // the lines of one record, fetched in parallel
         guard let r = BlockRecord(blocks, start: start, end: end, syncShift: syncShift, maxEntries: blockSize) else {
             throw CallerIDError.corrupt(path, "block \(b): record at \(start)..<\(end) is damaged")
         }
@@ -390,14 +407,20 @@ public final class Database: @unchecked Sendable {
         }
     }
 
-    /// Decodes cold value `id`'s label into `out` (capacity `capacity`): its length.
-    @inline(__always)
-    func decodeCold(_ codes: UnsafeRawBufferPointer, _ id: Int, into out: UnsafeMutableRawPointer, capacity: Int) throws(CallerIDError) -> Int {
-        guard let n = symbols.decode(codes, into: out, capacity: capacity) else {
+    /// Decodes cold value `id`'s label from `codes` into `out`, which has room for
+    /// `bufferBytes` = min(8 × codes, 65,535) + 8 bytes (the slack lets the decoder store whole
+    /// 8-byte symbols): its length, at most 65,535.
+    @usableFromInline
+    func decodeCold(_ codes: UnsafeRawBufferPointer, _ id: Int, into out: UnsafeMutableRawPointer, bufferBytes: Int) throws(CallerIDError) -> Int {
+        guard let n = symbols.decode(codes, into: out, capacity: bufferBytes), n <= Format.maxLabelBytes else {
             throw CallerIDError.corrupt(path, "cold label of value \(id) does not decode to at most \(Format.maxLabelBytes) bytes")
         }
         return n
     }
+
+    /// Bytes of decode buffer for a cold label of `codes` (see ``decodeCold(_:_:into:bufferBytes:)``).
+    @inlinable @inline(__always)
+    static func coldBufferBytes(_ codes: UnsafeRawBufferPointer) -> Int { min(codes.count &* 8, 65_535) &+ 8 }
 
     /// Calls `body` with the label bytes of value `id` (< valueCount): straight from the
     /// mapping for a hot value, decoded into temporary memory (stack for short labels) for a cold one.
@@ -405,16 +428,37 @@ public final class Database: @unchecked Sendable {
     func withLabel<R>(_ id: Int, _ body: (UnsafeRawBufferPointer) -> R) throws(CallerIDError) -> R {
         if id < hotCount { return body(try hotLabel(id)) }
         let codes = try coldCodes(id)
-        let capacity = min(codes.count &* 8, Format.maxLabelBytes)
-        let result: Result<R, CallerIDError> = withUnsafeTemporaryAllocation(byteCount: max(capacity, 1), alignment: 8) { buffer in
-            do throws(CallerIDError) {
-                let n = try decodeCold(codes, id, into: buffer.baseAddress!, capacity: capacity)
-                return .success(body(UnsafeRawBufferPointer(start: buffer.baseAddress!, count: n)))
-            } catch {
-                return .failure(error)
-            }
+        return try withUnsafeTemporaryAllocation(byteCount: Database.coldBufferBytes(codes), alignment: 8) { (buffer) throws(CallerIDError) -> R in
+            let n = try decodeCold(codes, id, into: buffer.baseAddress!, bufferBytes: buffer.count)
+            return body(UnsafeRawBufferPointer(start: buffer.baseAddress!, count: n))
         }
-        return try result.get()
+    }
+
+    /// Where a lookup's answer is: the value id (−1 when absent), its category code, and its
+    /// label — raw bytes in the mapping (hot) or the coded bytes to decode (cold).
+    @usableFromInline
+    struct Located {
+        @usableFromInline var value: Int
+        @usableFromInline var category: Int
+        @usableFromInline var isHot: Bool
+        @usableFromInline var bytes: UnsafeRawBufferPointer
+
+        @usableFromInline init(value: Int, category: Int, isHot: Bool, bytes: UnsafeRawBufferPointer) {
+            self.value = value
+            self.category = category
+            self.isHot = isHot
+            self.bytes = bytes
+        }
+    }
+
+    /// The non-generic part of a lookup (so that ``withEntry(_:_:)`` can be specialized in the
+    /// caller's module without runtime generic metadata).
+    @usableFromInline
+    func locate(_ number: UInt64) throws(CallerIDError) -> Located {
+        guard let v = try findValue(number) else { return Located(value: -1, category: 0, isHot: false, bytes: UnsafeRawBufferPointer(start: nil, count: 0)) }
+        let code = try categoryCode(v)
+        if v < hotCount { return Located(value: v, category: code, isHot: true, bytes: try hotLabel(v)) }
+        return Located(value: v, category: code, isHot: false, bytes: try coldCodes(v))
     }
 
     // MARK: Point lookup
@@ -430,10 +474,18 @@ public final class Database: @unchecked Sendable {
     /// The label bytes come straight from the mapping (hot labels) or from memory on the stack
     /// (a cold label, decoded for this call); the view is valid only inside `body`. A lookup
     /// allocates no heap memory that outlives it.
+    @inlinable
     public func withEntry<R>(_ number: UInt64, _ body: (EntryView) -> R) throws(CallerIDError) -> R? {
-        guard let v = try findValue(number) else { return nil }
-        let code = try categoryCode(v)
-        return try withLabel(v) { body(EntryView(number: number, categoryCode: code, labelBytes: $0, database: self, labelIsMapped: v < hotCount)) }
+        let found = try locate(number)
+        if found.value < 0 { return nil }
+        if found.isHot {
+            return body(EntryView(number: number, categoryCode: found.category, labelBytes: found.bytes, database: self, labelIsMapped: true))
+        }
+        return try withUnsafeTemporaryAllocation(byteCount: Database.coldBufferBytes(found.bytes), alignment: 8) { (buffer) throws(CallerIDError) -> R in
+            let n = try decodeCold(found.bytes, found.value, into: buffer.baseAddress!, bufferBytes: buffer.count)
+            return body(EntryView(number: number, categoryCode: found.category, labelBytes: UnsafeRawBufferPointer(start: buffer.baseAddress!, count: n),
+                                  database: self, labelIsMapped: false))
+        }
     }
 
     /// True when `number` is present (no label access).

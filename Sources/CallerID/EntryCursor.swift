@@ -78,9 +78,9 @@ public struct EntryCursor {
         }
         if storage.decodedID == id { return UnsafeRawBufferPointer(start: storage.label, count: storage.decodedLength) }
         let codes = try db.coldCodes(id)
-        let capacity = min(codes.count &* 8, Format.maxLabelBytes)
+        let capacity = Database.coldBufferBytes(codes)
         storage.reserveLabel(capacity)
-        let length = try db.decodeCold(codes, id, into: storage.label, capacity: capacity)
+        let length = try db.decodeCold(codes, id, into: storage.label, bufferBytes: capacity)
         storage.decodedID = id
         storage.decodedLength = length
         return UnsafeRawBufferPointer(start: storage.label, count: length)
@@ -154,10 +154,10 @@ public struct EntryCursor {
                     batch.append(k, UnsafeRawBufferPointer(start: batch.arena + lastColdStart, count: lastColdLength), UInt8(truncatingIfNeeded: code))
                 } else {
                     let codes = try db.coldCodes(v)
-                    let capacity = min(codes.count &* 8, Format.maxLabelBytes)
-                    if batch.arenaUsed &+ capacity > EntryBatch.arenaBytes { break }  // full: the next call starts here
+                    let capacity = Database.coldBufferBytes(codes)
+                    if !batch.reserveArena(capacity) { break }  // full: the next call starts here
                     let at = batch.arenaUsed
-                    let length = try db.decodeCold(codes, v, into: batch.arena + at, capacity: capacity)
+                    let length = try db.decodeCold(codes, v, into: batch.arena + at, bufferBytes: capacity)
                     batch.arenaUsed &+= length
                     lastCold = v
                     lastColdStart = at
@@ -181,10 +181,11 @@ public struct EntryCursor {
 final class CursorStorage {
     let keys: UnsafeMutablePointer<UInt64>
     let ids: UnsafeMutablePointer<UInt32>
-    private(set) var label: UnsafeMutableRawPointer
-    private var labelCapacity = 256
-    var decodedID = -1
-    var decodedLength = 0
+    // Used by one cursor call at a time: no dynamic exclusivity checks.
+    @exclusivity(unchecked) private(set) var label: UnsafeMutableRawPointer
+    @exclusivity(unchecked) private var labelCapacity = 256
+    @exclusivity(unchecked) var decodedID = -1
+    @exclusivity(unchecked) var decodedLength = 0
 
     init(blockSize: Int) {
         keys = .allocate(capacity: blockSize)
@@ -195,7 +196,7 @@ final class CursorStorage {
     func reserveLabel(_ capacity: Int) {
         guard capacity > labelCapacity else { return }
         label.deallocate()
-        labelCapacity = max(capacity, min(2 * labelCapacity, Format.maxLabelBytes))
+        labelCapacity = max(capacity, min(2 * labelCapacity, Format.maxLabelBytes + 8))
         label = .allocate(byteCount: labelCapacity, alignment: 8)
         decodedID = -1
     }
@@ -207,24 +208,28 @@ final class CursorStorage {
     }
 }
 
-/// Entries filled by ``EntryCursor/nextBatch(_:)``: reusable storage for up to ``capacity``
-/// entries whose labels point into the database's mapping (hot labels) or into the batch's
-/// own 64 KiB buffer (cold labels decoded for this batch). Views are valid until the batch is
-/// filled again or released, and while the database is open.
+/// Entries filled by ``EntryCursor/nextBatch(_:limit:)``: reusable storage for up to
+/// ``capacity`` entries whose labels point into the database's mapping (hot labels) or into
+/// the batch's own label buffer (cold labels decoded for this batch; it grows as needed up to
+/// 64 KiB + 8 bytes, which one longest label always fits). Views are valid until the batch is
+/// filled again or released, and while the database is open. Heap: 21 bytes per entry of
+/// capacity plus the label buffer.
 public final class EntryBatch {
-    /// Bytes of the cold-label buffer: one longest label always fits.
-    static let arenaBytes = 64 * 1024
+    /// Most bytes of the cold-label buffer.
+    static let arenaLimit = 64 * 1024 + 8
     /// Most entries one fill returns.
     public let capacity: Int
+    // The batch belongs to one cursor call at a time: no dynamic exclusivity checks.
     /// Entries of the last fill.
-    public private(set) var count = 0
-    let numberStorage: UnsafeMutablePointer<UInt64>
-    let labelStarts: UnsafeMutablePointer<UnsafeRawPointer?>
-    let labelLengths: UnsafeMutablePointer<Int32>
-    let categoryCodes: UnsafeMutablePointer<UInt8>
-    let arena: UnsafeMutableRawPointer
-    var arenaUsed = 0
-    private var database: Database?
+    @exclusivity(unchecked) public private(set) var count = 0
+    @usableFromInline let numberStorage: UnsafeMutablePointer<UInt64>
+    @usableFromInline let labelStarts: UnsafeMutablePointer<UnsafeRawPointer?>
+    @usableFromInline let labelLengths: UnsafeMutablePointer<Int32>
+    @usableFromInline let categoryCodes: UnsafeMutablePointer<UInt8>
+    @exclusivity(unchecked) private(set) var arena: UnsafeMutableRawPointer
+    @exclusivity(unchecked) private var arenaCapacity = 4096
+    @exclusivity(unchecked) var arenaUsed = 0
+    @exclusivity(unchecked) @usableFromInline var database: Database?
 
     /// Storage for up to `capacity` (≥ 1) entries per fill.
     public init(capacity: Int = 1024) {
@@ -233,8 +238,28 @@ public final class EntryBatch {
         labelStarts = .allocate(capacity: self.capacity)
         labelLengths = .allocate(capacity: self.capacity)
         categoryCodes = .allocate(capacity: self.capacity)
-        arena = .allocate(byteCount: EntryBatch.arenaBytes, alignment: 8)
+        arena = .allocate(byteCount: arenaCapacity, alignment: 8)
     }
+
+    /// Room for `bytes` more label bytes: true when they fit (growing the buffer while it
+    /// holds nothing of this fill, or up to the limit), false when the fill must stop here.
+    @inline(__always)
+    func reserveArena(_ bytes: Int) -> Bool {
+        if arenaUsed &+ bytes <= arenaCapacity { return true }
+        guard arenaUsed == 0 || arenaCapacity < EntryBatch.arenaLimit else { return false }
+        if arenaUsed > 0 && arenaUsed &+ bytes > EntryBatch.arenaLimit { return false }
+        // Labels already handed out in this fill point into the buffer: grow only when empty,
+        // otherwise stop the fill (the next one starts with an empty, larger buffer).
+        guard arenaUsed == 0 else {
+            pendingGrowth = min(EntryBatch.arenaLimit, max(2 &* arenaCapacity, arenaUsed &+ bytes))
+            return false
+        }
+        arena.deallocate()
+        arenaCapacity = min(EntryBatch.arenaLimit, max(2 &* arenaCapacity, bytes))
+        arena = .allocate(byteCount: arenaCapacity, alignment: 8)
+        return true
+    }
+    @exclusivity(unchecked) private var pendingGrowth = 0
 
     deinit {
         numberStorage.deallocate()
@@ -248,6 +273,12 @@ public final class EntryBatch {
         self.database = database
         count = 0
         arenaUsed = 0
+        if pendingGrowth > arenaCapacity {
+            arena.deallocate()
+            arenaCapacity = pendingGrowth
+            arena = .allocate(byteCount: arenaCapacity, alignment: 8)
+        }
+        pendingGrowth = 0
     }
 
     @inline(__always)
@@ -260,13 +291,15 @@ public final class EntryBatch {
     }
 
     /// The numbers of the last fill, ascending.
+    @inlinable
     public var numbers: UnsafeBufferPointer<UInt64> { UnsafeBufferPointer(start: numberStorage, count: count) }
 
     /// Entry `i` (< ``count``) of the last fill, as a borrowed view.
+    @inlinable
     public subscript(i: Int) -> EntryView {
         precondition(i >= 0 && i < count, "batch index out of range")
         return EntryView(number: numberStorage[i], categoryCode: Int(categoryCodes[i]),
-                         labelBytes: UnsafeRawBufferPointer(start: labelStarts[i], count: Int(labelLengths[i])), database: database!)
+                         labelBytes: UnsafeRawBufferPointer(start: labelStarts[i], count: Int(labelLengths[i])), database: database.unsafelyUnwrapped)
     }
 }
 

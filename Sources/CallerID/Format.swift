@@ -25,7 +25,7 @@ enum Format {
     /// The longest value code; the writer limits code lengths to it.
     static let maxCodeLength = 26
     /// Bits resolved by the value decoder's first-level table (built at open).
-    static let fastBits = 10
+    static let fastBits = 12
     /// Zero bytes after the last block record: every 8-byte load inside a record stays in the section.
     static let recordPadding = 8
     /// Block index entry: u64 first key, u32 record offset.

@@ -57,7 +57,7 @@ extension Database {
             guard e >= last else { throw bad("hot label offsets descend at value \(v)") }
             last = e
         }
-        let scratch = UnsafeMutableRawPointer.allocate(byteCount: Format.maxLabelBytes, alignment: 8)
+        let scratch = UnsafeMutableRawPointer.allocate(byteCount: Format.maxLabelBytes + 8, alignment: 8)
         defer { scratch.deallocate() }
         func checkText(_ label: UnsafeRawBufferPointer, _ v: Int) throws(CallerIDError) {
             guard label.count <= Format.maxLabelBytes, validUTF8(label), !label.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
@@ -70,7 +70,7 @@ extension Database {
                 try checkText(try hotLabel(v), v)
             } else {
                 let codes = try coldCodes(v)
-                let n = try decodeCold(codes, v, into: scratch, capacity: min(codes.count * 8, Format.maxLabelBytes))
+                let n = try decodeCold(codes, v, into: scratch, bufferBytes: Database.coldBufferBytes(codes))
                 try checkText(UnsafeRawBufferPointer(start: scratch, count: n), v)
                 let c = v - hotCount
                 let groupEnd = Int(coldIndex.u32(4 * ((c >> Format.coldGroupShift) + 1)))

@@ -74,15 +74,9 @@ func main() -> Int32 {
         if args.contains("--scan-only") {
             let a = try Arguments(args, valued: valued)
             guard let path = a.values["--db"] else { throw UsageError("--scan-only needs --db FILE") }
-            let db = try Database(path: path)
-            var cursor = db.cursor()
-            var seen = 0, labelBytes = 0
-            try cursor.forEach { view in
-                seen &+= 1
-                labelBytes &+= view.labelBytes.count
-                return true
-            }
-            print("scanned \(seen) entries, \(labelBytes) label bytes")
+            let reader = try CallerIDEngine().open(path)
+            let r = try reader.scan(sample: {})
+            print("scanned \(r.entries) entries (checksum \(r.checksum))")
             return 0
         }
         switch args.first {

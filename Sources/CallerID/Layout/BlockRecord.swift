@@ -112,11 +112,24 @@ struct BlockRecord {
         let k = i &>> syncShift
         var bit = k == 0 ? 0 : Int(view.u16(Format.recordHeaderSize &+ 2 &* (k &- 1)))
         var skip = i & ((1 &<< syncShift) &- 1)
+        // `w` holds the stream from `bit` on, MSB-aligned, with at least 57 − used valid bits:
+        // reloaded only when fewer than maxCodeLength remain.
+        guard bit < valueBits else { return nil }
+        var w = window(bit)
+        var used = 0
         while true {
-            guard bit < valueBits, let (s, len) = code.decode(window(bit)), len <= valueBits &- bit else { return nil }
+            guard let (s, len) = code.decode(w), len <= valueBits &- bit else { return nil }
             if skip == 0 { return s }
             bit &+= len
+            guard bit < valueBits else { return nil }
             skip &-= 1
+            used &+= len
+            if used > 57 &- Format.maxCodeLength {
+                w = window(bit)
+                used = 0
+            } else {
+                w &<<= UInt64(len)
+            }
         }
     }
 
@@ -154,14 +167,24 @@ struct BlockRecord {
             return true
         }
         var bit = 0
-        let interval = 1 &<< syncShift
+        let mask = (1 &<< syncShift) &- 1
+        let limit = valueBits
+        var w = limit > 0 ? window(0) : 0
+        var used = 0
         for i in 0..<n {
-            if i > 0 && i & (interval &- 1) == 0 {
+            if i > 0 && i & mask == 0 {
                 guard Int(view.u16(Format.recordHeaderSize &+ 2 &* ((i &>> syncShift) &- 1))) == bit else { return false }
             }
-            guard bit < valueBits, let (s, len) = code.decode(window(bit)), len <= valueBits &- bit else { return false }
+            guard bit < limit, let (s, len) = code.decode(w), len <= limit &- bit else { return false }
             ids[i] = UInt32(truncatingIfNeeded: s)
             bit &+= len
+            used &+= len
+            if used > 57 &- Format.maxCodeLength {
+                if bit < limit { w = window(bit) }
+                used = 0
+            } else {
+                w &<<= UInt64(len)
+            }
         }
         return true
     }

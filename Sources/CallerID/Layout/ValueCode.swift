@@ -138,10 +138,11 @@ final class ValueCode: @unchecked Sendable {
         return decodeSlow(window)
     }
 
-    @inline(never)
+    @inline(__always)
     private func decodeSlow(_ window: UInt64) -> (symbol: Int, length: Int)? {
         let w = UInt32(truncatingIfNeeded: window &>> UInt64(64 &- maxLength))
-        var len = 1
+        // Codes of ≤ fastBits bits are all in the first-level table.
+        var len = Format.fastBits &+ 1
         while len <= maxLength {
             if w < table[ValueCode.limitBase &+ len] {
                 let c = w &>> UInt32(maxLength &- len)
