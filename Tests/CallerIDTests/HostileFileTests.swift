@@ -591,6 +591,7 @@ enum Access {
             // escape 255 are invalid; the sample's table has far fewer than 254 symbols.
             precondition(e.u8(e.start(.symbolTable)) < 254)
             let len = Int(e.u8(e.start(.coldLabels)))
+            precondition(len > 0 && len < 0x80, "a one-byte length")
             for i in 1...len { e.set8(e.start(.coldLabels) + i, 254) }
         },
     ]
@@ -609,6 +610,31 @@ enum Access {
         #expect(errors.contains { $0.message.contains(hostile.expect) }, "\(hostile.name): errors were \(errors.map(\.message).prefix(3))")
         #expect(report.verifyError != nil, "\(hostile.name): verify accepted it")
         #expect { try Database(path: path, verify: true) } throws: { ($0 as? CallerIDError)?.code == .corrupt }
+    }
+
+    // MARK: Header fields in range
+
+    /// Every sync shift (the layout of every record's sync table changes) and other block
+    /// sizes (the bound on n changes): refused by open or verify, or read consistently.
+    @Test(arguments: (0...Format.maxSyncShift).map { ("sync shift", 44, $0) } + [1, 2, 3, 5, 1024].map { ("block size", 46, $0) })
+    func headerFieldsInRangeAreRefusedOrConsistent(field: String, offset: Int, value: Int) throws {
+        var e = ImageEditor(HostileSample.image)
+        if offset == 44 { e.set8(44, UInt8(value)) } else { e.set16(46, UInt16(value)) }
+        e.seal()
+        let dir = TempDir()
+        let path = dir.path("h.cid")
+        Access.write(e.bytes, path)
+        let original = ImageEditor(HostileSample.image)
+        do {
+            let db = try Database(path: path)
+            let report = Access.exercise(db, numbers: HostileSample.numbers, image: e, path: path, "\(field) \(value)")
+            let unchanged = offset == 44 ? value == original.syncShift : value >= original.blockSize
+            // The same file, or one that fails somewhere: never a crash.
+            #expect((report.verifyError == nil) == unchanged, "\(field) \(value): \(String(describing: report.verifyError))")
+            if unchanged { #expect(report.entries == HostileSample.entries) }
+        } catch {
+            #expect(error.code == .corrupt && value < original.blockSize && offset == 46, "\(field) \(value): \(error.message)")
+        }
     }
 
     // MARK: Labels a writer never stores
