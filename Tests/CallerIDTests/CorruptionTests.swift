@@ -111,7 +111,7 @@ import Testing
         let dir = TempDir()
         let path = dir.path("flip.cid")
         var rng = SeededGenerator(seed: 7)
-        var opened = 0, failedReads = 0
+        var tried = 0, opened = 0, failedReads = 0
         let e = ImageEditor(bytes)
         // Every byte of the sections a read touches (label, block and index bytes).
         let sections: [Format.Section] = [.summary, .blockIndex, .blocks, .valueCategories, .hotOffsets, .hotLabels, .coldIndex, .coldLabels]
@@ -119,6 +119,7 @@ import Testing
         for (k, offset) in offsets.enumerated() where k % 3 == 0 {
             var damaged = bytes
             damaged[offset] ^= UInt8.random(in: 1...255, using: &rng)
+            tried += 1
             Access.write(damaged, path)
             guard let db = try? Database(path: path) else { continue }
             opened += 1
@@ -127,8 +128,8 @@ import Testing
             #expect(report.verifyError != nil, "byte \(offset)")
             if !report.errors.isEmpty { failedReads += 1 }
         }
-        print("damaged read bytes: \(offsets.count / 3) tried, \(opened) opened, \(failedReads) with failed reads")
-        #expect(opened > offsets.count / 3)
+        print("damaged read bytes: \(tried) tried, \(opened) opened, \(failedReads) with failed reads")
+        #expect(opened > tried / 2, "damage to these sections is found when read, not at open")
         #expect(failedReads > 0)
     }
 
