@@ -138,6 +138,7 @@ struct BlockRecord {
     /// strictly ascending, above the maximum number, upper bits that do not hold n − 1
     /// elements, a bad code or a sync point that disagrees with the stream).
     func decodeAll(firstKey: UInt64, code: ValueCode, keys: UnsafeMutablePointer<UInt64>, ids: UnsafeMutablePointer<UInt32>) -> Bool {
+        guard firstKey <= Format.maxNumber else { return false }  // a block of one entry has no other key to check
         keys[0] = firstKey
         let m = n &- 1
         if codec == Format.keyCodecRun {
