@@ -6,7 +6,7 @@
 // number of the set and on absent numbers:
 //   Database.lookup, withEntry, contains; the cursor (from 0 and from random points, with and
 //   without a CategoryFilter); the batch cursor (capacities 1, 7, 1024); the C ABI
-//   (libcallerid.so: cid_lookup, cid_cursor_open/cid_cursor_next), and verify() passes.
+//   (libcallerid.so: cid_lookup, cid_cursor_next, cid_cursor_next_batch), and verify() passes.
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -357,10 +357,9 @@ private func checkBatches(_ db: Database, _ data: DiffData, _ spec: DiffSpec) th
 /// Reads commands from the file argv[2] and answers them through the C ABI:
 ///   L NUMBER                        -> cid_lookup
 ///   C FROM ACTION [NAME...]         -> cid_cursor_open (filter: action, names) + cid_cursor_next to the end
+///   B FROM ACTION CAPACITY [NAME...] -> the same cursor drained with cid_cursor_next_batch
 /// Output: one tab-separated line per answer; the label (which has no tab or newline) last.
-// TODO(issue 10): cid_cursor_next_batch is not in include/callerid.h yet. When it lands, add a
-// "B FROM ACTION CAPACITY [NAME...]" command here that drains the cursor with it (capacities
-// 1, 7, 1024, as checkBatches does for the Swift API) and compare it in checkCABI.
+/// A batch's labels are printed after the whole batch is filled: each must still be valid then.
 private let differentialProgram = #"""
 #include <callerid.h>
 #include <stdio.h>
@@ -393,10 +392,11 @@ int main(int argc, char **argv) {
                 int clean = e.number == n && e.label == NULL && e.label_len == 0 && e.category == NULL && e.category_index == CID_NO_CATEGORY;
                 printf("L\t%llu\t%s\t%s\n", n, cid_status_name(s), clean ? "clean" : "DIRTY");
             }
-        } else if (line[0] == 'C') {
+        } else if (line[0] == 'C' || line[0] == 'B') {
             char *p = line + 2, *end;
             unsigned long long from = strtoull(p, &end, 10);
             long action = strtol(end, &end, 10);
+            size_t capacity = line[0] == 'B' ? (size_t)strtoul(end, &end, 10) : 0;
             const char *names[16];
             uint32_t count = 0;
             for (char *t = strtok(end, " "); t && count < 16; t = strtok(NULL, " ")) names[count++] = t;
@@ -404,8 +404,20 @@ int main(int argc, char **argv) {
             cid_cursor *c = NULL;
             cid_status s = cid_cursor_open(db, (uint64_t)from, (action == CID_ANY_ACTION && count == 0) ? NULL : &filter, &c);
             if (s != CID_OK) { printf("END\t%s\n", cid_status_name(s)); continue; }
-            cid_entry e;
-            while ((s = cid_cursor_next(c, &e)) == CID_OK) print_entry("E", &e);
+            if (capacity == 0) {
+                cid_entry e;
+                while ((s = cid_cursor_next(c, &e)) == CID_OK) print_entry("E", &e);
+            } else {
+                cid_entry *batch = calloc(capacity, sizeof *batch);
+                if (!batch) return 3;
+                size_t n = 0;
+                while ((s = cid_cursor_next_batch(c, batch, capacity, &n)) == CID_OK) {
+                    if (n == 0 || n > capacity) printf("BAD\tbatch of %zu for capacity %zu\n", n, capacity);
+                    for (size_t i = 0; i < n; i++) print_entry("E", &batch[i]);
+                }
+                if (n != 0) printf("BAD\tcount %zu at the end\n", n);
+                free(batch);
+            }
             printf("END\t%s\n", cid_status_name(s));
             cid_cursor_free(c);
         }
@@ -457,9 +469,13 @@ private func checkCABI(_ db: Database, _ data: DiffData, _ spec: DiffSpec, path:
     for (k, from) in cursorStarts(data, seed: spec.seed).enumerated() {
         let filters = k < 2 ? cFilters : [cFilters[k % cFilters.count]]
         for (action, names, filter) in filters {
+            let lines = expected(data, from: from, filter: filter).map { entryLine("E", $0, db) } + ["END\tend"]
             commands.append((["C", String(from), String(action)] + names).joined(separator: " "))
-            want += expected(data, from: from, filter: filter).map { entryLine("E", $0, db) }
-            want.append("END\tend")
+            want += lines
+            // The batch call, with capacities 1, 7 and 1024 in turn.
+            let capacity = [1, 7, 1024][(k + Int(action) + 1) % 3]
+            commands.append((["B", String(from), String(action), String(capacity)] + names).joined(separator: " "))
+            want += lines
         }
     }
     let file = dir.path("commands.txt")
