@@ -236,6 +236,7 @@ let missingTSV = "/nonexistent-callerid-dir/missing.tsv"
         ["build", "-o", "/nonexistent-callerid-dir/out.cid"],
         ["build", "-o", "/nonexistent-callerid-dir/out.cid", missingTSV, "--frobnicate"],
         ["build", "-o", "/nonexistent-callerid-dir/out.cid", missingTSV, "--block-size", "0"],
+        ["build", "-o", "/nonexistent-callerid-dir/out.cid", missingTSV, "--block-size", "1025"],  // format 2.0: 1…1024
         ["build", "--block-size=many", "-o", "/nonexistent-callerid-dir/out.cid", missingTSV],
         ["build", "-o"],
         ["dump"],
