@@ -496,6 +496,7 @@ public final class Database: @unchecked Sendable {
     /// The value id of `number`, or nil when it is absent.
     @inline(__always)
     func findValue(_ number: UInt64) throws(CallerIDError) -> Int? {
+        guard number &- 1 < Format.maxNumber else { return nil }  // 1 … maxNumber
         let b = blockFor(number)
         guard b >= 0 else { return nil }
         let r = try record(b)

@@ -13,6 +13,9 @@ public struct BuildOptions: Sendable {
     /// When false, every label is stored raw (hot): larger files, no decoding on access.
     public var compressLabels: Bool = true
 
+    /// The largest ``blockSize``.
+    public static let maxBlockSize = Format.maxBlockEntries
+
     public init() {}
 }
 

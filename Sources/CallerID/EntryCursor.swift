@@ -17,6 +17,8 @@ public struct EntryCursor {
     private var n = 0
     private var allowed: [Bool]?
     private var previous: UInt64 = 0
+    /// Entries below this number are skipped (the `from` of the cursor).
+    private let floor: UInt64
     private var failure: CallerIDError?
     /// The number of the last entry returned, if any.
     public private(set) var lastNumber: UInt64?
@@ -27,18 +29,11 @@ public struct EntryCursor {
         if let filter {
             allowed = db.categories.map { filter.matches($0) }
         }
+        floor = from
         let start = db.blockFor(from)
         block = max(start, 0) - 1
         do {
-            if try advance() {
-                // Skip to the first key ≥ from inside the starting block.
-                var lo = 0, hi = n
-                while lo < hi {
-                    let mid = (lo + hi) / 2
-                    if storage.keys[mid] < from { lo = mid + 1 } else { hi = mid }
-                }
-                pos = lo
-            }
+            _ = try advance()
         } catch {
             failure = error
         }
@@ -62,6 +57,16 @@ public struct EntryCursor {
         }
         previous = storage.keys[r.n - 1]
         n = r.n
+        if storage.keys[0] < floor {
+            // The block where the cursor starts (or, in a damaged index, a later one that
+            // still lies below `from`): skip to the first key ≥ from.
+            var lo = 0, hi = n
+            while lo < hi {
+                let mid = (lo + hi) / 2
+                if storage.keys[mid] < floor { lo = mid + 1 } else { hi = mid }
+            }
+            pos = lo
+        }
         return true
     }
 
@@ -134,7 +139,7 @@ public struct EntryCursor {
         batch.reset(database: db)
         let wanted = min(batch.capacity, max(limit, 1))
         if let failure { throw failure }
-        do {
+        do throws(CallerIDError) {
             var lastCold = -1
             var lastColdStart = 0, lastColdLength = 0
             while batch.count < wanted {
@@ -154,10 +159,15 @@ public struct EntryCursor {
                     batch.append(k, UnsafeRawBufferPointer(start: batch.arena + lastColdStart, count: lastColdLength), UInt8(truncatingIfNeeded: code))
                 } else {
                     let codes = try db.coldCodes(v)
-                    let capacity = Database.coldBufferBytes(codes)
-                    if !batch.reserveArena(capacity) { break }  // full: the next call starts here
+                    let needed = Database.coldBufferBytes(codes)  // always enough for a valid label
+                    if batch.arenaUsed == 0 { batch.growArena(to: needed) }
                     let at = batch.arenaUsed
-                    let length = try db.decodeCold(codes, v, into: batch.arena + at, bufferBytes: capacity)
+                    let room = batch.arenaCapacity &- at
+                    guard let length = db.symbols.decode(codes, into: batch.arena + at, capacity: room), length <= Format.maxLabelBytes else {
+                        if room >= needed { throw CallerIDError.corrupt(db.path, "cold label of value \(v) does not decode to at most \(Format.maxLabelBytes) bytes") }
+                        batch.growArenaLater(to: needed)
+                        break  // the buffer is full: the next call starts here
+                    }
                     batch.arenaUsed &+= length
                     lastCold = v
                     lastColdStart = at
@@ -210,8 +220,8 @@ final class CursorStorage {
 
 /// Entries filled by ``EntryCursor/nextBatch(_:limit:)``: reusable storage for up to
 /// ``capacity`` entries whose labels point into the database's mapping (hot labels) or into
-/// the batch's own label buffer (cold labels decoded for this batch; it grows as needed up to
-/// 64 KiB + 8 bytes, which one longest label always fits). Views are valid until the batch is
+/// the batch's own label buffer (cold labels decoded for this batch: 16 KiB, grown when a
+/// fill runs out, up to 64 KiB + 8 bytes, which one longest label always fits). Views are valid until the batch is
 /// filled again or released, and while the database is open. Heap: 21 bytes per entry of
 /// capacity plus the label buffer.
 public final class EntryBatch {
@@ -227,7 +237,7 @@ public final class EntryBatch {
     @usableFromInline let labelLengths: UnsafeMutablePointer<Int32>
     @usableFromInline let categoryCodes: UnsafeMutablePointer<UInt8>
     @exclusivity(unchecked) private(set) var arena: UnsafeMutableRawPointer
-    @exclusivity(unchecked) private var arenaCapacity = 4096
+    @exclusivity(unchecked) private(set) var arenaCapacity = 16 * 1024
     @exclusivity(unchecked) var arenaUsed = 0
     @exclusivity(unchecked) @usableFromInline var database: Database?
 
@@ -241,23 +251,18 @@ public final class EntryBatch {
         arena = .allocate(byteCount: arenaCapacity, alignment: 8)
     }
 
-    /// Room for `bytes` more label bytes: true when they fit (growing the buffer while it
-    /// holds nothing of this fill, or up to the limit), false when the fill must stop here.
-    @inline(__always)
-    func reserveArena(_ bytes: Int) -> Bool {
-        if arenaUsed &+ bytes <= arenaCapacity { return true }
-        guard arenaUsed == 0 || arenaCapacity < EntryBatch.arenaLimit else { return false }
-        if arenaUsed > 0 && arenaUsed &+ bytes > EntryBatch.arenaLimit { return false }
-        // Labels already handed out in this fill point into the buffer: grow only when empty,
-        // otherwise stop the fill (the next one starts with an empty, larger buffer).
-        guard arenaUsed == 0 else {
-            pendingGrowth = min(EntryBatch.arenaLimit, max(2 &* arenaCapacity, arenaUsed &+ bytes))
-            return false
-        }
+    /// Grows the label buffer to at least `bytes` (up to 64 KiB + 8); only while it holds
+    /// nothing of the current fill.
+    func growArena(to bytes: Int) {
+        guard bytes > arenaCapacity else { return }
         arena.deallocate()
         arenaCapacity = min(EntryBatch.arenaLimit, max(2 &* arenaCapacity, bytes))
         arena = .allocate(byteCount: arenaCapacity, alignment: 8)
-        return true
+    }
+
+    /// The buffer ran out during a fill: the next fill starts with room for `bytes` more.
+    func growArenaLater(to bytes: Int) {
+        pendingGrowth = min(EntryBatch.arenaLimit, max(pendingGrowth, arenaUsed &+ bytes))
     }
     @exclusivity(unchecked) private var pendingGrowth = 0
 
@@ -273,11 +278,7 @@ public final class EntryBatch {
         self.database = database
         count = 0
         arenaUsed = 0
-        if pendingGrowth > arenaCapacity {
-            arena.deallocate()
-            arenaCapacity = pendingGrowth
-            arena = .allocate(byteCount: arenaCapacity, alignment: 8)
-        }
+        growArena(to: pendingGrowth)
         pendingGrowth = 0
     }
 

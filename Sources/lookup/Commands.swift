@@ -228,8 +228,8 @@ synced and renamed: a failed build never replaces an existing OUT.
 
   -o, --output OUT   the database to write
   --skip-bad-rows    build from the good rows and report the bad ones
-  --block-size N     entries per key block (default 128)
-  --raw-labels       store label chunks uncompressed (bigger file, no decoding)
+  --block-size N     entries per block record, 1...1024 (default 256)
+  --raw-labels       store every label raw (bigger file, no decoding)
   --json             print the summary as JSON
 
 """
@@ -246,7 +246,7 @@ func buildCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     if wantsPipeline(args) { return try pipelineBuild(args, output: output) }
     var options = BuildOptions()
     if let bs = args.value("--block-size") {
-        guard let n = Int(bs), (1...4096).contains(n) else { throw .usage("--block-size must be 1...4096", command: "build") }
+        guard let n = parseBlockSize(bs) else { throw .usage(blockSizeUsage, command: "build") }
         options.blockSize = n
     }
     options.compressLabels = !args.flag("--raw-labels")
@@ -502,3 +502,11 @@ func writeInfo(_ info: DatabaseInfo, json: Bool, to out: inout Output) {
 extension String {
     func leftPad(_ width: Int) -> String { count >= width ? self : String(repeating: " ", count: width - count) + self }
 }
+
+/// `--block-size N` of `lookup build` (both build paths): 1…1024 entries per block record.
+func parseBlockSize(_ text: String) -> Int? {
+    guard let n = Int(text), (1...BuildOptions.maxBlockSize).contains(n) else { return nil }
+    return n
+}
+
+let blockSizeUsage = "--block-size must be 1...\(BuildOptions.maxBlockSize)"
