@@ -19,6 +19,9 @@ public struct EntryCursor {
     private var previous: UInt64 = 0
     /// Entries below this number are skipped (the `from` of the cursor).
     private let floor: UInt64
+    /// Entries of the blocks decoded so far (with the blocks before `from`'s, an upper bound
+    /// of the entries before): never more than the header's count.
+    private var decoded = 0
     private var failure: CallerIDError?
     /// The number of the last entry returned, if any.
     public private(set) var lastNumber: UInt64?
@@ -51,6 +54,10 @@ public struct EntryCursor {
         let first = db.firstKey(block)
         guard first > previous, r.decodeAll(firstKey: first, code: db.code, keys: storage.keys, ids: storage.ids) else {
             throw CallerIDError.corrupt(db.path, "block \(block): keys out of order, beyond the largest number, or a damaged value code")
+        }
+        decoded &+= r.n
+        guard decoded <= db.count else {
+            throw CallerIDError.corrupt(db.path, "block \(block): the blocks hold more entries than the header's \(db.count)")
         }
         for i in 0..<r.n where Int(storage.ids[i]) >= db.valueCount {
             throw CallerIDError.corrupt(db.path, "block \(block): value id \(storage.ids[i]) beyond the \(db.valueCount) values")

@@ -42,4 +42,38 @@ import Testing
         #expect(files > 0, "the re-sealed files should open (the damage is behind the open-time checks)")
         #expect(wrongCursors == 0)
     }
+
+    /// Second reader fuzz finding: a header whose entry count is lower than the entries its
+    /// blocks hold (open accepts it: the count is within the blocks' bounds) made a cursor
+    /// return more entries than `count`. Now the cursor stops with `corrupt` first.
+    @Test func cursorNeverReturnsMoreThanTheHeaderCount() throws {
+        let path = NSTemporaryDirectory() + "callerid-cursor-count-\(getpid()).cid"
+        defer { unlink(path) }
+        let good = ImageEditor(HostileSample.image)
+        let actual = HostileSample.entries.count
+        for lower in [actual - 1, actual - 4, actual - 30] {  // still ≥ the 37 values and the blocks: open accepts
+            var image = good
+            image.setEntryCount(UInt64(lower))
+            image.seal()
+            Access.write(image.bytes, path)
+            let db = try Database(path: path)
+            #expect(db.count == lower)
+            var cursor = db.cursor()
+            var seen = 0
+            var failure: CallerIDError?
+            do {
+                while try cursor.next() != nil { seen += 1 }
+            } catch {
+                failure = error
+            }
+            #expect(seen <= lower)
+            #expect(failure?.code == .corrupt)
+            let batch = EntryBatch(capacity: 5)
+            var batchCursor = db.cursor()
+            var batched = 0
+            while let k = try? batchCursor.nextBatch(batch), k > 0 { batched += k }
+            #expect(batched <= lower)
+            #expect(throws: CallerIDError.self) { try db.verify() }
+        }
+    }
 }
