@@ -109,6 +109,7 @@ struct BlockRecord {
     @inline(__always)
     func value(at i: Int, code: ValueCode) -> Int? {
         if code.symbolCount <= 1 { return 0 }
+        let code = code.decoder
         let k = i &>> syncShift
         var bit = k == 0 ? 0 : Int(view.u16(Format.recordHeaderSize &+ 2 &* (k &- 1)))
         var skip = i & ((1 &<< syncShift) &- 1)
@@ -167,6 +168,7 @@ struct BlockRecord {
             for i in 0..<n { ids[i] = 0 }
             return true
         }
+        let code = code.decoder
         var bit = 0
         let mask = (1 &<< syncShift) &- 1
         let limit = valueBits

@@ -109,7 +109,10 @@ final class ValueCode: @unchecked Sendable {
             table[ValueCode.limitBase + len] = len <= maxLength ? UInt32(code << (maxLength - len)) : UInt32(code >> (len - maxLength))
         }
         if symbols > 1 {
-            // Fill the first-level table: every code of length ≤ fastBits covers a run of prefixes.
+            // Fill the first-level table: every code of length ≤ fastBits covers a run of
+            // prefixes. Every other prefix starts a longer code (or none): its entry holds, in
+            // the length field, the shortest length a code with that prefix can have, where
+            // the slow path starts its search.
             var c = 0
             for len in 1...min(Format.fastBits, maxL) {
                 c <<= 1
@@ -121,10 +124,38 @@ final class ValueCode: @unchecked Sendable {
                 }
                 c += counts[len]
             }
+            for p in 0..<(1 << Format.fastBits) where table[p] == 0 {
+                var start = Format.fastBits + 1
+                if maxLength > Format.fastBits {
+                    let w = UInt32(p) << UInt32(maxLength - Format.fastBits)  // the smallest window with this prefix
+                    while start < maxLength && w >= table[ValueCode.limitBase + start] { start += 1 }
+                }
+                table[p] = UInt32(start) << 24
+            }
         }
     }
 
     deinit { table.deallocate() }
+
+    /// A copy of the decoding state for a hot loop (a pointer and two integers that stay
+    /// in registers; the tables stay owned by this object, which must outlive the copy).
+    @inline(__always)
+    var decoder: ValueDecoder { ValueDecoder(table: UnsafePointer(table), maxLength: maxLength, symbolCount: symbolCount) }
+
+    /// See ``ValueDecoder/decode(_:)``.
+    @inline(__always)
+    func decode(_ window: UInt64) -> (symbol: Int, length: Int)? { decoder.decode(window) }
+
+    fileprivate static let limits = limitBase
+    fileprivate static let firstCodes = firstCodeBase
+    fileprivate static let firstSymbols = firstSymbolBase
+}
+
+/// The decoding state of a ``ValueCode`` as a value.
+struct ValueDecoder {
+    let table: UnsafePointer<UInt32>
+    let maxLength: Int
+    let symbolCount: Int
 
     /// Decodes one code from `window` (the next stream bits, MSB-aligned; bits past the
     /// stream's end are whatever follows it): (id, length). Length 0 only for a zero-bit code.
@@ -134,19 +165,21 @@ final class ValueCode: @unchecked Sendable {
     func decode(_ window: UInt64) -> (symbol: Int, length: Int)? {
         if symbolCount <= 1 { return (0, 0) }
         let f = table[Int(truncatingIfNeeded: window &>> UInt64(64 &- Format.fastBits))]
-        if f != 0 { return (Int(f & 0xFF_FFFF), Int(f &>> 24)) }
-        return decodeSlow(window)
+        let len = Int(f &>> 24)
+        if len <= Format.fastBits { return (Int(f & 0xFF_FFFF), len) }
+        return decodeSlow(window, from: len)
     }
 
-    @inline(__always)
-    private func decodeSlow(_ window: UInt64) -> (symbol: Int, length: Int)? {
+    /// A code longer than fastBits: the search over the lengths starts at `from`, the shortest
+    /// length a code with the window's first fastBits bits can have.
+    @inline(never)
+    func decodeSlow(_ window: UInt64, from: Int) -> (symbol: Int, length: Int)? {
         let w = UInt32(truncatingIfNeeded: window &>> UInt64(64 &- maxLength))
-        // Codes of ≤ fastBits bits are all in the first-level table.
-        var len = Format.fastBits &+ 1
+        var len = from
         while len <= maxLength {
-            if w < table[ValueCode.limitBase &+ len] {
+            if w < table[ValueCode.limits &+ len] {
                 let c = w &>> UInt32(maxLength &- len)
-                let s = Int(table[ValueCode.firstSymbolBase &+ len]) &+ Int(c &- table[ValueCode.firstCodeBase &+ len])
+                let s = Int(table[ValueCode.firstSymbols &+ len]) &+ Int(c &- table[ValueCode.firstCodes &+ len])
                 return s < symbolCount ? (s, len) : nil
             }
             len &+= 1
