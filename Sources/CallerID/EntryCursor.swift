@@ -154,6 +154,7 @@ public struct EntryCursor {
                     guard try advance() else { break }
                     continue
                 }
+                if allowed == nil && hotRun(batch, wanted) { continue }
                 let k = storage.keys[pos], v = Int(storage.ids[pos])
                 let code = try db.categoryCode(v)
                 if let allowed, !allowed[code] {
@@ -190,6 +191,38 @@ public struct EntryCursor {
             batch.reset(database: db)
             throw error
         }
+    }
+}
+
+extension EntryCursor {
+    /// The batch's fast path: copies the run of entries from `pos` whose values are hot and
+    /// pass every check into `batch` (no filter). False when the entry at `pos` needs the
+    /// general path (a cold value, or a check that fails and must be reported by it).
+    @inline(__always)
+    fileprivate mutating func hotRun(_ batch: EntryBatch, _ wanted: Int) -> Bool {
+        let keys = storage.keys, ids = storage.ids
+        let hot = db.hotCount, categoryCount = db.categories.count
+        let cats = db.valueCategories, offsets = db.hotOffsets, labels = db.hotLabels
+        var c = batch.count, p = pos
+        let end = min(n, p &+ (wanted &- c))
+        while p < end {
+            let v = Int(ids[p])
+            guard v < hot else { break }
+            let code = cats.u8(v)
+            let a = Int(offsets.u32(4 &* v)), e = Int(offsets.u32(4 &* v &+ 4))
+            guard Int(code) < categoryCount, a <= e, e <= labels.count, e &- a <= Format.maxLabelBytes else { break }
+            batch.numberStorage[c] = keys[p]
+            batch.labelStarts[c] = labels.base + a
+            batch.labelLengths[c] = Int32(truncatingIfNeeded: e &- a)
+            batch.categoryCodes[c] = code
+            c &+= 1
+            p &+= 1
+        }
+        guard p > pos else { return false }
+        lastNumber = keys[p &- 1]
+        pos = p
+        batch.setCount(c)
+        return true
     }
 }
 
@@ -280,6 +313,9 @@ public final class EntryBatch {
         categoryCodes.deallocate()
         arena.deallocate()
     }
+
+    @inline(__always)
+    func setCount(_ n: Int) { count = n }
 
     func reset(database: Database) {
         self.database = database

@@ -23,7 +23,7 @@ struct MergedCursor {
         let selected: [Bool]?
         var headNumber: UInt64 = 0
         var headLabel = UnsafeRawBufferPointer(start: nil, count: 0)
-        var headCategory: Category = .identify
+        var headCategory = 0
         var hasHead = false
         var needsAdvance = true
     }
@@ -46,8 +46,8 @@ struct MergedCursor {
             while true {
                 for i in sources.indices where sources[i].needsAdvance {
                     sources[i].needsAdvance = false
-                    let head: (UInt64, UnsafeRawBufferPointer, Category)? = try sources[i].cursor.next { view in
-                        (view.number, view.labelBytes, view.category)
+                    let head: (UInt64, UnsafeRawBufferPointer, Int)? = try sources[i].cursor.next { view in
+                        (view.number, view.labelBytes, view.categoryIndex)
                     }
                     if let head {
                         (sources[i].headNumber, sources[i].headLabel, sources[i].headCategory) = head
@@ -66,7 +66,7 @@ struct MergedCursor {
                     sources[i].needsAdvance = true
                 }
                 let core = sources[best].core
-                let code = core.index(of: sources[best].headCategory)
+                let code = sources[best].headCategory
                 if let selected = sources[best].selected, !selected[code] { continue }
                 let label = sources[best].headLabel
                 out.pointee = CEntry(

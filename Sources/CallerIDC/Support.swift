@@ -228,7 +228,7 @@ final class Core {
     /// The code of `category` in this database. The views the library hands out carry
     /// `db.categories[code]` itself, whose name has the same bits as the copy in `table`, so a
     /// scan of a few integers finds it; full string comparison is the fallback.
-    /// (EntryView does not expose the code, see docs/C-ABI.md.)
+    /// Used where only a Category is at hand; views give their code (`categoryIndex`).
     @inline(__always)
     func index(of category: Category) -> Int {
         if let b = Core.bits(category.name) {
@@ -244,7 +244,8 @@ final class Core {
     /// Writes a found entry into `out`.
     @inline(__always)
     func fill(_ out: UnsafeMutablePointer<CEntry>, _ view: EntryView, source: UInt32 = 0) {
-        let c = index(of: view.category)
+        // The view's category index is a code of this database (checked by the reader).
+        let c = view.categoryIndex < categoryCount ? view.categoryIndex : index(of: view.category)
         out.pointee = CEntry(
             number: view.number,
             label: view.labelBytes.baseAddress.map { $0.assumingMemoryBound(to: CChar.self) } ?? empty,
