@@ -168,7 +168,7 @@ public struct EntryCursor {
                 } else {
                     let codes = try db.coldCodes(v)
                     let needed = Database.coldBufferBytes(codes)  // always enough for a valid label
-                    if batch.arenaUsed == 0 { batch.growArena(to: needed) }
+                    if lastCold < 0 && batch.arenaUsed == 0 { batch.growArena(to: needed) }  // no cold label of this fill points into it yet
                     let at = batch.arenaUsed
                     let room = batch.arenaCapacity &- at
                     guard let length = db.symbols.decode(codes, into: batch.arena + at, capacity: room), length <= Format.maxLabelBytes else {

@@ -17,8 +17,9 @@ enum Format {
     static let maxBlockEntries = 1024
     /// A value sync point every 2^syncShift entries of a block, syncShift ≤ this.
     static let maxSyncShift = 10
-    /// The summary holds the first key of every 2^summaryShift-th block, summaryShift ≤ this.
-    static let maxSummaryShift = 16
+    /// The summary holds the first key of every 2^summaryShift-th block, summaryShift ≤ this
+    /// (the writer uses 4): a lookup counts at most 2^maxSummaryShift index entries.
+    static let maxSummaryShift = 6
     /// Cold labels are indexed in groups of 2^coldGroupShift.
     static let coldGroupShift = 3
     static let maxLabelBytes = 65_535

@@ -27,7 +27,7 @@ final class FormatConstantsXCTests: XCTestCase {
         XCTAssertEqual(Format.recordPadding, 8)
         XCTAssertEqual(Format.maxBlockEntries, 1024)
         XCTAssertEqual(Format.maxSyncShift, 10)
-        XCTAssertEqual(Format.maxSummaryShift, 16)
+        XCTAssertEqual(Format.maxSummaryShift, 6)
         XCTAssertEqual(Format.coldGroupShift, 3)
         XCTAssertEqual(Format.maxCodeLength, 26)
         XCTAssertEqual(Format.maxLabelBytes, 65_535)

@@ -139,23 +139,28 @@ struct BlockRecord {
     /// strictly ascending, above the maximum number, upper bits that do not hold n − 1
     /// elements, a bad code or a sync point that disagrees with the stream).
     func decodeAll(firstKey: UInt64, code: ValueCode, keys: UnsafeMutablePointer<UInt64>, ids: UnsafeMutablePointer<UInt32>) -> Bool {
-        guard firstKey <= Format.maxNumber else { return false }  // a block of one entry has no other key to check
+        decodeAllBits(firstKey: firstKey, code: code, keys: keys, ids: ids) != nil
+    }
+
+    /// ``decodeAll(firstKey:code:keys:ids:)`` returning the bits of value codes read (nil when damaged).
+    func decodeAllBits(firstKey: UInt64, code: ValueCode, keys: UnsafeMutablePointer<UInt64>, ids: UnsafeMutablePointer<UInt32>) -> Int? {
+        guard firstKey <= Format.maxNumber else { return nil }  // a block of one entry has no other key to check
         keys[0] = firstKey
         let m = n &- 1
         if codec == Format.keyCodecRun {
-            guard firstKey &+ UInt64(m) <= Format.maxNumber else { return false }
+            guard firstKey &+ UInt64(m) <= Format.maxNumber else { return nil }
             for j in 0..<m { keys[j &+ 1] = firstKey &+ UInt64(j &+ 1) }
         } else {
             var j = 0
             var previous = firstKey
             var w = 0
             while j < m {
-                guard w < upperWords else { return false }
+                guard w < upperWords else { return nil }
                 var word = view.u64(upperStart &+ 8 &* w)
                 while word != 0 && j < m {
                     let p = 64 &* w &+ word.trailingZeroBitCount
                     let key = firstKey &+ (UInt64(p &- j) &<< UInt64(l) | lower(j))
-                    guard key > previous, key <= Format.maxNumber else { return false }
+                    guard key > previous, key <= Format.maxNumber else { return nil }
                     keys[j &+ 1] = key
                     previous = key
                     word &= word &- 1
@@ -166,7 +171,7 @@ struct BlockRecord {
         }
         if code.symbolCount <= 1 {
             for i in 0..<n { ids[i] = 0 }
-            return true
+            return 0
         }
         let code = code.decoder
         var bit = 0
@@ -176,9 +181,9 @@ struct BlockRecord {
         var used = 0
         for i in 0..<n {
             if i > 0 && i & mask == 0 {
-                guard Int(view.u16(Format.recordHeaderSize &+ 2 &* ((i &>> syncShift) &- 1))) == bit else { return false }
+                guard Int(view.u16(Format.recordHeaderSize &+ 2 &* ((i &>> syncShift) &- 1))) == bit else { return nil }
             }
-            guard bit < limit, let (s, len) = code.decode(w), len <= limit &- bit else { return false }
+            guard bit < limit, let (s, len) = code.decode(w), len <= limit &- bit else { return nil }
             ids[i] = UInt32(truncatingIfNeeded: s)
             bit &+= len
             used &+= len
@@ -189,31 +194,32 @@ struct BlockRecord {
                 w &<<= UInt64(len)
             }
         }
-        return true
+        return bit
     }
 
-    /// For verify: every structural rule a reader does not need for one entry but a valid
-    /// writer always keeps — exactly n − 1 set upper bits in the minimal number of words, and
-    /// no value-stream byte beyond the last code (the padding bits of the last byte zero).
-    func isCanonical(code: ValueCode) -> Bool {
+    /// For verify, after ``decodeAllBits(firstKey:code:keys:ids:)`` gave `codeBits` and the
+    /// block's last key `lastKey`: every structural rule a reader does not need for one entry
+    /// but the writer always keeps — the key codec and Elias–Fano width the writer's rule picks
+    /// (so that no record makes a lookup walk more upper words than a valid file would),
+    /// exactly n − 1 set upper bits in the minimal number of words, zero padding bits, and no
+    /// value-stream byte beyond the last code.
+    func isCanonical(firstKey: UInt64, lastKey: UInt64, codeBits bit: Int) -> Bool {
         let m = n &- 1
-        if codec == Format.keyCodecEliasFano {
+        let u = lastKey &- firstKey
+        if m > 0 && u == UInt64(m) {
+            guard codec == Format.keyCodecRun else { return false }
+        } else {
+            guard codec == Format.keyCodecEliasFano else { return false }
+            var expectedL = 0
+            if m > 0, u / UInt64(m) >= 1 { expectedL = min(56, 63 &- (u / UInt64(m)).leadingZeroBitCount) }
+            guard l == expectedL, upperWords == (m > 0 ? (Int(u &>> UInt64(l)) &+ m &+ 63) / 64 : 0) else { return false }
             var ones = 0
             for w in 0..<upperWords { ones &+= view.u64(upperStart &+ 8 &* w).nonzeroBitCount }
             guard ones == m else { return false }
-            if upperWords > 0 { guard view.u64(upperStart &+ 8 &* (upperWords &- 1)) != 0 else { return false } }
             guard (valueStart &- lowerStart) == (m &* l &+ 7) / 8 else { return false }
             if m &* l % 8 != 0 {
                 let last = view.u8(valueStart &- 1)
                 guard last &>> UInt8(m &* l % 8) == 0 else { return false }
-            }
-        }
-        // Total bits of the n codes.
-        var bit = 0
-        if code.symbolCount > 1 {
-            for _ in 0..<n {
-                guard bit < valueBits, let (_, len) = code.decode(window(bit)), len <= valueBits &- bit else { return false }
-                bit &+= len
             }
         }
         guard (bit &+ 7) / 8 == valueBits / 8 else { return false }
