@@ -430,16 +430,10 @@ int main(int argc, char **argv) {
 
 /// The compiled program (once per test run), or why it could not be built.
 private let differentialExecutable: Result<URL, CABIFailure> = {
-    guard let dir = CABI.libraryDirectory else { return .failure(CABIFailure(CABI.missingLibraryMessage)) }
     do {
-        try FileManager.default.createDirectory(at: CABI.workDirectory, withIntermediateDirectories: true)
-        let src = CABI.workDirectory.appendingPathComponent("differential-\(getpid()).c")
-        try differentialProgram.write(to: src, atomically: true, encoding: .utf8)
-        let exe = CABI.workDirectory.appendingPathComponent("differential-\(getpid())")
-        let r = try runTool("cc", ["-std=c11", "-O1", "-Wall", "-Wextra", "-Werror", "-I", CABI.include.path, src.path,
-                                   "-L", dir.path, "-Wl,-rpath," + dir.path, "-lcallerid", "-lpthread", "-o", exe.path])
-        guard r.status == 0 else { return .failure(CABIFailure("cc failed (\(r.status)):\n\(r.stderr)")) }
-        return .success(exe)
+        return .success(try compileC("differential", differentialProgram))
+    } catch let failure as CABIFailure {
+        return .failure(failure)
     } catch {
         return .failure(CABIFailure("cannot compile the differential C program: \(error)"))
     }
