@@ -70,6 +70,7 @@ let package = Package(
             name: "CallerIDTests",
             dependencies: ["CallerID", "CallerIDPipeline", "CallerIDDirectory", "lookup", "CPortable",
                            .target(name: "CLZ4Shim", condition: systemCodecs)],
+            exclude: ["Fixtures"],
             swiftSettings: strictSettings
         ),
     ],

@@ -28,11 +28,6 @@ let package = Package(
                 "CSQLite", "CLMDB", "CBenchSupport",
             ]
         ),
-        // Format 2.0 prototype vs 1.0 on one data set (sizes by part, lookups, scan).
-        .executableTarget(
-            name: "callerid-format2-bench",
-            dependencies: [.product(name: "CallerID", package: rootIdentity), "CBenchSupport"]
-        ),
         // CallerID through its C ABI (libcallerid.so, include/callerid.h): a C program that
         // reuses the lookup timing of examples/c/bench.c and prints the harness's JSON.
         .executableTarget(

@@ -71,8 +71,8 @@ public func fuzzParser(_ start: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     defer { unlink(inputPath); unlink(outputPath) }
     var options = BuildOptions()
     options.blockSize = 4
-    options.labelsPerChunk = 2
-    options.labelDictionaryBytes = 64
+    options.syncShift = 1
+    options.hotLabelBytes = 64
     var builder = DatabaseBuilder(options: options)
     var rejected = 0
     let added: Int

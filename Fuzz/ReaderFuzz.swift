@@ -98,10 +98,11 @@ func fixedUp(_ data: UnsafeRawBufferPointer) -> [UInt8]? {
     let footer = size - Format.footerSize
     b.replaceSubrange(0..<8, with: Format.magic)
     b.storeLE(UInt64(size), at: 16)
-    let sections = Int(u32(48))
-    if (1...Format.maxSections).contains(sections), footer - sections * Format.sectionEntrySize >= Format.headerSize {
-        let table = footer - sections * Format.sectionEntrySize
-        b.storeLE(UInt64(table), at: 40)
+    let tableOffset = u64(48)
+    if tableOffset >= UInt64(Format.headerSize), tableOffset <= UInt64(footer),
+       (UInt64(footer) - tableOffset) % UInt64(Format.sectionEntrySize) == 0 {
+        let table = Int(tableOffset)
+        let sections = (footer - table) / Format.sectionEntrySize
         for i in 0..<sections {
             let e = table + i * Format.sectionEntrySize
             let offset = u64(e + 8), length = u64(e + 16)
@@ -123,12 +124,12 @@ private func exercise(_ data: UnsafeRawBufferPointer) {
     defer { unlink(scratchPath) }
     let size = data.count
     if let db = try? Database(path: scratchPath) {
-        // Each block costs 40 bytes of index and descriptor.
-        if db.blockCount > size / 40 { fail("\(db.blockCount) blocks in a \(size)-byte file") }
+        // Each block costs 12 bytes of index and 8 of record header.
+        if db.blockCount > size / 20 { fail("\(db.blockCount) blocks in a \(size)-byte file") }
         var asked = probes(data)
         // The first key of every block (at most 64) and its neighbours.
         for b in 0..<min(db.blockCount, 64) {
-            let k = db.blockKeys.u64(b * 8)
+            let k = db.firstKey(b)
             asked += [k, k &+ 1, k &- 1]
         }
         for n in asked {
@@ -138,6 +139,24 @@ private func exercise(_ data: UnsafeRawBufferPointer) {
             _ = try? db.withEntry(n) { $0.labelBytes.count }
         }
         let all = enumerate(db, keep: 256)
+        // The batch cursor agrees with the entry cursor on everything it returns.
+        do {
+            var cursor = db.cursor()
+            let batch = EntryBatch(capacity: 7)
+            var seen = 0
+            var previous: UInt64? = nil
+            batches: while let n = try? cursor.nextBatch(batch), n > 0 {
+                for i in 0..<n {
+                    let e = batch[i].entry
+                    if let previous, e.number <= previous { fail("batch not ascending: \(e.number) after \(previous)") }
+                    previous = e.number
+                    if seen < all.count, all[seen] != e { fail("batch entry \(seen) = \(e), cursor says \(all[seen])") }
+                    seen += 1
+                    if seen > db.count { fail("batch returned more than count = \(db.count) entries") }
+                    if seen >= 256 { break batches }
+                }
+            }
+        }
         if let middle = all.dropFirst(all.count / 2).first {
             _ = enumerate(db, from: middle.number, filter: .action(.block), keep: 0)
             _ = enumerate(db, from: middle.number &+ 1, filter: .action(.identify), keep: 0)

@@ -42,13 +42,13 @@ private let categories: [Category] = [
 ]
 
 /// One database image from `count` records made by `seed`.
-private func image(count: Int, seed: UInt64, blockSize: Int, labelsPerChunk: Int?, dictionary: Int,
+private func image(count: Int, seed: UInt64, blockSize: Int, syncShift: Int = 5, hotBytes: Int,
                    compress: Bool = true, clustered: Bool = true, distinct: Int = labels.count,
                    suffixes: Bool = true) -> [UInt8] {
     var options = BuildOptions()
     options.blockSize = blockSize
-    options.labelsPerChunk = labelsPerChunk
-    options.labelDictionaryBytes = dictionary
+    options.syncShift = syncShift
+    options.hotLabelBytes = hotBytes
     options.compressLabels = compress
     var builder = DatabaseBuilder(options: options)
     var rng = Mix(state: seed)
@@ -68,38 +68,37 @@ private func image(count: Int, seed: UInt64, blockSize: Int, labelsPerChunk: Int
 
 /// Valid database files, each a few hundred bytes to a few KB.
 func writeReaderSeeds(to dir: String) {
-    save(image(count: 0, seed: 1, blockSize: 128, labelsPerChunk: nil, dictionary: 65536), dir, "empty.cid")
-    save(image(count: 1, seed: 2, blockSize: 128, labelsPerChunk: nil, dictionary: 65536), dir, "one.cid")
-    save(image(count: 3, seed: 3, blockSize: 128, labelsPerChunk: nil, dictionary: 65536), dir, "three.cid")
-    save(image(count: 40, seed: 4, blockSize: 8, labelsPerChunk: 2, dictionary: 40), dir, "compressed.cid")
-    save(image(count: 60, seed: 5, blockSize: 16, labelsPerChunk: 4, dictionary: 0), dir, "nodict.cid")
-    save(image(count: 60, seed: 6, blockSize: 4, labelsPerChunk: 1, dictionary: 65536, compress: false), dir, "raw.cid")
-    save(image(count: 80, seed: 7, blockSize: 64, labelsPerChunk: 8, dictionary: 100, distinct: 3), dir, "fewlabels.cid")
-    save(image(count: 30, seed: 8, blockSize: 1, labelsPerChunk: 2, dictionary: 65536), dir, "blocksize1.cid")
-    save(image(count: 50, seed: 9, blockSize: 8, labelsPerChunk: nil, dictionary: 65536, clustered: false), dir, "scattered.cid")
-    save(image(count: 24, seed: 10, blockSize: 3, labelsPerChunk: 16, dictionary: 0, distinct: 1, suffixes: false), dir, "constant.cid")
+    save(image(count: 0, seed: 1, blockSize: 128, hotBytes: 65536), dir, "empty.cid")
+    save(image(count: 1, seed: 2, blockSize: 128, hotBytes: 65536), dir, "one.cid")
+    save(image(count: 3, seed: 3, blockSize: 128, hotBytes: 0), dir, "three.cid")
+    save(image(count: 40, seed: 4, blockSize: 8, syncShift: 1, hotBytes: 40), dir, "coded.cid")
+    save(image(count: 60, seed: 5, blockSize: 16, syncShift: 0, hotBytes: 0), dir, "allcold.cid")
+    save(image(count: 60, seed: 6, blockSize: 4, hotBytes: 65536, compress: false), dir, "raw.cid")
+    save(image(count: 80, seed: 7, blockSize: 64, syncShift: 2, hotBytes: 100, distinct: 3), dir, "fewlabels.cid")
+    save(image(count: 30, seed: 8, blockSize: 1, hotBytes: 200), dir, "blocksize1.cid")
+    save(image(count: 50, seed: 9, blockSize: 8, hotBytes: 300, clustered: false), dir, "scattered.cid")
+    save(image(count: 24, seed: 10, blockSize: 3, hotBytes: 0, distinct: 1, suffixes: false), dir, "constant.cid")
     save(structures(), dir, "structures.cid")
 }
 
-/// Every block value mode (constant, palette, frame of reference), a dictionary chunk,
-/// compressed chunks and four categories in one file (the layout of HostileFileTests' sample).
+/// Both key codecs (Elias–Fano and a run of consecutive numbers), long value codes, hot and
+/// cold labels and four categories in one file.
 private func structures() -> [UInt8] {
     var options = BuildOptions()
     options.blockSize = 8
-    options.labelsPerChunk = 4
-    options.labelDictionaryBytes = 200
+    options.syncShift = 2
+    options.hotLabelBytes = 60
     var b = DatabaseBuilder(options: options)
     let spam = try! Category("spam", action: .block), taxi = try! Category("taxi", action: .identify)
-    let rare = ("Rare label of the palette block", Category.identify)
-    var rows: [(String, Category)] = Array(repeating: ("Hot", .identify), count: 8)              // constant
-    rows += [("Hot", .identify), rare, ("Hot", .identify), rare] + Array(repeating: ("Hot", .identify), count: 4)  // palette
+    var rows: [(UInt64, String, Category)] = []
+    for i in 0..<16 { rows.append((79_000_000_000 + UInt64(i), "Hot", .identify)) }  // two runs
     for k in 0..<40 {
-        rows += Array(repeating: ("Mid label \(k) of the city directory", k % 3 == 0 ? spam : k % 3 == 1 ? taxi : .identify), count: 3)
+        for r in 0..<3 {
+            rows.append((79_000_001_000 + UInt64(k * 37 + r * 5), "Mid label \(k) of the city directory", k % 3 == 0 ? spam : k % 3 == 1 ? taxi : .identify))
+        }
     }
-    for k in 0..<20 { rows.append(("Cold label number \(k) of the city directory", .identify)) }
-    for (i, (label, category)) in rows.enumerated() {
-        try! b.add(79_000_000_000 + UInt64(i) * 7 + UInt64(i % 3), label: label, category: category)
-    }
+    for k in 0..<20 { rows.append((79_500_000_000 + UInt64(k) * 100_003, "Cold label number \(k) of the city directory", .identify)) }
+    for (number, label, category) in rows { try! b.add(number, label: label, category: category) }
     return try! b.encode().0
 }
 

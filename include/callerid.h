@@ -249,13 +249,17 @@ cid_status cid_category(cid_db *CID_NULLABLE db, uint32_t index,
  * Lookups
  * ------------------------------------------------------------------------------------- */
 
-/* Looks `number` up. On CID_OK fills *out: label and category point into the database
- * (zero-copy) and stay valid until cid_close(db). On CID_NOT_FOUND *out is set to
+/* Looks `number` up. On CID_OK fills *out. out->category stays valid until cid_close(db).
+ * out->label stays valid until the calling thread's next cid_lookup() or
+ * cid_lookup_batch() (on any handle), or cid_close(db), whichever comes first: a frequent
+ * ("hot") label points into the mapped file (zero-copy), any other is decoded into
+ * memory of the calling thread (at most 64 KiB kept between calls). Copy it to keep it,
+ * or use cid_lookup_copy(). On CID_NOT_FOUND *out is set to
  * { number, NULL, 0, NULL, CID_NO_CATEGORY, 0, 0, 0 }. Numbers outside the E.164 range
  * are simply not found. Errors: CID_ERR_CORRUPT when the part of the file this lookup
  * touched is damaged (open with CID_OPEN_VERIFY to rule that out), CID_ERR_BAD_HANDLE,
  * CID_ERR_INVALID_ARGUMENT (NULL db or out); *out is then as for not found.
- * No allocation except, once per label chunk, the shared decode cache.
+ * No cache grows with the lookups made: the per-thread label memory above is all.
  * Thread-safe: any number of threads may look up on one handle at once. */
 cid_status cid_lookup(cid_db *CID_NULLABLE db, uint64_t number, cid_entry *CID_NULLABLE out);
 
@@ -274,8 +278,9 @@ cid_status cid_lookup_copy(cid_db *CID_NULLABLE db, uint64_t number, char *CID_N
 
 /* Looks up `count` numbers: results[i] is filled for numbers[i] as by cid_lookup()
  * (results[i].category == NULL means not found). `numbers` and `results` are caller-owned
- * arrays of `count` elements (may be NULL when count is 0); labels stay valid until
- * cid_close(db). `found` (may be NULL) receives how many were found.
+ * arrays of `count` elements (may be NULL when count is 0); labels stay valid as for
+ * cid_lookup(): until the calling thread's next lookup call or cid_close(db) (the thread
+ * holds the decoded labels of this call meanwhile). `found` (may be NULL) receives how many were found.
  * Returns CID_OK when every lookup ran (found or not). On an error (a damaged part of the
  * file) it stops, marks the remaining results not found and returns the error.
  * Thread-safe as cid_lookup(). */
@@ -289,8 +294,8 @@ cid_status cid_lookup_batch(cid_db *CID_NULLABLE db, const uint64_t *CID_NULLABL
 /* Creates a cursor over the entries of `db` in ascending order, starting at the first
  * number >= `from`, keeping those that match `filter` (NULL: all). The filter is copied;
  * it and its strings are borrowed only for the call. Heap use is fixed at creation and does
- * not grow with the file: one block of keys and values plus at most 40 KiB of decoded
- * labels. To resume later, open a new cursor from the last number seen + 1.
+ * not grow with the file: the keys and value ids of one block (at most 12 KiB) plus a
+ * buffer for the longest label it decodes (at most 64 KiB). To resume later, open a new cursor from the last number seen + 1.
  * On CID_OK *out receives a cursor the caller owns and must free with cid_cursor_free().
  * The cursor keeps the database mapped: it stays usable after cid_close(db).
  * Errors (*out set to NULL): CID_ERR_INVALID_ARGUMENT (NULL db/out, bad filter),
@@ -308,8 +313,8 @@ cid_status cid_cursor_open(cid_db *CID_NULLABLE db, uint64_t from, const cid_fil
  * category is dropped and still hides later databases' entries for its number).
  * cid_entry.source is the index in `dbs` of the winner and category_index refers to that
  * database's categories.
- * `dbs` is borrowed for the call; the cursor keeps every database mapped. Heap: one block
- * per database plus at most 64 KiB of decoded labels in all (4 KiB per database at least).
+ * `dbs` is borrowed for the call; the cursor keeps every database mapped. Heap: as
+ * cid_cursor_open() per database, plus 64 KiB for cid_cursor_next_batch() labels.
  * Ownership, errors and threads as cid_cursor_open(). */
 cid_status cid_cursor_open_merged(cid_db *CID_NULLABLE const *CID_NULLABLE dbs, size_t count, uint64_t from,
                                   const cid_filter *CID_NULLABLE filter, cid_cursor *CID_NULLABLE *CID_NULLABLE out);
@@ -317,11 +322,24 @@ cid_status cid_cursor_open_merged(cid_db *CID_NULLABLE const *CID_NULLABLE dbs, 
 /* Advances the cursor: CID_OK and *out filled with the next entry, or CID_END (out
  * untouched) when there are no more. out->category stays valid until the cursor is freed.
  * out->label stays valid only until the next call on this cursor (cid_cursor_next or
- * cid_cursor_free): it may point into the cursor's own small decode cache; copy it to
- * keep it. After an error (CID_ERR_CORRUPT for a damaged block or label chunk) every
+ * cid_cursor_next_batch or cid_cursor_free): it may point into the cursor's own decode
+ * buffer; copy it to keep it. After an error (CID_ERR_CORRUPT for a damaged block or label) every
  * later call returns the same error.
  * Not thread-safe for one cursor: calls on a cursor must not overlap. */
 cid_status cid_cursor_next(cid_cursor *CID_NULLABLE cursor, cid_entry *CID_NULLABLE out);
+
+/* Advances the cursor by up to `capacity` entries at once (the fast way through a
+ * database from another language: one call per batch, not per entry). Fills out[0 … n-1]
+ * as cid_cursor_next() would, one after another, and stores n in *count: CID_OK with
+ * 1 ≤ n ≤ capacity (fewer than asked when the batch's labels reach 64 KiB, or at most
+ * 1024 per call on a single database), or CID_END with n = 0 when there are no more.
+ * `out` is a caller-owned array of `capacity` entries. Every label handed out stays valid
+ * until the next call on this cursor; categories until the cursor is freed.
+ * Errors (*count = 0): CID_ERR_INVALID_ARGUMENT (NULL cursor, out or count, capacity 0),
+ * CID_ERR_BAD_HANDLE, CID_ERR_CORRUPT (then every later call returns it too).
+ * Not thread-safe for one cursor, as cid_cursor_next(). */
+cid_status cid_cursor_next_batch(cid_cursor *CID_NULLABLE cursor, cid_entry *CID_NULLABLE out, size_t capacity,
+                                 size_t *CID_NULLABLE count);
 
 /* Frees a cursor and releases its hold on the database(s). Label pointers it handed out
  * become invalid. NULL is accepted and does nothing (CID_OK); freeing twice, or a pointer

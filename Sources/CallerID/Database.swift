@@ -15,21 +15,27 @@ public struct Entry: Hashable, Sendable, CustomStringConvertible {
     public var description: String { "\(number)\t\(label)\t\(category.name)" }
 }
 
-/// A borrowed view of an entry: the label bytes point into the mapped file or into a decoded
-/// chunk and are valid only inside the closure that receives the view. No allocation.
+/// A borrowed view of an entry: the label bytes point into the mapped file (a hot label) or
+/// into memory holding a decoded cold label, and are valid only inside the closure that
+/// receives the view (or, for an ``EntryBatch``, until the batch is filled again). No allocation.
 public struct EntryView {
     public let number: UInt64
     /// The label's UTF-8 bytes; do not let them escape the closure.
     public let labelBytes: UnsafeRawBufferPointer
     let categoryCode: Int
+    /// True when `labelBytes` point into the database's own bytes (valid while it is open),
+    /// false when they point into a decode buffer.
+    package let labelIsMapped: Bool
     // Unretained: a view never outlives the closure of the database call that made it.
     unowned(unsafe) let database: Database
 
-    init(number: UInt64, categoryCode: Int, labelBytes: UnsafeRawBufferPointer, database: Database) {
+    @usableFromInline
+    init(number: UInt64, categoryCode: Int, labelBytes: UnsafeRawBufferPointer, database: Database, labelIsMapped: Bool = false) {
         self.number = number
         self.categoryCode = categoryCode
         self.labelBytes = labelBytes
         self.database = database
+        self.labelIsMapped = labelIsMapped
     }
 
     public var category: Category { database.categories[categoryCode] }
@@ -60,9 +66,10 @@ public struct DatabaseInfo: Sendable, Equatable {
     public var distinctLabels: Int
     public var blockSize: Int
     public var blocks: Int
-    public var labelChunks: Int
-    public var compressedLabelChunks: Int
-    public var labelBytesRaw: Int
+    /// Values whose labels are stored raw (the most frequent ones).
+    public var hotLabels: Int
+    /// Symbols of the table that codes the other (cold) labels.
+    public var labelSymbols: Int
     public var fileBytes: Int
     public var sections: [SectionInfo]
     public var categories: [Category]
@@ -71,12 +78,13 @@ public struct DatabaseInfo: Sendable, Equatable {
 
 /// A read-only database file, memory-mapped.
 ///
-/// Opening validates the header, the section table and every offset and length the reader
-/// will use (O(blocks)); nothing read from the file is trusted before that check.
-/// ``verify()`` additionally checks every checksum and decodes everything.
+/// Opening checks the header, footer, section table and the sizes of every section in O(1)
+/// of the file's size; each block record and label is checked when it is first read, so
+/// nothing read from the file is trusted before a check. ``verify()`` additionally checks
+/// every checksum and decodes everything.
 ///
-/// A `Database` is safe to use from several threads at once: lookups share a lazily
-/// decoded label cache published with atomics; each cursor has its own state.
+/// A `Database` is safe to use from several threads at once: it holds no mutable state
+/// (lookups keep nothing between calls); each cursor has its own.
 ///
 /// ## Replacing the file while it is open
 ///
@@ -90,41 +98,45 @@ public struct DatabaseInfo: Sendable, Equatable {
 /// time (the `lookup -` batch mode does, every 1,024 lookups and whenever input arrives).
 /// When the writer is not under your control, open with ``DatabaseMapping/copy``.
 public final class Database: @unchecked Sendable {
-    // @unchecked: all stored state is immutable after init except `decoded`, whose slots are
-    // published once with C11 atomics (see PublishOnceSlots).
+    // @unchecked: all stored state is immutable after init.
     public let path: String
     public let categories: [Category]
     /// Number of entries (distinct numbers).
     public let count: Int
     let file: MappedFile
-    let blockSize: Int
     let blockCount: Int
-    let labelShift: Int
+    /// Entries of the largest block (the writer's block size; ≤ Format.maxBlockEntries).
+    let blockSize: Int
     let valueCount: Int
-    let chunkCount: Int
-    let blockKeys: ByteView
-    let descriptors: ByteView
-    let keyData: ByteView
-    let valueData: ByteView
+    let hotCount: Int
+    let syncShift: Int
+    let summaryShift: Int
+    let summary: ByteView
+    let index: ByteView
+    let blocks: ByteView
     let valueCategories: ByteView
-    let chunkTable: ByteView
-    let labelData: ByteView
-    /// The raw leading label chunks that every compressed chunk was compressed against.
-    let labelDictionary: ByteView
-    let dictionaryChunks: Int
-    /// The largest decoded size of a compressed label chunk (sizes a cursor's cache slots).
-    let maxCompressedChunkRaw: Int
+    let hotOffsets: ByteView
+    let hotLabels: ByteView
+    let coldIndex: ByteView
+    let coldLabels: ByteView
+    let code: ValueCode
+    let symbols: LabelSymbolDecoder
     let sections: [(kind: UInt32, offset: Int, length: Int, checksum: UInt64)]
     let tableOffset: Int
-    let decoded: PublishOnceSlots
 
     /// Opens and validates `path`; with `verify: true` also runs ``verify()``.
+    ///
+    /// Opening costs O(1) in the size of the file: it checks the header, the footer, the
+    /// section table (each with its checksum), the sizes of all sections, the value code, the
+    /// label symbol table and the categories. Each block record and label is checked when it
+    /// is used, before its bytes are read.
     ///
     /// - Parameters:
     ///   - mapping: ``DatabaseMapping/map`` (default) maps the file; ``DatabaseMapping/copy``
     ///     reads it into memory, so that later changes to the file cannot affect this database.
     /// - Throws: ``CallerIDError`` with code `fileNotFound`, `io`, `corrupt` or
-    ///   `unsupportedVersion`, and a message naming the file and the damaged part.
+    ///   `unsupportedVersion` (a file of another major version, such as 1.0), and a message
+    ///   naming the file and the damaged part.
     public init(path: String, verify: Bool = false, mapping: DatabaseMapping = .map) throws(CallerIDError) {
         self.path = path
         file = try MappedFile(path: path, mode: mapping)
@@ -132,7 +144,7 @@ public final class Database: @unchecked Sendable {
         func bad(_ what: String) -> CallerIDError { CallerIDError.corrupt(path, what) }
 
         // Header.
-        guard b.count >= Format.headerSize + Format.footerSize else {
+        guard b.count >= 12 else {
             throw bad(b.count == 0 ? "the file is empty" : "the file is \(b.count) bytes, too short for a header and footer (truncated?)")
         }
         guard Array(b.bytes(0, 8)) == Format.magic else {
@@ -140,7 +152,11 @@ public final class Database: @unchecked Sendable {
         }
         let major = b.u16(8)
         guard major == Format.major else {
-            throw CallerIDError(.unsupportedVersion, "\(path): format version \(major).\(b.u16(10)); this reader reads version \(Format.major).x")
+            let hint = major < Format.major ? " — rebuild it with `lookup build`" : " — this reader reads version \(Format.major).x; update CallerID"
+            throw CallerIDError(.unsupportedVersion, "\(path): unsupported version \(major).\(b.u16(10))\(hint)")
+        }
+        guard b.count >= Format.headerSize + Format.footerSize else {
+            throw bad("the file is \(b.count) bytes, too short for a header and footer (truncated?)")
         }
         guard Codec.xxh3(b.bytes(0, 56)) == b.u64(56) else { throw bad("header checksum mismatch (bytes 0-55)") }
         guard b.u32(12) == UInt32(Format.headerSize) else { throw bad("header size field is \(b.u32(12))") }
@@ -148,30 +164,37 @@ public final class Database: @unchecked Sendable {
             throw bad("the header says \(b.u64(16)) bytes but the file has \(b.count) (truncated or extended)")
         }
         let entries = b.u64(24)
-        let blockSize = Int(b.u32(32))
-        let shift = Int(b.u32(36))
-        let tableOffset = b.u64(40)
-        let sectionCount = Int(b.u32(48))
-        let dictionaryChunks = Int(b.u32(52))
-        guard (1...Format.maxBlockSize).contains(blockSize) else { throw bad("block size \(blockSize) outside 1...\(Format.maxBlockSize)") }
-        guard shift <= Format.maxLabelsPerChunkShift else { throw bad("labels-per-chunk shift \(shift) above \(Format.maxLabelsPerChunkShift)") }
-        // Every block costs 40 bytes of index and descriptor, so a file of n bytes holds at most
-        // n / 40 blocks (a run of consecutive numbers can take less than a byte per entry).
-        guard entries <= UInt64(b.count / 40 + 1) * UInt64(blockSize) else {
-            throw bad("entry count \(entries) is impossible for a \(b.count)-byte file")
+        let blockCount = Int(b.u32(32))
+        let valueCount = Int(b.u32(36))
+        let hotCount = Int(b.u32(40))
+        let syncShift = Int(b.u8(44))
+        let summaryShift = Int(b.u8(45))
+        let blockSize = Int(b.u16(46))
+        let tableOffset = b.u64(48)
+        guard (1...Format.maxBlockEntries).contains(blockSize) else { throw bad("block size \(blockSize) outside 1...\(Format.maxBlockEntries)") }
+        guard syncShift <= Format.maxSyncShift, summaryShift <= Format.maxSummaryShift else {
+            throw bad("sync shift \(syncShift) or summary shift \(summaryShift) out of range")
+        }
+        // Every block costs 12 bytes of index and 8 of record header: a file of n bytes holds
+        // fewer than n / 20 blocks, and each block 1…blockSize entries.
+        guard blockCount <= b.count / 20, UInt64(blockCount) <= entries, entries <= UInt64(blockCount) * UInt64(blockSize) else {
+            throw bad("entry count \(entries) and block count \(blockCount) are impossible for a \(b.count)-byte file with blocks of \(blockSize)")
+        }
+        guard hotCount <= valueCount, UInt64(valueCount) <= entries, (entries == 0) == (valueCount == 0) else {
+            throw bad("\(valueCount) values (\(hotCount) hot) for \(entries) entries")
         }
 
         // Footer and section table.
         let footer = b.count - Format.footerSize
         guard Array(b.bytes(footer + 24, 8)) == Format.footerMagic else { throw bad("footer magic missing at offset \(footer + 24) (truncated?)") }
         guard b.u64(footer) == UInt64(b.count), b.u64(footer + 16) == entries else { throw bad("footer disagrees with the header") }
-        guard (1...Format.maxSections).contains(sectionCount) else { throw bad("section count \(sectionCount) outside 1...\(Format.maxSections)") }
-        // Written as a subtraction: a hostile tableOffset near 2^64 must not overflow.
         guard tableOffset >= UInt64(Format.headerSize), tableOffset <= UInt64(footer),
-              UInt64(footer) - tableOffset == UInt64(sectionCount * Format.sectionEntrySize) else {
+              (UInt64(footer) - tableOffset) % UInt64(Format.sectionEntrySize) == 0 else {
             throw bad("section table offset \(tableOffset) does not end at the footer")
         }
         let table = Int(tableOffset)
+        let sectionCount = (footer - table) / Format.sectionEntrySize
+        guard (1...Format.maxSections).contains(sectionCount) else { throw bad("section count \(sectionCount) outside 1...\(Format.maxSections)") }
         guard Codec.xxh3(b.bytes(table, sectionCount * Format.sectionEntrySize)) == b.u64(footer + 8) else {
             throw bad("section table checksum mismatch (offset \(table))")
         }
@@ -180,7 +203,7 @@ public final class Database: @unchecked Sendable {
         for i in 0..<sectionCount {
             let e = table + i * Format.sectionEntrySize
             let kind = b.u32(e), offset = b.u64(e + 8), length = b.u64(e + 16)
-            guard offset >= UInt64(Format.headerSize), offset <= tableOffset, length <= tableOffset - offset,
+            guard b.u32(e + 4) == 0, offset >= UInt64(Format.headerSize), offset <= tableOffset, length <= tableOffset - offset,
                   let view = b.slice(offset, length) else {
                 throw bad("section \(i) (kind \(kind)) lies outside the data area: offset \(offset), length \(length)")
             }
@@ -195,74 +218,71 @@ public final class Database: @unchecked Sendable {
         for (x, y) in zip(byOffset, byOffset.dropFirst()) where x.offset + x.length > y.offset {
             throw bad("sections of kinds \(x.kind) and \(y.kind) overlap at offset \(y.offset)")
         }
+        if verify {
+            try Database.verifyChecksums(b, sections: list, tableOffset: table, path: path)
+        }
         func section(_ s: Format.Section) throws(CallerIDError) -> ByteView {
             guard let v = found[s] else { throw bad("section '\(s)' is missing") }
             return v
         }
-        let blockCount = Int((entries + UInt64(blockSize) - 1) / UInt64(blockSize))
-        let blockKeys = try section(.blockKeys)
-        let descriptors = try section(.blockDescriptors)
-        let keyData = try section(.keyData)
-        let valueData = try section(.valueData)
+        func size(_ s: Format.Section, _ view: ByteView, _ expected: Int) throws(CallerIDError) {
+            guard view.count == expected else { throw bad("section '\(s)' is \(view.count) bytes; it must be \(expected)") }
+        }
+        let summary = try section(.summary)
+        let index = try section(.blockIndex)
+        let blocks = try section(.blocks)
         let valueCategories = try section(.valueCategories)
-        let chunkTable = try section(.labelChunks)
-        let labelData = try section(.labelData)
-        guard blockKeys.count == blockCount * 8 else { throw bad("block index is \(blockKeys.count) bytes; \(blockCount) blocks need \(blockCount * 8)") }
-        guard descriptors.count == blockCount * Format.descriptorSize else {
-            throw bad("block descriptors are \(descriptors.count) bytes; \(blockCount) blocks need \(blockCount * Format.descriptorSize)")
+        let hotOffsets = try section(.hotOffsets)
+        let hotLabels = try section(.hotLabels)
+        let coldIndex = try section(.coldIndex)
+        let coldLabels = try section(.coldLabels)
+        let codeLengths = try section(.codeLengths)
+        try size(.summary, summary, 8 * ((blockCount + (1 << summaryShift) - 1) >> summaryShift))
+        try size(.blockIndex, index, Format.indexEntrySize * (blockCount + 1))
+        try size(.valueCategories, valueCategories, valueCount)
+        try size(.hotOffsets, hotOffsets, 4 * (hotCount + 1))
+        let coldGroups = (valueCount - hotCount + (1 << Format.coldGroupShift) - 1) >> Format.coldGroupShift
+        try size(.coldIndex, coldIndex, 4 * (coldGroups + 1))
+        try size(.codeLengths, codeLengths, 4 * (Format.maxCodeLength + 1))
+        guard blocks.count >= Format.recordPadding, blocks.isZero(blocks.count - Format.recordPadding, Format.recordPadding),
+              index.u32(Format.indexEntrySize * blockCount + 8) == UInt32(blocks.count - Format.recordPadding),
+              index.u32(8) == 0 || blockCount == 0 else {
+            throw bad("block records do not end with the block index's last offset and 8 zero bytes")
         }
-        guard keyData.count >= Format.packPadding, valueData.count >= Format.packPadding else { throw bad("key or value data shorter than its padding") }
-        let valueCount = valueCategories.count
-        guard entries == 0 || valueCount > 0 else { throw bad("entries without any label value") }
-        let chunkCount = (valueCount + (1 << shift) - 1) >> shift
-        guard chunkTable.count == chunkCount * Format.chunkEntrySize else {
-            throw bad("label chunk table is \(chunkTable.count) bytes; \(valueCount) labels need \(chunkCount) chunks")
+        guard hotOffsets.u32(0) == 0, Int(hotOffsets.u32(4 * hotCount)) == hotLabels.count else {
+            throw bad("hot label offsets do not span the hot labels (first \(hotOffsets.u32(0)), last \(hotOffsets.u32(4 * hotCount)), \(hotLabels.count) bytes)")
         }
-        if verify {
-            try Database.verifyChecksums(b, sections: list, tableOffset: table, path: path)
+        guard coldIndex.u32(0) == 0, Int(coldIndex.u32(4 * coldGroups)) == coldLabels.count else {
+            throw bad("cold label index does not span the cold labels")
+        }
+        guard let code = ValueCode(counts: (0...Format.maxCodeLength).map { Int(codeLengths.u32(4 * $0)) }, symbols: valueCount) else {
+            throw bad("value code lengths are not a prefix code for \(valueCount) values")
+        }
+        guard let symbols = LabelSymbolDecoder(try section(.symbolTable).buffer) else {
+            throw bad("label symbol table is malformed")
         }
         let categories = try Database.parseCategories(try section(.categories), path: path)
-        // The dictionary: chunks 0..<dictionaryChunks, raw and contiguous from offset 0, ≤ 64 KiB.
-        guard dictionaryChunks <= chunkCount else { throw bad("\(dictionaryChunks) dictionary chunks but only \(chunkCount) chunks") }
-        var dictionaryBytes = 0
-        for c in 0..<dictionaryChunks {
-            let e = c * Format.chunkEntrySize
-            guard chunkTable.u32(e) == UInt32(dictionaryBytes), chunkTable.u32(e + 12) == 0,
-                  chunkTable.u32(e + 4) == chunkTable.u32(e + 8) else {
-                throw bad("label dictionary chunk \(c) is not raw and contiguous")
-            }
-            dictionaryBytes += Int(chunkTable.u32(e + 4))
-            guard dictionaryBytes <= Format.maxDictionaryBytes else { throw bad("label dictionary exceeds 64 KiB") }
-        }
-        guard let labelDictionary = labelData.slice(0, dictionaryBytes) else { throw bad("label dictionary runs past its section") }
 
         self.count = Int(entries)
-        self.blockSize = blockSize
         self.blockCount = blockCount
-        self.labelShift = shift
+        self.blockSize = blockSize
         self.valueCount = valueCount
-        self.chunkCount = chunkCount
-        self.blockKeys = blockKeys
-        self.descriptors = descriptors
-        self.keyData = keyData
-        self.valueData = valueData
+        self.hotCount = hotCount
+        self.syncShift = syncShift
+        self.summaryShift = summaryShift
+        self.summary = summary
+        self.index = index
+        self.blocks = blocks
         self.valueCategories = valueCategories
-        self.chunkTable = chunkTable
-        self.labelData = labelData
-        self.labelDictionary = labelDictionary
-        self.dictionaryChunks = dictionaryChunks
-        var maxRaw = 0
-        for c in 0..<chunkCount where chunkTable.u32(c * Format.chunkEntrySize + 12) != 0 {
-            maxRaw = max(maxRaw, Int(chunkTable.u32(c * Format.chunkEntrySize + 8)))
-        }
-        self.maxCompressedChunkRaw = maxRaw
+        self.hotOffsets = hotOffsets
+        self.hotLabels = hotLabels
+        self.coldIndex = coldIndex
+        self.coldLabels = coldLabels
+        self.code = code
+        self.symbols = symbols
         self.categories = categories
         self.sections = list
         self.tableOffset = table
-        self.decoded = PublishOnceSlots(count: chunkCount)
-
-        try validateBlocks()
-        try validateChunks()
         if verify { try verifyContent() }
     }
 
@@ -288,155 +308,58 @@ public final class Database: @unchecked Sendable {
         return result
     }
 
-    /// Checks every block descriptor so that the unchecked reads of lookups and cursors stay in bounds.
-    private func validateBlocks() throws(CallerIDError) {
-        var previous: UInt64 = 0
-        for blk in 0..<blockCount {
-            func bad(_ what: String) -> CallerIDError { CallerIDError.corrupt(path, "block \(blk): \(what)") }
-            let first = blockKeys.u64(blk * 8)
-            guard first > previous, first <= Format.maxNumber else { throw bad("first key \(first) is not ascending or out of range") }
-            previous = first
-            let n = entriesIn(blk)
-            let d = blk * Format.descriptorSize
-            let keyOffset = Int(descriptors.u32(d + 16))
-            let valueOffset = Int(descriptors.u32(d + 20))
-            let keyWidth = Int(descriptors.u8(d + 28))
-            let frac = Int(descriptors.u8(d + 29))
-            let mode = descriptors.u8(d + 30)
-            let valueWidth = Int(descriptors.u8(d + 31))
-            guard keyWidth <= Format.maxKeyWidth, frac <= 16 else { throw bad("key width \(keyWidth) or fraction \(frac) out of range") }
-            if keyWidth > 0 {
-                guard keyOffset + ((n - 1) * keyWidth) / 8 + 8 <= keyData.count else { throw bad("key data at \(keyOffset) runs past its section") }
-            }
-            guard valueWidth <= Format.maxValueWidth, let m = Format.ValueMode(rawValue: mode) else {
-                throw bad("value mode \(mode) or width \(valueWidth) invalid")
-            }
-            switch m {
-            case .constant:
-                break
-            case .frameOfReference:
-                guard valueOffset + ((n - 1) * valueWidth) / 8 + 8 <= valueData.count else { throw bad("value data at \(valueOffset) runs past its section") }
-            case .palette:
-                guard let p = valueData.readU16(valueOffset).map(Int.init), p >= 2, p <= n else { throw bad("palette size invalid") }
-                let indexStart = valueOffset + 2 + (p * valueWidth + 7) / 8
-                let indexWidth = Format.bitWidth(UInt64(p - 1))
-                guard valueOffset + 2 + ((p - 1) * valueWidth) / 8 + 8 <= valueData.count,
-                      indexStart + ((n - 1) * indexWidth) / 8 + 8 <= valueData.count else {
-                    throw bad("palette at \(valueOffset) runs past its section")
-                }
-            }
-        }
-    }
+    // MARK: Blocks
 
-    private func validateChunks() throws(CallerIDError) {
-        // Decompression bombs: LZ4 never expands a block more than 255 times, so a compressed
-        // chunk claiming more cannot decode; and chunks may share stored bytes, so the total
-        // they may decode to is bounded too (a valid file, whose chunks do not overlap, always
-        // stays under it). Heap for decoded chunks is then at most 255 × the label data.
-        var compressedRaw = 0
-        for c in 0..<chunkCount {
-            let e = c * Format.chunkEntrySize
-            let offset = Int(chunkTable.u32(e)), stored = Int(chunkTable.u32(e + 4))
-            let raw = Int(chunkTable.u32(e + 8)), flags = chunkTable.u32(e + 12)
-            let labels = labelsIn(chunk: c)
-            guard labelData.slice(offset, stored) != nil, raw <= Format.maxRawChunkBytes, raw >= 4 * labels,
-                  flags == 0 || flags == Format.compressedFlag, flags != 0 || stored == raw,
-                  flags == 0 || stored > 0 else {
-                throw CallerIDError.corrupt(path, "label chunk \(c): offset \(offset), stored \(stored), raw \(raw), flags \(flags) are inconsistent")
-            }
-            if flags != 0 {
-                guard raw <= Format.maxLZ4Ratio * stored else {
-                    throw CallerIDError.corrupt(path, "label chunk \(c): \(stored) compressed bytes cannot decode to \(raw) (LZ4 expands at most \(Format.maxLZ4Ratio)×)")
-                }
-                compressedRaw += raw
-                guard compressedRaw <= Format.maxLZ4Ratio * labelData.count else {
-                    throw CallerIDError.corrupt(path, "label chunk \(c): compressed chunks decode to more than \(Format.maxLZ4Ratio)× the \(labelData.count) bytes of label data (chunks overlap)")
-                }
-            }
-        }
-    }
-
-    // MARK: Geometry
-
+    /// First key of block `b` (< blockCount).
     @inline(__always)
-    func entriesIn(_ block: Int) -> Int { block == blockCount - 1 ? count - block * blockSize : blockSize }
-
-    @inline(__always)
-    func labelsIn(chunk c: Int) -> Int { min(1 << labelShift, valueCount - (c << labelShift)) }
-
-    // MARK: Keys and values of a block
-
-    struct BlockReader {
-        let base: UInt64, slope: UInt64, frac: UInt64
-        let keyBit: Int, keyWidth: Int
-        let mode: UInt8, valueBase: UInt32, valueWidth: Int
-        let valueBit: Int, indexBit: Int, indexWidth: Int, paletteSize: Int
-        let n: Int
-    }
-
-    @inline(__always)
-    func blockReader(_ blk: Int) -> BlockReader {
-        let d = blk * Format.descriptorSize
-        let mode = descriptors.u8(d + 30)
-        let valueOffset = Int(descriptors.u32(d + 20))
-        let valueWidth = Int(descriptors.u8(d + 31))
-        var p = 0, indexBit = 0, indexWidth = 0, valueBit = valueOffset * 8
-        if mode == Format.ValueMode.palette.rawValue {
-            p = Int(valueData.u16(valueOffset))
-            valueBit = (valueOffset + 2) * 8
-            indexBit = (valueOffset + 2 + (p * valueWidth + 7) / 8) * 8
-            indexWidth = Format.bitWidth(UInt64(p - 1))
-        }
-        return BlockReader(base: descriptors.u64(d), slope: descriptors.u64(d + 8), frac: UInt64(descriptors.u8(d + 29)),
-                           keyBit: Int(descriptors.u32(d + 16)) * 8, keyWidth: Int(descriptors.u8(d + 28)),
-                           mode: mode, valueBase: descriptors.u32(d + 24), valueWidth: valueWidth,
-                           valueBit: valueBit, indexBit: indexBit, indexWidth: indexWidth, paletteSize: p, n: entriesIn(blk))
-    }
-
-    @inline(__always)
-    func key(_ r: BlockReader, _ i: Int) -> UInt64 {
-        let residual = r.keyWidth == 0 ? 0 : keyData.bits(at: r.keyBit &+ i &* r.keyWidth, width: r.keyWidth)
-        return r.base &+ ((UInt64(truncatingIfNeeded: i) &* r.slope) &>> r.frac) &+ residual
-    }
-
-    /// The value id of entry `i`; throws when the file names a value that does not exist.
-    @inline(__always)
-    func value(_ r: BlockReader, _ i: Int) throws(CallerIDError) -> Int {
-        var v: UInt32
-        switch r.mode {
-        case 0:
-            v = r.valueBase
-        case 1:
-            v = r.valueBase &+ UInt32(truncatingIfNeeded: valueData.bits(at: r.valueBit &+ i &* r.valueWidth, width: r.valueWidth))
-        default:
-            let idx = Int(valueData.bits(at: r.indexBit &+ i &* r.indexWidth, width: r.indexWidth))
-            guard idx < r.paletteSize else { throw CallerIDError.corrupt(path, "palette index \(idx) out of range") }
-            v = r.valueBase &+ UInt32(truncatingIfNeeded: valueData.bits(at: r.valueBit &+ idx &* r.valueWidth, width: r.valueWidth))
-        }
-        guard Int(v) < valueCount else { throw CallerIDError.corrupt(path, "value id \(v) beyond the \(valueCount) labels") }
-        return Int(v)
-    }
+    func firstKey(_ b: Int) -> UInt64 { index.u64(Format.indexEntrySize &* b) }
 
     /// Index of the block that may hold `number` (the last whose first key is ≤ number), or -1.
     @inline(__always)
     func blockFor(_ number: UInt64) -> Int {
-        var lo = 0, hi = blockCount
-        while lo < hi {
-            let mid = (lo &+ hi) &>> 1
-            if blockKeys.u64(mid &* 8) <= number { lo = mid &+ 1 } else { hi = mid }
+        guard blockCount > 0 else { return -1 }
+        // Three short, branch-free levels instead of one long binary search: the summary
+        // (first key of every 2^summaryShift-th block; small, stays in cache) is searched by
+        // bisection over every 16th of its keys and then a count over ≤ 16 adjacent keys, and
+        // the ≤ 2^summaryShift index entries under it by a count. The loads of a count are
+        // independent of one another, so they overlap instead of waiting on each other.
+        let s = summary.count &>> 3
+        var base = 0, n = (s &+ 15) &>> 4
+        while n > 1 {
+            let half = n &>> 1
+            base = summary.u64((base &+ half) &<< 7) <= number ? base &+ half : base
+            n &-= half
         }
-        return lo - 1
+        var k = base &<< 4
+        let kEnd = min(k &+ 16, s)
+        var c = 0
+        var j = k &+ 1
+        while j < kEnd {
+            c &+= summary.u64(j &<< 3) <= number ? 1 : 0
+            j &+= 1
+        }
+        k &+= c
+        var b = k &<< summaryShift
+        let bEnd = min(b &+ (1 &<< summaryShift), blockCount)
+        c = 0
+        j = b &+ 1
+        while j < bEnd {
+            c &+= firstKey(j) <= number ? 1 : 0
+            j &+= 1
+        }
+        b &+= c
+        return firstKey(b) <= number ? b : -1
     }
 
-    /// Position of the first entry of block reader `r` whose key is ≥ number.
+    /// Block `b`'s record, its header checked against the section and the index.
     @inline(__always)
-    func lowerBound(_ r: BlockReader, _ number: UInt64) -> Int {
-        var lo = 0, hi = r.n
-        while lo < hi {
-            let mid = (lo &+ hi) &>> 1
-            if key(r, mid) < number { lo = mid &+ 1 } else { hi = mid }
+    func record(_ b: Int) throws(CallerIDError) -> BlockRecord {
+        let start = Int(index.u32(Format.indexEntrySize &* b &+ 8)), end = Int(index.u32(Format.indexEntrySize &* b &+ 20))
+        blocks.prefetch(start, end &- start)  // the lines of one record, fetched in parallel
+        guard let r = BlockRecord(blocks, start: start, end: end, syncShift: syncShift, maxEntries: blockSize) else {
+            throw CallerIDError.corrupt(path, "block \(b): record at \(start)..<\(end) is damaged")
         }
-        return lo
+        return r
     }
 
     // MARK: Categories and labels
@@ -444,43 +367,98 @@ public final class Database: @unchecked Sendable {
     @inline(__always)
     func categoryCode(_ value: Int) throws(CallerIDError) -> Int {
         let code = Int(valueCategories.u8(value))
-        guard code < categories.count else { throw CallerIDError.corrupt(path, "label \(value) has unknown category code \(code)") }
+        guard code < categories.count else { throw CallerIDError.corrupt(path, "value \(value) has unknown category code \(code)") }
         return code
     }
 
-    /// The raw bytes of label chunk `c`: from the mapping, or decoded once into the shared cache.
-    func sharedChunk(_ c: Int) throws(CallerIDError) -> ByteView {
-        let e = c * Format.chunkEntrySize
-        let offset = Int(chunkTable.u32(e)), stored = Int(chunkTable.u32(e + 4)), raw = Int(chunkTable.u32(e + 8))
-        if chunkTable.u32(e + 12) == 0 {
-            return ByteView(base: labelData.base + offset, count: stored)
+    /// The raw bytes of hot value `id` (< hotCount).
+    @inline(__always)
+    func hotLabel(_ id: Int) throws(CallerIDError) -> UnsafeRawBufferPointer {
+        let a = Int(hotOffsets.u32(4 &* id)), e = Int(hotOffsets.u32(4 &* id &+ 4))
+        guard a <= e, e <= hotLabels.count, e &- a <= Format.maxLabelBytes else {
+            throw CallerIDError.corrupt(path, "hot label offsets of value \(id)")
         }
-        if let p = decoded.load(c) { return ByteView(base: p, count: raw) }
-        let buffer = UnsafeMutableRawPointer.allocate(byteCount: max(raw, 1), alignment: 8)
-        guard Codec.decompress(labelData.bytes(offset, stored), into: UnsafeMutableRawBufferPointer(start: buffer, count: raw),
-                               dictionary: labelDictionary.buffer) else {
-            buffer.deallocate()
-            throw CallerIDError.corrupt(path, "label chunk \(c) does not decompress to \(raw) bytes")
-        }
-        return ByteView(base: decoded.publish(c, buffer), count: raw)
+        return hotLabels.bytes(a, e &- a)
     }
 
-    /// The bytes of label `j` within decoded chunk `chunk` holding `labels` labels.
+    /// The coded bytes of cold value `id` (hotCount ≤ id < valueCount).
     @inline(__always)
-    func label(in chunk: ByteView, index j: Int, labels: Int) throws(CallerIDError) -> UnsafeRawBufferPointer {
-        let end = Int(chunk.u32(j &* 4))
-        let start = j == 0 ? 0 : Int(chunk.u32((j &- 1) &* 4))
-        let area = labels &* 4
-        guard start <= end, end <= chunk.count &- area else {
-            throw CallerIDError.corrupt(path, "label offsets \(start)..<\(end) outside their chunk")
+    func coldCodes(_ id: Int) throws(CallerIDError) -> UnsafeRawBufferPointer {
+        let c = id &- hotCount
+        let g = c &>> Format.coldGroupShift
+        var at = Int(coldIndex.u32(4 &* g))
+        let end = Int(coldIndex.u32(4 &* g &+ 4))
+        guard at <= end, end <= coldLabels.count else { throw CallerIDError.corrupt(path, "cold label index of value \(id)") }
+        var k = c & ((1 &<< Format.coldGroupShift) &- 1)
+        while true {
+            var len = 0, shift = 0
+            while true {
+                guard at < end, shift < 21 else { throw CallerIDError.corrupt(path, "cold label length of value \(id)") }
+                let byte = Int(coldLabels.u8(at))
+                at &+= 1
+                len |= (byte & 0x7F) &<< shift
+                shift &+= 7
+                if byte < 0x80 { break }
+            }
+            guard len <= end &- at else { throw CallerIDError.corrupt(path, "cold label of value \(id) runs past its group") }
+            if k == 0 { return coldLabels.bytes(at, len) }
+            at &+= len
+            k &-= 1
         }
-        return chunk.bytes(area &+ start, end &- start)
     }
 
+    /// Decodes cold value `id`'s label from `codes` into `out`, which has room for
+    /// `bufferBytes` = min(8 × codes, 65,535) + 8 bytes (the slack lets the decoder store whole
+    /// 8-byte symbols): its length, at most 65,535.
+    @usableFromInline
+    func decodeCold(_ codes: UnsafeRawBufferPointer, _ id: Int, into out: UnsafeMutableRawPointer, bufferBytes: Int) throws(CallerIDError) -> Int {
+        guard let n = symbols.decode(codes, into: out, capacity: bufferBytes), n <= Format.maxLabelBytes else {
+            throw CallerIDError.corrupt(path, "cold label of value \(id) does not decode to at most \(Format.maxLabelBytes) bytes")
+        }
+        return n
+    }
+
+    /// Bytes of decode buffer for a cold label of `codes` (see ``decodeCold(_:_:into:bufferBytes:)``).
+    @inlinable @inline(__always)
+    static func coldBufferBytes(_ codes: UnsafeRawBufferPointer) -> Int { min(codes.count &* 8, 65_535) &+ 8 }
+
+    /// Calls `body` with the label bytes of value `id` (< valueCount): straight from the
+    /// mapping for a hot value, decoded into temporary memory (stack for short labels) for a cold one.
     @inline(__always)
-    func sharedLabel(_ value: Int) throws(CallerIDError) -> UnsafeRawBufferPointer {
-        let c = value &>> labelShift
-        return try label(in: try sharedChunk(c), index: value & ((1 << labelShift) - 1), labels: labelsIn(chunk: c))
+    func withLabel<R>(_ id: Int, _ body: (UnsafeRawBufferPointer) -> R) throws(CallerIDError) -> R {
+        if id < hotCount { return body(try hotLabel(id)) }
+        let codes = try coldCodes(id)
+        return try withUnsafeTemporaryAllocation(byteCount: Database.coldBufferBytes(codes), alignment: 8) { (buffer) throws(CallerIDError) -> R in
+            let n = try decodeCold(codes, id, into: buffer.baseAddress!, bufferBytes: buffer.count)
+            return body(UnsafeRawBufferPointer(start: buffer.baseAddress!, count: n))
+        }
+    }
+
+    /// Where a lookup's answer is: the value id (−1 when absent), its category code, and its
+    /// label — raw bytes in the mapping (hot) or the coded bytes to decode (cold).
+    @usableFromInline
+    struct Located {
+        @usableFromInline var value: Int
+        @usableFromInline var category: Int
+        @usableFromInline var isHot: Bool
+        @usableFromInline var bytes: UnsafeRawBufferPointer
+
+        @usableFromInline init(value: Int, category: Int, isHot: Bool, bytes: UnsafeRawBufferPointer) {
+            self.value = value
+            self.category = category
+            self.isHot = isHot
+            self.bytes = bytes
+        }
+    }
+
+    /// The non-generic part of a lookup (so that ``withEntry(_:_:)`` can be specialized in the
+    /// caller's module without runtime generic metadata).
+    @usableFromInline
+    func locate(_ number: UInt64) throws(CallerIDError) -> Located {
+        guard let v = try findValue(number) else { return Located(value: -1, category: 0, isHot: false, bytes: UnsafeRawBufferPointer(start: nil, count: 0)) }
+        let code = try categoryCode(v)
+        if v < hotCount { return Located(value: v, category: code, isHot: true, bytes: try hotLabel(v)) }
+        return Located(value: v, category: code, isHot: false, bytes: try coldCodes(v))
     }
 
     // MARK: Point lookup
@@ -493,12 +471,21 @@ public final class Database: @unchecked Sendable {
     }
 
     /// Zero-copy lookup: calls `body` with a borrowed view of the entry when `number` is present.
-    /// The label bytes come straight from the mapping (or the shared decoded-chunk cache).
-    @inline(__always)
+    /// The label bytes come straight from the mapping (hot labels) or from memory on the stack
+    /// (a cold label, decoded for this call); the view is valid only inside `body`. A lookup
+    /// allocates no heap memory that outlives it.
+    @inlinable
     public func withEntry<R>(_ number: UInt64, _ body: (EntryView) -> R) throws(CallerIDError) -> R? {
-        guard let v = try findValue(number) else { return nil }
-        let code = try categoryCode(v)
-        return body(EntryView(number: number, categoryCode: code, labelBytes: try sharedLabel(v), database: self))
+        let found = try locate(number)
+        if found.value < 0 { return nil }
+        if found.isHot {
+            return body(EntryView(number: number, categoryCode: found.category, labelBytes: found.bytes, database: self, labelIsMapped: true))
+        }
+        return try withUnsafeTemporaryAllocation(byteCount: Database.coldBufferBytes(found.bytes), alignment: 8) { (buffer) throws(CallerIDError) -> R in
+            let n = try decodeCold(found.bytes, found.value, into: buffer.baseAddress!, bufferBytes: buffer.count)
+            return body(EntryView(number: number, categoryCode: found.category, labelBytes: UnsafeRawBufferPointer(start: buffer.baseAddress!, count: n),
+                                  database: self, labelIsMapped: false))
+        }
     }
 
     /// True when `number` is present (no label access).
@@ -506,25 +493,26 @@ public final class Database: @unchecked Sendable {
         try findValue(number) != nil
     }
 
+    /// The value id of `number`, or nil when it is absent.
     @inline(__always)
     func findValue(_ number: UInt64) throws(CallerIDError) -> Int? {
-        let blk = blockFor(number)
-        guard blk >= 0 else { return nil }
-        let r = blockReader(blk)
-        let i = lowerBound(r, number)
-        guard i < r.n, key(r, i) == number else { return nil }
-        return try value(r, i)
+        guard number &- 1 < Format.maxNumber else { return nil }  // 1 … maxNumber
+        let b = blockFor(number)
+        guard b >= 0 else { return nil }
+        let r = try record(b)
+        guard let i = r.find(number &- firstKey(b)) else { return nil }
+        guard let v = r.value(at: i, code: code) else { throw CallerIDError.corrupt(path, "block \(b): value code of entry \(i) is damaged") }
+        return v
     }
 
     // MARK: Enumeration
 
     /// A cursor over the entries in ascending order, starting at the first number ≥ `from`,
-    /// optionally only those matching `filter`. Heap use is fixed when it is created and does
-    /// not grow with the file: one block of keys and values (16 bytes per entry of a block)
-    /// plus a decoded-label cache of at most `labelCacheBytes` (one chunk at least, about
-    /// 1 KiB). A merge over many files can pass a small cache per cursor.
-    public func cursor(from: UInt64 = 0, filter: CategoryFilter? = nil, labelCacheBytes: Int = 40 * 1024) -> EntryCursor {
-        EntryCursor(database: self, from: from, filter: filter, labelCacheBytes: labelCacheBytes)
+    /// optionally only those matching `filter`. Its heap use is fixed and does not grow with
+    /// the file: the keys and value ids of one block (12 bytes per entry of a block, at most
+    /// 12 KiB) plus a buffer for the longest cold label decoded so far (at most 64 KiB).
+    public func cursor(from: UInt64 = 0, filter: CategoryFilter? = nil) -> EntryCursor {
+        EntryCursor(database: self, from: from, filter: filter)
     }
 
     /// The entries in ascending order as a `Sequence` of ``Entry`` values.

@@ -1,21 +1,20 @@
-/// Options for writing a database file.
+/// Options for writing a database file (format 2.0, docs/FORMAT.md).
 public struct BuildOptions: Sendable {
-    /// Entries per key block (1…4096). Smaller blocks search faster and compress worse.
-    public var blockSize: Int = 128
-    /// Labels per dictionary chunk (a power of two ≤ 4096), or nil to aim at ~1 KiB chunks.
-    public var labelsPerChunk: Int? = nil
-    /// LZ4HC level for label chunks (1…12). The most frequent labels' chunks (up to 64 KiB) are
-    /// stored raw and serve as the LZ4 dictionary of every other chunk; a chunk is stored raw
-    /// unless compression saves ≥ 12.5%. Builds with the portable codecs (Apple platforms,
-    /// `--traits PortableCodecs`) use a greedy LZ4 encoder instead and ignore the level.
-    public var compressionLevel: Int = 12
-    /// When false, label chunks are always stored raw: larger files, no decoding on access.
+    /// Entries per block record (1…1024). Smaller blocks look up a little faster and cost
+    /// more index and header bytes per entry.
+    public var blockSize: Int = 256
+    /// A value sync point every 2^`syncShift` entries of a block (0…10): a lookup decodes at
+    /// most 2^`syncShift` − 1 value codes before its own; each sync point costs 2 bytes.
+    public var syncShift: Int = 5
+    /// Text bytes of the most frequent labels stored raw ("hot": read with no decoding).
+    /// The other ("cold") labels are coded one by one with a symbol table of frequent byte
+    /// strings and decoded on access.
+    public var hotLabelBytes: Int = 64 * 1024
+    /// When false, every label is stored raw (hot): larger files, no decoding on access.
     public var compressLabels: Bool = true
-    /// At most this many bytes (0…65,536) of the most frequent labels' chunks are stored raw
-    /// as the LZ4 dictionary of the other chunks.
-    public var labelDictionaryBytes: Int = Format.maxDictionaryBytes
-    /// The largest raw label chunk the writer will produce (the reader's limit; lowered by tests).
-    var maxRawChunkBytes: Int = Format.maxRawChunkBytes
+
+    /// The largest ``blockSize``.
+    public static let maxBlockSize = Format.maxBlockEntries
 
     public init() {}
 }
@@ -134,15 +133,13 @@ public struct DatabaseBuilder {
     /// ``write(to:)``, also returning the XXH3-64 (seed 0) of the bytes written, for callers
     /// that cannot read the output back (a pipe).
     package func writeHashing(to path: String) throws(CallerIDError) -> (summary: BuildSummary, xxh3: UInt64) {
-        guard (1...Format.maxBlockSize).contains(options.blockSize) else {
-            throw CallerIDError(.invalidInput, "blockSize must be 1...\(Format.maxBlockSize)")
+        guard (1...Format.maxBlockEntries).contains(options.blockSize) else {
+            throw CallerIDError(.invalidInput, "blockSize must be 1...\(Format.maxBlockEntries)")
         }
-        guard (0...Format.maxDictionaryBytes).contains(options.labelDictionaryBytes) else {
-            throw CallerIDError(.invalidInput, "labelDictionaryBytes must be 0...\(Format.maxDictionaryBytes)")
+        guard (0...Format.maxSyncShift).contains(options.syncShift) else {
+            throw CallerIDError(.invalidInput, "syncShift must be 0...\(Format.maxSyncShift)")
         }
-        if let l = options.labelsPerChunk, l < 1 || l > (1 << Format.maxLabelsPerChunkShift) || l & (l - 1) != 0 {
-            throw CallerIDError(.invalidInput, "labelsPerChunk must be a power of two in 1...4096")
-        }
+        guard options.hotLabelBytes >= 0 else { throw CallerIDError(.invalidInput, "hotLabelBytes must not be negative") }
         let (image, summary) = try encode()
         var out = try AtomicFileWriter(path: path)
         try out.write(image)
@@ -167,282 +164,18 @@ public struct DatabaseBuilder {
         keys.removeSubrange(w...)
         vals.removeSubrange(w...)
 
-        // 2. Dictionary: only values still referenced, most frequent first (ties: category, bytes).
-        var freq = [Int](repeating: 0, count: interner.count)
-        for v in vals { freq[Int(v)] += 1 }
-        var order = (0..<interner.count).filter { freq[$0] > 0 }
-        order.sort { a, b in
-            if freq[a] != freq[b] { return freq[a] > freq[b] }
-            if interner.categories[a] != interner.categories[b] { return interner.categories[a] < interner.categories[b] }
-            return interner.bytes(a).lexicographicallyPrecedes(interner.bytes(b))
-        }
-        var remap = [UInt32](repeating: 0, count: interner.count)
-        for (newID, old) in order.enumerated() { remap[old] = UInt32(newID) }
-        for i in 0..<vals.count { vals[i] = remap[Int(vals[i])] }
-
-        // 3. Key and value columns.
-        let columns = try encodeBlocks(keys: keys, values: vals)
-
-        // 4. Label chunks.
-        let labels = try encodeLabels(order: order)
-        let shift = labels.shift
-        let dictionaryChunks = labels.dictionaryChunks
-
-        // 5. Categories and per-value category codes.
-        var catSection: [UInt8] = []
-        catSection.appendLE(UInt32(categories.count))
-        for c in categories {
-            catSection.append(c.action.rawValue)
-            catSection.append(UInt8(c.name.utf8.count))
-            catSection.append(contentsOf: c.name.utf8)
-        }
-        let valueCats = order.map { interner.categories[$0] }
-
-        // 6. Assemble: header, aligned sections, section table, footer.
-        let sections: [(Format.Section, [UInt8])] = [
-            (.categories, catSection),
-            (.blockKeys, columns.blockKeys),
-            (.blockDescriptors, columns.descriptors),
-            (.keyData, columns.keyData),
-            (.valueData, columns.valueData),
-            (.valueCategories, valueCats),
-            (.labelChunks, labels.table),
-            (.labelData, labels.data),
-        ]
-        for (kind, bytes) in sections where bytes.count > Int(UInt32.max) {
-            throw CallerIDError(.limitExceeded, "section \(kind) would be \(bytes.count) bytes; v1 allows 4 GiB")
-        }
-        var file = [UInt8](repeating: 0, count: Format.headerSize)
-        var table: [UInt8] = []
-        for (kind, bytes) in sections {
-            file.padZero(toMultipleOf: Format.sectionAlignment)
-            table.appendLE(kind.rawValue)
-            table.appendLE(UInt32(0))
-            table.appendLE(UInt64(file.count))
-            table.appendLE(UInt64(bytes.count))
-            table.appendLE(Codec.xxh3(bytes))
-            file.append(contentsOf: bytes)
-        }
-        file.padZero(toMultipleOf: 8)
-        let tableOffset = file.count
-        file.append(contentsOf: table)
-        let fileSize = file.count + Format.footerSize
-
-        var header: [UInt8] = Format.magic
-        header.appendLE(Format.major)
-        header.appendLE(Format.minor)
-        header.appendLE(UInt32(Format.headerSize))
-        header.appendLE(UInt64(fileSize))
-        header.appendLE(UInt64(keys.count))
-        header.appendLE(UInt32(options.blockSize))
-        header.appendLE(UInt32(shift))
-        header.appendLE(UInt64(tableOffset))
-        header.appendLE(UInt32(sections.count))
-        header.appendLE(UInt32(dictionaryChunks))
-        header.appendLE(Codec.xxh3(header))
-        file.replaceSubrange(0..<Format.headerSize, with: header)
-
-        var footer: [UInt8] = []
-        footer.appendLE(UInt64(fileSize))
-        footer.appendLE(Codec.xxh3(table))
-        footer.appendLE(UInt64(keys.count))
-        footer.append(contentsOf: Format.footerMagic)
-        file.append(contentsOf: footer)
-        assert(file.count == fileSize)
-
+        // 2. The file image (ids, blocks, labels, sections).
+        var layout = LayoutOptions()
+        layout.blockSize = options.blockSize
+        layout.syncShift = options.syncShift
+        layout.hotLabelBytes = options.compressLabels ? options.hotLabelBytes : Int.max
+        let interner = self.interner
+        let encoded = try FileWriter.encode(keys: keys, values: vals, labelCount: interner.count,
+                                            label: { interner.bytes($0) }, valueCategory: { interner.categories[$0] },
+                                            categories: categories, options: layout)
         let summary = BuildSummary(entries: keys.count, duplicatesMerged: duplicates,
-                                   distinctLabels: order.count, fileBytes: fileSize)
-        return (file, summary)
-    }
-
-    // MARK: Columns
-
-    private struct Columns {
-        var blockKeys: [UInt8] = []
-        var descriptors: [UInt8] = []
-        var keyData: [UInt8] = []
-        var valueData: [UInt8] = []
-    }
-
-    private func encodeBlocks(keys: [UInt64], values: [UInt32]) throws(CallerIDError) -> Columns {
-        var c = Columns()
-        let bs = options.blockSize
-        var keyBits = BitWriter()
-        var valueBits = BitWriter()
-        var start = 0
-        while start < keys.count {
-            let n = min(bs, keys.count - start)
-            let k = keys[start..<(start + n)]
-            let v = values[start..<(start + n)]
-            c.blockKeys.appendLE(k.first!)
-
-            // Keys: key_i = base + ((i * slope) >> frac) + residual_i, residuals ≥ 0 packed in `width` bits.
-            // A linear model through the first and last key; plain frame-of-reference when narrower.
-            let model = KeyModel.best(k)
-            let keyOffset = keyBits.alignToByte()
-            for (i, key) in k.enumerated() {
-                keyBits.write(model.residual(key, index: i), width: model.width)
-            }
-
-            // Values: constant, frame-of-reference or palette, whichever is smallest.
-            let valueOffset = valueBits.alignToByte()
-            let (mode, valueBase, valueWidth) = encodeValues(v, into: &valueBits)
-
-            c.descriptors.appendLE(model.base)
-            c.descriptors.appendLE(model.slope)
-            guard keyOffset <= Int(UInt32.max), valueOffset <= Int(UInt32.max) else {
-                throw CallerIDError(.limitExceeded, "key or value data would exceed 4 GiB; v1 sections are limited to 4 GiB")
-            }
-            c.descriptors.appendLE(UInt32(keyOffset))
-            c.descriptors.appendLE(UInt32(valueOffset))
-            c.descriptors.appendLE(valueBase)
-            c.descriptors.append(UInt8(model.width))
-            c.descriptors.append(UInt8(model.frac))
-            c.descriptors.append(mode.rawValue)
-            c.descriptors.append(UInt8(valueWidth))
-            start += n
-        }
-        keyBits.alignToByte()
-        valueBits.alignToByte()
-        c.keyData = keyBits.bytes + [UInt8](repeating: 0, count: Format.packPadding)
-        c.valueData = valueBits.bytes + [UInt8](repeating: 0, count: Format.packPadding)
-        return c
-    }
-
-    private func encodeValues(_ v: ArraySlice<UInt32>, into bits: inout BitWriter) -> (Format.ValueMode, UInt32, Int) {
-        let lo = v.min()!, hi = v.max()!
-        if lo == hi { return (.constant, lo, 0) }
-        let forWidth = Format.bitWidth(UInt64(hi - lo))
-        let forBits = v.count * forWidth
-        var palette = v.sorted()
-        var distinct = 0
-        for x in palette where distinct == 0 || palette[distinct - 1] != x {
-            palette[distinct] = x
-            distinct += 1
-        }
-        palette.removeSubrange(distinct...)
-        let indexWidth = Format.bitWidth(UInt64(palette.count - 1))
-        let paletteBits = 16 + palette.count * forWidth + 7 + v.count * indexWidth
-        if paletteBits < forBits {
-            bits.write(UInt64(palette.count), width: 16)
-            for p in palette { bits.write(UInt64(p - lo), width: forWidth) }
-            bits.alignToByte()
-            for x in v {
-                // Binary search: the palette is sorted and holds x.
-                var a = 0, b = palette.count
-                while a < b {
-                    let m = (a + b) / 2
-                    if palette[m] < x { a = m + 1 } else { b = m }
-                }
-                bits.write(UInt64(a), width: indexWidth)
-            }
-            return (.palette, lo, forWidth)
-        }
-        for x in v { bits.write(UInt64(x - lo), width: forWidth) }
-        return (.frameOfReference, lo, forWidth)
-    }
-
-    // MARK: Labels
-
-    /// Label chunks: `2^shift` labels each, most frequent first. The leading chunks, up to
-    /// 64 KiB, are stored raw and form the LZ4 dictionary of all the others, so small chunks
-    /// (fast to decode on a cache miss) still compress well.
-    private func encodeLabels(order: [Int]) throws(CallerIDError) -> (table: [UInt8], data: [UInt8], shift: Int, dictionaryChunks: Int) {
-        let shift: Int
-        if let l = options.labelsPerChunk {
-            shift = l.trailingZeroBitCount
-        } else {
-            var total = 0
-            for id in order { total += interner.length(id) + 4 }
-            let avg = max(1, order.isEmpty ? 1 : total / order.count)
-            let target = max(1, 1024 / avg)
-            shift = min(Format.maxLabelsPerChunkShift, Format.bitWidth(UInt64(target)) - 1)
-        }
-        let perChunk = 1 << shift
-        var chunks: [[UInt8]] = []
-        var first = 0
-        while first < order.count {
-            let ids = order[first..<min(order.count, first + perChunk)]
-            var raw: [UInt8] = []
-            var end: UInt32 = 0
-            for id in ids {
-                end += UInt32(interner.length(id))
-                raw.appendLE(end)
-            }
-            for id in ids { raw.append(contentsOf: interner.bytes(id)) }
-            guard raw.count <= options.maxRawChunkBytes else {
-                throw CallerIDError(.limitExceeded, "a label chunk would hold \(raw.count) bytes; the limit is \(options.maxRawChunkBytes) (use fewer labelsPerChunk)")
-            }
-            chunks.append(raw)
-            first += perChunk
-        }
-        var dictionaryChunks = 0
-        var dictionary: [UInt8] = []
-        if options.compressLabels {
-            while dictionaryChunks < chunks.count,
-                  dictionary.count + chunks[dictionaryChunks].count <= options.labelDictionaryBytes {
-                dictionary.append(contentsOf: chunks[dictionaryChunks])
-                dictionaryChunks += 1
-            }
-        }
-        let compressor = options.compressLabels
-            ? DictionaryCompressor(dictionary: dictionary, level: Int32(options.compressionLevel)) : nil
-        var table: [UInt8] = []
-        var data: [UInt8] = []
-        for (c, raw) in chunks.enumerated() {
-            let offset = data.count
-            var flags: UInt32 = 0
-            if c >= dictionaryChunks, let compressor,
-               let packed = compressor.compress(raw, limit: raw.count - raw.count / 8 - 1) {
-                data.append(contentsOf: packed)
-                flags = Format.compressedFlag
-            } else {
-                data.append(contentsOf: raw)
-            }
-            guard data.count <= Int(UInt32.max) else {
-                throw CallerIDError(.limitExceeded, "label data would exceed 4 GiB; v1 sections are limited to 4 GiB")
-            }
-            table.appendLE(UInt32(offset))
-            table.appendLE(UInt32(data.count - offset))
-            table.appendLE(UInt32(raw.count))
-            table.appendLE(flags)
-        }
-        return (table, data, shift, dictionaryChunks)
-    }
-}
-
-/// The linear key model of one block.
-struct KeyModel {
-    var base: UInt64 = 0
-    var slope: UInt64 = 0
-    var frac = 0
-    var width = 0
-
-    @inline(__always)
-    func predict(_ i: Int) -> UInt64 { base &+ ((UInt64(i) &* slope) >> UInt64(frac)) }
-
-    func residual(_ key: UInt64, index: Int) -> UInt64 { key &- predict(index) }
-
-    static func best(_ keys: ArraySlice<UInt64>) -> KeyModel {
-        let first = keys.first!, last = keys.last!
-        let span = last - first
-        var flat = KeyModel(base: first, slope: 0, frac: 0, width: Format.bitWidth(span))
-        guard keys.count > 2 else { return flat }
-        let n = UInt64(keys.count - 1)
-        let frac = min(16, 63 - Format.bitWidth(span))
-        let slope = (span << UInt64(frac)) / n
-        var minRes: Int64 = 0, maxRes: Int64 = 0
-        for (i, key) in keys.enumerated() {
-            let pred = first &+ ((UInt64(i) &* slope) >> UInt64(frac))
-            let r = Int64(bitPattern: key &- pred)
-            minRes = min(minRes, r)
-            maxRes = max(maxRes, r)
-        }
-        let width = Format.bitWidth(UInt64(maxRes - minRes))
-        if width < flat.width {
-            flat = KeyModel(base: first &+ UInt64(bitPattern: minRes), slope: slope, frac: frac, width: width)
-        }
-        return flat
+                                   distinctLabels: encoded.distinctValues, fileBytes: encoded.image.count)
+        return (encoded.image, summary)
     }
 }
 

@@ -2,42 +2,41 @@
 ///
 /// Create one with ``Database/cursor(from:filter:)``. Each call to ``next(_:)`` yields the
 /// following entry; ``lastNumber`` is where to resume (pass `lastNumber + 1` as `from` to a
-/// new cursor) after a pause, for example between two Call Directory requests.
-/// Heap use is fixed when the cursor is created and does not depend on the file's size.
+/// new cursor) after a pause, for example between two Call Directory requests. For the
+/// fastest full scans, ``nextBatch(_:)`` fills an ``EntryBatch`` with up to its capacity of
+/// entries per call.
+///
+/// Heap use is fixed when the cursor is created and does not depend on the file's size:
+/// the keys and value ids of one block (12 bytes per entry, at most 12 KiB) and a buffer that
+/// grows to the longest cold label decoded (at most 64 KiB).
 public struct EntryCursor {
     let db: Database
+    private var storage: CursorStorage
     private var block: Int
     private var pos = 0
     private var n = 0
-    private var keys: [UInt64]
-    private var values: [Int]
     private var allowed: [Bool]?
-    private let cache: ChunkCache
     private var previous: UInt64 = 0
+    /// Entries below this number are skipped (the `from` of the cursor).
+    private let floor: UInt64
+    /// Entries of the blocks decoded so far (with the blocks before `from`'s, an upper bound
+    /// of the entries before): never more than the header's count.
+    private var decoded = 0
     private var failure: CallerIDError?
     /// The number of the last entry returned, if any.
     public private(set) var lastNumber: UInt64?
 
-    init(database db: Database, from: UInt64, filter: CategoryFilter?, labelCacheBytes: Int) {
+    init(database db: Database, from: UInt64, filter: CategoryFilter?) {
         self.db = db
-        cache = ChunkCache(maxRawChunk: db.maxCompressedChunkRaw, budget: labelCacheBytes)
-        keys = [UInt64](repeating: 0, count: db.blockSize)
-        values = [Int](repeating: 0, count: db.blockSize)
+        storage = CursorStorage(blockSize: db.blockSize)
         if let filter {
             allowed = db.categories.map { filter.matches($0) }
         }
+        floor = from
         let start = db.blockFor(from)
         block = max(start, 0) - 1
         do {
-            if try advance() {
-                // Skip to the first key ≥ from inside the starting block.
-                var lo = 0, hi = n
-                while lo < hi {
-                    let mid = (lo + hi) / 2
-                    if keys[mid] < from { lo = mid + 1 } else { hi = mid }
-                }
-                pos = lo
-            }
+            _ = try advance()
         } catch {
             failure = error
         }
@@ -45,35 +44,62 @@ public struct EntryCursor {
 
     /// Decodes the next block; false at the end.
     private mutating func advance() throws(CallerIDError) -> Bool {
+        // Copies of a cursor share storage until one of them decodes a block.
+        if !isKnownUniquelyReferenced(&storage) { storage = CursorStorage(blockSize: db.blockSize) }
         block += 1
         pos = 0
         n = 0
         guard block < db.blockCount else { return false }
-        let r = db.blockReader(block)
-        let count = r.n
-        var last = previous
-        for i in 0..<count {
-            let k = db.key(r, i)
-            guard k > last, k <= Format.maxNumber, i > 0 || k == db.blockKeys.u64(block * 8) else {
-                throw CallerIDError.corrupt(db.path, "block \(block): key \(i) (\(k)) is out of order or does not match the block index")
+        let r = try db.record(block)
+        let first = db.firstKey(block)
+        guard first > previous, r.decodeAll(firstKey: first, code: db.code, keys: storage.keys, ids: storage.ids) else {
+            throw CallerIDError.corrupt(db.path, "block \(block): keys out of order, beyond the largest number, or a damaged value code")
+        }
+        decoded &+= r.n
+        guard decoded <= db.count else {
+            throw CallerIDError.corrupt(db.path, "block \(block): the blocks hold more entries than the header's \(db.count)")
+        }
+        for i in 0..<r.n where Int(storage.ids[i]) >= db.valueCount {
+            throw CallerIDError.corrupt(db.path, "block \(block): value id \(storage.ids[i]) beyond the \(db.valueCount) values")
+        }
+        previous = storage.keys[r.n - 1]
+        n = r.n
+        if storage.keys[0] < floor {
+            // The block where the cursor starts (or, in a damaged index, a later one that
+            // still lies below `from`): skip to the first key ≥ from.
+            var lo = 0, hi = n
+            while lo < hi {
+                let mid = (lo + hi) / 2
+                if storage.keys[mid] < floor { lo = mid + 1 } else { hi = mid }
             }
-            last = k
-            keys[i] = k
+            pos = lo
         }
-        previous = last
-        if r.mode == Format.ValueMode.constant.rawValue {
-            let v = try db.value(r, 0)
-            for i in 0..<count { values[i] = v }
-        } else {
-            for i in 0..<count { values[i] = try db.value(r, i) }
-        }
-        n = count
         return true
     }
 
+    /// The label of value `id`: the mapping for a hot value, the cursor's buffer for a cold
+    /// one (decoded once per run of equal cold values).
+    @inline(__always)
+    private mutating func label(_ id: Int) throws(CallerIDError) -> UnsafeRawBufferPointer {
+        if id < db.hotCount { return try db.hotLabel(id) }
+        if !isKnownUniquelyReferenced(&storage) {
+            let copy = CursorStorage(blockSize: db.blockSize)
+            copy.keys.update(from: storage.keys, count: n)
+            copy.ids.update(from: storage.ids, count: n)
+            storage = copy
+        }
+        if storage.decodedID == id { return UnsafeRawBufferPointer(start: storage.label, count: storage.decodedLength) }
+        let codes = try db.coldCodes(id)
+        let capacity = Database.coldBufferBytes(codes)
+        storage.reserveLabel(capacity)
+        let length = try db.decodeCold(codes, id, into: storage.label, bufferBytes: capacity)
+        storage.decodedID = id
+        storage.decodedLength = length
+        return UnsafeRawBufferPointer(start: storage.label, count: length)
+    }
+
     /// Calls `body` with each following entry (a borrowed view) until it returns false or the
-    /// entries end. The fastest way through a database: no allocation, no per-entry copy.
-    /// Throws when the file is damaged; the cursor then stays failed.
+    /// entries end. Throws when the file is damaged; the cursor then stays failed.
     public mutating func forEach(_ body: (EntryView) -> Bool) throws(CallerIDError) {
         if let failure { throw failure }
         do {
@@ -82,7 +108,7 @@ public struct EntryCursor {
                     guard try advance() else { return }
                     continue
                 }
-                let k = keys[pos], v = values[pos]
+                let k = storage.keys[pos], v = Int(storage.ids[pos])
                 pos += 1
                 let code = try db.categoryCode(v)
                 if let allowed, !allowed[code] { continue }
@@ -112,22 +138,212 @@ public struct EntryCursor {
         try next { $0.entry }
     }
 
-    private func label(_ v: Int) throws(CallerIDError) -> UnsafeRawBufferPointer {
-        let c = v >> db.labelShift
-        let e = c * Format.chunkEntrySize
-        let chunk: ByteView
-        if db.chunkTable.u32(e + 12) == 0 {
-            chunk = ByteView(base: db.labelData.base + Int(db.chunkTable.u32(e)), count: Int(db.chunkTable.u32(e + 4)))
-        } else if let shared = db.decoded.load(c) {
-            chunk = ByteView(base: shared, count: Int(db.chunkTable.u32(e + 8)))
-        } else {
-            let source = db.labelData.bytes(Int(db.chunkTable.u32(e)), Int(db.chunkTable.u32(e + 4)))
-            guard let decoded = cache.chunk(c, raw: Int(db.chunkTable.u32(e + 8)), source: source, dictionary: db.labelDictionary.buffer) else {
-                throw CallerIDError.corrupt(db.path, "label chunk \(c) does not decompress")
+    /// Fills `batch` with the following entries, up to its capacity or `limit` (fewer when
+    /// cold labels fill its 64 KiB label buffer; none only at the end); returns how many. The
+    /// batch's views stay valid until it is filled again or released.
+    /// Throws when the file is damaged; the cursor then stays failed.
+    public mutating func nextBatch(_ batch: EntryBatch, limit: Int = .max) throws(CallerIDError) -> Int {
+        batch.reset(database: db)
+        let wanted = min(batch.capacity, max(limit, 1))
+        if let failure { throw failure }
+        do throws(CallerIDError) {
+            var lastCold = -1
+            var lastColdStart = 0, lastColdLength = 0
+            while batch.count < wanted {
+                if pos == n {
+                    guard try advance() else { break }
+                    continue
+                }
+                if allowed == nil && hotRun(batch, wanted) { continue }
+                let k = storage.keys[pos], v = Int(storage.ids[pos])
+                let code = try db.categoryCode(v)
+                if let allowed, !allowed[code] {
+                    pos += 1
+                    continue
+                }
+                if v < db.hotCount {
+                    batch.append(k, try db.hotLabel(v), UInt8(truncatingIfNeeded: code))
+                } else if v == lastCold {
+                    batch.append(k, UnsafeRawBufferPointer(start: batch.arena + lastColdStart, count: lastColdLength), UInt8(truncatingIfNeeded: code))
+                } else {
+                    let codes = try db.coldCodes(v)
+                    let needed = Database.coldBufferBytes(codes)  // always enough for a valid label
+                    if lastCold < 0 && batch.arenaUsed == 0 { batch.growArena(to: needed) }  // no cold label of this fill points into it yet
+                    let at = batch.arenaUsed
+                    let room = batch.arenaCapacity &- at
+                    guard let length = db.symbols.decode(codes, into: batch.arena + at, capacity: room), length <= Format.maxLabelBytes else {
+                        if room >= needed { throw CallerIDError.corrupt(db.path, "cold label of value \(v) does not decode to at most \(Format.maxLabelBytes) bytes") }
+                        batch.growArenaLater(to: needed)
+                        break  // the buffer is full: the next call starts here
+                    }
+                    batch.arenaUsed &+= length
+                    lastCold = v
+                    lastColdStart = at
+                    lastColdLength = length
+                    batch.append(k, UnsafeRawBufferPointer(start: batch.arena + at, count: length), UInt8(truncatingIfNeeded: code))
+                }
+                pos += 1
+                lastNumber = k
             }
-            chunk = decoded
+            return batch.count
+        } catch {
+            failure = error
+            batch.reset(database: db)
+            throw error
         }
-        return try db.label(in: chunk, index: v & ((1 << db.labelShift) - 1), labels: db.labelsIn(chunk: c))
+    }
+}
+
+extension EntryCursor {
+    /// The batch's fast path: copies the run of entries from `pos` whose values are hot and
+    /// pass every check into `batch` (no filter). False when the entry at `pos` needs the
+    /// general path (a cold value, or a check that fails and must be reported by it).
+    @inline(__always)
+    fileprivate mutating func hotRun(_ batch: EntryBatch, _ wanted: Int) -> Bool {
+        let keys = storage.keys, ids = storage.ids
+        let hot = db.hotCount, categoryCount = db.categories.count
+        let cats = db.valueCategories, offsets = db.hotOffsets, labels = db.hotLabels
+        var c = batch.count, p = pos
+        let end = min(n, p &+ (wanted &- c))
+        while p < end {
+            let v = Int(ids[p])
+            guard v < hot else { break }
+            let code = cats.u8(v)
+            let a = Int(offsets.u32(4 &* v)), e = Int(offsets.u32(4 &* v &+ 4))
+            guard Int(code) < categoryCount, a <= e, e <= labels.count, e &- a <= Format.maxLabelBytes else { break }
+            batch.numberStorage[c] = keys[p]
+            batch.labelStarts[c] = labels.base + a
+            batch.labelLengths[c] = Int32(truncatingIfNeeded: e &- a)
+            batch.categoryCodes[c] = code
+            c &+= 1
+            p &+= 1
+        }
+        guard p > pos else { return false }
+        lastNumber = keys[p &- 1]
+        pos = p
+        batch.setCount(c)
+        return true
+    }
+}
+
+/// The cursor's buffers (a class, so that copies of a cursor value share them and they are
+/// freed once).
+final class CursorStorage {
+    let keys: UnsafeMutablePointer<UInt64>
+    let ids: UnsafeMutablePointer<UInt32>
+    // Used by one cursor call at a time: no dynamic exclusivity checks.
+    @exclusivity(unchecked) private(set) var label: UnsafeMutableRawPointer
+    @exclusivity(unchecked) private var labelCapacity = 256
+    @exclusivity(unchecked) var decodedID = -1
+    @exclusivity(unchecked) var decodedLength = 0
+
+    init(blockSize: Int) {
+        keys = .allocate(capacity: blockSize)
+        ids = .allocate(capacity: blockSize)
+        label = .allocate(byteCount: labelCapacity, alignment: 8)
+    }
+
+    func reserveLabel(_ capacity: Int) {
+        guard capacity > labelCapacity else { return }
+        label.deallocate()
+        labelCapacity = max(capacity, min(2 * labelCapacity, Format.maxLabelBytes + 8))
+        label = .allocate(byteCount: labelCapacity, alignment: 8)
+        decodedID = -1
+    }
+
+    deinit {
+        keys.deallocate()
+        ids.deallocate()
+        label.deallocate()
+    }
+}
+
+/// Entries filled by ``EntryCursor/nextBatch(_:limit:)``: reusable storage for up to
+/// ``capacity`` entries whose labels point into the database's mapping (hot labels) or into
+/// the batch's own label buffer (cold labels decoded for this batch: 16 KiB, grown when a
+/// fill runs out, up to 64 KiB + 8 bytes, which one longest label always fits). Views are valid until the batch is
+/// filled again or released, and while the database is open. Heap: 21 bytes per entry of
+/// capacity plus the label buffer.
+public final class EntryBatch {
+    /// Most bytes of the cold-label buffer.
+    static let arenaLimit = 64 * 1024 + 8
+    /// Most entries one fill returns.
+    public let capacity: Int
+    // The batch belongs to one cursor call at a time: no dynamic exclusivity checks.
+    /// Entries of the last fill.
+    @exclusivity(unchecked) public private(set) var count = 0
+    @usableFromInline let numberStorage: UnsafeMutablePointer<UInt64>
+    @usableFromInline let labelStarts: UnsafeMutablePointer<UnsafeRawPointer?>
+    @usableFromInline let labelLengths: UnsafeMutablePointer<Int32>
+    @usableFromInline let categoryCodes: UnsafeMutablePointer<UInt8>
+    @exclusivity(unchecked) private(set) var arena: UnsafeMutableRawPointer
+    @exclusivity(unchecked) private(set) var arenaCapacity = 16 * 1024
+    @exclusivity(unchecked) var arenaUsed = 0
+    @exclusivity(unchecked) @usableFromInline var database: Database?
+
+    /// Storage for up to `capacity` (≥ 1) entries per fill.
+    public init(capacity: Int = 1024) {
+        self.capacity = max(1, capacity)
+        numberStorage = .allocate(capacity: self.capacity)
+        labelStarts = .allocate(capacity: self.capacity)
+        labelLengths = .allocate(capacity: self.capacity)
+        categoryCodes = .allocate(capacity: self.capacity)
+        arena = .allocate(byteCount: arenaCapacity, alignment: 8)
+    }
+
+    /// Grows the label buffer to at least `bytes` (up to 64 KiB + 8); only while it holds
+    /// nothing of the current fill.
+    func growArena(to bytes: Int) {
+        guard bytes > arenaCapacity else { return }
+        arena.deallocate()
+        arenaCapacity = min(EntryBatch.arenaLimit, max(2 &* arenaCapacity, bytes))
+        arena = .allocate(byteCount: arenaCapacity, alignment: 8)
+    }
+
+    /// The buffer ran out during a fill: the next fill starts with room for `bytes` more.
+    func growArenaLater(to bytes: Int) {
+        pendingGrowth = min(EntryBatch.arenaLimit, max(pendingGrowth, arenaUsed &+ bytes))
+    }
+    @exclusivity(unchecked) private var pendingGrowth = 0
+
+    deinit {
+        numberStorage.deallocate()
+        labelStarts.deallocate()
+        labelLengths.deallocate()
+        categoryCodes.deallocate()
+        arena.deallocate()
+    }
+
+    @inline(__always)
+    func setCount(_ n: Int) { count = n }
+
+    func reset(database: Database) {
+        self.database = database
+        count = 0
+        arenaUsed = 0
+        growArena(to: pendingGrowth)
+        pendingGrowth = 0
+    }
+
+    @inline(__always)
+    func append(_ number: UInt64, _ label: UnsafeRawBufferPointer, _ category: UInt8) {
+        numberStorage[count] = number
+        labelStarts[count] = label.baseAddress
+        labelLengths[count] = Int32(truncatingIfNeeded: label.count)
+        categoryCodes[count] = category
+        count &+= 1
+    }
+
+    /// The numbers of the last fill, ascending.
+    @inlinable
+    public var numbers: UnsafeBufferPointer<UInt64> { UnsafeBufferPointer(start: numberStorage, count: count) }
+
+    /// Entry `i` (< ``count``) of the last fill, as a borrowed view.
+    @inlinable
+    public subscript(i: Int) -> EntryView {
+        precondition(i >= 0 && i < count, "batch index out of range")
+        return EntryView(number: numberStorage[i], categoryCode: Int(categoryCodes[i]),
+                         labelBytes: UnsafeRawBufferPointer(start: labelStarts[i], count: Int(labelLengths[i])), database: database.unsafelyUnwrapped)
     }
 }
 

@@ -1,67 +1,70 @@
-/// Constants of file format v1 (see docs/FORMAT.md, which is the normative description).
+/// Constants of file format 2.0 (see docs/FORMAT.md, which is the normative description).
 enum Format {
     /// "\x89CIDB\r\n\x1A": non-ASCII first byte and CR LF catch text-mode mangling, like PNG.
+    /// Shared by every major version; the version field after it says which layout follows.
     static let magic: [UInt8] = [0x89, 0x43, 0x49, 0x44, 0x42, 0x0D, 0x0A, 0x1A]
     /// "CIDB-END": the last 8 bytes of every complete file.
     static let footerMagic: [UInt8] = Array("CIDB-END".utf8)
-    static let major: UInt16 = 1
+    static let major: UInt16 = 2
     static let minor: UInt16 = 0
     static let headerSize = 64
     static let footerSize = 32
     static let sectionEntrySize = 32
-    static let descriptorSize = 32
-    static let chunkEntrySize = 16
-    static let sectionAlignment = 64
-    /// Zero bytes after the packed key and value data so that every 8-byte read stays inside.
-    static let packPadding = 8
+    static let sectionAlignment = 8
     static let maxSections = 64
     static let maxNumber: UInt64 = 999_999_999_999_999
-    static let maxBlockSize = 4096
-    static let maxLabelsPerChunkShift = 12
+    /// Entries of one block record (the writer's block size is at most this).
+    static let maxBlockEntries = 1024
+    /// A value sync point every 2^syncShift entries of a block, syncShift ≤ this.
+    static let maxSyncShift = 10
+    /// The summary holds the first key of every 2^summaryShift-th block, summaryShift ≤ this
+    /// (the writer uses 4): a lookup counts at most 2^maxSummaryShift index entries.
+    static let maxSummaryShift = 6
+    /// Cold labels are indexed in groups of 2^coldGroupShift.
+    static let coldGroupShift = 3
     static let maxLabelBytes = 65_535
-    static let maxKeyWidth = 57
-    static let maxValueWidth = 32
-    /// The LZ4 window: the label dictionary (raw hot chunks) is at most this long.
-    static let maxDictionaryBytes = 65_536
-    /// A decoded label chunk larger than this is refused (defends against decompression bombs).
-    static let maxRawChunkBytes = 64 << 20
-    /// LZ4 block decoding never produces more than 255 bytes per input byte (a match length
-    /// grows by at most 255 per extension byte), so a larger claimed ratio is refused at open.
-    static let maxLZ4Ratio = 255
-    static let compressedFlag: UInt32 = 1 << 31
+    /// The longest value code; the writer limits code lengths to it.
+    static let maxCodeLength = 26
+    /// Bits resolved by the value decoder's first-level table (built at open).
+    static let fastBits = 12
+    /// Zero bytes after the last block record: every 8-byte load inside a record stays in the section.
+    static let recordPadding = 8
+    /// Block index entry: u64 first key, u32 record offset.
+    static let indexEntrySize = 12
+    /// Bytes of a block record's fixed header.
+    static let recordHeaderSize = 8
+    /// Key codecs of a block record (byte 3 of its header).
+    static let keyCodecEliasFano: UInt8 = 0
+    static let keyCodecRun: UInt8 = 1
 
     enum Section: UInt32, CaseIterable, CustomStringConvertible {
         case categories = 1
-        case blockKeys = 2
-        case blockDescriptors = 3
-        case keyData = 4
-        case valueData = 5
+        case summary = 2
+        case blockIndex = 3
+        case blocks = 4
+        case codeLengths = 5
         case valueCategories = 6
-        case labelChunks = 7
-        case labelData = 8
+        case hotOffsets = 7
+        case hotLabels = 8
+        case symbolTable = 9
+        case coldIndex = 10
+        case coldLabels = 11
 
         var description: String {
             switch self {
             case .categories: "categories"
-            case .blockKeys: "block index"
-            case .blockDescriptors: "block descriptors"
-            case .keyData: "key data"
-            case .valueData: "value data"
+            case .summary: "block summary"
+            case .blockIndex: "block index"
+            case .blocks: "block records"
+            case .codeLengths: "value code lengths"
             case .valueCategories: "value categories"
-            case .labelChunks: "label chunk table"
-            case .labelData: "label data"
+            case .hotOffsets: "hot label offsets"
+            case .hotLabels: "hot labels"
+            case .symbolTable: "label symbol table"
+            case .coldIndex: "cold label index"
+            case .coldLabels: "cold labels"
             }
         }
-    }
-
-    enum ValueMode: UInt8 {
-        /// Every entry of the block has the value `valueBase`; no data.
-        case constant = 0
-        /// `width`-bit offsets from `valueBase`, one per entry.
-        case frameOfReference = 1
-        /// u16 palette size P, P `width`-bit palette offsets from `valueBase`, then one
-        /// ceil(log2 P)-bit palette index per entry starting at the next byte.
-        case palette = 2
     }
 
     /// Number of bits needed to store `v` (0 for 0).

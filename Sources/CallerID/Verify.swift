@@ -1,6 +1,14 @@
 extension Database {
     /// Checks the whole file: every section checksum, zero padding between sections, and a
-    /// full decode (keys strictly ascending, every value, category and label valid UTF-8).
+    /// full decode (the summary against the index, every block record — keys strictly
+    /// ascending across the file, every value code, canonical encoding — every category, every
+    /// label decoded and valid UTF-8 without control bytes).
+    ///
+    /// Its cost is linear in the file's size: a file holds at most 51.2 entries per byte (every
+    /// block costs at least 20 bytes of index and record header and holds at most 1,024
+    /// entries), each entry's key and value code is decoded once, and each distinct label is
+    /// decoded once (at most 65,535 bytes, from at least one coded byte per 8): labels are not
+    /// read per entry.
     ///
     /// Ends with ``checkFile()``: a file modified in place during (or before) the check is
     /// reported as such rather than as damage or success.
@@ -40,57 +48,85 @@ extension Database {
         }
     }
 
-    /// A full decode: labels, categories, every block.
+    /// A full decode of everything a reader may touch.
     func verifyContent() throws(CallerIDError) {
-        // Every label chunk decodes; offsets ascend and fill the chunk; labels are UTF-8.
-        let scratch = ScratchBuffer()
-        for c in 0..<chunkCount {
-            let e = c * Format.chunkEntrySize
-            let offset = Int(chunkTable.u32(e)), stored = Int(chunkTable.u32(e + 4)), raw = Int(chunkTable.u32(e + 8))
-            let source = labelData.bytes(offset, stored)
-            let chunk: ByteView
-            if chunkTable.u32(e + 12) == 0 {
-                chunk = ByteView(source)
-            } else {
-                guard let d = scratch.decode(source, raw: raw, dictionary: labelDictionary.buffer) else {
-                    throw CallerIDError.corrupt(path, "label chunk \(c) does not decompress to \(raw) bytes")
-                }
-                chunk = d
-            }
-            let labels = labelsIn(chunk: c)
-            var last = 0
-            for j in 0..<labels {
-                let end = Int(chunk.u32(j * 4))
-                guard end >= last, end <= chunk.count - labels * 4 else {
-                    throw CallerIDError.corrupt(path, "label chunk \(c): label \(j) ends at \(end), outside the chunk")
-                }
-                let label = chunk.bytes(labels * 4 + last, end - last)
-                guard label.count <= Format.maxLabelBytes, validUTF8(label),
-                      !label.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
-                    throw CallerIDError.corrupt(path, "label chunk \(c): label \(j) is too long, not UTF-8 or has a control byte")
-                }
-                last = end
-            }
-            guard last == chunk.count - labels * 4 else {
-                throw CallerIDError.corrupt(path, "label chunk \(c): \(chunk.count - labels * 4 - last) unused bytes")
+        func bad(_ what: String) -> CallerIDError { CallerIDError.corrupt(path, what) }
+        // Labels: hot offsets ascend; every label (hot and cold) is valid text; each cold group
+        // is consumed exactly by its labels.
+        var last = 0
+        for v in 0..<hotCount {
+            let e = Int(hotOffsets.u32(4 * v + 4))
+            guard e >= last else { throw bad("hot label offsets descend at value \(v)") }
+            last = e
+        }
+        let scratch = UnsafeMutableRawPointer.allocate(byteCount: Format.maxLabelBytes + 8, alignment: 8)
+        defer { scratch.deallocate() }
+        func checkText(_ label: UnsafeRawBufferPointer, _ v: Int) throws(CallerIDError) {
+            guard label.count <= Format.maxLabelBytes, validUTF8(label), !label.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
+                throw bad("label of value \(v) is too long, not UTF-8 or has a control byte")
             }
         }
-        for v in 0..<valueCount { _ = try categoryCode(v) }
-
-        // Every block decodes to strictly ascending keys with valid values and labels.
-        var cursor = self.cursor()
-        try cursor.forEach { _ in true }
+        for v in 0..<valueCount {
+            _ = try categoryCode(v)
+            if v < hotCount {
+                try checkText(try hotLabel(v), v)
+            } else {
+                let codes = try coldCodes(v)
+                let n = try decodeCold(codes, v, into: scratch, bufferBytes: Database.coldBufferBytes(codes))
+                try checkText(UnsafeRawBufferPointer(start: scratch, count: n), v)
+                let c = v - hotCount
+                let groupEnd = Int(coldIndex.u32(4 * ((c >> Format.coldGroupShift) + 1)))
+                if c & ((1 << Format.coldGroupShift) - 1) == (1 << Format.coldGroupShift) - 1 || v == valueCount - 1 {
+                    guard codes.baseAddress! + codes.count == coldLabels.base + groupEnd else {
+                        throw bad("cold label group of value \(v) has unused bytes")
+                    }
+                }
+            }
+        }
+        // Index: first keys strictly ascending, record offsets ascending, the summary = every
+        // 2^summaryShift-th first key; then every block decodes canonically.
+        var previousOffset = 0
+        for b in 0..<blockCount {
+            if b > 0 { guard firstKey(b) > firstKey(b - 1) else { throw bad("block index keys not ascending at block \(b)") } }
+            let offset = Int(index.u32(Format.indexEntrySize * b + 8))
+            guard offset >= previousOffset else { throw bad("block index offsets descend at block \(b)") }
+            previousOffset = offset
+            if b & ((1 << summaryShift) - 1) == 0 {
+                guard summary.u64(8 * (b >> summaryShift)) == firstKey(b) else { throw bad("block summary disagrees with block \(b)") }
+            }
+            guard index.u32(Format.indexEntrySize * b + 20) > UInt32(offset) else { throw bad("block \(b) record is empty") }
+        }
+        // Every block, keys and value ids only (each label was checked once above): first key
+        // as the index says, keys strictly ascending across the file, ids of known values,
+        // canonical encoding; the entries add up to the header's count.
+        var total = 0
+        var previous: UInt64 = 0
+        let keys = UnsafeMutablePointer<UInt64>.allocate(capacity: blockSize)
+        let ids = UnsafeMutablePointer<UInt32>.allocate(capacity: blockSize)
+        defer {
+            keys.deallocate()
+            ids.deallocate()
+        }
+        for b in 0..<blockCount {
+            let r = try record(b)
+            let first = firstKey(b)
+            guard first > previous, let bits = r.decodeAllBits(firstKey: first, code: code, keys: keys, ids: ids) else {
+                throw bad("block \(b): keys out of order, beyond the largest number, or a damaged value code")
+            }
+            for i in 0..<r.n where Int(ids[i]) >= valueCount { throw bad("block \(b): value id \(ids[i]) beyond the \(valueCount) values") }
+            guard r.isCanonical(firstKey: first, lastKey: keys[r.n - 1], codeBits: bits) else {
+                throw bad("block \(b): record has unused bits or bytes, or a key codec or width the writer would not choose")
+            }
+            previous = keys[r.n - 1]
+            total += r.n
+            guard total <= count else { throw bad("blocks hold more entries than the header's \(count)") }
+        }
+        guard total == count else { throw bad("blocks hold \(total) entries; the header says \(count)") }
     }
 
     /// Facts about the file: version, counts, section sizes.
     public var info: DatabaseInfo {
         let names = Dictionary(uniqueKeysWithValues: Format.Section.allCases.map { ($0.rawValue, $0.description) })
-        var compressed = 0, rawBytes = 0
-        for c in 0..<chunkCount {
-            let e = c * Format.chunkEntrySize
-            if chunkTable.u32(e + 12) != 0 { compressed += 1 }
-            rawBytes += Int(chunkTable.u32(e + 8))
-        }
         let b = file.bytes
         return DatabaseInfo(
             path: path,
@@ -99,9 +135,8 @@ extension Database {
             distinctLabels: valueCount,
             blockSize: blockSize,
             blocks: blockCount,
-            labelChunks: chunkCount,
-            compressedLabelChunks: compressed,
-            labelBytesRaw: rawBytes,
+            hotLabels: hotCount,
+            labelSymbols: symbols.symbolCount,
             fileBytes: b.count,
             sections: sections.map { SectionInfo(name: names[$0.kind] ?? "kind \($0.kind)", offset: $0.offset, bytes: $0.length, checksum: $0.checksum) },
             categories: categories

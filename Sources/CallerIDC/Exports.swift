@@ -165,8 +165,9 @@ public func cid_lookup(_ db: OpaquePointer?, _ number: UInt64, _ out: UnsafeMuta
     guard let out else { return fail(Status.invalidArgument, "out is NULL") }
     let entry = out.assumingMemoryBound(to: CEntry.self)
     let status = withDatabase(db) { core in
+        ThreadLabels.begin()
         do throws(CallerIDError) {
-            return try core.db.withEntry(number) { view in core.fill(entry, view) } == nil ? Status.notFound : Status.ok
+            return try core.db.withEntry(number) { view in core.fillKeeping(entry, view) } ?? Status.notFound
         } catch {
             return fail(error)
         }
@@ -227,14 +228,20 @@ public func cid_lookup_batch(_ db: OpaquePointer?, _ numbers: UnsafePointer<UInt
     }
     let out = results.assumingMemoryBound(to: CEntry.self)
     return withDatabase(db) { core in
+        ThreadLabels.begin()
         var hits = 0
         for i in 0..<count {
             let number = numbers[i]
             let entry = out + i
             do throws(CallerIDError) {
-                if try core.db.withEntry(number, { view in core.fill(entry, view) }) != nil {
+                switch try core.db.withEntry(number, { view in core.fillKeeping(entry, view) }) {
+                case Status.ok?:
                     hits &+= 1
-                } else {
+                case let status?:
+                    for j in i..<count { out[j] = .notFound(numbers[j]) }
+                    found?.pointee = hits
+                    return status
+                case nil:
                     entry.pointee = .notFound(number)
                 }
             } catch {
@@ -310,6 +317,23 @@ public func cid_cursor_next(_ cursor: OpaquePointer?, _ out: UnsafeMutableRawPoi
         return fail(Status.badHandle, "not a live cursor (freed already, or a database handle?)")
     }
     return Unmanaged<CursorHandle>.fromOpaque(object)._withUnsafeGuaranteedRef { $0.next(out.assumingMemoryBound(to: CEntry.self)) }
+}
+
+@c(cid_cursor_next_batch)
+public func cid_cursor_next_batch(_ cursor: OpaquePointer?, _ out: UnsafeMutableRawPointer?, _ capacity: Int,
+                                  _ count: UnsafeMutablePointer<Int>?) -> Int32 {
+    count?.pointee = 0
+    guard let cursor else { return fail(Status.invalidArgument, "the cursor is NULL") }
+    guard let out, let count else { return fail(Status.invalidArgument, "out or count is NULL") }
+    // size_t arrives as Int: a capacity above Int.max reads as negative; no array is that large.
+    guard capacity != 0 else { return fail(Status.invalidArgument, "capacity must be at least 1") }
+    let wanted = capacity < 0 ? Int.max : capacity
+    guard let object = HandleTable.object(UnsafeRawPointer(cursor), kind: .cursor) else {
+        return fail(Status.badHandle, "not a live cursor (freed already, or a database handle?)")
+    }
+    return Unmanaged<CursorHandle>.fromOpaque(object)._withUnsafeGuaranteedRef {
+        $0.nextBatch(out.assumingMemoryBound(to: CEntry.self), wanted, count)
+    }
 }
 
 @c(cid_cursor_free)

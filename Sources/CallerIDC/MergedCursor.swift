@@ -23,7 +23,7 @@ struct MergedCursor {
         let selected: [Bool]?
         var headNumber: UInt64 = 0
         var headLabel = UnsafeRawBufferPointer(start: nil, count: 0)
-        var headCategory: Category = .identify
+        var headCategory = 0
         var hasHead = false
         var needsAdvance = true
     }
@@ -31,15 +31,10 @@ struct MergedCursor {
     private var sources: [Source]
     private var failure: CallerIDError?
 
-    /// Decoded-label cache of all the sources together: the heap stays bounded however many
-    /// databases are merged (each cursor still keeps at least one chunk).
-    static let labelCacheBudget = 64 * 1024
-
     init(cores: [Core], from: UInt64, selection: Selection) {
-        let perSource = max(4 * 1024, MergedCursor.labelCacheBudget / max(cores.count, 1))
         let byAction = selection.action.map { CategoryFilter.action($0) }
         sources = cores.map { core in
-            Source(core: core, cursor: core.db.cursor(from: from, filter: byAction, labelCacheBytes: perSource),
+            Source(core: core, cursor: core.db.cursor(from: from, filter: byAction),
                    selected: selection.names == nil ? nil : selection.table(for: core))
         }
     }
@@ -51,8 +46,8 @@ struct MergedCursor {
             while true {
                 for i in sources.indices where sources[i].needsAdvance {
                     sources[i].needsAdvance = false
-                    let head: (UInt64, UnsafeRawBufferPointer, Category)? = try sources[i].cursor.next { view in
-                        (view.number, view.labelBytes, view.category)
+                    let head: (UInt64, UnsafeRawBufferPointer, Int)? = try sources[i].cursor.next { view in
+                        (view.number, view.labelBytes, view.categoryIndex)
                     }
                     if let head {
                         (sources[i].headNumber, sources[i].headLabel, sources[i].headCategory) = head
@@ -71,7 +66,7 @@ struct MergedCursor {
                     sources[i].needsAdvance = true
                 }
                 let core = sources[best].core
-                let code = core.index(of: sources[best].headCategory)
+                let code = sources[best].headCategory
                 if let selected = sources[best].selected, !selected[code] { continue }
                 let label = sources[best].headLabel
                 out.pointee = CEntry(

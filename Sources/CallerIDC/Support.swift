@@ -112,6 +112,75 @@ func fail(_ status: Int32, _ message: String) -> Int32 { LastError.set(status, m
 @inline(never)
 func fail(_ error: CallerIDError) -> Int32 { LastError.set(Status.of(error), error.message) }
 
+// MARK: - Cold labels of lookups, per thread
+
+/// Labels that cid_lookup and cid_lookup_batch hand out and that do not lie in the mapping
+/// (cold labels, decoded per lookup): copied into the calling thread's segments, which stay
+/// valid until that thread's next lookup call. Segments are 64 KiB (or one label when longer);
+/// a new call keeps the first segment and frees the others, so a thread holds at most
+/// 64 KiB between calls and, during a call, the cold labels of that call.
+enum ThreadLabels {
+    /// Per thread: a malloc'd array of segment pointers' head: [next: ptr][capacity: Int][used: Int] + bytes.
+    static let key: pthread_key_t? = {
+        var k = pthread_key_t()
+        return pthread_key_create(&k, { head in
+            var segment: UnsafeMutableRawPointer? = head
+            while let s = segment {
+                segment = s.load(as: UnsafeMutableRawPointer?.self)
+                free(s)
+            }
+        }) == 0 ? k : nil
+    }()
+    static let segmentBytes = 64 * 1024
+    static let headerBytes = 24
+
+    /// Starts a lookup call: forgets the previous call's labels.
+    static func begin() {
+        guard let key, let head = pthread_getspecific(key) else { return }
+        var segment = head.load(as: UnsafeMutableRawPointer?.self)
+        while let s = segment {
+            segment = s.load(as: UnsafeMutableRawPointer?.self)
+            free(s)
+        }
+        head.storeBytes(of: nil, as: UnsafeMutableRawPointer?.self)
+        head.storeBytes(of: 0, toByteOffset: 16, as: Int.self)
+    }
+
+    /// A copy of `label` that stays valid until this thread's next lookup call; nil when
+    /// memory runs out.
+    static func keep(_ label: UnsafeRawBufferPointer) -> UnsafeRawPointer? {
+        guard let key else { return nil }
+        var head = pthread_getspecific(key)
+        if head == nil {
+            guard let h = malloc(headerBytes + segmentBytes) else { return nil }
+            h.storeBytes(of: nil, as: UnsafeMutableRawPointer?.self)
+            h.storeBytes(of: segmentBytes, toByteOffset: 8, as: Int.self)
+            h.storeBytes(of: 0, toByteOffset: 16, as: Int.self)
+            pthread_setspecific(key, h)
+            head = h
+        }
+        // The newest segment is linked right after the head; fill it, or link a new one.
+        var segment = head!.load(as: UnsafeMutableRawPointer?.self) ?? head!
+        var capacity = segment.load(fromByteOffset: 8, as: Int.self)
+        var used = segment.load(fromByteOffset: 16, as: Int.self)
+        if label.count > capacity - used {
+            let size = max(segmentBytes, label.count)
+            guard let fresh = malloc(headerBytes + size) else { return nil }
+            fresh.storeBytes(of: head!.load(as: UnsafeMutableRawPointer?.self), as: UnsafeMutableRawPointer?.self)
+            fresh.storeBytes(of: size, toByteOffset: 8, as: Int.self)
+            fresh.storeBytes(of: 0, toByteOffset: 16, as: Int.self)
+            head!.storeBytes(of: fresh, as: UnsafeMutableRawPointer?.self)
+            segment = fresh
+            capacity = size
+            used = 0
+        }
+        let at = segment + headerBytes + used
+        if label.count > 0 { at.copyMemory(from: label.baseAddress!, byteCount: label.count) }
+        segment.storeBytes(of: used + label.count, toByteOffset: 16, as: Int.self)
+        return UnsafeRawPointer(at)
+    }
+}
+
 // MARK: - Shared database state
 
 /// A database plus the C strings of its category names. Handles and cursors retain it, so
@@ -159,7 +228,7 @@ final class Core {
     /// The code of `category` in this database. The views the library hands out carry
     /// `db.categories[code]` itself, whose name has the same bits as the copy in `table`, so a
     /// scan of a few integers finds it; full string comparison is the fallback.
-    /// (EntryView does not expose the code, see docs/C-ABI.md.)
+    /// Used where only a Category is at hand; views give their code (`categoryIndex`).
     @inline(__always)
     func index(of category: Category) -> Int {
         if let b = Core.bits(category.name) {
@@ -175,7 +244,8 @@ final class Core {
     /// Writes a found entry into `out`.
     @inline(__always)
     func fill(_ out: UnsafeMutablePointer<CEntry>, _ view: EntryView, source: UInt32 = 0) {
-        let c = index(of: view.category)
+        // The view's category index is a code of this database (checked by the reader).
+        let c = view.categoryIndex < categoryCount ? view.categoryIndex : index(of: view.category)
         out.pointee = CEntry(
             number: view.number,
             label: view.labelBytes.baseAddress.map { $0.assumingMemoryBound(to: CChar.self) } ?? empty,
@@ -188,6 +258,20 @@ final class Core {
     }
 
     func name(_ code: Int) -> UnsafePointer<CChar> { table[code].name }
+
+    /// ``fill(_:_:source:)`` for a lookup: a label that is not in the mapping (a decoded cold
+    /// label) is copied to the thread's lookup labels (``ThreadLabels``). Status ok, or
+    /// internalError when that copy cannot be made.
+    func fillKeeping(_ out: UnsafeMutablePointer<CEntry>, _ view: EntryView) -> Int32 {
+        fill(out, view)
+        if view.labelIsMapped { return Status.ok }
+        guard let kept = ThreadLabels.keep(view.labelBytes) else {
+            out.pointee = .notFound(view.number)
+            return fail(Status.internal, "out of memory for a decoded label")
+        }
+        out.pointee.label = kept.assumingMemoryBound(to: CChar.self)
+        return Status.ok
+    }
 }
 
 /// `cid_entry` (callerid.h): the same fields in the same order, so Swift's layout is C's
@@ -284,6 +368,14 @@ final class CursorHandle {
     // Mutated in place (one thread at a time, as the header requires of a cursor).
     @exclusivity(unchecked) var single: EntryCursor?
     @exclusivity(unchecked) var merged: MergedCursor?
+    /// cid_cursor_next_batch on a single database: the batch its labels live in.
+    private var batch: EntryBatch?
+    /// cid_cursor_next_batch on a merged cursor: labels copied here (the merge's own label
+    /// memory holds one entry per source), and an entry read but not yet handed out.
+    private var arena: UnsafeMutableRawPointer?
+    private var pending: CEntry?
+    static let arenaBytes = 64 * 1024
+    static let maxBatch = 1024
 
     init(core: Core, cursor: EntryCursor) {
         self.core = core
@@ -297,9 +389,16 @@ final class CursorHandle {
         self.merged = merged
     }
 
+    deinit { arena?.deallocate() }
+
     /// cid_cursor_next on this cursor.
     func next(_ out: UnsafeMutablePointer<CEntry>) -> Int32 {
         do throws(CallerIDError) {
+            if let pending {
+                out.pointee = pending  // its label is still valid: nothing advanced since
+                self.pending = nil
+                return Status.ok
+            }
             if let core, single != nil {
                 return try single!.next { view in core.fill(out, view) } == nil ? Status.end : Status.ok
             }
@@ -307,6 +406,53 @@ final class CursorHandle {
                 return try merged!.next(out) ? Status.ok : Status.end
             }
             return fail(Status.internal, "cursor has no state")
+        } catch {
+            return fail(error)
+        }
+    }
+
+    /// cid_cursor_next_batch on this cursor: up to `capacity` entries into `out`, their
+    /// count into `count` (0 at the end).
+    func nextBatch(_ out: UnsafeMutablePointer<CEntry>, _ capacity: Int, _ count: UnsafeMutablePointer<Int>) -> Int32 {
+        count.pointee = 0
+        do throws(CallerIDError) {
+            if let core, single != nil {
+                let want = min(capacity, CursorHandle.maxBatch)
+                if batch == nil || batch!.capacity < want { batch = EntryBatch(capacity: want) }
+                let b = batch!
+                let n = try single!.nextBatch(b, limit: want)
+                for i in 0..<n { core.fill(out + i, b[i]) }
+                count.pointee = n
+                return n == 0 ? Status.end : Status.ok
+            }
+            guard merged != nil else { return fail(Status.internal, "cursor has no state") }
+            if arena == nil { arena = .allocate(byteCount: CursorHandle.arenaBytes, alignment: 8) }
+            var used = 0, n = 0
+            while n < capacity {
+                var entry: CEntry
+                if let p = pending {
+                    entry = p
+                    pending = nil
+                } else {
+                    entry = CEntry.notFound(0)
+                    guard try merged!.next(&entry) else { break }
+                }
+                if entry.labelLength > CursorHandle.arenaBytes - used {
+                    if n > 0 { pending = entry; break }  // hand it out first in the next call
+                    out[n] = entry  // alone and longer than the arena: valid until the next call
+                    n += 1
+                    break
+                }
+                if entry.labelLength > 0, let label = entry.label {
+                    (arena! + used).copyMemory(from: label, byteCount: entry.labelLength)
+                    entry.label = UnsafePointer((arena! + used).assumingMemoryBound(to: CChar.self))
+                    used += entry.labelLength
+                }
+                out[n] = entry
+                n += 1
+            }
+            count.pointee = n
+            return n == 0 ? Status.end : Status.ok
         } catch {
             return fail(error)
         }

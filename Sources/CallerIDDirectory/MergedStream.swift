@@ -59,12 +59,8 @@ public final class DirectorySnapshot: @unchecked Sendable {
     public var filesByPrecedence: [String] { manifestIndex.map { manifest.files[$0].file } }
 
     /// The ascending, duplicate-free entries of `list` whose numbers lie in `range`.
-    /// - Parameter labelCacheBytes: label cache per open file (see
-    ///   ``Database/cursor(from:filter:labelCacheBytes:)``). Measured on 4.2M entries in 3
-    ///   files: 2 KiB and 128 KiB per file stream at the same speed (labels of consecutive
-    ///   numbers rarely share a compressed chunk), so the default keeps the heap small.
-    public func stream(_ list: CallDirectoryList, in range: Range<UInt64> = 0..<UInt64.max, labelCacheBytes: Int = 2048) -> MergedStream {
-        MergedStream(self, list: list, range: range, labelCacheBytes: labelCacheBytes)
+    public func stream(_ list: CallDirectoryList, in range: Range<UInt64> = 0..<UInt64.max) -> MergedStream {
+        MergedStream(self, list: list, range: range)
     }
 
     /// Whether file `i` (precedence order) may hold entries of `list`, from the manifest's counts.
@@ -80,9 +76,10 @@ public final class DirectorySnapshot: @unchecked Sendable {
 /// allow list and category choice applied, and prefix/range rules expanded lazily into the
 /// blocking list.
 ///
-/// Heap use is fixed when the stream starts: one cursor per file (a block of keys and values
-/// and a `labelCacheBytes` label cache; 2.6–2.9 KB per file measured with the default 2 KiB)
-/// plus a few bytes per file for the heap; it does not grow while streaming. A file whose
+/// Heap use is bounded when the stream starts: one cursor per file (see
+/// ``Database/cursor(from:filter:)``: the keys and value ids of one block plus a buffer for
+/// the longest cold label it decodes) plus a few bytes per file for the heap; it does not grow
+/// with the number of entries streamed. A file whose
 /// manifest `actions` counts no entry of the list is not opened for that list.
 ///
 /// ```swift
@@ -126,7 +123,7 @@ public struct MergedStream {
     /// The file the current entry comes from (index in manifest order), -1 for a rule.
     public private(set) var file = -1
 
-    init(_ snapshot: DirectorySnapshot, list: CallDirectoryList, range: Range<UInt64>, labelCacheBytes: Int) {
+    init(_ snapshot: DirectorySnapshot, list: CallDirectoryList, range: Range<UInt64>) {
         self.list = list
         upper = range.upperBound
         let enabled = list == .identification ? snapshot.settings.identification : snapshot.settings.blocking
@@ -134,7 +131,7 @@ public struct MergedStream {
         var sources: [Source] = []
         if enabled {
             for (i, db) in snapshot.databases.enumerated() where snapshot.mayHold(i, list) {
-                sources.append(Source(cursor: db.cursor(from: range.lowerBound, filter: filter, labelCacheBytes: labelCacheBytes),
+                sources.append(Source(cursor: db.cursor(from: range.lowerBound, filter: filter),
                                       file: snapshot.manifestIndex[i]))
             }
         }

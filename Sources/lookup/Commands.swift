@@ -228,8 +228,8 @@ synced and renamed: a failed build never replaces an existing OUT.
 
   -o, --output OUT   the database to write
   --skip-bad-rows    build from the good rows and report the bad ones
-  --block-size N     entries per key block (default 128)
-  --raw-labels       store label chunks uncompressed (bigger file, no decoding)
+  --block-size N     entries per block record, 1...1024 (default 256)
+  --raw-labels       store every label raw (bigger file, no decoding)
   --json             print the summary as JSON
 
 """
@@ -246,7 +246,7 @@ func buildCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     if wantsPipeline(args) { return try pipelineBuild(args, output: output) }
     var options = BuildOptions()
     if let bs = args.value("--block-size") {
-        guard let n = Int(bs), (1...4096).contains(n) else { throw .usage("--block-size must be 1...4096", command: "build") }
+        guard let n = parseBlockSize(bs) else { throw .usage(blockSizeUsage, command: "build") }
         options.blockSize = n
     }
     options.compressLabels = !args.flag("--raw-labels")
@@ -477,7 +477,7 @@ func writeInfo(_ info: DatabaseInfo, json: Bool, to out: inout Output) {
     if json {
         let sections = info.sections.map { "{\"name\":\(jsonString($0.name)),\"offset\":\($0.offset),\"bytes\":\($0.bytes),\"xxh3\":\"\(String(format: "%016llx", $0.checksum))\"}" }
         let categories = info.categories.map { "{\"name\":\(jsonString($0.name)),\"action\":\"\($0.action)\"}" }
-        out.write("{\"file\":\(jsonString(info.path)),\"format_version\":\"\(info.formatVersion)\",\"entries\":\(info.entries),\"distinct_labels\":\(info.distinctLabels),\"block_size\":\(info.blockSize),\"blocks\":\(info.blocks),\"label_chunks\":\(info.labelChunks),\"compressed_label_chunks\":\(info.compressedLabelChunks),\"label_bytes_raw\":\(info.labelBytesRaw),\"bytes\":\(info.fileBytes),\"bytes_per_entry\":\(String(format: "%.3f", info.bytesPerEntry)),\"categories\":[\(categories.joined(separator: ","))],\"sections\":[\(sections.joined(separator: ","))]}\n")
+        out.write("{\"file\":\(jsonString(info.path)),\"format_version\":\"\(info.formatVersion)\",\"entries\":\(info.entries),\"distinct_labels\":\(info.distinctLabels),\"block_size\":\(info.blockSize),\"blocks\":\(info.blocks),\"hot_labels\":\(info.hotLabels),\"label_symbols\":\(info.labelSymbols),\"bytes\":\(info.fileBytes),\"bytes_per_entry\":\(String(format: "%.3f", info.bytesPerEntry)),\"categories\":[\(categories.joined(separator: ","))],\"sections\":[\(sections.joined(separator: ","))]}\n")
     } else {
         out.write("""
         file              \(info.path)
@@ -485,7 +485,7 @@ func writeInfo(_ info: DatabaseInfo, json: Bool, to out: inout Output) {
         entries           \(info.entries)
         distinct labels   \(info.distinctLabels)
         blocks            \(info.blocks) × \(info.blockSize) entries
-        label chunks      \(info.labelChunks) (\(info.compressedLabelChunks) LZ4-compressed, \(info.labelBytesRaw) bytes raw)
+        hot labels        \(info.hotLabels) raw, \(info.distinctLabels - info.hotLabels) coded with \(info.labelSymbols) symbols
         categories        \(info.categories.map { "\($0.name) (\($0.action))" }.joined(separator: ", "))
         bytes             \(info.fileBytes)
         bytes/entry       \(String(format: "%.3f", info.bytesPerEntry))
@@ -502,3 +502,11 @@ func writeInfo(_ info: DatabaseInfo, json: Bool, to out: inout Output) {
 extension String {
     func leftPad(_ width: Int) -> String { count >= width ? self : String(repeating: " ", count: width - count) + self }
 }
+
+/// `--block-size N` of `lookup build` (both build paths): 1…1024 entries per block record.
+func parseBlockSize(_ text: String) -> Int? {
+    guard let n = Int(text), (1...BuildOptions.maxBlockSize).contains(n) else { return nil }
+    return n
+}
+
+let blockSizeUsage = "--block-size must be 1...\(BuildOptions.maxBlockSize)"

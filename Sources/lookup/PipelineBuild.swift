@@ -183,7 +183,7 @@ func pipelineOptions(_ args: Arguments) throws(ToolError) -> PipelineOptions {
     }
     o.datasetVersion = args.value("--dataset-version")
     if let bs = args.value("--block-size") {
-        guard let n = Int(bs), (1...4096).contains(n) else { throw usage("--block-size must be 1...4096") }
+        guard let n = parseBlockSize(bs) else { throw usage(blockSizeUsage) }
         o.buildOptions.blockSize = n
     }
     o.buildOptions.compressLabels = !args.flag("--raw-labels")

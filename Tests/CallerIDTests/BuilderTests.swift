@@ -50,16 +50,37 @@ import Testing
         #expect(b.count == 0)
     }
 
-    /// A chunk over the reader's 64 MiB limit is refused by the writer, not written unreadable.
-    @Test func oversizedLabelChunkIsRefusedAtWrite() throws {
+    /// Options outside their ranges (block size 1…1024, sync shift 0…10, a non-negative hot
+    /// label budget) are refused before anything is written; the boundaries themselves work.
+    @Test func optionsOutsideTheirRangesAreRefusedAtWrite() throws {
         let dir = TempDir()
-        var options = BuildOptions()
-        options.labelsPerChunk = 64
-        options.maxRawChunkBytes = 4096   // the real limit is 64 MiB: same check, smaller data
-        var b = DatabaseBuilder(options: options)
-        for i in 0..<100 { try b.add(UInt64(1000 + i), label: String(repeating: "x", count: 100) + "\(i)") }
-        #expect { try b.write(to: dir.path("big.cid")) } throws: { ($0 as? CallerIDError)?.code == .limitExceeded }
-        #expect(!FileManager.default.fileExists(atPath: dir.path("big.cid")))
+        var b = DatabaseBuilder()
+        for i in 0..<2100 { try b.add(UInt64(1000 + 3 * i), label: "L\(i % 37)", category: i % 5 == 0 ? .block : .identify) }
+        let invalid: [(String, (inout BuildOptions) -> Void)] = [
+            ("blockSize 0", { $0.blockSize = 0 }), ("blockSize 1025", { $0.blockSize = 1025 }),
+            ("blockSize -1", { $0.blockSize = -1 }), ("syncShift -1", { $0.syncShift = -1 }),
+            ("syncShift 11", { $0.syncShift = 11 }), ("hotLabelBytes -1", { $0.hotLabelBytes = -1 }),
+        ]
+        for (name, change) in invalid {
+            var bad = b
+            change(&bad.options)
+            #expect(throws: CallerIDError.self, "\(name)") { try bad.write(to: dir.path("bad.cid")) }
+            #expect(!FileManager.default.fileExists(atPath: dir.path("bad.cid")), "\(name)")
+        }
+        let valid: [(String, (inout BuildOptions) -> Void)] = [
+            ("blockSize 1", { $0.blockSize = 1 }), ("blockSize 1024", { $0.blockSize = 1024 }),
+            ("syncShift 0", { $0.syncShift = 0 }), ("syncShift 10", { $0.syncShift = 10 }),
+            ("hotLabelBytes 0", { $0.hotLabelBytes = 0 }), ("hotLabelBytes Int.max", { $0.hotLabelBytes = .max }),
+        ]
+        for (name, change) in valid {
+            var good = b
+            change(&good.options)
+            let s = try good.write(to: dir.path("good.cid"))
+            #expect(s.entries == 2100, "\(name)")
+            let db = try Database(path: dir.path("good.cid"), verify: true)
+            #expect(try db.lookup(1000 + 3 * 2099) == Entry(number: 1000 + 3 * 2099, label: "L\(2099 % 37)", category: .identify), "\(name)")
+            #expect(try db.lookup(1000 + 3 * 5) == Entry(number: 1000 + 3 * 5, label: "L5", category: .block), "\(name)")
+        }
     }
 
     @Test func moreThan256CategoriesIsAnError() throws {
@@ -87,18 +108,51 @@ import Testing
         #expect(leftovers.isEmpty)
     }
 
-    @Test func labelsAreOrderedByFrequencyAndCompressedWhenItPays() throws {
+    /// Labels L0…L10 with frequencies 512, 256, …, 2, 1, 1 (shuffled, so first occurrence
+    /// says nothing): the hot labels, stored raw within `hotLabelBytes`, are the most
+    /// frequent ones, as many as fit; the rest are cold (coded) and read back the same.
+    @Test func theMostFrequentLabelsAreHot() throws {
         let dir = TempDir()
-        var b = DatabaseBuilder()
-        for i in 0..<20000 {
-            try b.add(UInt64(79_000_000_000 + i * 7), label: i % 3 == 0 ? "Most frequent label" : "Business number \(i % 9000) of the city directory")
+        let labels = (0...10).map { "Label \($0) " + String(repeating: "ж", count: 3 + $0 % 4) }
+        var records: [Entry] = []
+        for k in 0...10 {
+            for _ in 0..<(k == 10 ? 1 : 512 >> k) { records.append(Entry(number: 0, label: labels[k], category: k % 2 == 0 ? .identify : .block)) }
         }
-        _ = try b.write(to: dir.path("d.cid"))
-        let db = try Database(path: dir.path("d.cid"), verify: true)
-        #expect(try db.sharedLabel(0).elementsEqual("Most frequent label".utf8))
-        #expect(db.info.compressedLabelChunks > 0)
-        #expect(db.dictionaryChunks > 0)
-        #expect(db.labelDictionary.count <= 65_536)
+        var rng = SeededGenerator(seed: 42)
+        records.shuffle(using: &rng)
+        for i in records.indices { records[i].number = 79_000_000_000 + UInt64(i) * 11 }
+        func build(_ name: String, hotBytes: Int, compress: Bool = true) throws -> Database {
+            var options = BuildOptions()
+            options.blockSize = 64
+            options.hotLabelBytes = hotBytes
+            options.compressLabels = compress
+            _ = try buildDatabase(records, at: dir.path(name), options: options)
+            let db = try Database(path: dir.path(name), verify: true)
+            #expect(db.info.distinctLabels == 11)
+            for r in records { #expect(try db.lookup(r.number) == r) }
+            #expect(Array(db.entries()) == records)
+            return db
+        }
+        func hotSet(_ db: Database) throws -> Set<String> {
+            Set(try (0..<db.info.hotLabels).map { String(decoding: try db.hotLabel($0), as: UTF8.self) })
+        }
+        let three = labels.prefix(3).reduce(0) { $0 + $1.utf8.count }
+        let exact = try build("three.cid", hotBytes: three)
+        #expect(exact.info.hotLabels == 3)
+        #expect(try hotSet(exact) == Set(labels.prefix(3)))
+        let short = try build("two.cid", hotBytes: three - 1)
+        #expect(short.info.hotLabels == 2)
+        #expect(try hotSet(short) == Set(labels.prefix(2)))
+        // hotLabelBytes 0: every label is cold; compressLabels false: every label is hot.
+        let cold = try build("cold.cid", hotBytes: 0)
+        #expect(cold.info.hotLabels == 0)
+        #expect(cold.info.sections.first { $0.name == "hot labels" }?.bytes == 0)
+        let raw = try build("raw.cid", hotBytes: 0, compress: false)
+        #expect(raw.info.hotLabels == 11)
+        #expect(try hotSet(raw) == Set(labels))
+        #expect(raw.info.sections.first { $0.name == "cold labels" }?.bytes == 0)
+        let all = try build("all.cid", hotBytes: 1 << 20)
+        #expect(all.info.hotLabels == 11)
     }
 
     @Test func goldenHashesPinTheCLibrary() {

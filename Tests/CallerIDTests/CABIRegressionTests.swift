@@ -12,7 +12,8 @@ import Darwin
 // Each test compiles a small C program against libcallerid.so (as CABITests does for the
 // example) and checks what it prints.
 
-private func compileC(_ name: String, _ source: String) throws -> URL {
+/// Compiles `source` as `name` against libcallerid.so with `cc -Werror` (shared by the C ABI tests).
+func compileC(_ name: String, _ source: String) throws -> URL {
     guard let dir = CABI.libraryDirectory else { throw CABIFailure(CABI.missingLibraryMessage) }
     try FileManager.default.createDirectory(at: CABI.workDirectory, withIntermediateDirectories: true)
     let src = CABI.workDirectory.appendingPathComponent("\(name)-\(getpid()).c")

@@ -477,9 +477,9 @@ struct CABITests {
         var cases: [(String, [UInt8])] = [("header byte", good), ("truncated", Array(good.dropLast(100))), ("empty", [])]
         cases[0].1[20] ^= 0x40
         var v2 = good
-        v2[8] = 2
+        v2[8] = 3
         v2.replaceSubrange(56..<64, with: withUnsafeBytes(of: Codec.xxh3(Array(v2[0..<56])).littleEndian) { Array($0) })
-        cases.append(("version 2", v2))
+        cases.append(("version 3", v2))
         for (what, bytes) in cases {
             try Data(bytes).write(to: URL(fileURLWithPath: bad))
             let expected = try #require(swiftOpenError(), "\(what): the Swift API should refuse it")
@@ -490,9 +490,9 @@ struct CABITests {
             #expect(splitLines(r.stderr) == ["error: \(name): \(expected.message)"], "\(what)")
         }
 
-        // Damaged label data: find a byte whose change opens, fails verify and makes some
-        // lookups throw (a compressed chunk that no longer decodes).
-        let labels = try #require(db.info.sections.first { $0.name == "label data" })
+        // Damaged block records: find a byte whose change opens, fails verify and makes some
+        // lookups throw (a record header or value code that no longer fits).
+        let labels = try #require(db.info.sections.first { $0.name == "block records" })
         func someLookupThrows() -> Bool {
             guard let damaged = try? Database(path: bad) else { return false }
             return sorted.contains { e in
@@ -509,7 +509,7 @@ struct CABITests {
                 break
             }
         }
-        _ = try #require(damagedOffset, "no byte of the label data found whose change makes lookups fail")
+        _ = try #require(damagedOffset, "no byte of the block records found whose change makes lookups fail")
         let verifyError = try #require(swiftOpenError(verify: true))
 
         let verified = try runTool(exe.path, ["--verify", bad, "info"])

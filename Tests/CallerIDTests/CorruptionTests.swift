@@ -2,144 +2,217 @@ import Foundation
 import Testing
 @testable import CallerID
 
-/// Damaged files are refused by `open` or `verify` with a clear error, never a crash, and
-/// reads without `verify` never crash, loop or read out of bounds.
+/// Damaged files (format 2.0) are refused by `open` or `verify` with a clear error, never a
+/// crash, and reads without `verify` never crash, loop or read out of bounds.
 @Suite struct CorruptionTests {
-    /// A small file with several key blocks, palettes, compressed and raw label chunks.
-    static func sampleImage() throws -> (bytes: [UInt8], db: TempDir) {
-        let dir = TempDir()
+    /// Several hundred entries in blocks of 16: Elias–Fano blocks and run blocks (a run of
+    /// consecutive numbers), hot and cold labels (a small hot budget), several categories.
+    static let sample: (image: [UInt8], entries: [Entry]) = {
         var options = BuildOptions()
         options.blockSize = 16
-        options.labelsPerChunk = 8
-        options.labelDictionaryBytes = 100
-        let (records, _) = randomRecords(count: 300, seed: 4242, duplicateRate: 0.02)
-        _ = try buildDatabase(records, at: dir.path("good.cid"), options: options)
-        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: dir.path("good.cid"))))
-        return (bytes, dir)
-    }
+        options.syncShift = 2
+        options.hotLabelBytes = 40
+        var (records, _) = randomRecords(count: 260, seed: 4242, duplicateRate: 0.02)
+        for i in 0..<40 { records.append(Entry(number: 4_930_000_000 + UInt64(i), label: "Run \(i % 3)", category: .identify)) }
+        var builder = DatabaseBuilder(options: options)
+        var expected: [UInt64: Entry] = [:]
+        for r in records {
+            try! builder.add(r.number, label: r.label, category: r.category)
+            expected[r.number] = r
+        }
+        return (try! builder.encode().0, expected.values.sorted { $0.number < $1.number })
+    }()
 
-    static func write(_ bytes: [UInt8], _ path: String) {
-        _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
-    }
+    static var numbers: [UInt64] { sample.entries.map(\.number) }
 
-    @Test func sampleHasCompressedAndRawChunksAndManyBlocks() throws {
-        let (_, dir) = try Self.sampleImage()
-        let info = try Database(path: dir.path("good.cid"), verify: true).info
-        #expect(info.blocks > 10)
-        #expect(info.compressedLabelChunks > 0)
-        #expect(info.labelChunks > info.compressedLabelChunks)
+    @Test func sampleHasBothKeyCodecsHotAndColdLabelsAndManyBlocks() throws {
+        let e = ImageEditor(Self.sample.image)
+        #expect(e.blockCount > 15)
+        #expect(e.blocks(codec: Format.keyCodecRun).count >= 2)
+        #expect(e.blocks(codec: Format.keyCodecEliasFano).count > 10)
+        #expect(e.hotCount > 0 && e.valueCount - e.hotCount > 8)
+        let dir = TempDir()
+        Access.write(e.bytes, dir.path("good.cid"))
+        let db = try Database(path: dir.path("good.cid"), verify: true)
+        #expect(Array(db.entries()) == Self.sample.entries)
     }
 
     @Test func everyTruncationIsRefusedAtOpen() throws {
-        let (bytes, dir) = try Self.sampleImage()
+        let bytes = Self.sample.image
+        let dir = TempDir()
         let path = dir.path("cut.cid")
         for length in 0..<bytes.count {
-            Self.write(Array(bytes[0..<length]), path)
-            #expect(throws: CallerIDError.self, "length \(length)") { try Database(path: path) }
+            Access.write(Array(bytes[0..<length]), path)
             do {
                 _ = try Database(path: path)
+                Issue.record("length \(length) was accepted")
             } catch {
-                #expect(error.code == .corrupt)
-                #expect(error.message.contains(path))
+                #expect(error.code == .corrupt && error.message.contains(path), "length \(length): \(error.message)")
             }
         }
     }
 
     @Test func appendedBytesAreRefused() throws {
-        let (bytes, dir) = try Self.sampleImage()
+        let bytes = Self.sample.image
+        let dir = TempDir()
         let path = dir.path("long.cid")
-        Self.write(bytes + [0], path)
-        #expect(throws: CallerIDError.self) { try Database(path: path) }
+        for extra: [UInt8] in [[0], [UInt8](repeating: 0, count: 32), Array(bytes.suffix(32))] {
+            Access.write(bytes + extra, path)
+            #expect { try Database(path: path) } throws: { ($0 as? CallerIDError)?.code == .corrupt }
+        }
+        // Also when the header and footer are made to agree with the new size (sealed).
+        var e = ImageEditor(bytes + [UInt8](repeating: 0, count: 32))
+        let footer = Array(bytes.suffix(32))
+        e.bytes.replaceSubrange(e.footer..., with: footer)
+        e.set64(16, UInt64(e.bytes.count))
+        e.set64(e.footer, UInt64(e.bytes.count))
+        e.seal()
+        Access.write(e.bytes, path)
+        #expect { try Database(path: path) } throws: { ($0 as? CallerIDError)?.code == .corrupt }
     }
 
-    /// Every byte of the file, set to three different values: open + verify refuse each.
+    /// Every byte of the file, changed three ways: open or verify refuses each.
     @Test func everySingleByteChangeIsRefusedByOpenOrVerify() throws {
-        let (bytes, dir) = try Self.sampleImage()
+        let bytes = Self.sample.image
+        let dir = TempDir()
         let path = dir.path("flip.cid")
         var refusedAtOpen = 0, refusedAtVerify = 0
         for offset in 0..<bytes.count {
             for change in [UInt8(0x01), 0x80, 0xFF] {
                 var damaged = bytes
                 damaged[offset] ^= change
-                Self.write(damaged, path)
+                Access.write(damaged, path)
                 do {
                     let db = try Database(path: path)
                     do {
                         try db.verify()
                         Issue.record("byte \(offset) ^ \(change) was accepted by verify")
                     } catch {
-                        #expect(error.code == .corrupt)
+                        #expect(error.code == .corrupt && error.message.contains(path))
                         refusedAtVerify += 1
                     }
                 } catch {
-                    #expect(error.code == .corrupt || error.code == .unsupportedVersion)
+                    #expect(error.code == .corrupt || error.code == .unsupportedVersion, "byte \(offset): \(error.message)")
                     refusedAtOpen += 1
                 }
             }
         }
+        print("single byte changes of a \(bytes.count)-byte file: refused at open \(refusedAtOpen), at verify \(refusedAtVerify)")
         #expect(refusedAtOpen + refusedAtVerify == bytes.count * 3)
         #expect(refusedAtOpen > 0 && refusedAtVerify > 0)
     }
 
-    /// Without verify, damaged data sections may be opened; lookups and enumeration must then
-    /// terminate without crashing, and enumeration stays strictly ascending.
+    /// Without verify, damaged data sections may be opened; then every lookup (each number
+    /// and its neighbours), the cursor and the batch cursor must terminate without crashing and
+    /// either throw `.corrupt` or return consistent data (a lookup answers the number asked,
+    /// scans strictly ascend and agree with each other).
     @Test func readsWithoutVerifyNeverCrash() throws {
-        let (bytes, dir) = try Self.sampleImage()
-        let good = try Database(path: dir.path("good.cid"))
-        let numbers = Array(good.entries()).map(\.number)
+        let bytes = Self.sample.image
+        let dir = TempDir()
         let path = dir.path("flip.cid")
         var rng = SeededGenerator(seed: 7)
-        var opened = 0
-        for offset in stride(from: 0, to: bytes.count, by: 3) {
+        var tried = 0, opened = 0, failedReads = 0
+        let e = ImageEditor(bytes)
+        // Every byte of the sections a read touches (label, block and index bytes).
+        let sections: [Format.Section] = [.summary, .blockIndex, .blocks, .valueCategories, .hotOffsets, .hotLabels, .coldIndex, .coldLabels]
+        let offsets = sections.flatMap { e.start($0)..<(e.start($0) + e.length($0)) }
+        for (k, offset) in offsets.enumerated() where k % 3 == 0 {
             var damaged = bytes
-            damaged[offset] = UInt8.random(in: 0...255, using: &rng)
-            Self.write(damaged, path)
+            damaged[offset] ^= UInt8.random(in: 1...255, using: &rng)
+            tried += 1
+            Access.write(damaged, path)
             guard let db = try? Database(path: path) else { continue }
             opened += 1
-            for n in numbers.prefix(40) {
-                _ = try? db.lookup(n)
-                _ = try? db.lookup(n + 1)
-            }
-            var cursor = db.cursor()
-            var previous: UInt64 = 0
-            var steps = 0
-            while let e = try? cursor.next() {
-                #expect(e.number > previous)
-                previous = e.number
-                steps += 1
-                if steps > numbers.count { Issue.record("enumeration did not terminate"); break }
-            }
+            let report = Access.exercise(db, numbers: Self.numbers,
+                                         image: ImageEditor(damaged), path: path, "byte \(offset)")
+            #expect(report.verifyError != nil, "byte \(offset)")
+            if !report.errors.isEmpty { failedReads += 1 }
         }
-        #expect(opened > 0)
+        print("damaged read bytes: \(tried) tried, \(opened) opened, \(failedReads) with failed reads")
+        #expect(opened > tried / 2, "damage to these sections is found when read, not at open")
+        #expect(failedReads > 0)
     }
 
-    /// A section table offset near 2^64 with a valid header checksum: refused, no overflow trap.
+    /// A section table offset near 2^64 (or otherwise wrong) with a valid header checksum:
+    /// refused, no overflow trap.
     @Test func hostileTableOffsetIsRefused() throws {
-        let (bytes, dir) = try Self.sampleImage()
+        let bytes = Self.sample.image
+        let dir = TempDir()
         let path = dir.path("x.cid")
-        for offset: UInt64 in [0xFFFF_FFFF_FFFF_FFF0, UInt64(bytes.count), 0, 63] {
-            var b = bytes
-            b.replaceSubrange(40..<48, with: withUnsafeBytes(of: offset.littleEndian) { Array($0) })
-            b.replaceSubrange(56..<64, with: withUnsafeBytes(of: Codec.xxh3(Array(b[0..<56])).littleEndian) { Array($0) })
-            Self.write(b, path)
+        let table = ImageEditor(bytes).tableOffset
+        for offset: UInt64 in [.max, 0xFFFF_FFFF_FFFF_FFE0, UInt64(bytes.count), UInt64(bytes.count - 32), 0, 32, 63, 64,
+                               UInt64(table - 32), UInt64(table + 32), UInt64(table + 1)] {
+            var e = ImageEditor(bytes)
+            e.set64(48, offset)
+            e.set64(56, Codec.xxh3(Array(e.bytes[0..<56])))
+            Access.write(e.bytes, path)
             #expect { try Database(path: path) } throws: { ($0 as? CallerIDError)?.code == .corrupt }
         }
     }
 
-    @Test func wrongMagicAndVersionHaveClearMessages() throws {
-        let (bytes, dir) = try Self.sampleImage()
+    @Test func wrongMagicAndEmptyFilesHaveClearMessages() throws {
+        let bytes = Self.sample.image
+        let dir = TempDir()
         let path = dir.path("x.cid")
-        Self.write(Array("79131234567\tPizza\n".utf8) + bytes, path)
+        Access.write(Array("79131234567\tPizza\n".utf8) + bytes, path)
         #expect { try Database(path: path) } throws: { ($0 as? CallerIDError)?.message.contains("bad magic") == true }
-
-        var v2 = bytes
-        v2[8] = 2
-        v2.replaceSubrange(56..<64, with: withUnsafeBytes(of: Codec.xxh3(Array(v2[0..<56])).littleEndian) { Array($0) })
-        Self.write(v2, path)
-        #expect { try Database(path: path) } throws: { ($0 as? CallerIDError)?.code == .unsupportedVersion }
-
-        Self.write([], path)
+        for i in 0..<8 {
+            var b = bytes
+            b[i] ^= 0x20
+            Access.write(b, path)
+            #expect { try Database(path: path) } throws: { ($0 as? CallerIDError)?.message.contains("bad magic") == true }
+        }
+        Access.write([], path)
         #expect { try Database(path: path) } throws: { ($0 as? CallerIDError)?.message.contains("empty") == true }
+        Access.write(Array(bytes.prefix(11)), path)
+        #expect { try Database(path: path) } throws: { ($0 as? CallerIDError)?.message.contains("too short") == true }
         #expect { try Database(path: dir.path("missing.cid")) } throws: { ($0 as? CallerIDError)?.code == .fileNotFound }
+    }
+
+    /// Other major versions: a 1.0 file asks for a rebuild, a newer one for a newer reader.
+    @Test func otherMajorVersionsAreUnsupported() throws {
+        let dir = TempDir()
+        let path = dir.path("v.cid")
+        for (major, hint) in [(UInt16(1), "rebuild it with `lookup build`"), (0, "rebuild"), (3, "update CallerID"), (.max, "update CallerID")] {
+            var e = ImageEditor(Self.sample.image)
+            e.set16(8, major)
+            e.seal()
+            Access.write(e.bytes, path)
+            for verify in [false, true] {
+                #expect(throws: CallerIDError.self) { try Database(path: path, verify: verify) }
+                do { _ = try Database(path: path, verify: verify) } catch {
+                    #expect(error.code == .unsupportedVersion)
+                    #expect(error.message.contains(path) && error.message.contains("unsupported version \(major).0") && error.message.contains(hint),
+                            "\(error.message)")
+                }
+            }
+            // The version is read before anything else: a file of just magic and version says so.
+            Access.write(Array(e.bytes.prefix(12)), path)
+            #expect { try Database(path: path) } throws: { ($0 as? CallerIDError)?.code == .unsupportedVersion }
+        }
+    }
+
+    /// A real format 1.0 file (3 entries, written by `lookup build` of commit 2b19b9d, the last
+    /// 1.0 version): refused as unsupported with a rebuild hint by the library and the CLI.
+    static let fixture1_0 = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("Fixtures/format-1.0.cid").path
+
+    @Test func aFormat1_0FileIsRefusedWithARebuildHint() throws {
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: Self.fixture1_0)))
+        #expect(Array(bytes.prefix(8)) == Format.magic && bytes[8] == 1 && bytes[9] == 0, "the fixture is a 1.0 file")
+        for verify in [false, true] {
+            do {
+                _ = try Database(path: Self.fixture1_0, verify: verify)
+                Issue.record("a 1.0 file was opened")
+            } catch {
+                #expect(error.code == .unsupportedVersion)
+                #expect(error.message.contains("unsupported version 1.0") && error.message.contains("rebuild"), "\(error.message)")
+            }
+        }
+        for args in [["verify", Self.fixture1_0], ["info", Self.fixture1_0], ["79131234567", "--db", Self.fixture1_0]] {
+            let r = try lookup(args)
+            #expect(r.status == 65, "lookup \(args[0]): \(r.status)")
+            #expect(r.stderr.contains("rebuild"), "lookup \(args[0]): \(r.stderr)")
+        }
     }
 }

@@ -122,4 +122,31 @@ import Testing
         #expect(try lookup(["diff", dir.path("v1"), store]).lines.isEmpty)
         #expect(try lookup(["feed", "--store", store]).status == 0)
     }
+
+    /// Issue 10: a build directory holding a format 1.0 file (its manifest size and XXH3 right)
+    /// is refused by `lookup install` with the rebuild hint, exit 65, and the store keeps the
+    /// generation it had in use.
+    @Test func installRefusesFormat1Bundles() throws {
+        let dir = TempDir()
+        try writeBuildDirectory(dir.path("v1"), Self.v1())
+        let store = dir.path("store")
+        #expect(try lookup(["install", "--store", store, dir.path("v1")]).status == 0)
+        let old = dir.path("old")
+        try FileManager.default.createDirectory(atPath: old, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: CorruptionTests.fixture1_0, toPath: old + "/old-1.cid")
+        let bytes = try FileManager.default.attributesOfItem(atPath: old + "/old-1.cid")[.size] as! Int
+        let hash = try Checksum.xxh3(fileAt: old + "/old-1.cid")
+        let manifest = """
+            {"manifest_version": 1, "format_version": "1.0", "dataset_version": "old", "build_time": "2026-01-01T00:00:00Z",
+             "generator": "tests", "max_entries": 1999999, "files": [
+            {"file": "old-1.cid", "region": "old", "kind": "all", "shard": 1, "shards": 1, "entries": 3,
+             "bytes": \(bytes), "xxh3": "\(hex16(hash))", "format_version": "1.0"}
+            ]}
+            """
+        try Data(manifest.utf8).write(to: URL(fileURLWithPath: old + "/manifest.json"))
+        let r = try lookup(["install", "--store", store, old])
+        #expect(r.status == 65)
+        #expect(r.stderr.contains("old-1.cid") && r.stderr.contains("unsupported version 1.0") && r.stderr.contains("rebuild"), "\(r.stderr)")
+        #expect(try lookup(["diff", dir.path("v1"), store]).lines.isEmpty)  // generation 1 still in use
+    }
 }

@@ -30,11 +30,11 @@ func writeBuildDirectory(_ dir: String, _ files: [DirectoryTestFile], datasetVer
             {"file": "\(f.name)", "region": "\(f.region)", "kind": "all", "shard": 1, "shards": 1, "entries": \(f.entries.count),
              "categories": {}, "actions": {"identify": \(identify), "block": \(f.entries.count - identify)},
              "first_number": null, "last_number": null, "range_start": null, "range_end": null,
-             "bytes": \(bytes), "xxh3": "\(hex16(hash))", "format_version": "1.0", "future_field": [1, 2]\(f.priority.map { ", \"priority\": \($0)" } ?? "")}
+             "bytes": \(bytes), "xxh3": "\(hex16(hash))", "format_version": "\(CallerIDVersion.format)", "future_field": [1, 2]\(f.priority.map { ", \"priority\": \($0)" } ?? "")}
             """)
     }
     let manifest = """
-        {"manifest_version": 1, "format_version": "1.0", "dataset_version": "\(datasetVersion)", "build_time": "2026-01-01T00:00:00Z",
+        {"manifest_version": 1, "format_version": "\(CallerIDVersion.format)", "dataset_version": "\(datasetVersion)", "build_time": "2026-01-01T00:00:00Z",
          "generator": "tests", "max_entries": 1999999, "files": [
         \(json.joined(separator: ",\n"))
         ]}

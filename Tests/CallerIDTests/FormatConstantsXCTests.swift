@@ -1,8 +1,8 @@
 import XCTest
 @testable import CallerID
 
-/// XCTest cases (beside the Swift Testing suites) for the values other implementations of the
-/// format must reproduce exactly: hash golden values, magic bytes, version, limits.
+/// XCTest cases (beside the Swift Testing suites) for the values other implementations of
+/// format 2.0 must reproduce exactly: hash golden values, magic bytes, version, layout constants.
 final class FormatConstantsXCTests: XCTestCase {
     func testHashGoldenValuesPinTheCLibrary() {
         XCTAssertEqual(Codec.xxh3([]), 0x2D06_8005_38D3_94C2)
@@ -14,10 +14,64 @@ final class FormatConstantsXCTests: XCTestCase {
     func testMagicVersionAndLayoutConstants() {
         XCTAssertEqual(Format.magic, [0x89, 0x43, 0x49, 0x44, 0x42, 0x0D, 0x0A, 0x1A])
         XCTAssertEqual(Format.footerMagic, Array("CIDB-END".utf8))
-        XCTAssertEqual(CallerIDVersion.format, "1.0")
-        XCTAssertEqual(Format.headerSize + Format.footerSize, 96)
-        XCTAssertEqual(PhoneNumber.maximum, 999_999_999_999_999)
-        XCTAssertEqual(Format.maxDictionaryBytes, 65_536, "the LZ4 window")
+        XCTAssertEqual(Format.major, 2)
+        XCTAssertEqual(Format.minor, 0)
+        XCTAssertEqual(CallerIDVersion.format, "2.0")
+        XCTAssertEqual(Format.headerSize, 64)
+        XCTAssertEqual(Format.footerSize, 32)
+        XCTAssertEqual(Format.sectionEntrySize, 32)
+        XCTAssertEqual(Format.sectionAlignment, 8)
+        XCTAssertEqual(Format.maxSections, 64)
+        XCTAssertEqual(Format.indexEntrySize, 12, "u64 first key + u32 record offset")
+        XCTAssertEqual(Format.recordHeaderSize, 8, "u16 n, u8 l, u8 codec, u16 upper words, u16 lower bytes")
+        XCTAssertEqual(Format.recordPadding, 8)
+        XCTAssertEqual(Format.maxBlockEntries, 1024)
+        XCTAssertEqual(Format.maxSyncShift, 10)
+        XCTAssertEqual(Format.maxSummaryShift, 6)
+        XCTAssertEqual(Format.coldGroupShift, 3)
+        XCTAssertEqual(Format.maxCodeLength, 26)
+        XCTAssertEqual(Format.maxLabelBytes, 65_535)
+        XCTAssertEqual(Format.maxNumber, 999_999_999_999_999)
+        XCTAssertEqual(PhoneNumber.maximum, Format.maxNumber)
+        XCTAssertEqual(Format.keyCodecEliasFano, 0)
+        XCTAssertEqual(Format.keyCodecRun, 1)
+        XCTAssertEqual(Format.Section.allCases.map(\.rawValue), Array(1...11))
+        XCTAssertEqual(Format.Section.allCases.map(\.description), [
+            "categories", "block summary", "block index", "block records", "value code lengths", "value categories",
+            "hot label offsets", "hot labels", "label symbol table", "cold label index", "cold labels",
+        ])
+    }
+
+    /// The header of a written file holds the constants at their documented offsets.
+    func testHeaderFieldsAtTheirOffsets() throws {
+        var options = BuildOptions()
+        options.blockSize = 100
+        options.syncShift = 3
+        var builder = DatabaseBuilder(options: options)
+        for i in 0..<250 { try builder.add(79_131_000_000 + UInt64(i) * 3, label: "L\(i % 7)") }
+        let bytes = try builder.encode().0
+        let e = ImageEditor(bytes)
+        XCTAssertEqual(Array(bytes[0..<8]), Format.magic)
+        XCTAssertEqual(e.u16(8), 2)
+        XCTAssertEqual(e.u16(10), 0)
+        XCTAssertEqual(e.u32(12), 64)
+        XCTAssertEqual(e.u64(16), UInt64(bytes.count))
+        XCTAssertEqual(e.entryCount, 250)
+        XCTAssertEqual(e.blockCount, 3)
+        XCTAssertEqual(e.valueCount, 7)
+        XCTAssertEqual(e.syncShift, 3)
+        XCTAssertEqual(e.blockSize, 100)
+        XCTAssertEqual(e.u64(56), Codec.xxh3(Array(bytes[0..<56])))
+        XCTAssertEqual(Array(bytes.suffix(8)), Format.footerMagic)
+        XCTAssertEqual(e.u64(e.footer), UInt64(bytes.count))
+        XCTAssertEqual(e.u64(e.footer + 8), Codec.xxh3(Array(bytes[e.tableOffset..<e.footer])))
+        XCTAssertEqual(e.u64(e.footer + 16), 250)
+        XCTAssertEqual(e.sectionCount, 11)
+        XCTAssertEqual(e.length(.blockIndex), 12 * 4)
+        XCTAssertEqual(e.n(0), 100)
+        XCTAssertEqual(e.n(2), 50)
+        XCTAssertEqual(e.codec(0), Format.keyCodecEliasFano)
+        XCTAssertEqual(e.l(0), 1, "gaps of 3: ⌊log2(u / m)⌋ = 1")
     }
 
     func testAnEmptyDatabaseHasTheSmallestValidLayout() throws {
@@ -29,6 +83,39 @@ final class FormatConstantsXCTests: XCTestCase {
         XCTAssertNil(try db.lookup(79131234567))
         var cursor = db.cursor()
         XCTAssertNil(try cursor.next())
-        XCTAssertEqual(db.info.sections.count, 8)
+        XCTAssertEqual(try cursor.nextBatch(EntryBatch()), 0)
+
+        // The size each section rule gives for 0 entries, 0 blocks, 0 values.
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: dir.path("empty.cid"))))
+        let e = ImageEditor(bytes)
+        let categories = 4 + db.categories.reduce(0) { $0 + 2 + $1.name.utf8.count }
+        let symbolTable = LabelSymbolTable.train([[UInt8]]()).serialized.count
+        let expected: [(Format.Section, Int)] = [
+            (.categories, categories),
+            (.summary, 0),                           // 8 × ⌈blocks / 2^summaryShift⌉
+            (.blockIndex, 12),                       // 12 × (blocks + 1): the sentinel only
+            (.blocks, Format.recordPadding),         // no record, the 8 zero bytes
+            (.codeLengths, 4 * 27),
+            (.valueCategories, 0),
+            (.hotOffsets, 4),                        // 4 × (hot + 1)
+            (.hotLabels, 0),
+            (.symbolTable, symbolTable),
+            (.coldIndex, 4),                         // 4 × (cold groups + 1)
+            (.coldLabels, 0),
+        ]
+        var size = Format.headerSize
+        for (kind, length) in expected {
+            XCTAssertEqual(e.length(kind), length, "\(kind)")
+            size = (size + 7) / 8 * 8
+            XCTAssertEqual(e.start(kind), size, "\(kind) starts at the next 8-byte boundary")
+            size += length
+        }
+        size = (size + 7) / 8 * 8 + 11 * Format.sectionEntrySize + Format.footerSize
+        XCTAssertEqual(bytes.count, size)
+        XCTAssertEqual(db.info.sections.count, 11)
+        XCTAssertEqual(db.info.fileBytes, size)
+        XCTAssertEqual(e.blockCount, 0)
+        XCTAssertEqual(e.valueCount, 0)
+        XCTAssertEqual(e.hotCount, 0)
     }
 }

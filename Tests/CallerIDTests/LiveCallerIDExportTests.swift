@@ -347,9 +347,7 @@ struct IdentityRow: Equatable, CustomStringConvertible {
     @Test func failedExportReplacesNothing() throws {
         let dir = TempDir()
         var e = ImageEditor(HostileSample.image)
-        let d = e.descriptor(2)
-        e.set64(d + 8, 0)
-        e.set8(d + 28, 0)
+        e.makeKeysEqual(block: 2)
         e.seal()
         let path = dir.path("damaged.cid")
         _ = FileManager.default.createFile(atPath: path, contents: Data(e.bytes))

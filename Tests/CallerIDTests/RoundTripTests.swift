@@ -2,17 +2,19 @@ import Testing
 @testable import CallerID
 
 @Suite struct RoundTripTests {
-    /// Sizes around the block boundary (128 by default) and some larger ones.
-    @Test(arguments: [0, 1, 2, 127, 128, 129, 255, 256, 257, 1000, 100_000])
+    /// Sizes around the block boundary (256 by default) and some larger ones.
+    @Test(arguments: [0, 1, 2, 255, 256, 257, 511, 512, 513, 1000, 100_000])
     func roundTrip(size: Int) throws {
         try checkRoundTrip(size: size, seed: UInt64(size) &+ 17, options: BuildOptions())
     }
 
-    @Test(arguments: [1, 3, 7, 64, 4096])
-    func roundTripOtherBlockSizes(blockSize: Int) throws {
+    /// Block sizes 1…1024 (the format's maximum), each with another sync interval and hot budget.
+    @Test(arguments: [(1, 0), (3, 1), (7, 2), (64, 3), (1000, 10), (1024, 5)])
+    func roundTripOtherBlockSizes(blockSize: Int, syncShift: Int) throws {
         var options = BuildOptions()
         options.blockSize = blockSize
-        options.labelsPerChunk = 4
+        options.syncShift = syncShift
+        options.hotLabelBytes = 40 * blockSize
         try checkRoundTrip(size: 3 * blockSize + 1, seed: UInt64(blockSize), options: options)
     }
 
@@ -22,17 +24,22 @@ import Testing
         try checkRoundTrip(size: 5000, seed: 99, options: options)
     }
 
-    /// No dictionary, a tiny one, a larger one: compressed chunks decode against each.
-    @Test(arguments: [0, 1000, 8000])
-    func roundTripLabelDictionarySizes(bytes: Int) throws {
+    /// No hot labels, a few, all of them: cold labels decode through the symbol table and
+    /// hot ones straight from the file, with the same results.
+    @Test(arguments: [0, 1000, 1 << 20])
+    func roundTripHotLabelBudgets(bytes: Int) throws {
         var options = BuildOptions()
-        options.labelDictionaryBytes = bytes
-        options.labelsPerChunk = 16
+        options.hotLabelBytes = bytes
+        options.blockSize = 100
         let dir = TempDir()
         let (records, _) = randomRecords(count: 30_000, seed: UInt64(bytes) + 5)
         _ = try buildDatabase(records, at: dir.path("probe.cid"), options: options)
         let info = try Database(path: dir.path("probe.cid")).info
-        #expect(info.compressedLabelChunks > 0)
+        switch bytes {
+        case 0: #expect(info.hotLabels == 0)
+        case 1000: #expect(info.hotLabels > 0 && info.hotLabels < info.distinctLabels)
+        default: #expect(info.hotLabels == info.distinctLabels)
+        }
         try checkRoundTrip(size: 30_000, seed: UInt64(bytes) + 5, options: options)
     }
 

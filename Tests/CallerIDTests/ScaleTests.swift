@@ -62,4 +62,50 @@ import Testing
             exit(peak - baseline <= 64 * 1024 ? 0 : 2)
         }
     }
+
+    /// Issue 10: point lookups keep nothing. Every label cold (decoded per lookup), 200,000
+    /// lookups of present and absent numbers, the batch cursor's fills and one per-entry cursor
+    /// over the whole file: the heap afterwards equals the heap before (no cache grows with
+    /// the labels touched), and during the lookups it never rises by more than one label's
+    /// temporary buffer.
+    @Test func lookupsKeepNoHeapAndCursorsStayBounded() async {
+        await #expect(processExitsWith: .success) {
+            let dir = TempDir()
+            var options = BuildOptions()
+            options.hotLabelBytes = 0  // every label cold
+            var builder = DatabaseBuilder(options: options)
+            var numbers: [UInt64] = []
+            for i in 0..<60_000 {
+                let n = 79_000_000_000 + UInt64(i) * 37
+                numbers.append(n)
+                try builder.add(n, label: "Label \(i % 20_000) of a long-ish directory name \(i % 7)")
+            }
+            _ = try builder.write(to: dir.path("cold.cid"))
+            let db = try Database(path: dir.path("cold.cid"))
+            let baseline = currentHeapBytes()
+            var peak = baseline
+            var found = 0
+            for k in 0..<200_000 {
+                let n = numbers[(k &* 7919) % numbers.count] &+ UInt64(k & 1)
+                if try db.withEntry(n, { $0.labelBytes.count }) != nil { found += 1 }
+                if k & 1023 == 0 { peak = max(peak, currentHeapBytes()) }
+            }
+            let after = currentHeapBytes()
+            guard found == 100_000 else { exit(3) }
+            guard after == baseline else { exit(4) }
+            guard peak - baseline <= 64 * 1024 + 64 else { exit(5) }
+            // A batch of 1,024 and its label buffer: 21 B per entry + at most 64 KiB + 8.
+            let batch = EntryBatch(capacity: 1024)
+            var cursor = db.cursor()
+            var seen = 0
+            while true {
+                let k = try cursor.nextBatch(batch)
+                if k == 0 { break }
+                seen += k
+                peak = max(peak, currentHeapBytes())
+            }
+            guard seen == numbers.count, peak - baseline <= 21 * 1024 + 64 * 1024 + 8 + 4096 + 12 * 1024 + 1024 else { exit(6) }
+            exit(0)
+        }
+    }
 }

@@ -2,7 +2,8 @@
 // build from TSV → size → cold open + first lookup (file evicted from the page cache) →
 // hot open → warm-up (a full scan, so the whole file is in the page cache) → lookups of
 // found and missing numbers in timed batches of 256 → lookups timed one by one (tails) →
-// full ascending scans with labels on a freshly opened database, heap sampled.
+// full ascending scans with labels on a freshly opened database, heap sampled → verify
+// (engines that have a whole-file check: median of 3, file hot).
 import CBenchSupport
 import CallerID
 import Foundation
@@ -25,6 +26,13 @@ protocol EngineReader: AnyObject {
     /// Visits every entry in ascending order with its label; calls `sample` every 65,536
     /// entries (the harness samples the heap there). Returns (entries, checksum of labels).
     func scan(sample: () -> Void) throws -> (entries: Int, checksum: Int)
+    /// Checks the whole database (every checksum and structure) when the engine has such a
+    /// check; false when it has none (the default), and the harness reports no `verify_s`.
+    func verify() throws -> Bool
+}
+
+extension EngineReader {
+    func verify() throws -> Bool { false }
 }
 
 struct BenchError: Error, CustomStringConvertible {
@@ -242,6 +250,14 @@ func measure<E: Engine>(_ engine: E, name: String, options o: RunOptions) throws
     }
     let scanMedian = median(scanSeconds)
 
+    // Verify (engines that have it): median of 3 full checks of the hot file.
+    var verifySeconds: [Double] = []
+    for _ in 0..<3 {
+        let t0 = now()
+        guard try reader.verify() else { break }
+        verifySeconds.append(Double(now() - t0) / 1e9)
+    }
+
     result.set("entries", entries)
     result.set("bytes", bytes)
     result.set("bytes_per_entry", Double(bytes) / Double(entries), digits: 3)
@@ -267,6 +283,7 @@ func measure<E: Engine>(_ engine: E, name: String, options o: RunOptions) throws
     result.set("scan_heap_peak_bytes", heapPeak)
     result.set("open_heap_bytes", openHeap)
     result.set("lookup_heap_bytes", lookupHeap)
+    if !verifySeconds.isEmpty { result.set("verify_s", median(verifySeconds), digits: 6) }
     return result
 }
 

@@ -162,6 +162,7 @@ func markdown(_ c: ReportContext) -> String {
     }
 
     // Targets.
+    s += format2TargetsSection(c, p)
     s += targetsSection(c, p)
     s += lossesSection(c, p)
 
@@ -226,6 +227,8 @@ func markdown(_ c: ReportContext) -> String {
         s += "\(fmtUs(v(e, "cold_first_lookup_us"))) (\(fmtUs(v(e, "cold_first_lookup_max_us")))) | \(fmtUs(v(e, "cold_open_and_lookup_us"))) | \(fmtBytes(v(e, "open_heap_bytes"))) | "
         s += "\(e == cid ? "" : fmtRatio(v(cid, "cold_open_and_lookup_us"), v(e, "cold_open_and_lookup_us"))) |\n"
     }
+
+    s += verifySection(c)
 
     s += """
 
@@ -315,6 +318,177 @@ func targetsSection(_ c: ReportContext, _ p: Dataset) -> String {
     return s
 }
 
+/// A ratio or a factor: 0.25×, 1.05×, 0.043×, 51.3×.
+func fmtX(_ r: Double) -> String { String(format: r >= 10 ? "%.1f×" : r >= 0.1 || r == 0 ? "%.2f×" : "%.3f×", r) }
+
+/// The targets of issue 10 (format 2.0), each met or missed by how much, from this run: on the
+/// study profile's 4,000,000-entry data set (else the largest study one, else the headline data
+/// set) and, for the size against the floor, on the default profile's too.
+func format2TargetsSection(_ c: ReportContext, _ p: Dataset) -> String {
+    let wanted = 4_000_000
+    func pick(_ profile: String) -> Dataset? {
+        let ds = c.datasets.filter { $0.profile == profile }
+        return ds.first { $0.entries == wanted } ?? ds.max { $0.entries < $1.entries }
+    }
+    let study = pick("study") ?? p
+    let sk = study.key
+    func v(_ e: String, _ k: String, _ d: String? = nil) -> Double? { c.value(d ?? sk, e, k) }
+    func stat(_ d: Dataset, _ k: String) -> Double? { (d.stats[k] as? NSNumber)?.doubleValue }
+
+    struct Row {
+        var figure: String
+        var target: String
+        var measured: String
+        var value: Double?  // nil: not measured in this run
+        var bound: Double
+        var atMost: Bool
+        var boundText: String
+        var fmt: (Double) -> String
+        var met: Bool? { value.map { atMost ? $0 <= bound : $0 >= bound } }
+        /// "4.76 B/entry vs ≤ 3.20 B/entry", "0.43× vs ≥ 0.90×".
+        var miss: String { value.map { "\(fmt($0)) vs \(atMost ? "≤" : "≥") \(boundText)" } ?? "" }
+        var verdict: String {
+            guard let met else { return "–" }
+            return met ? "met" : "**MISSED** (\(miss))"
+        }
+    }
+    var rows: [Row] = []
+    func ratioRow(_ figure: String, _ target: String, _ a: Double?, _ b: Double?, _ aName: String, _ bName: String,
+                  _ bound: Double, atMost: Bool = true, fmt f: (Double?) -> String) {
+        if let a, let b, a > 0, b > 0 {
+            rows.append(Row(figure: figure, target: target, measured: "\(f(a)) vs \(bName) \(f(b)): \(fmtX(a / b))",
+                            value: a / b, bound: bound, atMost: atMost, boundText: fmtX(bound), fmt: fmtX))
+        } else {
+            let missing = [a == nil ? aName : nil, b == nil ? bName : nil].compactMap { $0 }
+            rows.append(Row(figure: figure, target: target,
+                            measured: missing.isEmpty ? "no figure" : "not measured (\(missing.joined(separator: ", ")))",
+                            value: nil, bound: bound, atMost: atMost, boundText: fmtX(bound), fmt: fmtX))
+        }
+    }
+    let bpeFmt: (Double) -> String = { String(format: "%.2f B/entry", $0) }
+
+    // Size.
+    let bpe = v("callerid", "bytes_per_entry")
+    rows.append(Row(figure: "size, \(study.profile) profile", target: "≤ 3.2 B/entry", measured: bpe.map(bpeFmt) ?? "not measured",
+                    value: bpe, bound: 3.2, atMost: true, boundText: "3.20 B/entry", fmt: bpeFmt))
+    for profile in ["study", "default"] {
+        let figure = "size vs the data_stats floor, \(profile) profile"
+        guard let d = profile == "study" ? study : pick(profile) else {
+            rows.append(Row(figure: figure, target: "≤ 1.07× the floor", measured: "no \(profile) data set in this run",
+                            value: nil, bound: 1.07, atMost: true, boundText: "1.07×", fmt: fmtX))
+            continue
+        }
+        let mine = c.value(d.key, "callerid", "bytes_per_entry"), floor = stat(d, "floor_bytes_per_entry")
+        if let mine, let floor, floor > 0 {
+            let where_ = d.key == sk ? "" : " (\(datasetTitle(d)))"
+            rows.append(Row(figure: figure, target: "≤ 1.07× the floor",
+                            measured: String(format: "%.2f vs floor %.2f B/entry: %@%@", mine, floor, fmtX(mine / floor), where_),
+                            value: mine / floor, bound: 1.07, atMost: true, boundText: "1.07×", fmt: fmtX))
+        } else {
+            rows.append(Row(figure: figure, target: "≤ 1.07× the floor",
+                            measured: "not measured (\(mine == nil ? "callerid on \(d.key)" : "floor of \(d.key)"))",
+                            value: nil, bound: 1.07, atMost: true, boundText: "1.07×", fmt: fmtX))
+        }
+    }
+
+    // Lookups.
+    let ns: (Double?) -> String = { fmtNs($0) }
+    ratioRow("lookup, found, p50", "≤ 0.25× LMDB's p50", v("callerid", "lookup_p50_ns"), v("lmdb", "lookup_p50_ns"), "callerid", "LMDB", 0.25, fmt: ns)
+    ratioRow("lookup, found, p99", "≤ 0.5× LMDB's p99", v("callerid", "lookup_p99_ns"), v("lmdb", "lookup_p99_ns"), "callerid", "LMDB", 0.5, fmt: ns)
+    ratioRow("lookup, not found, p50", "≤ 0.2× LMDB's", v("callerid", "miss_p50_ns"), v("lmdb", "miss_p50_ns"), "callerid", "LMDB", 0.2, fmt: ns)
+    ratioRow("C ABI lookup, p50", "≤ 1.05× the Swift lookup", v("callerid-cabi", "lookup_p50_ns"), v("callerid", "lookup_p50_ns"), "callerid-cabi", "Swift", 1.05, fmt: ns)
+
+    // Scans.
+    let rate: (Double?) -> String = { fmtRate($0) }
+    ratioRow("full ascending scan with labels", "≥ 1.0× the naive stream's rate", v("callerid", "scan_entries_per_s"), v("stream", "scan_entries_per_s"),
+             "callerid", "stream", 1.0, atMost: false, fmt: rate)
+    var worstHeap: (bytes: Double, engine: String, dataset: Dataset)?
+    var heapRuns = 0
+    for d in c.datasets {
+        for e in ["callerid", "callerid-raw", "callerid-cabi"] {
+            guard let h = c.value(d.key, e, "scan_heap_peak_bytes") else { continue }
+            heapRuns += 1
+            if worstHeap == nil || h > worstHeap!.bytes { worstHeap = (h, e, d) }
+        }
+    }
+    let heapFmt: (Double) -> String = { fmtBytes($0) }
+    rows.append(Row(figure: "scan heap", target: "≤ 64 KiB above baseline, whatever the file",
+                    measured: worstHeap.map { "\(fmtBytes($0.bytes)): the largest of \(heapRuns) scans (\(engineTitles[$0.engine] ?? $0.engine), \(datasetTitle($0.dataset)))" } ?? "not measured",
+                    value: worstHeap?.bytes, bound: 65536, atMost: true, boundText: "64 KiB", fmt: heapFmt))
+    ratioRow("C ABI scan", "≥ 0.9× the Swift scan", v("callerid-cabi", "scan_entries_per_s"), v("callerid", "scan_entries_per_s"),
+             "callerid-cabi", "Swift", 0.9, atMost: false, fmt: rate)
+
+    // Open, build.
+    let us: (Double?) -> String = { fmtUs($0) }
+    ratioRow("open (hot)", "≤ 2× LMDB's", v("callerid", "open_us"), v("lmdb", "open_us"), "callerid", "LMDB", 2, fmt: us)
+    ratioRow("cold open + first lookup", "≤ LMDB's", v("callerid", "cold_open_and_lookup_us"), v("lmdb", "cold_open_and_lookup_us"), "callerid", "LMDB", 1, fmt: us)
+    ratioRow("build from TSV", "≤ 0.75× LMDB's", v("callerid", "build_s"), v("lmdb", "build_s"), "callerid", "LMDB", 0.75, fmt: { fmtS($0) })
+
+    // Verify.
+    let gbps: (Double) -> String = { String(format: "%.2f GB/s", $0 / 1e9) }
+    if let t = v("callerid", "verify_s"), let bytes = v("callerid", "bytes"), t > 0 {
+        rows.append(Row(figure: "verify", target: "≥ 1 GB/s on the study file (file bytes / verify time)",
+                        measured: "\(gbps(bytes / t)) (\(fmtBytes(bytes)) in \(fmtUs(t * 1e6)))",
+                        value: bytes / t, bound: 1e9, atMost: false, boundText: "1 GB/s", fmt: gbps))
+    } else {
+        rows.append(Row(figure: "verify", target: "≥ 1 GB/s on the study file (file bytes / verify time)", measured: "not measured",
+                        value: nil, bound: 1e9, atMost: false, boundText: "1 GB/s", fmt: gbps))
+    }
+
+    // Heap kept by point lookups.
+    // The target is the Swift API's figure; the C ABI's is shown beside it (cid_lookup hands out
+    // cold labels from a per-thread buffer that outlives the call, so it may keep some).
+    let kept = v("callerid", "lookup_heap_bytes"), keptC = v("callerid-cabi", "lookup_heap_bytes")
+    rows.append(Row(figure: "heap of point lookups", target: "0 bytes kept after lookups (Swift API, `lookup_heap_bytes`)",
+                    measured: (kept.map { fmtBytes($0) } ?? "not measured") + (keptC.map { "; through the C ABI \(fmtBytes($0))" } ?? ""),
+                    value: kept, bound: 0, atMost: true, boundText: "0 B", fmt: heapFmt))
+
+    var s = "\n## Format 2.0 targets (issue 10)\n\n"
+    if study.profile == "study" && study.entries == wanted {
+        s += "From this run, on the \(datasetTitle(study)) data set"
+    } else {
+        s += "The issue's data set (study profile, \(fmtInt(Double(wanted))) entries) is not in this run: the targets are evaluated on the \(datasetTitle(study)) data set instead, so the verdicts are indicative only"
+    }
+    if let d = pick("default"), d.key != sk { s += "; the size against the floor also on the \(datasetTitle(d)) data set" }
+    s += ". Ratios are CallerID (Swift API unless named) ÷ the reference; a missed target says by how much.\n\n"
+    s += "| figure | target | measured | verdict |\n|---|---|---|---|\n"
+    for r in rows { s += "| \(r.figure) | \(r.target) | \(r.measured) | \(r.verdict) |\n" }
+    let evaluated = rows.filter { $0.met != nil }
+    let missed = evaluated.filter { $0.met == false }
+    let unmeasured = rows.filter { $0.met == nil }
+    s += "\n"
+    s += missed.isEmpty
+        ? "Format 2.0 meets all \(evaluated.count) targets measured in this run."
+        : "Format 2.0 misses \(missed.count) of \(evaluated.count) targets measured in this run: "
+            + missed.map { "\($0.figure) (\($0.miss))" }.joined(separator: "; ") + "."
+    if !unmeasured.isEmpty { s += " Not measured: " + unmeasured.map(\.figure).joined(separator: "; ") + "." }
+    return s + "\n"
+}
+
+/// Verify time of the CallerID engines on every data set.
+func verifySection(_ c: ReportContext) -> String {
+    var lines: [String] = []
+    for d in c.datasets {
+        for e in ["callerid", "callerid-raw"] {
+            guard let t = c.value(d.key, e, "verify_s"), let bytes = c.value(d.key, e, "bytes"), t > 0 else { continue }
+            lines.append("| \(datasetTitle(d)) | \(engineTitles[e] ?? e) | \(fmtBytes(bytes)) | \(fmtUs(t * 1e6)) | \(String(format: "%.2f GB/s", bytes / t / 1e9)) | \(fmtRate((c.value(d.key, e, "entries") ?? 0) / t)) |\n")
+        }
+    }
+    guard !lines.isEmpty else { return "" }
+    return """
+
+        ## Verify (CallerID)
+
+        `Database.verify()` on the hot file: every section's XXH3-64 checksum, then every structure check
+        (block records, value codes, hot and cold labels); median of 3 runs on an open database after the
+        scans. Rate: file bytes ÷ verify time.
+
+        | data set | engine | file | verify | bytes/s | entries/s |
+        |---|---|---|---|---|---|
+
+        """ + lines.joined()
+}
+
 func lossesSection(_ c: ReportContext, _ p: Dataset) -> String {
     let pk = p.key
     let figures: [(String, String, Bool)] = [  // key, name, higher is better
@@ -357,12 +531,18 @@ func methodSection(_ c: ReportContext) -> String {
 
     ## How each engine is used
 
-    - **CallerID (Swift API)**: `DatabaseBuilder.addTSV` + `write` (sorts, deduplicates, writes atomically
-      with `fsync`); lookups with `Database.withEntry` (zero-copy label view); scan with `cursor().forEach`.
-      **Labels not compressed** is the same with `BuildOptions.compressLabels = false`.
+    - **CallerID (Swift API)**: file format 2.0 (docs/FORMAT.md): one record per block of 256 entries
+      (Elias–Fano keys or a run of consecutive numbers, Huffman-coded value ids with sync points), the most frequent ("hot") labels
+      stored raw in the mapping (64 KiB of text by default), the other ("cold") labels coded one by one
+      with a symbol table and decoded on access. `DatabaseBuilder.addTSV` + `write` (sorts,
+      deduplicates, writes atomically with `fsync`); lookups with `Database.withEntry` (zero-copy label
+      view); scan with the batch cursor, `cursor().nextBatch` into an `EntryBatch` of 1,024 entries per
+      call; `Database.verify()` for the verify time. **Every label raw** is the same file with
+      `BuildOptions.compressLabels = false`: every label hot, nothing to decode.
     - **CallerID (C ABI)**: `libcallerid.so` through `include/callerid.h`, from C
       (`Benchmarks/Sources/callerid-cabi-bench`, which reuses the lookup timing of `examples/c/bench.c`):
-      `cid_lookup`, `cid_cursor_open`/`cid_cursor_next`; it reads the file the Swift engine built.
+      `cid_lookup`; scan with `cid_cursor_open` + `cid_cursor_next_batch`, 1,024 entries per call; it
+      reads the file the Swift engine built.
     - **SQLite**: `number INTEGER PRIMARY KEY` (the rowid: one table b-tree with integer keys), rows
       inserted in key order in one transaction through one prepared statement (journal off, synchronous
       off, exclusive lock), one `fsync` at the end. Read-only connection without mutex, `PRAGMA

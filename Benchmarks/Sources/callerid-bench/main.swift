@@ -17,7 +17,7 @@ let usage = """
                                   [--max-load CORES]   (repeat a run during which other processes used more CPU)
            callerid-bench engine NAME --tsv FILE --db FILE [--probes FILE] [--lookups N] [--existing]
            callerid-bench INPUT.tsv [--json] [--lookups N] [--db OUT] [--existing] [--raw-labels]
-                                    [--labels-per-chunk N] [--block-size N]
+                                    [--block-size N] [--sync-shift N] [--hot-label-bytes N]
            callerid-bench --scan-only --db FILE
     engines: \(engineNames.joined(separator: ", "))
 
@@ -61,7 +61,7 @@ struct Arguments {
 
 let valued: Set<String> = [
     "--tsv", "--db", "--probes", "--lookups", "--markdown", "--results", "--charts", "--datasets", "--engines",
-    "--work", "--root", "--seed", "--scans", "--colds", "--labels-per-chunk", "--block-size", "--max-load", "--command",
+    "--work", "--root", "--seed", "--scans", "--colds", "--block-size", "--sync-shift", "--hot-label-bytes", "--max-load", "--command",
 ]
 
 func main() -> Int32 {
@@ -74,15 +74,9 @@ func main() -> Int32 {
         if args.contains("--scan-only") {
             let a = try Arguments(args, valued: valued)
             guard let path = a.values["--db"] else { throw UsageError("--scan-only needs --db FILE") }
-            let db = try Database(path: path)
-            var cursor = db.cursor()
-            var seen = 0, labelBytes = 0
-            try cursor.forEach { view in
-                seen &+= 1
-                labelBytes &+= view.labelBytes.count
-                return true
-            }
-            print("scanned \(seen) entries, \(labelBytes) label bytes")
+            let reader = try CallerIDEngine().open(path)
+            let r = try reader.scan(sample: {})
+            print("scanned \(r.entries) entries (checksum \(r.checksum))")
             return 0
         }
         switch args.first {
@@ -110,8 +104,9 @@ func main() -> Int32 {
             guard let tsv = a.positional.first else { throw UsageError("missing INPUT.tsv") }
             var opts = BuildOptions()
             opts.compressLabels = !a.flags.contains("--raw-labels")
-            if let n = try a.int("--labels-per-chunk") { opts.labelsPerChunk = n }
             if let n = try a.int("--block-size") { opts.blockSize = n }
+            if let n = try a.int("--sync-shift") { opts.syncShift = n }
+            if let n = try a.int("--hot-label-bytes") { opts.hotLabelBytes = n }
             var o = RunOptions(tsv: tsv, db: a.values["--db"] ?? "/tmp/callerid-bench.cid", probes: nil)
             o.lookups = try a.int("--lookups") ?? 2_000_000
             o.existing = a.flags.contains("--existing")

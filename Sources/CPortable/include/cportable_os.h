@@ -9,6 +9,16 @@
 #include <errno.h>
 
 /// Acquire-load of a pointer slot.
+/* A hint that the cache line at `p` will be read soon (no effect on correctness; any
+ * address is allowed, nothing is dereferenced). */
+static inline void cport_prefetch(const void *p) {
+#if defined(__GNUC__) || defined(__clang__)
+    __builtin_prefetch(p, 0, 3);
+#else
+    (void)p;
+#endif
+}
+
 static inline void *cport_atomic_load_ptr(void *const *slot) {
     return __atomic_load_n((void **)slot, __ATOMIC_ACQUIRE);
 }

@@ -183,3 +183,17 @@ final class PublishOnceSlots: @unchecked Sendable {
         return UnsafeRawPointer(buffer)
     }
 }
+
+extension ByteView {
+    /// Hints that the bytes `[offset, offset + length)` (at most 1 KiB) will be read soon:
+    /// one prefetch per 64-byte line. Touches nothing (any range is harmless).
+    @inline(__always)
+    func prefetch(_ offset: Int, _ length: Int) {
+        var line = (Int(bitPattern: base) &+ offset) & ~63
+        let end = Int(bitPattern: base) &+ offset &+ min(length, 1024)
+        while line < end {
+            cport_prefetch(UnsafeRawPointer(bitPattern: line))
+            line &+= 64
+        }
+    }
+}

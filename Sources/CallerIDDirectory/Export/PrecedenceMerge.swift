@@ -30,8 +30,8 @@ struct PrecedenceMerge {
     private(set) var category = 0
     private(set) var source = 0
 
-    init(_ databases: [Database], labelCacheBytes: Int = 16 * 1024) {
-        heads = databases.map { Head(cursor: $0.cursor(from: 0, filter: nil, labelCacheBytes: labelCacheBytes)) }
+    init(_ databases: [Database]) {
+        heads = databases.map { Head(cursor: $0.cursor(from: 0, filter: nil)) }
     }
 
     private mutating func advance(_ i: Int) throws(CallerIDError) {

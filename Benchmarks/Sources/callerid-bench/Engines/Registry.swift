@@ -8,7 +8,7 @@ let engineNames = [
 let engineTitles: [String: String] = [
     "callerid": "CallerID (Swift API)",
     "callerid-cabi": "CallerID (C ABI)",
-    "callerid-raw": "CallerID, labels not compressed",
+    "callerid-raw": "CallerID, every label raw",
     "sqlite": "SQLite, labels as TEXT",
     "sqlite-labelid": "SQLite, label table + id",
     "lmdb": "LMDB, label inline",

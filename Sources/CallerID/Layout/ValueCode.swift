@@ -1,0 +1,215 @@
+// The canonical, length-limited Huffman code of value ids (format 2.0, docs/FORMAT.md §5).
+//
+// Value ids are numbered so that code lengths never decrease with the id. The code is then
+// fully described by the number of codes of each length (`counts[1…maxCodeLength]`), and
+// decoding maps a code to its id by arithmetic: no symbol table is stored or read.
+// Bits are written MSB-first (stream bit k is bit 7 − k mod 8 of byte k / 8).
+
+/// Code lengths for symbols given in descending frequency order (ids 0…n−1), limited to
+/// `Format.maxCodeLength`: returns `counts[len]` (number of codes of each length). Lengths
+/// are assigned in id order, shortest first, so they never decrease with the id.
+func valueCodeLengthCounts(frequencies: [Int]) -> [Int] {
+    let limit = Format.maxCodeLength
+    var counts = [Int](repeating: 0, count: limit + 1)
+    let n = frequencies.count
+    if n <= 1 { return counts }  // zero or one symbol: a zero-bit code
+    precondition(n <= 1 << limit, "too many values for the code length limit")
+    // Huffman lengths by the two-queue method over ascending frequencies.
+    let ascending = frequencies.reversed().map { max($0, 1) }
+    var weight = [Int](ascending)
+    var parent = [Int](repeating: -1, count: 2 * n - 1)
+    weight.reserveCapacity(2 * n - 1)
+    var leaf = 0, node = n
+    func pick() -> Int {
+        if leaf < n && (node >= weight.count || weight[leaf] <= weight[node]) {
+            leaf += 1
+            return leaf - 1
+        }
+        node += 1
+        return node - 1
+    }
+    for _ in 0..<(n - 1) {
+        let a = pick(), b = pick()
+        let id = weight.count
+        weight.append(weight[a] + weight[b])
+        parent[a] = id
+        parent[b] = id
+    }
+    var depth = [Int](repeating: 0, count: 2 * n - 1)
+    for i in stride(from: 2 * n - 3, through: 0, by: -1) { depth[i] = depth[parent[i]] + 1 }
+    for i in 0..<n { counts[min(depth[i], limit)] += 1 }
+    // Repay the Kraft debt of the clamped lengths: move the deepest non-limit code one level down.
+    var kraft = 0  // in units of 2^-limit
+    for len in 1...limit { kraft += counts[len] << (limit - len) }
+    while kraft > 1 << limit {
+        var len = limit - 1
+        while counts[len] == 0 { len -= 1 }
+        counts[len] -= 1
+        counts[len + 1] += 1
+        kraft -= 1 << (limit - len - 1)
+    }
+    return counts
+}
+
+/// Canonical code of each id (writer side): ids in order, lengths from `counts`.
+func valueCodes(counts: [Int]) -> [(code: UInt32, length: Int)] {
+    var out: [(code: UInt32, length: Int)] = []
+    var code: UInt32 = 0
+    for len in 1..<counts.count {
+        code <<= 1
+        for _ in 0..<counts[len] {
+            out.append((code, len))
+            code += 1
+        }
+    }
+    return out
+}
+
+/// The decoder of a canonical code given by its length counts (read from a file, validated).
+/// Its tables live in one allocation made at open; decoding reads them through a pointer.
+final class ValueCode: @unchecked Sendable {
+    // @unchecked: immutable after init.
+    let maxLength: Int
+    let symbolCount: Int
+    /// fast[prefix] for the next `fastBits` bits: (length << 24 | id), or 0 when the code is longer.
+    /// Then per length L (1…maxCodeLength): limit[L] (left-justified to maxLength bits),
+    /// firstCode[L], firstSymbol[L].
+    private let table: UnsafeMutablePointer<UInt32>
+    private static let limitBase = 1 << Format.fastBits
+    private static let firstCodeBase = limitBase + Format.maxCodeLength + 2
+    private static let firstSymbolBase = firstCodeBase + Format.maxCodeLength + 2
+    private static let tableWords = firstSymbolBase + Format.maxCodeLength + 2
+
+    /// Validates the counts: lengths 1…maxCodeLength, total = `symbols` (none when
+    /// `symbols` ≤ 1: a zero-bit code), Kraft sum ≤ 1. Nil when they are not a prefix code.
+    init?(counts: [Int], symbols: Int) {
+        let maxL = Format.maxCodeLength
+        guard counts.count == maxL + 1, counts[0] == 0, symbols >= 0 else { return nil }
+        var total = 0
+        var used = 0  // Kraft sum in units of 2^-maxL
+        for len in 1...maxL {
+            guard counts[len] >= 0, counts[len] <= 1 << maxL else { return nil }
+            total += counts[len]
+            used += counts[len] << (maxL - len)
+        }
+        guard used <= 1 << maxL, total == (symbols <= 1 ? 0 : symbols) else { return nil }
+        symbolCount = symbols
+        var top = 1
+        for len in 1...maxL where counts[len] > 0 { top = len }
+        maxLength = top
+        table = .allocate(capacity: ValueCode.tableWords)
+        table.initialize(repeating: 0, count: ValueCode.tableWords)
+        var code = 0, symbol = 0
+        for len in 1...maxL {
+            code <<= 1
+            table[ValueCode.firstCodeBase + len] = UInt32(code)
+            table[ValueCode.firstSymbolBase + len] = UInt32(symbol)
+            code += counts[len]
+            symbol += counts[len]
+            table[ValueCode.limitBase + len] = len <= maxLength ? UInt32(code << (maxLength - len)) : UInt32(code >> (len - maxLength))
+        }
+        if symbols > 1 {
+            // Fill the first-level table: every code of length ≤ fastBits covers a run of
+            // prefixes. Every other prefix starts a longer code (or none): its entry holds, in
+            // the length field, the shortest length a code with that prefix can have, where
+            // the slow path starts its search.
+            var c = 0
+            for len in 1...min(Format.fastBits, maxL) {
+                c <<= 1
+                for k in 0..<counts[len] {
+                    let id = Int(table[ValueCode.firstSymbolBase + len]) + k
+                    let span = 1 << (Format.fastBits - len)
+                    let from = (c + k) << (Format.fastBits - len)
+                    for p in from..<(from + span) { table[p] = UInt32(len) << 24 | UInt32(id) }
+                }
+                c += counts[len]
+            }
+            for p in 0..<(1 << Format.fastBits) where table[p] == 0 {
+                var start = Format.fastBits + 1
+                if maxLength > Format.fastBits {
+                    let w = UInt32(p) << UInt32(maxLength - Format.fastBits)  // the smallest window with this prefix
+                    while start < maxLength && w >= table[ValueCode.limitBase + start] { start += 1 }
+                }
+                table[p] = UInt32(start) << 24
+            }
+        }
+    }
+
+    deinit { table.deallocate() }
+
+    /// A copy of the decoding state for a hot loop (a pointer and two integers that stay
+    /// in registers; the tables stay owned by this object, which must outlive the copy).
+    @inline(__always)
+    var decoder: ValueDecoder { ValueDecoder(table: UnsafePointer(table), maxLength: maxLength, symbolCount: symbolCount) }
+
+    /// See ``ValueDecoder/decode(_:)``.
+    @inline(__always)
+    func decode(_ window: UInt64) -> (symbol: Int, length: Int)? { decoder.decode(window) }
+
+    fileprivate static let limits = limitBase
+    fileprivate static let firstCodes = firstCodeBase
+    fileprivate static let firstSymbols = firstSymbolBase
+}
+
+/// The decoding state of a ``ValueCode`` as a value.
+struct ValueDecoder {
+    let table: UnsafePointer<UInt32>
+    let maxLength: Int
+    let symbolCount: Int
+
+    /// Decodes one code from `window` (the next stream bits, MSB-aligned; bits past the
+    /// stream's end are whatever follows it): (id, length). Length 0 only for a zero-bit code.
+    /// Nil for a window that starts with no valid code. The caller checks the length against
+    /// the bits left.
+    @inline(__always)
+    func decode(_ window: UInt64) -> (symbol: Int, length: Int)? {
+        if symbolCount <= 1 { return (0, 0) }
+        let f = table[Int(truncatingIfNeeded: window &>> UInt64(64 &- Format.fastBits))]
+        let len = Int(f &>> 24)
+        if len <= Format.fastBits { return (Int(f & 0xFF_FFFF), len) }
+        return decodeSlow(window, from: len)
+    }
+
+    /// A code longer than fastBits: the search over the lengths starts at `from`, the shortest
+    /// length a code with the window's first fastBits bits can have.
+    @inline(never)
+    func decodeSlow(_ window: UInt64, from: Int) -> (symbol: Int, length: Int)? {
+        let w = UInt32(truncatingIfNeeded: window &>> UInt64(64 &- maxLength))
+        var len = from
+        while len <= maxLength {
+            if w < table[ValueCode.limits &+ len] {
+                let c = w &>> UInt32(maxLength &- len)
+                let s = Int(table[ValueCode.firstSymbols &+ len]) &+ Int(c &- table[ValueCode.firstCodes &+ len])
+                return s < symbolCount ? (s, len) : nil
+            }
+            len &+= 1
+        }
+        return nil
+    }
+}
+
+/// MSB-first bit writer (value streams).
+struct MSBBitWriter {
+    private(set) var bytes: [UInt8] = []
+    private var acc: UInt64 = 0
+    private var nbits = 0
+    private(set) var bitCount = 0
+
+    /// Appends the low `length` bits of `code` (length ≤ 32), most significant first.
+    mutating func write(_ code: UInt32, _ length: Int) {
+        guard length > 0 else { return }
+        acc = acc << UInt64(length) | UInt64(code & UInt32(truncatingIfNeeded: (1 << UInt64(length)) - 1))
+        nbits += length
+        bitCount += length
+        while nbits >= 8 {
+            nbits -= 8
+            bytes.append(UInt8(truncatingIfNeeded: acc >> UInt64(nbits)))
+        }
+        acc &= (1 << UInt64(nbits)) - 1
+    }
+
+    /// The bytes with the last partial byte zero-padded.
+    var finished: [UInt8] {
+        nbits == 0 ? bytes : bytes + [UInt8(truncatingIfNeeded: acc << UInt64(8 - nbits))]
+    }
+}

@@ -1,0 +1,241 @@
+#!/usr/bin/env python3
+# Usage: python3 tools/parse_format.py FILE.cid [--layout]  — decodes a format 2.0 file from docs/FORMAT.md alone and prints `lookup dump`'s lines.
+import ctypes, ctypes.util, struct, sys
+
+MAX_NUMBER = 999_999_999_999_999
+_xx = ctypes.CDLL(ctypes.util.find_library("xxhash") or "libxxhash.so.0")
+_xx.XXH3_64bits.restype = ctypes.c_uint64
+_xx.XXH3_64bits.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+
+
+def xxh3(b):
+    return _xx.XXH3_64bits(bytes(b), len(b))
+
+
+class Bad(Exception):
+    pass
+
+
+def check(cond, what):
+    if not cond:
+        raise Bad(what)
+
+
+def u16(b, o): return struct.unpack_from("<H", b, o)[0]
+def u32(b, o): return struct.unpack_from("<I", b, o)[0]
+def u64(b, o): return struct.unpack_from("<Q", b, o)[0]
+
+
+def lsb_field(b, bit, width):
+    """Field of `width` bits at stream bit `bit`, LSB-first (§1)."""
+    v = 0
+    for k in range(width):
+        p = bit + k
+        v |= ((b[p >> 3] >> (p & 7)) & 1) << k
+    return v
+
+
+def msb_bit(b, bit):
+    """Stream bit `bit` of an MSB-first stream (§1)."""
+    return (b[bit >> 3] >> (7 - (bit & 7))) & 1
+
+
+def parse(path, layout=False):
+    f = open(path, "rb").read()
+    size = len(f)
+    # §3 header
+    check(f[0:8] == bytes([0x89, 0x43, 0x49, 0x44, 0x42, 0x0D, 0x0A, 0x1A]), "magic")
+    major, minor = u16(f, 8), u16(f, 10)
+    check(major == 2, f"unsupported version {major}.{minor}")
+    check(size >= 96, "too short")
+    check(xxh3(f[0:56]) == u64(f, 56), "header checksum")
+    check(u32(f, 12) == 64 and u64(f, 16) == size, "header size / file size")
+    entries, block_count, value_count, hot_count = u64(f, 24), u32(f, 32), u32(f, 36), u32(f, 40)
+    sync_shift, summary_shift, block_size, table_offset = f[44], f[45], u16(f, 46), u64(f, 48)
+    check(1 <= block_size <= 1024 and sync_shift <= 10 and summary_shift <= 16, "header ranges")
+    check(block_count <= size // 20 and block_count <= entries <= block_count * block_size, "counts")
+    check(hot_count <= value_count <= entries and (entries == 0) == (value_count == 0), "value counts")
+    # §4 footer and section table
+    footer = size - 32
+    check(f[footer + 24:footer + 32] == b"CIDB-END", "footer magic")
+    check(u64(f, footer) == size and u64(f, footer + 16) == entries, "footer")
+    check(64 <= table_offset <= footer and (footer - table_offset) % 32 == 0, "table offset")
+    n_sections = (footer - table_offset) // 32
+    check(1 <= n_sections <= 64, "section count")
+    check(xxh3(f[table_offset:footer]) == u64(f, footer + 8), "table checksum")
+    sec = {}
+    spans = []
+    for i in range(n_sections):
+        e = table_offset + 32 * i
+        kind, res, off, length, cs = u32(f, e), u32(f, e + 4), u64(f, e + 8), u64(f, e + 16), u64(f, e + 24)
+        check(res == 0 and 64 <= off <= table_offset and length <= table_offset - off, "section bounds")
+        check(xxh3(f[off:off + length]) == cs, f"section {kind} checksum")  # verify-time check
+        if 1 <= kind <= 11:
+            check(kind not in sec, "duplicate kind")
+            sec[kind] = f[off:off + length]
+        spans.append((off, length, kind))
+    spans.sort()
+    covered = 64
+    for off, length, kind in spans:
+        check(covered <= off and not any(f[covered:off]), "overlap or non-zero padding")
+        covered = off + length
+    check(not any(f[covered:table_offset]), "non-zero padding before the table")
+    check(all(k in sec for k in range(1, 12)), "missing section")
+    if layout:
+        print(f"header: entries {entries} blocks {block_count} values {value_count} hot {hot_count} "
+              f"syncShift {sync_shift} summaryShift {summary_shift} blockSize {block_size} table at {table_offset}")
+        for off, length, kind in sorted(spans):
+            print(f"section kind {kind}: offset {off} length {length}")
+    # §5.1 categories
+    c = sec[1]
+    ncat = u32(c, 0)
+    check(1 <= ncat <= 256, "category count")
+    cats, p = [], 4
+    for _ in range(ncat):
+        action, ln = c[p], c[p + 1]
+        name = c[p + 2:p + 2 + ln]
+        check(action in (0, 1) and 1 <= ln <= 64 and len(name) == ln, "category record")
+        check(all(ch in b"abcdefghijklmnopqrstuvwxyz0123456789-_" for ch in name), "category name")
+        cats.append(name.decode())
+        p += 2 + ln
+    check(p == len(c) and len(set(cats)) == len(cats), "categories")
+    # §5 sizes
+    summary, index, blocks = sec[2], sec[3], sec[4]
+    check(len(summary) == 8 * ((block_count + (1 << summary_shift) - 1) >> summary_shift), "summary size")
+    check(len(index) == 12 * (block_count + 1), "index size")
+    check(len(blocks) >= 8 and not any(blocks[-8:]), "record padding")
+    check(u32(index, 12 * block_count + 8) == len(blocks) - 8, "sentinel")
+    check(block_count == 0 or u32(index, 8) == 0, "first record offset")
+    # §5.5 canonical code
+    counts = [u32(sec[5], 4 * L) for L in range(27)]
+    check(len(sec[5]) == 108 and counts[0] == 0, "code lengths")
+    check(sum(counts) == (0 if value_count <= 1 else value_count), "code total")
+    check(sum(counts[L] << (26 - L) for L in range(1, 27)) <= 1 << 26, "Kraft")
+    first_code, first_id, code = [0] * 27, [0] * 27, 0
+    ident = 0
+    for L in range(1, 27):
+        code <<= 1
+        first_code[L], first_id[L] = code, ident
+        code += counts[L]
+        ident += counts[L]
+
+    def decode_value(stream, bit, nbits):
+        """One code at stream bit `bit`: (id, length)."""
+        if value_count <= 1:
+            return 0, 0
+        c = 0
+        for L in range(1, 27):
+            check(bit + L <= nbits, "value code runs past the record")
+            c = (c << 1) | msb_bit(stream, bit + L - 1)
+            if c - first_code[L] < counts[L]:
+                return first_id[L] + c - first_code[L], L
+        raise Bad("no valid code")
+
+    # §5.6 – §5.11 labels
+    vcat = sec[6]
+    check(len(vcat) == value_count, "value categories size")
+    hot_off, hot = sec[7], sec[8]
+    check(len(hot_off) == 4 * (hot_count + 1) and u32(hot_off, 0) == 0 and u32(hot_off, 4 * hot_count) == len(hot), "hot offsets")
+    st = sec[9]
+    nsym = st[0]
+    lens = list(st[1:1 + nsym])
+    check(all(1 <= l <= 8 for l in lens) and len(st) == 1 + nsym + sum(lens), "symbol table")
+    symbols, q = [], 1 + nsym
+    for l in lens:
+        symbols.append(st[q:q + l])
+        q += l
+    cold_index, cold = sec[10], sec[11]
+    groups = (value_count - hot_count + 7) >> 3
+    check(len(cold_index) == 4 * (groups + 1) and u32(cold_index, 0) == 0 and u32(cold_index, 4 * groups) == len(cold), "cold index")
+    labels = []
+    for v in range(hot_count):
+        a, e = u32(hot_off, 4 * v), u32(hot_off, 4 * v + 4)
+        check(a <= e <= len(hot), "hot label offsets")
+        labels.append(hot[a:e])
+    for g in range(groups):
+        at, end = u32(cold_index, 4 * g), u32(cold_index, 4 * g + 4)
+        check(at <= end <= len(cold), "cold group")
+        for k in range(min(8, value_count - hot_count - 8 * g)):
+            ln, shift = 0, 0
+            while True:
+                check(at < end and shift < 21, "cold length")
+                byte = cold[at]
+                at += 1
+                ln |= (byte & 0x7F) << shift
+                shift += 7
+                if byte < 0x80:
+                    break
+            check(ln <= end - at, "cold label past its group")
+            codes, at, out, i = cold[at:at + ln], at + ln, bytearray(), 0
+            while i < len(codes):
+                if codes[i] < nsym:
+                    out += symbols[codes[i]]
+                    i += 1
+                else:
+                    check(codes[i] == 255 and i + 1 < len(codes), "bad label code")
+                    out.append(codes[i + 1])
+                    i += 2
+            labels.append(bytes(out))
+        check(at == end, "unused bytes in a cold group")
+    for v, lab in enumerate(labels):
+        check(len(lab) <= 65535 and not any(b < 0x20 or b == 0x7F for b in lab), "label text")
+        lab.decode("utf-8")
+        check(vcat[v] < ncat, "category code")
+    # §5.3/§5.4 block index and records
+    out_lines, previous, total = [], 0, 0
+    for b in range(block_count):
+        first = u64(index, 12 * b)
+        start, end = u32(index, 12 * b + 8), u32(index, 12 * b + 20)
+        check(b % (1 << summary_shift) != 0 or u64(summary, 8 * (b >> summary_shift)) == first, "summary")
+        check(start < end and end - start >= 8 and end <= len(blocks) - 8, "record bounds")
+        r = blocks[start:end]
+        n, l, codec, upper_words, lower_bytes = u16(r, 0), r[2], r[3], u16(r, 4), u16(r, 6)
+        m = n - 1
+        check(1 <= n <= block_size, "entries in record")
+        nsync = m >> sync_shift
+        syncs = [u16(r, 8 + 2 * k) for k in range(nsync)]
+        upper_start = 8 + 2 * nsync
+        lower_start = upper_start + 8 * upper_words
+        value_start = lower_start + lower_bytes
+        check(value_start <= len(r), "record fields past its end")
+        keys = [first]
+        if codec == 1:
+            check(l == 0 and upper_words == 0 and lower_bytes == 0, "run header")
+            keys += [first + j + 1 for j in range(m)]
+        else:
+            check(codec == 0 and l <= 56 and 8 * lower_bytes >= m * l and 64 * upper_words >= m, "EF header")
+            upper = r[upper_start:lower_start]
+            lower = r[lower_start:value_start]
+            ones = [p for p in range(64 * upper_words) if (upper[p >> 3] >> (p & 7)) & 1]
+            check(len(ones) == m, "upper bits")  # verify: exactly m ones
+            for j, p in enumerate(ones):
+                keys.append(first + (((p - j) << l) | lsb_field(lower, j * l, l)))
+        for k in keys:
+            check(previous < k <= MAX_NUMBER, "keys not ascending")
+            previous = k
+        stream = r[value_start:]
+        nbits, bit, ids = 8 * len(stream), 0, []
+        for i in range(n):
+            if i and i % (1 << sync_shift) == 0:
+                check(syncs[i // (1 << sync_shift) - 1] == bit, "sync point")
+            vid, L = decode_value(stream, bit, nbits)
+            ids.append(vid)
+            bit += L
+        check((bit + 7) // 8 == len(stream), "value stream length")  # verify: canonical
+        if layout:
+            print(f"block {b}: first {first} record {start}..{end} n {n} l {l} codec {codec} "
+                  f"upperWords {upper_words} lowerBytes {lower_bytes} sync {syncs} ids {ids}")
+        for k, vid in zip(keys, ids):
+            lab = labels[vid].decode("utf-8")
+            out_lines.append(f"{k}\t{lab}\t{cats[vcat[vid]]}")
+        total += n
+    check(total == entries, "entry count")
+    return out_lines
+
+
+if __name__ == "__main__":
+    try:
+        for line in parse(sys.argv[1], "--layout" in sys.argv[2:]):
+            print(line)
+    except Bad as e:
+        sys.exit(f"{sys.argv[1]}: {'' if str(e).startswith('unsupported') else 'damaged: '}{e}")
