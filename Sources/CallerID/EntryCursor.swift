@@ -272,10 +272,10 @@ public final class EntryBatch {
     // The batch belongs to one cursor call at a time: no dynamic exclusivity checks.
     /// Entries of the last fill.
     @exclusivity(unchecked) public private(set) var count = 0
-    @usableFromInline let numberStorage: UnsafeMutablePointer<UInt64>
-    @usableFromInline let labelStarts: UnsafeMutablePointer<UnsafeRawPointer?>
-    @usableFromInline let labelLengths: UnsafeMutablePointer<Int32>
-    @usableFromInline let categoryCodes: UnsafeMutablePointer<UInt8>
+    @usableFromInline package let numberStorage: UnsafeMutablePointer<UInt64>
+    @usableFromInline package let labelStarts: UnsafeMutablePointer<UnsafeRawPointer?>
+    @usableFromInline package let labelLengths: UnsafeMutablePointer<Int32>
+    @usableFromInline package let categoryCodes: UnsafeMutablePointer<UInt8>
     @exclusivity(unchecked) private(set) var arena: UnsafeMutableRawPointer
     @exclusivity(unchecked) private(set) var arenaCapacity = 16 * 1024
     @exclusivity(unchecked) var arenaUsed = 0

@@ -421,7 +421,15 @@ final class CursorHandle {
                 if batch == nil || batch!.capacity < want { batch = EntryBatch(capacity: want) }
                 let b = batch!
                 let n = try single!.nextBatch(b, limit: want)
-                for i in 0..<n { core.fill(out + i, b[i]) }
+                // Straight from the batch's arrays (category codes were checked by the reader).
+                let numbers = b.numberStorage, starts = b.labelStarts, lengths = b.labelLengths, codes = b.categoryCodes
+                let table = core.table, empty = core.empty
+                for i in 0..<n {
+                    let c = Int(codes[i])
+                    out[i] = CEntry(number: numbers[i], label: starts[i].map { $0.assumingMemoryBound(to: CChar.self) } ?? empty,
+                                    labelLength: Int(lengths[i]), category: table[c].name, categoryIndex: UInt32(truncatingIfNeeded: c),
+                                    action: table[c].action, source: 0, reserved: 0)
+                }
                 count.pointee = n
                 return n == 0 ? Status.end : Status.ok
             }
