@@ -43,7 +43,7 @@ _lookup() {
     (( COMP_CWORD > 0 )) && prev=${COMP_WORDS[COMP_CWORD-1]}
     COMPREPLY=()
 
-    # --option=value: complete the value.
+    # A value written after '=' (one word, or split at '=' by COMP_WORDBREAKS).
     if [[ $cur == --*=* ]]; then
         prev=${cur%%=*}
         cur=${cur#*=}
