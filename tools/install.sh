@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Builds libcallerid.so (release) and installs it with callerid.h and callerid.pc:
 #   PREFIX/lib/libcallerid.so  PREFIX/include/callerid.h  PREFIX/lib/pkgconfig/callerid.pc
-# so that `cc app.c $(pkg-config --cflags --libs callerid)` works (the .pc adds an rpath).
+# so that `cc app.c $(pkg-config --cflags --libs callerid)` works (the .pc adds an rpath),
+# and the man page and shell completions of the `lookup` tool:
+#   PREFIX/share/man/man1/lookup.1
+#   PREFIX/share/bash-completion/completions/lookup  PREFIX/share/zsh/site-functions/_lookup
 #
 # Usage: bash tools/install.sh [--prefix DIR] [--static-stdlib] [--destdir DIR]
 #   --prefix DIR      install root (default /usr/local)
@@ -49,6 +52,13 @@ install -m 0755 "$lib" "$root/lib/libcallerid.so"
 install -m 0644 include/callerid.h "$root/include/callerid.h"
 sed -e "s|@PREFIX@|$prefix|g" -e "s|@VERSION@|${version:-0.0.0}|g" tools/callerid.pc.in > "$root/lib/pkgconfig/callerid.pc"
 
+# The man page and the completion scripts of `lookup`, where man(1), bash-completion and zsh look.
+install -d "$root/share/man/man1" "$root/share/bash-completion/completions" "$root/share/zsh/site-functions"
+install -m 0644 docs/man/lookup.1 "$root/share/man/man1/lookup.1"
+install -m 0644 completions/lookup.bash "$root/share/bash-completion/completions/lookup"
+install -m 0644 completions/_lookup "$root/share/zsh/site-functions/_lookup"
+
 echo "installed libcallerid.so $version into $root/lib ($([ "$static" = 1 ] && echo "Swift runtime linked in" || echo "needs the Swift runtime at run time"))"
+echo "installed lookup(1) into $root/share/man/man1, bash and zsh completions into $root/share"
 echo "build against it with:"
 echo "  PKG_CONFIG_PATH=$prefix/lib/pkgconfig cc app.c \$(pkg-config --cflags --libs callerid)"

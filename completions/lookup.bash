@@ -1,0 +1,101 @@
+# bash completion for lookup(1), the command-line tool of CallerID.
+# Installed as PREFIX/share/bash-completion/completions/lookup (tools/install.sh); or source it.
+# Works with or without the bash-completion package. The option lists are checked against
+# 'lookup COMMAND --help' by Tests/CallerIDTests/ManPageTests.swift.
+
+# The options of a command ("" is 'lookup NUMBER' and 'lookup -').
+_lookup_options() {
+    case $1 in
+        build)
+            echo "-o --output --skip-bad-rows --block-size --raw-labels --json" \
+                "--format --delimiter --encoding --header" \
+                "--number-field --label-field --category-field --weight-field --region-field --country-field" \
+                "--range-end-field --number-prefix-field --pad-number" \
+                "--country --numbering-plan --max-range-expansion --max-expanded-total" \
+                "--label-replace --max-label-bytes --category-map --category" \
+                "--split-by --region-map --region-after --block-list --max-entries --top --dataset-version" \
+                "--errors --max-bad-rows --progress --no-progress --help" ;;
+        dump)    echo "--db --from --category --action --json --help" ;;
+        verify)  echo "--json --help" ;;
+        info)    echo "--db --json --help" ;;
+        install) echo "--store --slots --max-entries --allow --rule --no-rules --block-categories --json --help" ;;
+        feed)    echo "--store --slot --max-entries --chunk --simulate --from-previous --model-os-cap --json --help" ;;
+        diff)    echo "--json --help" ;;
+        export)  echo "--live-caller-id --db --cache-expiry-minutes --identity-category --icons --text --json --help" ;;
+        *)       echo "--db --json --help" ;;
+    esac
+}
+
+# Completes $1 with files (or directories, with $2 = -d), names escaped as paths.
+_lookup_paths() {
+    local IFS=$'\n'
+    compopt -o filenames 2>/dev/null
+    if [[ $2 == -d ]]; then
+        COMPREPLY+=($(compgen -d -- "$1"))
+    else
+        COMPREPLY+=($(compgen -f -- "$1"))
+    fi
+}
+
+_lookup() {
+    local cur=${COMP_WORDS[COMP_CWORD]}
+    local prev=
+    (( COMP_CWORD > 0 )) && prev=${COMP_WORDS[COMP_CWORD-1]}
+    COMPREPLY=()
+
+    # A value written after '=' (one word, or split at '=' by COMP_WORDBREAKS).
+    if [[ $cur == --*=* ]]; then
+        prev=${cur%%=*}
+        cur=${cur#*=}
+    elif [[ $cur == = && $prev == --* ]]; then
+        cur=
+    elif [[ $prev == = ]] && (( COMP_CWORD > 1 )); then
+        prev=${COMP_WORDS[COMP_CWORD-2]}
+    fi
+
+    # The value of the option before the cursor.
+    case $prev in
+        --db|-o|--output|--allow|--numbering-plan|--category-map|--region-map|--errors)
+            _lookup_paths "$cur"; return ;;
+        --store|--live-caller-id|--icons)
+            _lookup_paths "$cur" -d; return ;;
+        --format)   COMPREPLY=($(compgen -W "tsv csv json jsonl" -- "$cur")); return ;;
+        --header)   COMPREPLY=($(compgen -W "auto yes no" -- "$cur")); return ;;
+        --encoding) COMPREPLY=($(compgen -W "utf-8 utf-16 utf-16le utf-16be windows-1251 windows-1252 iso-8859-1 koi8-r" -- "$cur")); return ;;
+        --split-by) COMPREPLY=($(compgen -W "field prefix" -- "$cur")); return ;;
+        --block-list) COMPREPLY=($(compgen -W "combined separate" -- "$cur")); return ;;
+        --action)   COMPREPLY=($(compgen -W "identify block" -- "$cur")); return ;;
+        --block-size|--from|--category|--slots|--max-entries|--rule|--block-categories|--slot|--chunk|\
+        --model-os-cap|--cache-expiry-minutes|--identity-category|--delimiter|--number-field|--label-field|\
+        --category-field|--weight-field|--region-field|--country-field|--range-end-field|\
+        --number-prefix-field|--pad-number|--country|--max-range-expansion|--max-expanded-total|\
+        --label-replace|--max-label-bytes|--region-after|--top|--dataset-version|--max-bad-rows)
+            return ;;  # a value nothing can guess
+    esac
+
+    local commands="build dump verify info install feed diff export"
+    if (( COMP_CWORD == 1 )); then
+        if [[ $cur == -* ]]; then
+            COMPREPLY=($(compgen -W "- --db --json --help --version" -- "$cur"))
+        else
+            COMPREPLY=($(compgen -W "$commands" -- "$cur"))
+        fi
+        return
+    fi
+
+    local command=${COMP_WORDS[1]}
+    case " $commands " in
+        *" $command "*) ;;
+        *) command= ;;
+    esac
+    if [[ $cur == -?* ]]; then
+        COMPREPLY=($(compgen -W "$(_lookup_options "$command")" -- "$cur"))
+        return
+    fi
+    case $command in
+        build|verify|info) _lookup_paths "$cur" ;;      # inputs, databases or directories
+        install|diff)      _lookup_paths "$cur" -d ;;   # build directories and stores
+    esac
+}
+
+complete -F _lookup lookup
