@@ -89,9 +89,14 @@ struct ToolResult {
 }
 
 /// Runs `tool` (a path, or a name looked up on PATH) with output captured in files, so that
-/// large outputs cannot fill a pipe and deadlock.
-func runTool(_ tool: String, _ args: [String], timeout: TimeInterval = 120) throws -> ToolResult {
+/// large outputs cannot fill a pipe and deadlock; `environment` adds to the test's own.
+func runTool(_ tool: String, _ args: [String], environment extra: [String: String] = [:], timeout: TimeInterval = 120) throws -> ToolResult {
     let process = Process()
+    if !extra.isEmpty {
+        var environment = ProcessInfo.processInfo.environment
+        for (k, v) in extra { environment[k] = v }
+        process.environment = environment
+    }
     if tool.contains("/") {
         process.executableURL = URL(fileURLWithPath: tool)
         process.arguments = args

@@ -28,38 +28,6 @@ private enum ManPageFiles {
     static let zsh = executable("zsh")
 }
 
-/// What a background reader got.
-private final class ToolOutput: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = Data()
-    func set(_ d: Data) { lock.lock(); value = d; lock.unlock() }
-    func get() -> Data { lock.lock(); defer { lock.unlock() }; return value }
-}
-
-/// Runs a program with arguments and extra environment; returns status, stdout and stderr.
-private func runProgram(_ path: String, _ args: [String], environment extra: [String: String] = [:]) throws
-    -> (status: Int32, stdout: String, stderr: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: path)
-    process.arguments = args
-    var environment = ProcessInfo.processInfo.environment
-    for (k, v) in extra { environment[k] = v }
-    process.environment = environment
-    let outPipe = Pipe(), errPipe = Pipe()
-    process.standardInput = FileHandle.nullDevice
-    process.standardOutput = outPipe
-    process.standardError = errPipe
-    try process.run()
-    let group = DispatchGroup()
-    let out = ToolOutput(), err = ToolOutput()
-    let outHandle = outPipe.fileHandleForReading, errHandle = errPipe.fileHandleForReading
-    DispatchQueue.global().async(group: group) { out.set(outHandle.readDataToEndOfFile()) }
-    DispatchQueue.global().async(group: group) { err.set(errHandle.readDataToEndOfFile()) }
-    group.wait()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: out.get(), as: UTF8.self), String(decoding: err.get(), as: UTF8.self))
-}
-
 /// Every `--option` token in a text (`--[a-z-]+`, trailing dashes dropped).
 private func optionTokens(_ text: String) -> Set<String> {
     var result: Set<String> = []
@@ -205,7 +173,7 @@ private func shellFunction(_ script: String, name: String) -> String? {
 
     @Test func theBashScriptParsesAndCompletesEveryOptionOfEveryCommand() throws {
         let bash = try #require(ManPageFiles.bash, "bash is not installed")
-        let syntax = try runProgram(bash, ["-n", ManPageFiles.bashScript])
+        let syntax = try runTool(bash, ["-n", ManPageFiles.bashScript])
         #expect(syntax.status == 0, "bash -n: \(syntax.stderr)")
 
         // What the completion function offers after `lookup WORDS --`, run in a real bash.
@@ -217,7 +185,7 @@ private func shellFunction(_ script: String, name: String) -> String? {
                 _lookup
                 printf '%s\\n' "${COMPREPLY[@]}"
                 """
-            let run = try runProgram(bash, ["-c", script, "bash", ManPageFiles.bashScript] + words)
+            let run = try runTool(bash, ["-c", script, "bash", ManPageFiles.bashScript] + words)
             #expect(run.status == 0, "completion of \(words) failed: \(run.stderr)")
             return Set(run.stdout.split(separator: "\n").map(String.init))
         }
@@ -279,13 +247,13 @@ private func shellFunction(_ script: String, name: String) -> String? {
 
     @Test(.enabled(if: ManPageFiles.zsh != nil, "zsh is not installed: the zsh script's syntax is not checked"))
     func theZshScriptParses() throws {
-        let run = try runProgram(try #require(ManPageFiles.zsh), ["-n", ManPageFiles.zshScript])
+        let run = try runTool(try #require(ManPageFiles.zsh), ["-n", ManPageFiles.zshScript])
         #expect(run.status == 0 && run.stderr.isEmpty, "zsh -n: \(run.stderr)")
     }
 
     @Test(.enabled(if: ManPageFiles.man != nil, "man is not installed: 'man -l docs/man/lookup.1' is not checked"))
     func manRendersThePageWithoutWarnings() throws {
-        let run = try runProgram(try #require(ManPageFiles.man), ["--warnings", "-l", ManPageFiles.manPage],
+        let run = try runTool(try #require(ManPageFiles.man), ["--warnings", "-l", ManPageFiles.manPage],
                               environment: ["MANWIDTH": "80", "MANPAGER": "cat", "PAGER": "cat"])
         #expect(run.status == 0)
         #expect(run.stderr.isEmpty, "man --warnings -l lookup.1:\n\(run.stderr)")
