@@ -36,7 +36,7 @@ let package = Package(
             pkgConfig: "liblz4",
             providers: [.apt(["liblz4-dev", "libxxhash-dev"])]
         ),
-        // Portable C: LZ4 block codec, XXH3/XXH64, atomics, rename exchange, heap statistics.
+        // Portable C: LZ4 block codec, XXH3/XXH64, prefetch hint, rename exchange, heap statistics.
         .target(name: "CPortable", path: "Sources/CPortable"),
         .target(
             name: "CallerID",

@@ -1,5 +1,5 @@
-// CPortable OS shims: C11-style atomics on pointer slots, an atomic exchange of two paths,
-// and the malloc heap in use. Each has a Linux (glibc, musl) and a Darwin branch; the Swift
+// CPortable OS shims: a prefetch hint, an atomic exchange of two paths, and the malloc heap
+// in use. Each has a Linux (glibc, musl) and a Darwin branch; the Swift
 // side calls them only from the `System/` layers.
 #ifndef CPORTABLE_OS_H
 #define CPORTABLE_OS_H
@@ -8,7 +8,6 @@
 #include <stdint.h>
 #include <errno.h>
 
-/// Acquire-load of a pointer slot.
 /* A hint that the cache line at `p` will be read soon (no effect on correctness; any
  * address is allowed, nothing is dereferenced). */
 static inline void cport_prefetch(const void *p) {
@@ -17,20 +16,6 @@ static inline void cport_prefetch(const void *p) {
 #else
     (void)p;
 #endif
-}
-
-static inline void *cport_atomic_load_ptr(void *const *slot) {
-    return __atomic_load_n((void **)slot, __ATOMIC_ACQUIRE);
-}
-
-/// Compare-and-swap of a pointer slot from NULL to `value` (acq_rel).
-/// Returns NULL when `value` was stored, otherwise the pointer that was already there.
-static inline void *cport_atomic_publish_ptr(void **slot, void *value) {
-    void *expected = NULL;
-    if (__atomic_compare_exchange_n(slot, &expected, value, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-        return NULL;
-    }
-    return expected;
 }
 
 /// Swaps two paths in one atomic step (both must exist): Linux renameat2(RENAME_EXCHANGE),
