@@ -362,6 +362,23 @@ public final class Database: @unchecked Sendable {
         return r
     }
 
+    /// Block `b` decoded into `keys` and `ids` (room for `blockSize` each), with every check a
+    /// reader needs: the record header, a first key above `previous` (the last key before it),
+    /// keys strictly ascending and at most the largest number, every value code valid and every
+    /// id below the value count. Returns the record and the bits of value codes it read.
+    func decodeBlock(_ b: Int, after previous: UInt64, keys: UnsafeMutablePointer<UInt64>,
+                     ids: UnsafeMutablePointer<UInt32>) throws(CallerIDError) -> (record: BlockRecord, codeBits: Int) {
+        let r = try record(b)
+        let first = firstKey(b)
+        guard first > previous, let bits = r.decodeAllBits(firstKey: first, code: code, keys: keys, ids: ids) else {
+            throw CallerIDError.corrupt(path, "block \(b): keys out of order, beyond the largest number, or a damaged value code")
+        }
+        for i in 0..<r.n where Int(ids[i]) >= valueCount {
+            throw CallerIDError.corrupt(path, "block \(b): value id \(ids[i]) beyond the \(valueCount) values")
+        }
+        return (r, bits)
+    }
+
     // MARK: Categories and labels
 
     @inline(__always)
@@ -421,18 +438,6 @@ public final class Database: @unchecked Sendable {
     /// Bytes of decode buffer for a cold label of `codes` (see ``decodeCold(_:_:into:bufferBytes:)``).
     @inlinable @inline(__always)
     static func coldBufferBytes(_ codes: UnsafeRawBufferPointer) -> Int { min(codes.count &* 8, 65_535) &+ 8 }
-
-    /// Calls `body` with the label bytes of value `id` (< valueCount): straight from the
-    /// mapping for a hot value, decoded into temporary memory (stack for short labels) for a cold one.
-    @inline(__always)
-    func withLabel<R>(_ id: Int, _ body: (UnsafeRawBufferPointer) -> R) throws(CallerIDError) -> R {
-        if id < hotCount { return body(try hotLabel(id)) }
-        let codes = try coldCodes(id)
-        return try withUnsafeTemporaryAllocation(byteCount: Database.coldBufferBytes(codes), alignment: 8) { (buffer) throws(CallerIDError) -> R in
-            let n = try decodeCold(codes, id, into: buffer.baseAddress!, bufferBytes: buffer.count)
-            return body(UnsafeRawBufferPointer(start: buffer.baseAddress!, count: n))
-        }
-    }
 
     /// Where a lookup's answer is: the value id (−1 when absent), its category code, and its
     /// label — raw bytes in the mapping (hot) or the coded bytes to decode (cold).

@@ -50,17 +50,10 @@ public struct EntryCursor {
         pos = 0
         n = 0
         guard block < db.blockCount else { return false }
-        let r = try db.record(block)
-        let first = db.firstKey(block)
-        guard first > previous, r.decodeAll(firstKey: first, code: db.code, keys: storage.keys, ids: storage.ids) else {
-            throw CallerIDError.corrupt(db.path, "block \(block): keys out of order, beyond the largest number, or a damaged value code")
-        }
+        let r = try db.decodeBlock(block, after: previous, keys: storage.keys, ids: storage.ids).record
         decoded &+= r.n
         guard decoded <= db.count else {
             throw CallerIDError.corrupt(db.path, "block \(block): the blocks hold more entries than the header's \(db.count)")
-        }
-        for i in 0..<r.n where Int(storage.ids[i]) >= db.valueCount {
-            throw CallerIDError.corrupt(db.path, "block \(block): value id \(storage.ids[i]) beyond the \(db.valueCount) values")
         }
         previous = storage.keys[r.n - 1]
         n = r.n

@@ -108,13 +108,8 @@ extension Database {
             ids.deallocate()
         }
         for b in 0..<blockCount {
-            let r = try record(b)
-            let first = firstKey(b)
-            guard first > previous, let bits = r.decodeAllBits(firstKey: first, code: code, keys: keys, ids: ids) else {
-                throw bad("block \(b): keys out of order, beyond the largest number, or a damaged value code")
-            }
-            for i in 0..<r.n where Int(ids[i]) >= valueCount { throw bad("block \(b): value id \(ids[i]) beyond the \(valueCount) values") }
-            guard r.isCanonical(firstKey: first, lastKey: keys[r.n - 1], codeBits: bits) else {
+            let (r, bits) = try decodeBlock(b, after: previous, keys: keys, ids: ids)
+            guard r.isCanonical(firstKey: keys[0], lastKey: keys[r.n - 1], codeBits: bits) else {
                 throw bad("block \(b): record has unused bits or bytes, or a key codec or width the writer would not choose")
             }
             previous = keys[r.n - 1]

@@ -249,7 +249,7 @@ private func checkBlocks(_ entries: [Entry], options: BuildOptions, _ comment: S
             if v != Int(ids[i]) { fail("block \(b) entry \(i): value(at:) \(String(describing: v)) != decodeAll \(ids[i])") }
             let id = Int(ids[i])
             guard id < db.valueCount else { fail("block \(b) entry \(i): id \(id) ≥ \(db.valueCount)"); continue }
-            let label = try db.withLabel(id) { String(decoding: $0, as: UTF8.self) }
+            let label = try db.labelString(id)
             let category = db.categories[try db.categoryCode(id)]
             if label != e.label || category != e.category { fail("block \(b) entry \(i): \(label)/\(category) != \(e.label)/\(e.category)") }
         }
@@ -348,5 +348,18 @@ struct BlockRecordTests {
         // One label only: a zero-bit value code (no value stream at all).
         let one = layoutEntries(count: count, seed: UInt64(size) + 1).map { Entry(number: $0.number, label: "only", category: .block) }
         try checkBlocks(one, options: options, "blockSize \(size), one value")
+    }
+}
+
+extension Database {
+    /// The label of value `id`, read the way lookups read it (raw for a hot value, decoded for
+    /// a cold one).
+    fileprivate func labelString(_ id: Int) throws(CallerIDError) -> String {
+        if id < hotCount { return String(decoding: try hotLabel(id), as: UTF8.self) }
+        let codes = try coldCodes(id)
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: Database.coldBufferBytes(codes), alignment: 8)
+        defer { buffer.deallocate() }
+        let n = try decodeCold(codes, id, into: buffer, bufferBytes: Database.coldBufferBytes(codes))
+        return String(decoding: UnsafeRawBufferPointer(start: buffer, count: n), as: UTF8.self)
     }
 }

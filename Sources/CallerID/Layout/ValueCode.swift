@@ -75,9 +75,9 @@ final class ValueCode: @unchecked Sendable {
     /// Then per length L (1…maxCodeLength): limit[L] (left-justified to maxLength bits),
     /// firstCode[L], firstSymbol[L].
     private let table: UnsafeMutablePointer<UInt32>
-    private static let limitBase = 1 << Format.fastBits
-    private static let firstCodeBase = limitBase + Format.maxCodeLength + 2
-    private static let firstSymbolBase = firstCodeBase + Format.maxCodeLength + 2
+    fileprivate static let limitBase = 1 << Format.fastBits
+    fileprivate static let firstCodeBase = limitBase + Format.maxCodeLength + 2
+    fileprivate static let firstSymbolBase = firstCodeBase + Format.maxCodeLength + 2
     private static let tableWords = firstSymbolBase + Format.maxCodeLength + 2
 
     /// Validates the counts: lengths 1…maxCodeLength, total = `symbols` (none when
@@ -145,10 +145,6 @@ final class ValueCode: @unchecked Sendable {
     /// See ``ValueDecoder/decode(_:)``.
     @inline(__always)
     func decode(_ window: UInt64) -> (symbol: Int, length: Int)? { decoder.decode(window) }
-
-    fileprivate static let limits = limitBase
-    fileprivate static let firstCodes = firstCodeBase
-    fileprivate static let firstSymbols = firstSymbolBase
 }
 
 /// The decoding state of a ``ValueCode`` as a value.
@@ -177,9 +173,9 @@ struct ValueDecoder {
         let w = UInt32(truncatingIfNeeded: window &>> UInt64(64 &- maxLength))
         var len = from
         while len <= maxLength {
-            if w < table[ValueCode.limits &+ len] {
+            if w < table[ValueCode.limitBase &+ len] {
                 let c = w &>> UInt32(maxLength &- len)
-                let s = Int(table[ValueCode.firstSymbols &+ len]) &+ Int(c &- table[ValueCode.firstCodes &+ len])
+                let s = Int(table[ValueCode.firstSymbolBase &+ len]) &+ Int(c &- table[ValueCode.firstCodeBase &+ len])
                 return s < symbolCount ? (s, len) : nil
             }
             len &+= 1
