@@ -26,9 +26,24 @@ public final class DirectorySnapshot: @unchecked Sendable {
     ///   - settings: the settings to apply; nil reads `directory/settings.json` when there is
     ///     one (an installed generation) and takes the defaults otherwise.
     ///   - verify: also run the full ``Database/verify()`` of each file (an install does it).
-    public init(directory: String, settings: FeedSettings? = nil, verify: Bool = false) throws(DirectoryError) {
+    public convenience init(directory: String, settings: FeedSettings? = nil, verify: Bool = false) throws(DirectoryError) {
+        try self.init(directory: directory, manifest: try DirectoryManifest.read(directory: directory),
+                      settings: settings, verify: verify)
+    }
+
+    /// Opens one database file as a set of one (`lookup diff old.cid new.cid`): the manifest is
+    /// made up from the file (its name and size), the settings are `settings` or the defaults
+    /// (a lone file has no `settings.json`).
+    public convenience init(databaseFile path: String, settings: FeedSettings? = nil, verify: Bool = false) throws(DirectoryError) {
+        let (folder, name) = OutputPath.split(path)
+        guard !name.isEmpty else { throw DirectoryError(.fileNotFound, "\(path): not a database file path") }
+        guard let bytes = FileSystem.fileSize(path) else { throw DirectoryError(.fileNotFound, "\(path): no such file") }
+        let manifest = DirectoryManifest(files: [.init(file: name, bytes: bytes, xxh3: 0)])
+        try self.init(directory: folder, manifest: manifest, settings: settings ?? FeedSettings(), verify: verify)
+    }
+
+    private init(directory: String, manifest: DirectoryManifest, settings: FeedSettings?, verify: Bool) throws(DirectoryError) {
         self.directory = directory
-        let manifest = try DirectoryManifest.read(directory: directory)
         self.manifest = manifest
         if let settings {
             self.settings = settings

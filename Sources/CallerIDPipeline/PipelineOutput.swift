@@ -93,7 +93,11 @@ extension Pipeline {
         let groups = groupEntries()
         let duplicates = groups.duplicates
         let exists = resolved.kind != .missing
-        let isDir = wantsDirectory || groups.lists.contains { $0.indices.count > options.maxEntries } || resolved.kind == .directory
+        // A trailing slash names a directory: a build directory with manifest.json even when the data
+        // fits one database (`-o bundle/`).
+        let namesDirectory = output.hasSuffix("/") && output != "/"
+        let isDir = wantsDirectory || namesDirectory || groups.lists.contains { $0.indices.count > options.maxEntries }
+            || resolved.kind == .directory
         if isDir && resolved.kind == .stream {
             throw PipelineError(.io, "\(output): this build writes several files, so -o must name a directory, and this is a device or a pipe")
         }

@@ -457,21 +457,24 @@ One line per change:
 
   +|-<TAB>identify|block<TAB>NUMBER<TAB>LABEL     (the old label for a removal)
 
-OLD and NEW are stores (their current generation and its settings) or build output
-directories (manifest.json; default settings). --json prints one object per line:
+OLD and NEW are stores (their current generation and its settings), build output
+directories (manifest.json; default settings) or database files (default settings). --json prints one object per line:
 {"op":"+","list":"identify","number":…,"label":…}.
 
 Exit: 0, 64 usage, 65 damaged file or bad manifest, 66 missing directory.
 
 """
 
-/// A store folder (its current generation) or a build output directory.
+/// A store folder (its current generation), a build output directory, or one database file.
 func openSnapshot(_ path: String) throws(DirectoryError) -> DirectorySnapshot {
     if FileManager.default.fileExists(atPath: path + "/CURRENT") {
         return try InstalledStore(path: path).snapshot()
     }
-    guard FileManager.default.fileExists(atPath: path) else { throw DirectoryError(.fileNotFound, "\(path): no such directory") }
-    return try DirectorySnapshot(directory: path)
+    var isDirectory: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+        throw DirectoryError(.fileNotFound, "\(path): no such file or directory")
+    }
+    return isDirectory.boolValue ? try DirectorySnapshot(directory: path) : try DirectorySnapshot(databaseFile: path)
 }
 
 func diffCommand(_ raw: [String]) throws(ToolError) -> Int32 {

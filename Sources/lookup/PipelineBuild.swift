@@ -63,6 +63,8 @@ Errors
 /// True when `lookup build` should run the pipeline rather than the plain TSV import.
 func wantsPipeline(_ args: Arguments) -> Bool {
     if !args.given.isDisjoint(with: pipelineValued.union(pipelineFlags)) { return true }
+    // `-o DIR/` asks for a build directory (manifest.json), which only the pipeline writes.
+    if let output = args.value("-o", "--output"), output.hasSuffix("/") { return true }
     return args.positionals.contains { InputFormat.guess(path: $0) != .tsv }
 }
 
@@ -266,7 +268,7 @@ func pipelineBuild(_ args: Arguments, output: String) throws(ToolError) -> Int32
             printError("error: \(errorsPath): cannot write the errors file: \(error.message)")
         }
     }
-    func reportReasons() {
+    func reportReasons(stoppedEarly: Bool = false) {
         if pipeline.rowsRejected > shown { printError("(\(pipeline.rowsRejected - shown) more rejected rows not shown\(errorsPath == nil ? "; --errors FILE lists them all" : ""))") }
         if warningsShown > 100 { printError("(\(warningsShown - 100) more warnings not shown)") }
         if pipeline.rowsRejected > 0 {
@@ -274,7 +276,12 @@ func pipelineBuild(_ args: Arguments, output: String) throws(ToolError) -> Int32
             for (reason, n) in pipeline.rejectedByReason.sorted(by: { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }) {
                 printError("  \(String(n).leftPad(8))  \(reason)")
             }
-            printError("\(pipeline.rowsRejected) bad row\(pipeline.rowsRejected == 1 ? "" : "s") of \(pipeline.rowsRead)")
+            // A build stopped by --max-bad-rows read only part of its input: say so rather than
+            // give a share of a total it never counted.
+            let rows = "\(pipeline.rowsRejected) bad row\(pipeline.rowsRejected == 1 ? "" : "s")"
+            printError(stoppedEarly
+                ? "\(rows) in the first \(pipeline.rowsRead) row\(pipeline.rowsRead == 1 ? "" : "s") read (stopped at the --max-bad-rows limit; the rest was not read)"
+                : "\(rows) of \(pipeline.rowsRead)")
         }
         if !pipeline.warningsByKind.isEmpty {
             printError("warnings: " + pipeline.warningsByKind.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", "))
@@ -288,7 +295,10 @@ func pipelineBuild(_ args: Arguments, output: String) throws(ToolError) -> Int32
         progress.clear()
     } catch {
         progress.clear()
-        reportReasons()
+        // The count limit throws while reading; the percentage limit only after every row is read.
+        var stoppedEarly = false
+        if error.code == .tooManyBadRows, case .count = options.maxBadRows { stoppedEarly = true }
+        reportReasons(stoppedEarly: stoppedEarly)
         writeErrorsFile()
         throw ToolError(code: pipelineExitCode(error), message: error.message)
     }
@@ -307,7 +317,7 @@ func pipelineBuild(_ args: Arguments, output: String) throws(ToolError) -> Int32
         out.write("{\"output\":\(jsonString(output)),\"directory\":\(summary.isDirectory),\"rows\":\(summary.rowsRead),\"entries\":\(summary.entries),\"duplicates_merged\":\(summary.duplicatesMerged),\"bad_rows\":\(summary.rowsRejected),\"distinct_labels\":\(summary.distinctLabels),\"bytes\":\(summary.bytes),\"bytes_per_entry\":\(String(format: "%.3f", bytesPerEntry)),\"range_rows\":\(summary.rangeRows),\"range_numbers\":\(summary.rangeNumbers),\"rejected_by_reason\":{\(reasons)},\"warnings\":{\(warnings)},\"dataset_version\":\(jsonString(summary.datasetVersion)),\"files\":[\(files)],\"seconds\":\(String(format: "%.3f", seconds))}\n")
     } else {
         out.write("""
-        wrote \(output)\(summary.isDirectory ? "/ (\(summary.files.count) database\(summary.files.count == 1 ? "" : "s") and manifest.json)" : "")
+        wrote \(output)\(summary.isDirectory ? "\(output.hasSuffix("/") ? "" : "/") (\(summary.files.count) database\(summary.files.count == 1 ? "" : "s") and manifest.json)" : "")
           rows read          \(summary.rowsRead)
           entries            \(summary.entries)
           duplicates merged  \(summary.duplicatesMerged)

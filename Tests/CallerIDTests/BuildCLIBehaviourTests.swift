@@ -1,0 +1,78 @@
+import Foundation
+import Testing
+@testable import CallerID
+
+/// Issue 12's "CLI behaviour a user trips on": `-o DIR/`, counts in messages, `diff` of two files.
+@Suite struct BuildCLIBehaviourTests {
+    static let rows = "79131234567\tPizza\n79131234568\tSushi\tspam\n44200000001\tPub\n"
+
+    /// `-o DIR/` always writes a build directory with manifest.json, even when the data fits one
+    /// database, with or without pipeline options; a second build replaces it.
+    @Test func trailingSlashAlwaysWritesABuildDirectory() throws {
+        let dir = TempDir()
+        let tsv = dir.path("in.tsv")
+        try Data(Self.rows.utf8).write(to: URL(fileURLWithPath: tsv))
+        for (name, extra) in [("plain", [String]()), ("capped", ["--max-entries", "1999999"])] {
+            let out = dir.path(name) + "/"
+            for round in 1...2 {
+                let r = try lookup(["build", "-o", out, tsv] + extra)
+                #expect(r.status == 0, "\(name) round \(round): \(r.stderr)")
+                #expect(r.stdout.hasPrefix("wrote \(out) (1 database and manifest.json)"), "\(r.stdout)")
+                let files = try FileManager.default.contentsOfDirectory(atPath: dir.path(name)).sorted()
+                #expect(files.contains("manifest.json") && files.filter { $0.hasSuffix(".cid") }.count == 1, "\(files)")
+            }
+            let q = try lookup(["79131234568", "--db", out])
+            #expect(q.status == 0 && q.stdout.hasPrefix("79131234568\tSushi"), "\(q.stdout)\(q.stderr)")
+        }
+        // Without the slash, small data stays one file.
+        let r = try lookup(["build", "-o", dir.path("one.cid"), tsv])
+        #expect(r.status == 0)
+        var isDirectory: ObjCBool = true
+        #expect(FileManager.default.fileExists(atPath: dir.path("one.cid"), isDirectory: &isDirectory) && !isDirectory.boolValue)
+    }
+
+    /// A build stopped by the bad-row count limit says how much it read rather than giving a
+    /// share of a total it never counted; a build that read everything gives the share.
+    @Test func badRowCountsSayWhatWasRead() throws {
+        let dir = TempDir()
+        let tsv = dir.path("in.tsv")
+        try Data("79131234567\tA\nbad\tx\n79131234568\tB\nworse\ty\n".utf8).write(to: URL(fileURLWithPath: tsv))
+        let stopped = try lookup(["build", "-o", dir.path("a.cid"), tsv, "--no-progress"])
+        #expect(stopped.status == 65)
+        #expect(stopped.stderr.contains("1 bad row in the first 2 rows read (stopped at the --max-bad-rows limit"), "\(stopped.stderr)")
+        #expect(!stopped.stderr.contains("1 bad row of 2"))
+        #expect(!FileManager.default.fileExists(atPath: dir.path("a.cid")))
+
+        let read = try lookup(["build", "-o", dir.path("b.cid"), tsv, "--max-bad-rows", "60%"])
+        #expect(read.status == 0, "\(read.stderr)")
+        #expect(read.stderr.contains("2 bad rows of 4"), "\(read.stderr)")
+    }
+
+    /// `lookup diff OLD NEW` takes database files as well as build directories and stores.
+    @Test func diffTakesDatabaseFiles() throws {
+        let dir = TempDir()
+        try Data(Self.rows.utf8).write(to: URL(fileURLWithPath: dir.path("old.tsv")))
+        // New: one removal, one label change, one category change (identify -> block), one addition.
+        try Data("79131234567\tPizza Hut\n79131234568\tSushi\n44200000002\tInn\n".utf8).write(to: URL(fileURLWithPath: dir.path("new.tsv")))
+        #expect(try lookup(["build", "-o", dir.path("old.cid"), dir.path("old.tsv")]).status == 0)
+        #expect(try lookup(["build", "-o", dir.path("new.cid"), dir.path("new.tsv")]).status == 0)
+        #expect(try lookup(["build", "-o", dir.path("newdir") + "/", dir.path("new.tsv")]).status == 0)
+
+        let d = try lookup(["diff", dir.path("old.cid"), dir.path("new.cid")])
+        #expect(d.status == 0, "\(d.stderr)")
+        #expect(d.lines == [
+            "-\tidentify\t44200000001\tPub",
+            "-\tidentify\t79131234567\tPizza",
+            "-\tblock\t79131234568\tSushi",
+            "+\tidentify\t44200000002\tInn",
+            "+\tidentify\t79131234567\tPizza Hut",
+            "+\tidentify\t79131234568\tSushi",
+        ], "\(d.lines)")
+        // A file against the build directory of the same rows, and a file against itself: nothing.
+        #expect(try lookup(["diff", dir.path("new.cid"), dir.path("newdir")]).lines.isEmpty)
+        let same = try lookup(["diff", dir.path("old.cid"), dir.path("old.cid")])
+        #expect(same.status == 0 && same.lines.isEmpty)
+        let missing = try lookup(["diff", dir.path("nope.cid"), dir.path("old.cid")])
+        #expect(missing.status == 66 && missing.stderr.contains("nope.cid"))
+    }
+}
