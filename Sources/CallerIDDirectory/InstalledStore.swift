@@ -253,7 +253,7 @@ public final class InstalledStore: Sendable {
         try FileSystem.makeDirectory(staging)
         var linked = 0, copied = 0
         let plan: SlotPlan
-        do {
+        do throws(DirectoryError) {
             for f in manifest.files {
                 let to = staging + "/" + f.file
                 let same = currentManifest?.files.first { $0.file == f.file && $0.bytes == f.bytes && $0.xxh3 == f.xxh3 }
@@ -264,8 +264,8 @@ public final class InstalledStore: Sendable {
                     copied += 1
                 }
             }
-            try FileSystem.writeDurably(manifestData, to: staging + "/manifest.json")
-            try FileSystem.writeDurably(settings.jsonData(), to: staging + "/settings.json")
+            try FileSystem.writeAtomically(manifestData, to: staging + "/manifest.json")
+            try FileSystem.writeAtomically(settings.jsonData(), to: staging + "/settings.json")
             // Verify what will be used: the staged files, reported under the name the user gave.
             for f in manifest.files {
                 try Self.verify(staging + "/" + f.file, f, reportedAs: joinPath(source, f.file))
@@ -275,7 +275,11 @@ public final class InstalledStore: Sendable {
             plan = try SlotPlan.make(snapshot, slots: settings.slots, maxEntries: settings.maxEntries)
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
-            try FileSystem.writeDurably((try? encoder.encode(plan)) ?? Data(), to: staging + "/plan.json")
+            let planData: Data
+            do { planData = try encoder.encode(plan) } catch {
+                throw DirectoryError(.io, "\(staging)/plan.json: cannot encode the slot plan: \(error)")
+            }
+            try FileSystem.writeAtomically(planData, to: staging + "/plan.json")
             try FileSystem.sync(staging, directory: true)
             try FileSystem.rename(staging, generationPath(newID))
             try FileSystem.sync(path, directory: true)

@@ -478,14 +478,16 @@ extension Pipeline {
         return out
     }
 
-    /// Writes a small file and fsyncs it.
+    /// Writes a small file through the package's one atomic writer (temporary file, fsync,
+    /// rename, fsync of the folder); every failure, fsync's included, is an error.
     static func writeDurably(_ bytes: [UInt8], to path: String) throws(PipelineError) {
-        guard FileManager.default.createFile(atPath: path, contents: Data(bytes)),
-              let handle = FileHandle(forUpdatingAtPath: path) else {
-            throw PipelineError(.io, "\(path): cannot write")
+        do throws(CallerIDError) {
+            var writer = try AtomicFileWriter(path: path)
+            try writer.write(bytes)
+            try writer.commit()
+        } catch {
+            throw PipelineError(error)
         }
-        try? handle.synchronize()
-        try? handle.close()
     }
 
 }

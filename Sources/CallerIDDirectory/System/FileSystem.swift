@@ -77,12 +77,6 @@ enum FileSystem {
         }
     }
 
-    /// Writes a new file inside a staging folder; the same writer (the folder itself is
-    /// fsynced and renamed by the caller).
-    static func writeDurably(_ data: Data, to path: String) throws(DirectoryError) {
-        try writeAtomically(data, to: path)
-    }
-
     /// Names in a store folder that only a process killed while writing leaves behind: the
     /// atomic writer's `.CURRENT.tmp-XXXXXX`, and `*.dat.nosync*` temporaries of Foundation's
     /// atomic `createFile` (used by earlier versions). Only called under the store's lock.
