@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Builds libcallerid.so (release) and installs it with callerid.h and callerid.pc:
+# Builds the `lookup` tool and libcallerid.so (release) and installs them with callerid.h and callerid.pc:
+#   PREFIX/bin/lookup (the Swift runtime and Foundation linked in: `ldd` shows only glibc and the
+#   Debian C libraries, so it runs on a machine without Swift)
 #   PREFIX/lib/libcallerid.so  PREFIX/include/callerid.h  PREFIX/lib/pkgconfig/callerid.pc
 # so that `cc app.c $(pkg-config --cflags --libs callerid)` works (the .pc adds an rpath),
 # and the man page and shell completions of the `lookup` tool:
@@ -45,9 +47,15 @@ swift build -c release --product callerid --scratch-path "$scratch" ${flags[@]+"
 lib="$scratch/release/libcallerid.so"
 [ -f "$lib" ] || { echo "error: $lib was not built" >&2; exit 70; }
 
+# The command-line tool, always self-contained (issue 18).
+swift build -c release --product lookup --static-swift-stdlib
+tool=.build/release/lookup
+[ -x "$tool" ] || { echo "error: $tool was not built" >&2; exit 70; }
+
 version=$(sed -n 's/.*static let library = "\(.*\)".*/\1/p' Sources/CallerID/Version.swift)
 root="$destdir$prefix"
-install -d "$root/lib/pkgconfig" "$root/include"
+install -d "$root/bin" "$root/lib/pkgconfig" "$root/include"
+install -m 0755 "$tool" "$root/bin/lookup"
 install -m 0755 "$lib" "$root/lib/libcallerid.so"
 install -m 0644 include/callerid.h "$root/include/callerid.h"
 sed -e "s|@PREFIX@|$prefix|g" -e "s|@VERSION@|${version:-0.0.0}|g" tools/callerid.pc.in > "$root/lib/pkgconfig/callerid.pc"
@@ -58,6 +66,7 @@ install -m 0644 docs/man/lookup.1 "$root/share/man/man1/lookup.1"
 install -m 0644 completions/lookup.bash "$root/share/bash-completion/completions/lookup"
 install -m 0644 completions/_lookup "$root/share/zsh/site-functions/_lookup"
 
+echo "installed lookup $version into $root/bin (Swift runtime linked in)"
 echo "installed libcallerid.so $version into $root/lib ($([ "$static" = 1 ] && echo "Swift runtime linked in" || echo "needs the Swift runtime at run time"))"
 echo "installed lookup(1) into $root/share/man/man1, bash and zsh completions into $root/share"
 echo "build against it with:"

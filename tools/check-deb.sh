@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Checks a package made by tools/package-deb.sh: its control data, its file list, that the
+# unpacked `lookup` needs no Swift library and answers a query on the bundled sample from a
+# temporary root, and that the man page renders.
+# Usage: bash tools/check-deb.sh FILE.deb
+set -euo pipefail
+deb=${1:?usage: bash tools/check-deb.sh FILE.deb}
+cd "$(dirname "$0")/.."
+fail() { echo "check-deb: $*" >&2; exit 1; }
+if ! command -v groff >/dev/null; then
+    sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq groff-base >/dev/null
+fi
+
+info=$(dpkg-deb --info "$deb")
+for field in "Package: callerid" "Depends: .*liblz4-1" "Depends: .*libxxhash0" "Section: utils"; do
+    grep -Eq "$field" <<<"$info" || fail "control lacks '$field'"
+done
+listing=$(dpkg-deb --contents "$deb")
+contents=$(awk '{print $6}' <<<"$listing")
+for path in ./usr/bin/lookup ./usr/lib/libcallerid.so ./usr/include/callerid.h ./usr/lib/pkgconfig/callerid.pc \
+            ./usr/share/man/man1/lookup.1.gz ./usr/share/bash-completion/completions/lookup \
+            ./usr/share/zsh/vendor-completions/_lookup ./usr/share/doc/callerid/copyright; do
+    grep -qx "$path" <<<"$contents" || fail "package lacks $path"
+done
+
+root=$(mktemp -d)
+trap 'rm -rf "$root"' EXIT
+dpkg-deb -x "$deb" "$root"
+lookup="$root/usr/bin/lookup"
+# (Output captured first: `grep -q` on a pipe ends it early, and pipefail turns that into SIGPIPE.)
+deps=$(ldd "$lookup" "$root/usr/lib/libcallerid.so")
+if grep -E 'libswift|libFoundation' <<<"$deps"; then fail "lookup or libcallerid.so loads Swift libraries"; fi
+# Run it with no Swift on the library path: the bundled sample, built and queried.
+sample=samples/sample.tsv
+env -i PATH=/usr/bin:/bin "$lookup" build -o "$root/sample.cid" "$sample" >/dev/null
+number=$(awk -F'\t' '!/^#/ && NF { print $1; exit }' "$sample")
+answer=$(env -i PATH=/usr/bin:/bin "$lookup" "$number" --db "$root/sample.cid")
+[ "$(cut -f1 <<<"$answer")" = "$(tr -dc 0-9 <<<"$number")" ] || fail "query of $number answered '$answer'"
+env -i PATH=/usr/bin:/bin "$lookup" verify "$root/sample.cid" >/dev/null || fail "verify of the sample failed"
+# The man page renders (groff is what man(1) runs).
+page=$(zcat "$root/usr/share/man/man1/lookup.1.gz")
+warnings=$(groff -man -Tutf8 -ww <<<"$page" 2>&1 >/dev/null)
+[ -z "$warnings" ] || fail "groff warnings in lookup.1: $warnings"
+rendered=$(groff -man -Tutf8 <<<"$page" 2>/dev/null)
+grep -q "lookup diff" <<<"$rendered" || fail "man page renders without its commands"
+echo "check-deb: ok ($(basename "$deb"): $(wc -l <<<"$contents") paths, lookup answered $number, ldd without Swift)"

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Builds a Debian package of CallerID: DIR/callerid_VERSION_ARCH.deb with
+#   /usr/bin/lookup                      (Swift runtime and Foundation linked in)
+#   /usr/lib/libcallerid.so              (Swift runtime linked in)
+#   /usr/include/callerid.h  /usr/lib/pkgconfig/callerid.pc
+#   /usr/share/man/man1/lookup.1.gz
+#   /usr/share/bash-completion/completions/lookup  /usr/share/zsh/vendor-completions/_lookup
+#   /usr/share/doc/callerid/copyright
+# Depends on the C libraries the binaries link (liblz4-1, libxxhash0, libc6), read from the
+# dpkg database of this machine rather than guessed. Check it with tools/check-deb.sh.
+#
+# Usage: bash tools/package-deb.sh --out DIR
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+out=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --out) out="${2:?--out needs a directory}"; shift 2 ;;
+        --out=*) out="${1#*=}"; shift ;;
+        -h|--help) echo "usage: bash tools/package-deb.sh --out DIR"; exit 0 ;;
+        *) echo "error: unknown argument '$1'" >&2; echo "usage: bash tools/package-deb.sh --out DIR" >&2; exit 64 ;;
+    esac
+done
+[ -n "$out" ] || { echo "usage: bash tools/package-deb.sh --out DIR" >&2; exit 64; }
+command -v dpkg-deb >/dev/null || { echo "error: dpkg-deb not found (a Debian or Ubuntu machine is needed)" >&2; exit 69; }
+
+version=$(sed -n 's/.*static let library = "\(.*\)".*/\1/p' Sources/CallerID/Version.swift)
+arch=$(dpkg --print-architecture)
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+root="$stage/callerid_${version}_${arch}"
+
+bash tools/install.sh --prefix /usr --destdir "$root" --static-stdlib
+# Debian's places: compressed man pages, zsh's vendor directory.
+gzip -9n "$root/usr/share/man/man1/lookup.1"
+install -d "$root/usr/share/zsh/vendor-completions"
+mv "$root/usr/share/zsh/site-functions/_lookup" "$root/usr/share/zsh/vendor-completions/_lookup"
+rmdir "$root/usr/share/zsh/site-functions"
+install -d "$root/usr/share/doc/callerid"
+cat > "$root/usr/share/doc/callerid/copyright" <<COPYRIGHT
+Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
+Upstream-Name: callerid
+Source: the CallerID repository
+
+Files: *
+Copyright: the CallerID authors
+License: see the repository
+ The Swift runtime and Foundation linked into /usr/bin/lookup and libcallerid.so are
+ Apache-2.0 with the Runtime Library Exception (swift.org).
+COPYRIGHT
+
+# Dependencies: the Debian package owning each shared library the binaries load.
+deps=()
+for lib in $(ldd "$root/usr/bin/lookup" "$root/usr/lib/libcallerid.so" | awk '/=> \//{print $3}' | sort -u); do
+    real=$(readlink -f "$lib")
+    pkg=$(dpkg -S "$lib" 2>/dev/null || dpkg -S "$real" 2>/dev/null || true)
+    pkg=${pkg%%:*}
+    [ -n "$pkg" ] && deps+=("$pkg")
+done
+depends=$(printf '%s\n' "${deps[@]}" | sort -u | paste -sd, | sed 's/,/, /g')
+size=$(du -sk "$root/usr" | cut -f1)
+
+install -d "$root/DEBIAN"
+cat > "$root/DEBIAN/control" <<CONTROL
+Package: callerid
+Version: $version
+Architecture: $arch
+Maintainer: CallerID maintainers <callerid@localhost>
+Installed-Size: $size
+Depends: $depends
+Section: utils
+Priority: optional
+Homepage: https://github.com/callerid/callerid
+Description: caller-ID database engine: lookup tool and C library
+ Builds directories of phone numbers into compact, checksummed, memory-mapped
+ database files and answers "who is calling?" from them in well under a
+ microsecond. Contains the lookup command-line tool, libcallerid.so with
+ callerid.h and a pkg-config file, the lookup(1) man page and bash and zsh
+ completions.
+CONTROL
+
+mkdir -p "$out"
+dpkg-deb --build --root-owner-group "$root" "$out/callerid_${version}_${arch}.deb" >/dev/null
+echo "$out/callerid_${version}_${arch}.deb (Depends: $depends)"
