@@ -547,6 +547,32 @@ func manifest(_ dir: String) throws -> [String: Any] {
     }
 }
 
+/// How the Starbucks store directory is read (the whole file and the fixture).
+func starbucksOptions() -> PipelineOptions {
+    var o = lenient()
+    o.numberField = .name("Phone Number")
+    o.labelField = .name("store_name")
+    o.countryField = .name("Country")
+    return o
+}
+
+/// How the Rossvyaz numbering-plan files are read (windows-1251, ';', an area code column, 7-digit
+/// range numbers, operator in column 5, region in column 6), for the whole files and the fixtures.
+func rossvyazOptions(maxRangeExpansion: Int) -> PipelineOptions {
+    var o = lenient()
+    o.format = .csv(delimiter: UInt8(ascii: ";"))
+    o.encoding = .windows1251
+    o.numberPrefixField = .position(1)
+    o.numberField = .position(2)
+    o.rangeEndField = .position(3)
+    o.padNumber = 7
+    o.labelField = .position(5)
+    o.regionField = .position(6)
+    o.country = "RU"
+    o.maxRangeExpansion = maxRangeExpansion
+    return o
+}
+
 // MARK: - Real data (../shared/data)
 
 @Suite(.enabled(if: sharedDataAvailable, "needs ../shared/data beside the package (a fresh clone has none)"))
@@ -561,12 +587,8 @@ struct PipelineRealDataTests {
     @Test func starbucksDirectory() throws {
         let path = sharedData.appendingPathComponent("starbucks/directory.csv").path
         try #require(FileManager.default.fileExists(atPath: path), "\(path) missing")
-        var o = lenient()
-        o.numberField = .name("Phone Number")
-        o.labelField = .name("store_name")
-        o.countryField = .name("Country")
         let dir = TempDir()
-        let r = try runPipeline([path], o, to: dir.path("stores.cid"))
+        let r = try runPipeline([path], starbucksOptions(), to: dir.path("stores.cid"))
         #expect(r.pipeline.rowsRead == 25_600)
         let byReason = r.pipeline.rejectedByReason
         #expect(byReason[.noNumber] == 6_861)             // no phone at all
@@ -587,20 +609,7 @@ struct PipelineRealDataTests {
     @Test func rossvyazNumberingPlan() throws {
         let path = sharedData.appendingPathComponent("rossvyaz/raw_Kody_ABC-3kh.csv").path
         try #require(FileManager.default.fileExists(atPath: path), "\(path) missing")
-        func options(_ maxRange: Int) -> PipelineOptions {
-            var o = lenient()
-            o.format = .csv(delimiter: UInt8(ascii: ";"))
-            o.encoding = .windows1251
-            o.numberPrefixField = .position(1)
-            o.numberField = .position(2)
-            o.rangeEndField = .position(3)
-            o.padNumber = 7
-            o.labelField = .position(5)
-            o.regionField = .position(6)
-            o.country = "RU"
-            o.maxRangeExpansion = maxRange
-            return o
-        }
+        func options(_ maxRange: Int) -> PipelineOptions { rossvyazOptions(maxRangeExpansion: maxRange) }
         // The whole file reads cleanly: every row is a range, none has a bad number or byte.
         let whole = try runPipeline([path], options(1))
         #expect(whole.pipeline.rowsRead == 19_702)

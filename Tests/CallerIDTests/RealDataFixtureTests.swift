@@ -82,12 +82,8 @@ private extension Character {
         #expect(rows.allSatisfy { $0.fields.count == header.count })
         #expect(Set(rows.map { $0.fields[countryAt] }).count > 40)   // many countries, not one block
 
-        var o = lenient()
-        o.numberField = .name("Phone Number")
-        o.labelField = .name("store_name")
-        o.countryField = .name("Country")
         let dir = TempDir()
-        let r = try runPipeline([path], o, to: dir.path("stores.cid"))
+        let r = try runPipeline([path], starbucksOptions(), to: dir.path("stores.cid"))
         #expect(r.pipeline.rowsRead == rows.count)
         #expect(r.rejected.count == r.pipeline.rowsRejected)
 
@@ -209,17 +205,7 @@ private extension Character {
         }
         #expect(accepted.count > 500 && tooLarge.count > 50)
 
-        var o = lenient()
-        o.format = .csv(delimiter: UInt8(ascii: ";"))
-        o.encoding = .windows1251
-        o.numberPrefixField = .position(1)
-        o.numberField = .position(2)
-        o.rangeEndField = .position(3)
-        o.padNumber = 7
-        o.labelField = .position(5)
-        o.regionField = .position(6)
-        o.country = "RU"
-        o.maxRangeExpansion = limit
+        var o = rossvyazOptions(maxRangeExpansion: limit)
         o.split = .field
         o.regionAfter = "|"
         let dir = TempDir()
