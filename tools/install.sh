@@ -47,8 +47,9 @@ swift build -c release --product callerid --scratch-path "$scratch" ${flags[@]+"
 lib="$scratch/release/libcallerid.so"
 [ -f "$lib" ] || { echo "error: $lib was not built" >&2; exit 70; }
 
-# The command-line tool, always self-contained (issue 18).
-swift build -c release --product lookup --static-swift-stdlib
+# The command-line tool, always self-contained (issue 18); no $ORIGIN run path, so the loader
+# does not search the binary's own folder for liblz4 and the others at every start.
+swift build -c release --product lookup --static-swift-stdlib --disable-local-rpath
 tool=.build/release/lookup
 [ -x "$tool" ] || { echo "error: $tool was not built" >&2; exit 70; }
 
