@@ -481,13 +481,7 @@ extension Pipeline {
     /// Writes a small file through the package's one atomic writer (temporary file, fsync,
     /// rename, fsync of the folder); every failure, fsync's included, is an error.
     static func writeDurably(_ bytes: [UInt8], to path: String) throws(PipelineError) {
-        do throws(CallerIDError) {
-            var writer = try AtomicFileWriter(path: path)
-            try writer.write(bytes)
-            try writer.commit()
-        } catch {
-            throw PipelineError(error)
-        }
+        do throws(CallerIDError) { try AtomicFileWriter.write(bytes, to: path) } catch { throw PipelineError(error) }
     }
 
 }

@@ -466,15 +466,13 @@ Exit: 0, 64 usage, 65 damaged file or bad manifest, 66 missing directory.
 """
 
 /// A store folder (its current generation), a build output directory, or one database file.
+/// What the path names is `DatabaseSet`'s decision, the same as for `--db`.
 func openSnapshot(_ path: String) throws(DirectoryError) -> DirectorySnapshot {
-    if FileManager.default.fileExists(atPath: path + "/CURRENT") {
-        return try InstalledStore(path: path).snapshot()
+    switch try DatabaseSet.resolve(path: path).kind {
+    case .store: try InstalledStore(path: path).snapshot()
+    case .buildDirectory: try DirectorySnapshot(directory: path)
+    case .file: try DirectorySnapshot(databaseFile: path)
     }
-    var isDirectory: ObjCBool = false
-    guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-        throw DirectoryError(.fileNotFound, "\(path): no such file or directory")
-    }
-    return isDirectory.boolValue ? try DirectorySnapshot(directory: path) : try DirectorySnapshot(databaseFile: path)
 }
 
 func diffCommand(_ raw: [String]) throws(ToolError) -> Int32 {

@@ -261,9 +261,7 @@ func pipelineBuild(_ args: Arguments, output: String) throws(ToolError) -> Int32
         guard let errorsPath else { return }
         // The core's writer: through a symlink to its target, in place to a FIFO or device.
         do {
-            var writer = try AtomicFileWriter(path: errorsPath)
-            try writer.write(errorsOut)
-            try writer.commit()
+            try AtomicFileWriter.write(errorsOut, to: errorsPath)
         } catch {
             printError("error: \(errorsPath): cannot write the errors file: \(error.message)")
         }

@@ -282,6 +282,14 @@ package struct AtomicFileWriter {
         DirectorySwitch.syncDirectory(OutputPath.split(target).directory)
     }
 
+    /// Writes `bytes` as the whole new content of `path` in one step: open, write, commit. On
+    /// any failure, fsync's included, the temporary file is removed and `path` is untouched.
+    package static func write(_ bytes: [UInt8], to path: String) throws(CallerIDError) {
+        var writer = try AtomicFileWriter(path: path)
+        try writer.write(bytes)
+        try writer.commit()
+    }
+
     /// Removes the temporary file; the target path is left untouched.
     package mutating func abandon() {
         guard !finished else { return }

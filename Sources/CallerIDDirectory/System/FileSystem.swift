@@ -69,9 +69,7 @@ enum FileSystem {
     /// `path`, fsync of the folder. A failure leaves `path` as it was.
     static func writeAtomically(_ data: Data, to path: String) throws(DirectoryError) {
         do throws(CallerIDError) {
-            var writer = try AtomicFileWriter(path: path)
-            try writer.write([UInt8](data))
-            try writer.commit()
+            try AtomicFileWriter.write([UInt8](data), to: path)
         } catch {
             throw DirectoryError(error.code == .fileNotFound ? .fileNotFound : .io, error.message)
         }
