@@ -31,6 +31,9 @@ lookup="$root/usr/bin/lookup"
 # (Output captured first: `grep -q` on a pipe ends it early, and pipefail turns that into SIGPIPE.)
 deps=$(ldd "$lookup" "$root/usr/lib/libcallerid.so")
 if grep -E 'libswift|libFoundation' <<<"$deps"; then fail "lookup or libcallerid.so loads Swift libraries"; fi
+# Linked at a fixed address (tools/install.sh without --pie): no start-up relocation of its image.
+elf=$(readelf -h "$lookup")
+grep -E 'Type: +EXEC' <<<"$elf" >/dev/null || fail "lookup is not a fixed-address executable: $(grep Type: <<<"$elf")"
 # Run it with no Swift on the library path: the bundled sample, built and queried.
 sample=samples/sample.tsv
 env -i PATH=/usr/bin:/bin "$lookup" build -o "$root/sample.cid" "$sample" >/dev/null
@@ -44,4 +47,4 @@ warnings=$(groff -man -Tutf8 -ww <<<"$page" 2>&1 >/dev/null)
 [ -z "$warnings" ] || fail "groff warnings in lookup.1: $warnings"
 rendered=$(groff -man -Tutf8 <<<"$page" 2>/dev/null)
 grep -q "lookup diff" <<<"$rendered" || fail "man page renders without its commands"
-echo "check-deb: ok ($(basename "$deb"): $(wc -l <<<"$contents") paths, lookup answered $number, ldd without Swift)"
+echo "check-deb: ok ($(basename "$deb"): $(wc -l <<<"$contents") paths, lookup answered $number, ldd without Swift, not PIE)"

@@ -1,25 +1,32 @@
 #!/usr/bin/env bash
 # Builds the `lookup` tool and libcallerid.so (release) and installs them with callerid.h and callerid.pc:
 #   PREFIX/bin/lookup (the Swift runtime and Foundation linked in: `ldd` shows only glibc and the
-#   Debian C libraries, so it runs on a machine without Swift)
+#   Debian C libraries, so it runs on a machine without Swift; linked at a fixed address, see --pie)
 #   PREFIX/lib/libcallerid.so  PREFIX/include/callerid.h  PREFIX/lib/pkgconfig/callerid.pc
 # so that `cc app.c $(pkg-config --cflags --libs callerid)` works (the .pc adds an rpath),
 # and the man page and shell completions of the `lookup` tool:
 #   PREFIX/share/man/man1/lookup.1
 #   PREFIX/share/bash-completion/completions/lookup  PREFIX/share/zsh/site-functions/_lookup
 #
-# Usage: bash tools/install.sh [--prefix DIR] [--static-stdlib] [--destdir DIR]
+# Usage: bash tools/install.sh [--prefix DIR] [--static-stdlib] [--destdir DIR] [--pie]
 #   --prefix DIR      install root (default /usr/local)
 #   --static-stdlib   link the Swift runtime into the .so, so that the target machine needs no
 #                     Swift installation (built in .build/static-stdlib, a separate scratch path)
 #   --destdir DIR     stage under DIR (the .pc still says PREFIX), for packaging
+#   --pie             link `lookup` as a position-independent executable. By default it is not:
+#                     with Foundation linked in, a PIE carries ~74,000 relative relocations that
+#                     the loader applies at every start, copying ~270 pages, a third of a
+#                     one-number lookup's time (BENCHMARKS.md, "Start-up"). Without PIE the
+#                     binary's own image has no address randomization (its libraries, stack,
+#                     heap and the mapped database still do); --pie trades that start-up for it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 prefix=/usr/local
 destdir=""
 static=0
-usage() { echo "usage: bash tools/install.sh [--prefix DIR] [--static-stdlib] [--destdir DIR]"; }
+pie=0
+usage() { echo "usage: bash tools/install.sh [--prefix DIR] [--static-stdlib] [--destdir DIR] [--pie]"; }
 while [ $# -gt 0 ]; do
     case "$1" in
         --prefix) prefix="${2:?--prefix needs a value}"; shift 2 ;;
@@ -27,6 +34,7 @@ while [ $# -gt 0 ]; do
         --destdir) destdir="${2:?--destdir needs a value}"; shift 2 ;;
         --destdir=*) destdir="${1#*=}"; shift ;;
         --static-stdlib) static=1; shift ;;
+        --pie) pie=1; shift ;;
         -h|--help) usage; exit 0 ;;
         *) echo "error: unknown argument '$1'" >&2; usage >&2; exit 64 ;;
     esac
@@ -48,9 +56,13 @@ lib="$scratch/release/libcallerid.so"
 [ -f "$lib" ] || { echo "error: $lib was not built" >&2; exit 70; }
 
 # The command-line tool, always self-contained (issue 18); no $ORIGIN run path, so the loader
-# does not search the binary's own folder for liblz4 and the others at every start.
-swift build -c release --product lookup --static-swift-stdlib --disable-local-rpath
-tool=.build/release/lookup
+# does not search the binary's own folder for liblz4 and the others at every start; not a PIE
+# unless --pie (see above). Its own scratch path: its link flags differ from the library's.
+tool_flags=()
+[ "$pie" = 1 ] || tool_flags=(-Xswiftc -Xclang-linker -Xswiftc -no-pie)
+swift build -c release --product lookup --static-swift-stdlib --disable-local-rpath \
+    --scratch-path .build/tool ${tool_flags[@]+"${tool_flags[@]}"}
+tool=.build/tool/release/lookup
 [ -x "$tool" ] || { echo "error: $tool was not built" >&2; exit 70; }
 
 version=$(sed -n 's/.*static let library = "\(.*\)".*/\1/p' Sources/CallerID/Version.swift)
@@ -67,7 +79,7 @@ install -m 0644 docs/man/lookup.1 "$root/share/man/man1/lookup.1"
 install -m 0644 completions/lookup.bash "$root/share/bash-completion/completions/lookup"
 install -m 0644 completions/_lookup "$root/share/zsh/site-functions/_lookup"
 
-echo "installed lookup $version into $root/bin (Swift runtime linked in)"
+echo "installed lookup $version into $root/bin (Swift runtime linked in$([ "$pie" = 1 ] && echo ", PIE"))"
 echo "installed libcallerid.so $version into $root/lib ($([ "$static" = 1 ] && echo "Swift runtime linked in" || echo "needs the Swift runtime at run time"))"
 echo "installed lookup(1) into $root/share/man/man1, bash and zsh completions into $root/share"
 echo "build against it with:"

@@ -198,7 +198,10 @@ public final class Database: @unchecked Sendable {
         guard Codec.xxh3(b.bytes(table, sectionCount * Format.sectionEntrySize)) == b.u64(footer + 8) else {
             throw bad("section table checksum mismatch (offset \(table))")
         }
-        var found: [Format.Section: ByteView] = [:]
+        // A list, not a dictionary: the first hashed collection a process makes costs a search
+        // of every protocol conformance in the binary, and opening a file is on `lookup`'s
+        // start-up path (issue 18). There are at most `Format.maxSections` sections.
+        var found: [(section: Format.Section, view: ByteView)] = []
         var list: [(kind: UInt32, offset: Int, length: Int, checksum: UInt64)] = []
         for i in 0..<sectionCount {
             let e = table + i * Format.sectionEntrySize
@@ -208,8 +211,8 @@ public final class Database: @unchecked Sendable {
                 throw bad("section \(i) (kind \(kind)) lies outside the data area: offset \(offset), length \(length)")
             }
             if let known = Format.Section(rawValue: kind) {
-                guard found[known] == nil else { throw bad("section '\(known)' appears twice") }
-                found[known] = view
+                guard !found.contains(where: { $0.section == known }) else { throw bad("section '\(known)' appears twice") }
+                found.append((known, view))
             }
             list.append((kind, Int(offset), Int(length), b.u64(e + 24)))
         }
@@ -222,8 +225,8 @@ public final class Database: @unchecked Sendable {
             try Database.verifyChecksums(b, sections: list, tableOffset: table, path: path)
         }
         func section(_ s: Format.Section) throws(CallerIDError) -> ByteView {
-            guard let v = found[s] else { throw bad("section '\(s)' is missing") }
-            return v
+            guard let v = found.first(where: { $0.section == s }) else { throw bad("section '\(s)' is missing") }
+            return v.view
         }
         func size(_ s: Format.Section, _ view: ByteView, _ expected: Int) throws(CallerIDError) {
             guard view.count == expected else { throw bad("section '\(s)' is \(view.count) bytes; it must be \(expected)") }
@@ -290,7 +293,6 @@ public final class Database: @unchecked Sendable {
         func bad(_ what: String) -> CallerIDError { CallerIDError.corrupt(path, "categories: \(what)") }
         guard let n = s.readU32(0), (1...256).contains(n) else { throw bad("count outside 1...256") }
         var result: [Category] = []
-        var names = Set<String>()
         var p = 4
         for _ in 0..<n {
             guard let actionByte = s.readU8(p), let action = CategoryAction(rawValue: actionByte),
@@ -298,7 +300,8 @@ public final class Database: @unchecked Sendable {
                 throw bad("entry at offset \(p) is malformed")
             }
             let name = String(decoding: nameBytes.buffer, as: UTF8.self)
-            guard let c = try? Category(name, action: action), names.insert(name).inserted else {
+            // At most 256 names: a linear search, no `Set` (see `found` in `init`).
+            guard let c = try? Category(name, action: action), !result.contains(where: { $0.name == name }) else {
                 throw bad("invalid or repeated name at offset \(p)")
             }
             result.append(c)

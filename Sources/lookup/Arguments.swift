@@ -23,17 +23,22 @@ struct ToolError: Error {
 }
 
 /// A minimal parser: `--opt value`, `--opt=value`, flags and positionals; `--` ends options.
+///
+/// Plain arrays, no `Set` or `Dictionary`: a command line holds a handful of options, and the
+/// first use of a hashed collection of `String` makes the Swift runtime search every protocol
+/// conformance in the binary (Foundation's included) for `String: Hashable`, page by page —
+/// a measurable part of a one-number lookup's start-up (issue 18).
 struct Arguments {
     private(set) var positionals: [String] = []
-    private var values: [String: String] = [:]
-    private var repeated: [String: [String]] = [:]
-    private var flags: Set<String> = []
+    /// Every valued option given, in command-line order (a repeated option appears repeatedly).
+    private var values: [(name: String, value: String)] = []
+    private var flags: [String] = []
     let command: String
 
     /// - Parameters:
     ///   - valued: option names that take a value (with aliases such as `-o`).
     ///   - flags: option names that take none.
-    init(_ args: [String], command: String, valued: Set<String>, flags allowed: Set<String>) throws(ToolError) {
+    init(_ args: [String], command: String, valued: [String], flags allowed: [String]) throws(ToolError) {
         self.command = command
         var i = 0
         var onlyPositionals = false
@@ -53,15 +58,14 @@ struct Arguments {
             }
             if valued.contains(name) {
                 if let inline {
-                    values[name] = inline
+                    values.append((name, inline))
                 } else {
                     guard i < args.count else { throw .usage("option \(name) needs a value", command: command) }
-                    values[name] = args[i]
+                    values.append((name, args[i]))
                     i += 1
                 }
-                repeated[name, default: []].append(values[name]!)
             } else if allowed.contains(name), inline == nil {
-                flags.insert(name)
+                if !flags.contains(name) { flags.append(name) }
             } else {
                 throw .usage("unknown option '\(a)'", command: command)
             }
@@ -75,18 +79,25 @@ struct Arguments {
         return second.isNumber
     }
 
+    /// The value of the first of `names` that was given (its last occurrence wins).
     func value(_ names: String...) -> String? {
-        for n in names { if let v = values[n] { return v } }
+        for n in names {
+            if let v = values.last(where: { $0.name == n }) { return v.value }
+        }
         return nil
     }
 
     func flag(_ names: String...) -> Bool { names.contains { flags.contains($0) } }
 
     /// Every value given for a repeatable option, in order.
-    func values(_ name: String) -> [String] { repeated[name] ?? [] }
+    func values(_ name: String) -> [String] { values.filter { $0.name == name }.map(\.value) }
 
-    /// Names of the options given (valued and flags).
-    var given: Set<String> { Set(values.keys).union(flags) }
+    /// Names of the options given (valued and flags), each once.
+    var given: [String] {
+        var names: [String] = []
+        for n in values.map(\.name) + flags where !names.contains(n) { names.append(n) }
+        return names
+    }
 }
 
 /// Buffered standard output: scripts read a lot of lines, one write per line is too slow.
@@ -107,17 +118,17 @@ struct Output {
 
     mutating func flush() {
         guard !buffer.isEmpty else { return }
-        FileHandle.standardOutput.write(Data(buffer))
+        buffer.withUnsafeBytes { StandardStream.output.write($0) }
         buffer.removeAll(keepingCapacity: true)
     }
 }
 
 func printError(_ message: String) {
-    FileHandle.standardError.write(Data((message + "\n").utf8))
+    StandardStream.error.write(message + "\n")
 }
 
 /// JSON string literal with the escapes RFC 8259 requires (one implementation, the pipeline's).
 func jsonString(_ s: String) -> String { jsonQuote(s) }
 
 /// True when standard error is a terminal (progress is shown only then).
-let stderrIsTTY: Bool = isatty(2) == 1
+let stderrIsTTY: Bool = StandardStream.error.isTerminal

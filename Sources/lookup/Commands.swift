@@ -21,7 +21,7 @@ func openDatabase(_ path: String) throws(ToolError) -> Database {
 
 func databasePath(_ args: Arguments) throws(ToolError) -> String {
     if let p = args.value("--db") { return p }
-    if let p = ProcessInfo.processInfo.environment["LOOKUP_DB"], !p.isEmpty { return p }
+    if let p = environmentValue("LOOKUP_DB"), !p.isEmpty { return p }
     throw .usage("no database: pass --db FILE or set LOOKUP_DB", command: args.command)
 }
 
@@ -239,8 +239,8 @@ func buildCommand(_ raw: [String]) throws(ToolError) -> Int32 {
         print(buildHelp + pipelineBuildHelp, terminator: "")
         return Exit.ok
     }
-    let args = try Arguments(raw, command: "build", valued: Set(["-o", "--output", "--block-size"]).union(pipelineValued),
-                             flags: Set(["--skip-bad-rows", "--raw-labels", "--json"]).union(pipelineFlags))
+    let args = try Arguments(raw, command: "build", valued: ["-o", "--output", "--block-size"] + pipelineValued,
+                             flags: ["--skip-bad-rows", "--raw-labels", "--json"] + pipelineFlags)
     guard let output = args.value("-o", "--output") else { throw .usage("missing -o OUT", command: "build") }
     guard !args.positionals.isEmpty else { throw .usage("no input files", command: "build") }
     if wantsPipeline(args) { return try pipelineBuild(args, output: output) }

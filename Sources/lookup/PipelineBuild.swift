@@ -3,7 +3,7 @@ import CallerID
 import CallerIDPipeline
 
 /// Options of `lookup build` that take a value and turn on the pipeline.
-let pipelineValued: Set<String> = [
+let pipelineValued: [String] = [
     "--format", "--delimiter", "--encoding", "--header",
     "--number-field", "--label-field", "--category-field", "--region-field", "--weight-field", "--country-field",
     "--range-end-field", "--number-prefix-field", "--pad-number",
@@ -11,7 +11,7 @@ let pipelineValued: Set<String> = [
     "--max-range-expansion", "--max-expanded-total", "--split-by", "--region-map", "--region-after", "--max-entries", "--top", "--max-bad-rows", "--errors",
     "--dataset-version", "--block-list",
 ]
-let pipelineFlags: Set<String> = ["--progress", "--no-progress"]
+let pipelineFlags: [String] = ["--progress", "--no-progress"]
 
 let pipelineBuildHelp = """
 
@@ -62,7 +62,7 @@ Errors
 
 /// True when `lookup build` should run the pipeline rather than the plain TSV import.
 func wantsPipeline(_ args: Arguments) -> Bool {
-    if !args.given.isDisjoint(with: pipelineValued.union(pipelineFlags)) { return true }
+    if args.given.contains(where: { pipelineValued.contains($0) || pipelineFlags.contains($0) }) { return true }
     // `-o DIR/` asks for a build directory (manifest.json), which only the pipeline writes.
     if let output = args.value("-o", "--output"), output.hasSuffix("/") { return true }
     return args.positionals.contains { InputFormat.guess(path: $0) != .tsv }

@@ -1,0 +1,54 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Standard output and standard error as file descriptors, written with `write(2)`.
+///
+/// The query path (`lookup NUMBER`) goes through here rather than `FileHandle`, so that a
+/// one-number lookup touches no Foundation at all (issue 18: start-up cost).
+struct StandardStream {
+    let descriptor: Int32
+
+    static let output = StandardStream(descriptor: 1)
+    static let error = StandardStream(descriptor: 2)
+
+    /// Writes all of `bytes`, retrying after a signal or a short write. A stream that
+    /// cannot be written (closed pipe, full disk) drops the rest: there is nowhere left
+    /// to report it, and the exit code still says how the command ended.
+    func write(_ bytes: UnsafeRawBufferPointer) {
+        guard var p = bytes.baseAddress else { return }
+        var left = bytes.count
+        while left > 0 {
+            #if canImport(Darwin)
+            let n = Darwin.write(descriptor, p, left)
+            #elseif canImport(Glibc)
+            let n = Glibc.write(descriptor, p, left)
+            #else
+            let n = Musl.write(descriptor, p, left)
+            #endif
+            if n < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            p += n
+            left -= n
+        }
+    }
+
+    func write(_ text: String) {
+        var text = text
+        text.withUTF8 { write(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// True when the stream is a terminal.
+    var isTerminal: Bool { isatty(descriptor) == 1 }
+}
+
+/// The value of an environment variable, nil when it is not set.
+func environmentValue(_ name: String) -> String? {
+    getenv(name).map { String(cString: $0) }
+}
