@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks a package made by tools/package-deb.sh: its control data, its file list, that the
 # unpacked `lookup` needs no Swift library and answers a query on the bundled sample from a
-# temporary root, and that the man page renders.
+# temporary root, and that the man page renders; under CI (as root) also installs it with dpkg -i,
+# queries the installed tool and removes it again.
 # Usage: bash tools/check-deb.sh FILE.deb
 set -euo pipefail
 deb=${1:?usage: bash tools/check-deb.sh FILE.deb}
@@ -47,4 +48,17 @@ warnings=$(groff -man -Tutf8 -ww <<<"$page" 2>&1 >/dev/null)
 [ -z "$warnings" ] || fail "groff warnings in lookup.1: $warnings"
 rendered=$(groff -man -Tutf8 <<<"$page" 2>/dev/null)
 grep -q "lookup diff" <<<"$rendered" || fail "man page renders without its commands"
-echo "check-deb: ok ($(basename "$deb"): $(wc -l <<<"$contents") paths, lookup answered $number, ldd without Swift, not PIE)"
+# Installed for real (CI only, as root, on a machine without the package): dpkg unpacks it into
+# /usr, the installed tool answers from the system path, and removal leaves nothing behind.
+installed=""
+if [ "${CI:-}" = true ] && [ "$(id -u)" -eq 0 ] && ! dpkg -s callerid >/dev/null 2>&1; then
+    dpkg -i "$deb" >/dev/null || fail "dpkg -i failed"
+    answer=$(/usr/bin/lookup "$number" --db "$root/sample.cid") || { dpkg -r callerid >/dev/null; fail "installed lookup did not answer"; }
+    pc=-lcallerid
+    if command -v pkg-config >/dev/null; then pc=$(pkg-config --libs callerid 2>&1 || true); fi
+    dpkg -r callerid >/dev/null || fail "dpkg -r failed"
+    grep -q -- "-lcallerid" <<<"$pc" || fail "pkg-config does not know the installed callerid: $pc"
+    [ ! -e /usr/bin/lookup ] || fail "dpkg -r left /usr/bin/lookup"
+    installed=", installed with dpkg -i and removed"
+fi
+echo "check-deb: ok ($(basename "$deb"): $(wc -l <<<"$contents") paths, lookup answered $number, ldd without Swift, not PIE$installed)"
