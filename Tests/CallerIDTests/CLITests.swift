@@ -10,35 +10,6 @@ import Darwin
 
 // MARK: - Running the `lookup` binary
 
-/// The built `lookup` executable, found once.
-private enum LookupBinary {
-    /// The package root, derived from this file's path (Tests/CallerIDTests/CLITests.swift).
-    static let packageRoot: URL = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-
-    /// Places looked at, in order: next to the test bundle (the build directory of the
-    /// configuration under test), its parent, then `.build/debug` of the package.
-    static let candidates: [URL] = {
-        var dirs: [URL] = []
-        let bundle = Bundle.main.bundleURL
-        dirs.append(bundle)
-        dirs.append(bundle.deletingLastPathComponent())
-        if let exe = Bundle.main.executableURL?.deletingLastPathComponent() { dirs.append(exe) }
-        dirs.append(packageRoot.appendingPathComponent(".build/debug"))
-        return dirs.map { $0.appendingPathComponent("lookup") }
-    }()
-
-    static let url: URL? = {
-        // A child that exits before reading all of its stdin must not kill the test runner.
-        _ = signal(SIGPIPE, SIG_IGN)
-        var isDirectory: ObjCBool = false
-        return candidates.first {
-            FileManager.default.fileExists(atPath: $0.path, isDirectory: &isDirectory) && !isDirectory.boolValue
-                && FileManager.default.isExecutableFile(atPath: $0.path)
-        }
-    }()
-}
-
 /// What a run of `lookup` produced.
 struct CLIResult {
     var status: Int32
@@ -69,11 +40,7 @@ private final class DataBox: @unchecked Sendable {
 /// so large outputs cannot deadlock). LOOKUP_DB is removed from the environment unless given.
 func lookup(_ args: [String], stdin: Data? = nil, environment extra: [String: String] = [:],
             sourceLocation: SourceLocation = #_sourceLocation) throws -> CLIResult {
-    let binary = try #require(LookupBinary.url, """
-        the 'lookup' executable was not found; looked at:
-        \(LookupBinary.candidates.map(\.path).joined(separator: "\n"))
-        build it with 'swift build --build-tests' first
-        """, sourceLocation: sourceLocation)
+    let binary = try #require(BuiltProducts.lookup, "\(BuiltProducts.missing("lookup"))", sourceLocation: sourceLocation)
     let process = Process()
     process.executableURL = binary
     process.arguments = args

@@ -85,3 +85,43 @@ func buildDatabase(_ records: [Entry], at path: String, options: BuildOptions = 
     for r in records { try builder.add(r.number, label: r.label, category: r.category) }
     return try builder.write(to: path)
 }
+
+/// The products of the build configuration under test: SwiftPM puts the `lookup` executable and
+/// `libcallerid.so` in the folder that holds the test bundle (`.build/<triple>/debug` for
+/// `swift test`, `…/release` for `swift test -c release`, the sanitizer scratch paths for
+/// tools/sanitize.sh). Tests use only those, never another configuration's `.build/debug`:
+/// a release or sanitized run must test its own binaries.
+enum BuiltProducts {
+    /// The package root, from this file's path (Tests/CallerIDTests/TestSupport.swift).
+    static let packageRoot = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// Where the products are looked for: the bundle's folder (Linux: the test executable's
+    /// folder), its parent (macOS: beside the `.xctest` bundle), the executable's folder.
+    static let directories: [URL] = {
+        var dirs = [Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent()]
+        if let exe = Bundle.main.executableURL?.deletingLastPathComponent(), !dirs.contains(exe) { dirs.append(exe) }
+        return dirs
+    }()
+
+    /// The first regular file called `name` in ``directories``.
+    static func file(_ name: String) -> URL? {
+        directories.map { $0.appendingPathComponent(name) }.first { url in
+            var isDirectory: ObjCBool = false
+            return FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) && !isDirectory.boolValue
+        }
+    }
+
+    /// The built `lookup` executable (SIGPIPE ignored from then on: a child that exits before
+    /// reading all of its stdin must not kill the test runner).
+    static let lookup: URL? = {
+        _ = signal(SIGPIPE, SIG_IGN)
+        return file("lookup").flatMap { FileManager.default.isExecutableFile(atPath: $0.path) ? $0 : nil }
+    }()
+
+    /// Why a product is missing: the folders searched.
+    static func missing(_ name: String) -> String {
+        "\(name) was not found beside the test bundle; build the products of this configuration first "
+            + "(swift build --build-tests). Looked in:\n" + directories.map(\.path).joined(separator: "\n")
+    }
+}
