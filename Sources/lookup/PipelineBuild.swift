@@ -71,7 +71,7 @@ func wantsPipeline(_ args: Arguments) -> Bool {
 func pipelineExitCode(_ error: PipelineError) -> Int32 {
     switch error.code {
     case .fileNotFound: Exit.noInput
-    case .io: Exit.ioError
+    case .io, .fileChanged: Exit.ioError
     case .invalidConfiguration: Exit.usage
     default: Exit.dataError
     }
