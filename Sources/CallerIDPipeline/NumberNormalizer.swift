@@ -483,7 +483,8 @@ public struct NumberNormalizer: Sendable {
                 plus = true
             case 0x20, 0x09, 0xA0, 0x2007, 0x2009, 0x202F, 0x3000,                 // spaces
                  0x2D, 0x2010...0x2015, 0x2212, 0xFF0D, 0x2E, 0xB7, 0x5F, 0x27,       // dashes, dots, '_', "'"
-                 0x28, 0x29, 0x5B, 0x5D, 0xFF08, 0xFF09, 0x2F, 0x22, 0x200E, 0x200F:  // brackets, '/', quotes, direction marks
+                 0x28, 0x29, 0x5B, 0x5D, 0xFF08, 0xFF09, 0x2F, 0x22, 0x200E, 0x200F,  // brackets, '/', quotes, direction marks
+                 0x7E:  // '~': "wait for the dial tone", as in the former USSR's 8~10 international prefix
                 continue
             default:
                 if u.properties.isAlphabetic {
