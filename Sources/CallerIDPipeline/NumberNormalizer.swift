@@ -122,6 +122,15 @@ public struct NumberNormalizer: Sendable {
         return try normalize(text, rule: rule, ccOnly: nil)
     }
 
+    /// Reads a number already in E.164 digits (a plain TSV row) as ``normalize(_:country:)``
+    /// reads `+` digits: calling code, length (and allocation with `--validity valid`), a trunk
+    /// prefix after the calling code dropped (`+44 0 20…` is `+44 20…`).
+    /// - Returns: the number to store.
+    public func normalize(e164 number: UInt64) throws(NumberProblem) -> UInt64 {
+        let digits = String(number).utf8.map { $0 - 0x30 }
+        return try international(digits[...], shown: "+" + String(number))
+    }
+
     /// The rule for an ISO code; nil when the country is known but has no detailed rule.
     func ruleFor(country: String) throws(NumberProblem) -> CountryRule? {
         if let r = plan.rule(country: country) { return r }

@@ -16,7 +16,8 @@ private func leftovers(_ dir: TempDir, _ name: String) -> [String] {
 
 /// Records for a TSV input: `count` rows, deterministic, many distinct labels.
 private func tsv(count: Int, seed: UInt64) -> (text: String, expected: [UInt64: Entry]) {
-    let (records, expected) = randomRecords(count: count, seed: seed, duplicateRate: 0.01)
+    let (records, expected) = randomRecords(count: count, seed: seed, duplicateRate: 0.01, minNumber: plausibleNumbers.lowerBound,
+                                            maxNumber: plausibleNumbers.upperBound)
     var text = ""
     text.reserveCapacity(count * 40)
     for r in records { text += "\(r.number)\t\(r.label)\t\(r.category.name)\n" }
