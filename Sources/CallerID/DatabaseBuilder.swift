@@ -170,9 +170,18 @@ public struct DatabaseBuilder {
         layout.syncShift = options.syncShift
         layout.hotLabelBytes = options.compressLabels ? options.hotLabelBytes : Int.max
         let interner = self.interner
+        // The category table in a canonical order — identify and block, then the categories the
+        // kept entries use, by name — so that the same entries give the same file whatever order
+        // the rows came in (a plain TSV build and a pipeline build of one file are identical).
+        var used = [Bool](repeating: false, count: categories.count)
+        for v in vals { used[Int(interner.categories[Int(v)])] = true }
+        let order = [0, 1] + (2..<categories.count).filter { used[$0] }.sorted { categories[$0].name < categories[$1].name }
+        var newCode = [UInt8](repeating: 0, count: categories.count)
+        for (new, old) in order.enumerated() { newCode[old] = UInt8(new) }
+        let table = order.map { categories[$0] }
         let encoded = try FileWriter.encode(keys: keys, values: vals, labelCount: interner.count,
-                                            label: { interner.bytes($0) }, valueCategory: { interner.categories[$0] },
-                                            categories: categories, options: layout)
+                                            label: { interner.bytes($0) }, valueCategory: { newCode[Int(interner.categories[$0])] },
+                                            categories: table, options: layout)
         let summary = BuildSummary(entries: keys.count, duplicatesMerged: duplicates,
                                    distinctLabels: encoded.distinctValues, fileBytes: encoded.image.count)
         return (encoded.image, summary)

@@ -252,22 +252,15 @@ func buildCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     }
     options.compressLabels = !args.flag("--raw-labels")
     let started = Date()
-    // The pipeline's rules for every number (libphonenumber's lengths when it can be loaded),
-    // so that this path and a pipeline build take the same numbers (issue 12).
+    // The pipeline's rules for every number (libphonenumber's lengths when it can be loaded)
+    // and label, so that this path and a pipeline build take the same rows (issue 12).
     let normalizer: NumberNormalizer
     do throws(PipelineError) {
         normalizer = try NumberNormalizer(validity: .possible, rules: .automatic)
     } catch {
         throw ToolError(code: pipelineExitCode(error), message: error.message)
     }
-    let checkNumber: (inout UInt64) -> String? = { number in
-        do throws(NumberProblem) {
-            number = try normalizer.normalize(e164: number)
-            return nil
-        } catch {
-            return error.message
-        }
-    }
+    let rules = normalizer.tsvRowRules()
     var builder = DatabaseBuilder(options: options)
     var badRows = 0
     var reasons: [String: Int] = [:]
@@ -277,11 +270,10 @@ func buildCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     for input in args.positionals {
         progress.phase("reading \(input)")
         do {
-            _ = try builder.addTSV(path: input, checkNumber: checkNumber) { error in
+            _ = try builder.addTSV(path: input, rules: rules) { error in
                 badRows += 1
                 if badRows <= shown { progress.printLine(error.description) }
-                let reason = error.reason.split(separator: ":").last.map { $0.trimmingCharacters(in: .whitespaces) } ?? error.reason
-                reasons[String(reason.prefix(60)), default: 0] += 1
+                reasons[reasonKey(error.reason), default: 0] += 1
                 progress.update("reading \(input): \(badRows) bad rows")
             }
         } catch {
@@ -326,6 +318,23 @@ func buildCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     }
     out.flush()
     return Exit.ok
+}
+
+/// A bad row's reason without the input it quotes ('…' runs become …), so that 100,000 rows
+/// refused for one reason are counted as one line of the summary.
+func reasonKey(_ message: String) -> String {
+    var key = ""
+    var quoted = false
+    for c in message {
+        if c == "'" {
+            if !quoted { key += "…" }
+            quoted.toggle()
+        } else if !quoted {
+            key.append(c)
+        }
+    }
+    if key.hasPrefix("number …: ") { key.removeFirst("number …: ".count) }
+    return String(key.prefix(80))
 }
 
 // MARK: dump
