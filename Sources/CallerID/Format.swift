@@ -46,9 +46,9 @@ enum Format {
     /// Parts of the ranges section, in order, after its header.
     static let rangesPartCount = 8
     /// The writer's ranges per block (each block but the last holds exactly this many).
-    static let defaultRangeBlockSize = 32
+    static let defaultRangeBlockSize = 64
     /// The writer keeps at most this many bytes of range labels raw (hot).
-    static let rangeHotLabelBytes = 16 * 1024
+    static let rangeHotLabelBytes = 4 * 1024
     /// The name of a section kind for messages and `lookup info`.
     static func sectionName(_ kind: UInt32) -> String {
         if let s = Section(rawValue: kind) { return s.description }

@@ -155,8 +155,8 @@ struct RangeTable: @unchecked Sendable {
         let index = parts[0], records = parts[1], categories = parts[2], hotOffsets = parts[3]
         let hotLabels = parts[4], symbolTable = parts[5], coldIndex = parts[6], coldLabels = parts[7]
         let blockCount = (rangeCount + blockSize - 1) / blockSize
-        // Every range costs at least 2 record bytes (its head and its value id).
-        guard rangeCount <= records.count / 2 else { throw bad("\(rangeCount) ranges cannot fit \(records.count) record bytes") }
+        // Every range costs at least 1 record byte (its head).
+        guard rangeCount <= records.count else { throw bad("\(rangeCount) ranges cannot fit \(records.count) record bytes") }
         guard hotCount <= valueCount, valueCount <= rangeCount, (valueCount == 0) == (rangeCount == 0) else {
             throw bad("\(valueCount) values (\(hotCount) hot) for \(rangeCount) ranges")
         }
@@ -248,6 +248,8 @@ struct RangeTable: @unchecked Sendable {
         var remaining: Int
         var isFirst: Bool
         let valueCount: Int
+        /// The two most recently used values of the block (−1: none yet).
+        var recent0 = -1, recent1 = -1
         /// Set when a varint or a decimal code was not in canonical (writer's) form.
         var nonCanonical = false
 
@@ -267,11 +269,10 @@ struct RangeTable: @unchecked Sendable {
             }
         }
 
-        /// `m × 10^e` from a decimal code, nil when m = 0 or the product exceeds maxNumber + 1.
+        /// `m × 10^e` from a decimal code `(m − 1) << 4 | e`, nil when it exceeds maxNumber + 1.
         @inline(__always)
         mutating func decimal(_ code: UInt64) -> UInt64? {
-            let m = code &>> 4, e = Int(code & 15)
-            guard m > 0 else { return nil }
+            let m = (code &>> 4) &+ 1, e = Int(code & 15)
             if e < 15 && m % 10 == 0 { nonCanonical = true }
             let (v, overflow) = m.multipliedReportingOverflow(by: RangeTable.powersOf10[e])
             guard !overflow, v <= Format.maxNumber &+ 1 else { return nil }
@@ -281,19 +282,34 @@ struct RangeTable: @unchecked Sendable {
         /// The next range; nil when the record is damaged (or exhausted).
         @inline(__always)
         mutating func next() -> RawRange? {
-            guard remaining > 0, let head = varint(), let span = decimal(head &>> 1) else { return nil }
+            guard remaining > 0, let head = varint(), let span = decimal(head &>> 3) else { return nil }
             var first = upcoming
             if head & 1 != 0 {
                 guard !isFirst, let g = varint(), let gap = decimal(g) else { return nil }
                 first &+= gap   // upcoming ≤ maxNumber + 1 and gap ≤ maxNumber + 1: no overflow
             }
-            guard let v = varint(), v < UInt64(valueCount) else { return nil }
+            let value: Int
+            switch (head &>> 1) & 3 {
+            case 0:
+                guard let v = varint(), v < UInt64(valueCount) else { return nil }
+                value = Int(v)
+                if value == recent0 || value == recent1 { nonCanonical = true }
+            case 1:
+                guard recent0 >= 0 else { return nil }
+                value = recent0
+            case 2:
+                guard recent1 >= 0 else { return nil }
+                value = recent1
+            default:
+                return nil
+            }
+            if value != recent0 { recent1 = recent0; recent0 = value }
             let last = first &+ (span &- 1)
             guard first <= Format.maxNumber, last <= Format.maxNumber else { return nil }
             upcoming = last &+ 1
             remaining &-= 1
             isFirst = false
-            return RawRange(first: first, last: last, value: Int(v))
+            return RawRange(first: first, last: last, value: value)
         }
     }
 

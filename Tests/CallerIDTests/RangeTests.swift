@@ -213,8 +213,8 @@ private func build(ranges: [LabeledRange], entries: [Entry] = [], rangeBlockSize
 
     @Test func decimalCodes() {
         for (v, m, e) in [(UInt64(1), UInt64(1), UInt64(0)), (10_000, 1, 4), (20_000, 2, 4), (12_345, 12_345, 0),
-                          (1_000_000_000_000_000, 1, 15), (Format.maxNumber + 1, 1, 15), (990, 99, 1)] {
-            #expect(RangeWriter.decimalCode(v) == m << 4 | e)
+                          (1_000_000_000_000_000, 1, 15), (Format.maxNumber + 1, 1, 15), (990, 99, 1), (10_000_000_000_000_000, 10, 15)] {
+            #expect(RangeWriter.decimalCode(v) == (m - 1) << 4 | e)
         }
     }
 }

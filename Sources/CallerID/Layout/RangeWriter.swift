@@ -52,14 +52,18 @@ enum RangeWriter {
         return pieces
     }
 
-    /// The decimal code of `v` ≥ 1: `m << 4 | e` with `v = m × 10^e`, `e` as large as possible
-    /// (≤ 15). Numbering plans are decimal: 10,000 numbers cost one byte.
+    /// The decimal code of `v` ≥ 1: `(m − 1) << 4 | e` with `v = m × 10^e`, `e` as large as
+    /// possible (≤ 15). Numbering plans are decimal: a block of 10,000 numbers has code 4.
     @inline(__always)
     static func decimalCode(_ v: UInt64) -> UInt64 {
         var m = v, e: UInt64 = 0
         while e < 15 && m % 10 == 0 { m /= 10; e += 1 }
-        return m << 4 | e
+        return (m - 1) << 4 | e
     }
+
+    /// How a range's value is given: the value of the block's last range, the one before it
+    /// (of the two most recently used), or explicitly.
+    static let valueExplicit: UInt64 = 0, valueRecent0: UInt64 = 1, valueRecent1: UInt64 = 2
 
     static func appendVarint(_ v: UInt64, to out: inout [UInt8]) {
         var v = v
@@ -78,12 +82,17 @@ enum RangeWriter {
             throw CallerIDError(.invalidInput, "rangeBlockSize must be 1...\(Format.maxBlockEntries)")
         }
         guard pieces.count <= Int(UInt32.max) else { throw CallerIDError(.limitExceeded, "more than 2^32 - 1 ranges") }
-        // Value ids by descending frequency (ties: first occurrence), so that the most used
-        // values get one-byte varints.
+        // Value ids by descending frequency of explicit use (ties: first occurrence), so that
+        // the values most often written get one-byte varints. Within a block, a value equal to
+        // one of the two most recently used is not written (a numbering plan's neighbouring
+        // ranges mostly share their operator and region).
         var freq = [Int](repeating: 0, count: labelCount)
         var firstUse = [Int](repeating: Int.max, count: labelCount)
+        var recent: (UInt32?, UInt32?) = (nil, nil)
         for (i, p) in pieces.enumerated() {
-            freq[Int(p.value)] += 1
+            if i % blockSize == 0 { recent = (nil, nil) }
+            if recent.0 != p.value && recent.1 != p.value { freq[Int(p.value)] += 1 }
+            if recent.0 != p.value { recent = (p.value, recent.0) }
             if firstUse[Int(p.value)] == Int.max { firstUse[Int(p.value)] = i }
         }
         let ordered = (0..<labelCount).filter { freq[$0] > 0 }
@@ -99,13 +108,16 @@ enum RangeWriter {
             guard records.count <= Int(UInt32.max) - (1 << 20) else { throw CallerIDError(.limitExceeded, "range records exceed 4 GiB") }
             index.appendLE(pieces[start].first)
             index.appendLE(UInt32(records.count))
+            var recent: (UInt32?, UInt32?) = (nil, nil)
             for i in start..<(start + n) {
                 let p = pieces[i]
                 let span = decimalCode(p.last - p.first + 1)  // ≤ maxNumber + 1: never 0, never overflows
                 let gap = i == start ? 0 : p.first - pieces[i - 1].last - 1
-                appendVarint(span << 1 | (gap > 0 ? 1 : 0), to: &records)
+                let mode = recent.0 == p.value ? valueRecent0 : recent.1 == p.value ? valueRecent1 : valueExplicit
+                appendVarint(span << 3 | mode << 1 | (gap > 0 ? 1 : 0), to: &records)
                 if gap > 0 { appendVarint(decimalCode(gap), to: &records) }
-                appendVarint(UInt64(idOf[Int(p.value)]), to: &records)
+                if mode == valueExplicit { appendVarint(UInt64(idOf[Int(p.value)]), to: &records) }
+                if recent.0 != p.value { recent = (p.value, recent.0) }
             }
             start += n
         }
