@@ -34,6 +34,13 @@ extension Database {
     /// way (mapped, or decoded for this call).
     public func withAnswer<R>(_ number: UInt64, _ body: (EntryView) -> R) throws(CallerIDError) -> R? {
         if let r = try withEntry(number, body) { return r }
+        return try withRange(number, body)
+    }
+
+    /// The range holding `number` (entries are not consulted): calls `body` with a view whose
+    /// ``EntryView/match`` is ``MatchKind/range(first:last:)``, or returns nil. For precedence
+    /// across several databases: exact entries of every database first, then their ranges.
+    public func withRange<R>(_ number: UInt64, _ body: (EntryView) -> R) throws(CallerIDError) -> R? {
         guard let table = ranges, let found = try table.find(number) else { return nil }
         let category = try table.labels.categoryCode(found.value, categoryCount: categories.count)
         return try table.labels.withLabel(found.value) { (bytes, mapped) throws(CallerIDError) -> R in
