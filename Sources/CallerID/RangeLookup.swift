@@ -32,6 +32,7 @@ extension Database {
     /// it: the view's ``EntryView/match`` says which answered. An exact entry always wins; a
     /// number in no range is not found (nil). The label of a range answer is borrowed the same
     /// way (mapped, or decoded for this call).
+    @inlinable
     public func withAnswer<R>(_ number: UInt64, _ body: (EntryView) -> R) throws(CallerIDError) -> R? {
         if let r = try withEntry(number, body) { return r }
         return try withRange(number, body)
@@ -40,13 +41,41 @@ extension Database {
     /// The range holding `number` (entries are not consulted): calls `body` with a view whose
     /// ``EntryView/match`` is ``MatchKind/range(first:last:)``, or returns nil. For precedence
     /// across several databases: exact entries of every database first, then their ranges.
+    @inlinable
     public func withRange<R>(_ number: UInt64, _ body: (EntryView) -> R) throws(CallerIDError) -> R? {
-        guard let table = ranges, let found = try table.find(number) else { return nil }
-        let category = try table.labels.categoryCode(found.value, categoryCount: categories.count)
-        return try table.labels.withLabel(found.value) { (bytes, mapped) throws(CallerIDError) -> R in
-            body(EntryView(number: number, categoryCode: category, labelBytes: bytes, database: self, labelIsMapped: mapped,
-                           match: .range(first: found.first, last: found.last)))
+        let found = try locateRange(number)
+        if found.located.value < 0 { return nil }
+        let match = MatchKind.range(first: found.first, last: found.last)
+        if found.located.isHot {
+            return body(EntryView(number: number, categoryCode: found.located.category, labelBytes: found.located.bytes,
+                                  database: self, labelIsMapped: true, match: match))
         }
+        return try withUnsafeTemporaryAllocation(byteCount: Database.coldBufferBytes(found.located.bytes), alignment: 8) { (buffer) throws(CallerIDError) -> R in
+            let n = try decodeRangeCold(found.located.bytes, found.located.value, into: buffer.baseAddress!, bufferBytes: buffer.count)
+            return body(EntryView(number: number, categoryCode: found.located.category, labelBytes: UnsafeRawBufferPointer(start: buffer.baseAddress!, count: n),
+                                  database: self, labelIsMapped: false, match: match))
+        }
+    }
+
+    /// The non-generic part of ``withRange(_:_:)`` (so that it specializes in the caller's
+    /// module without runtime generic metadata): the range's bounds, its value's category and
+    /// its label's bytes (raw when hot, coded when cold); value −1 when no range holds `number`.
+    @usableFromInline
+    func locateRange(_ number: UInt64) throws(CallerIDError) -> (located: Located, first: UInt64, last: UInt64) {
+        guard let table = ranges, let found = try table.find(number) else {
+            return (Located(value: -1, category: 0, isHot: false, bytes: UnsafeRawBufferPointer(start: nil, count: 0)), 0, 0)
+        }
+        let labels = table.labels
+        let category = try labels.categoryCode(found.value, categoryCount: categories.count)
+        if found.value < labels.hotCount {
+            return (Located(value: found.value, category: category, isHot: true, bytes: try labels.hotLabel(found.value)), found.first, found.last)
+        }
+        return (Located(value: found.value, category: category, isHot: false, bytes: try labels.coldCodes(found.value)), found.first, found.last)
+    }
+
+    @usableFromInline
+    func decodeRangeCold(_ codes: UnsafeRawBufferPointer, _ id: Int, into out: UnsafeMutableRawPointer, bufferBytes: Int) throws(CallerIDError) -> Int {
+        try ranges!.labels.decodeCold(codes, id, into: out, bufferBytes: bufferBytes)
     }
 
     /// The entry for `number`, or else the answer of the range holding it (``Entry/match`` says

@@ -3,8 +3,8 @@
 
 /// A value table of hot (raw) and cold (symbol-coded) labels with a category per value: the
 /// layout of sections 6–11, here the one inside the ranges section. Every offset read from it
-/// is checked before use.
-struct LabelTable: @unchecked Sendable {
+/// is checked before use. A class: lookups borrow it without retaining its parts.
+final class LabelTable: @unchecked Sendable {
     // @unchecked: views into the database's immutable mapping.
     let valueCount: Int
     let hotCount: Int
@@ -17,6 +17,20 @@ struct LabelTable: @unchecked Sendable {
     let path: String
     /// "range value" in messages.
     let what: String
+
+    init(valueCount: Int, hotCount: Int, valueCategories: ByteView, hotOffsets: ByteView, hotLabels: ByteView,
+         coldIndex: ByteView, coldLabels: ByteView, symbols: LabelSymbolDecoder, path: String, what: String) {
+        self.valueCount = valueCount
+        self.hotCount = hotCount
+        self.valueCategories = valueCategories
+        self.hotOffsets = hotOffsets
+        self.hotLabels = hotLabels
+        self.coldIndex = coldIndex
+        self.coldLabels = coldLabels
+        self.symbols = symbols
+        self.path = path
+        self.what = what
+    }
 
     var coldGroups: Int { (valueCount - hotCount + (1 << Format.coldGroupShift) - 1) >> Format.coldGroupShift }
 
@@ -123,8 +137,9 @@ struct RawRange: Equatable {
     var value: Int
 }
 
-/// The ranges section (kind 12), checked at open in O(1) and at use.
-struct RangeTable: @unchecked Sendable {
+/// The ranges section (kind 12), checked at open in O(1) and at use. A class: a lookup
+/// borrows it without copying (and retaining) its views and decoders.
+final class RangeTable: @unchecked Sendable {
     // @unchecked: views into the database's immutable mapping.
     let rangeCount: Int
     let blockCount: Int
@@ -133,6 +148,7 @@ struct RangeTable: @unchecked Sendable {
     let records: ByteView
     let labels: LabelTable
     let path: String
+    private let powers: UnsafeMutablePointer<UInt64>
 
     /// Checks the section's header, the sizes of its parts, the index's ends, the hot offsets'
     /// and cold index's spans and the symbol table: O(1) in the number of ranges.
@@ -178,6 +194,8 @@ struct RangeTable: @unchecked Sendable {
             throw bad("cold label index does not span the cold labels")
         }
         guard let symbols = LabelSymbolDecoder(symbolTable.buffer) else { throw bad("label symbol table is malformed") }
+        powers = UnsafeMutablePointer<UInt64>.allocate(capacity: 16)
+        for e in 0..<16 { powers[e] = RangeTable.powerOf10(e) }
         self.rangeCount = rangeCount
         self.blockCount = blockCount
         self.blockSize = blockSize
@@ -188,6 +206,8 @@ struct RangeTable: @unchecked Sendable {
                             hotLabels: hotLabels, coldIndex: coldIndex, coldLabels: coldLabels, symbols: symbols, path: path,
                             what: "range value")
     }
+
+    deinit { powers.deallocate() }
 
     @inline(__always)
     func firstKey(_ b: Int) -> UInt64 { index.u64(Format.indexEntrySize &* b) }
@@ -217,7 +237,7 @@ struct RangeTable: @unchecked Sendable {
         guard start < end, end <= records.count, first <= Format.maxNumber else {
             throw CallerIDError.corrupt(path, "ranges: block \(b): record at \(start)..<\(end) or first number \(first) is damaged")
         }
-        return BlockDecoder(records: records, at: start, end: end, upcoming: first, remaining: count(ofBlock: b), isFirst: true,
+        return BlockDecoder(records: records, powers: powers, at: start, end: end, upcoming: first, remaining: count(ofBlock: b), isFirst: true,
                             valueCount: labels.valueCount)
     }
 
@@ -241,6 +261,8 @@ struct RangeTable: @unchecked Sendable {
     /// the value count, no gap flag on a block's first range.
     struct BlockDecoder {
         let records: ByteView
+        /// 10^0 … 10^15 (a load instead of a switch: no indirect branch per range).
+        let powers: UnsafePointer<UInt64>
         var at: Int
         let end: Int
         /// The smallest first number the next range may have (the block's first number for its first range).
@@ -250,11 +272,21 @@ struct RangeTable: @unchecked Sendable {
         let valueCount: Int
         /// The two most recently used values of the block (−1: none yet).
         var recent0 = -1, recent1 = -1
-        /// Set when a varint or a decimal code was not in canonical (writer's) form.
+        /// Set when a varint or a decimal code was not in canonical (writer's) form (checked
+        /// only when `checkCanonical`: verify).
         var nonCanonical = false
+        var checkCanonical = false
 
         @inline(__always)
         mutating func varint() -> UInt64? {
+            // One byte (almost every head and value id): no loop.
+            if at < end {
+                let byte = records.u8(at)
+                if byte < 0x80 {
+                    at &+= 1
+                    return UInt64(byte)
+                }
+            }
             var v: UInt64 = 0, shift: UInt64 = 0
             while true {
                 guard at < end, shift < 63 else { return nil }
@@ -262,7 +294,7 @@ struct RangeTable: @unchecked Sendable {
                 at &+= 1
                 v |= UInt64(byte & 0x7F) &<< shift
                 if byte < 0x80 {
-                    if byte == 0 && shift > 0 { nonCanonical = true }
+                    if byte == 0 && shift > 0 && checkCanonical { nonCanonical = true }
                     return v
                 }
                 shift &+= 7
@@ -273,8 +305,8 @@ struct RangeTable: @unchecked Sendable {
         @inline(__always)
         mutating func decimal(_ code: UInt64) -> UInt64? {
             let m = (code &>> 4) &+ 1, e = Int(code & 15)
-            if e < 15 && m % 10 == 0 { nonCanonical = true }
-            let (v, overflow) = m.multipliedReportingOverflow(by: RangeTable.powersOf10[e])
+            if checkCanonical && e < 15 && m % 10 == 0 { nonCanonical = true }
+            let (v, overflow) = m.multipliedReportingOverflow(by: powers[e])
             guard !overflow, v <= Format.maxNumber &+ 1 else { return nil }
             return v
         }
@@ -288,22 +320,20 @@ struct RangeTable: @unchecked Sendable {
                 guard !isFirst, let g = varint(), let gap = decimal(g) else { return nil }
                 first &+= gap   // upcoming ≤ maxNumber + 1 and gap ≤ maxNumber + 1: no overflow
             }
-            let value: Int
-            switch (head &>> 1) & 3 {
-            case 0:
+            let mode = (head &>> 1) & 3
+            var value: Int
+            if mode == 0 {
                 guard let v = varint(), v < UInt64(valueCount) else { return nil }
                 value = Int(v)
-                if value == recent0 || value == recent1 { nonCanonical = true }
-            case 1:
-                guard recent0 >= 0 else { return nil }
-                value = recent0
-            case 2:
-                guard recent1 >= 0 else { return nil }
-                value = recent1
-            default:
-                return nil
+                if checkCanonical && (value == recent0 || value == recent1) { nonCanonical = true }
+            } else {
+                // 1: the last value, 2: the one before (selects, not branches); 3 is invalid.
+                value = mode == 1 ? recent0 : recent1
+                guard mode != 3, value >= 0 else { return nil }
             }
-            if value != recent0 { recent1 = recent0; recent0 = value }
+            let changed = value != recent0
+            recent1 = changed ? recent0 : recent1
+            recent0 = value
             let last = first &+ (span &- 1)
             guard first <= Format.maxNumber, last <= Format.maxNumber else { return nil }
             upcoming = last &+ 1
@@ -313,7 +343,28 @@ struct RangeTable: @unchecked Sendable {
         }
     }
 
-    static let powersOf10: [UInt64] = (0..<16).map { e in (0..<e).reduce(1) { r, _ in r * 10 } }
+    /// 10^e for e in 0…15.
+    @inline(__always)
+    static func powerOf10(_ e: Int) -> UInt64 {
+        switch e & 15 {
+        case 0: 1
+        case 1: 10
+        case 2: 100
+        case 3: 1_000
+        case 4: 10_000
+        case 5: 100_000
+        case 6: 1_000_000
+        case 7: 10_000_000
+        case 8: 100_000_000
+        case 9: 1_000_000_000
+        case 10: 10_000_000_000
+        case 11: 100_000_000_000
+        case 12: 1_000_000_000_000
+        case 13: 10_000_000_000_000
+        case 14: 100_000_000_000_000
+        default: 1_000_000_000_000_000
+        }
+    }
 
     /// Verify: every block decodes completely and canonically, ends exactly at the next block's
     /// record, its first number is above the previous block's last, and the labels check out.
@@ -325,6 +376,7 @@ struct RangeTable: @unchecked Sendable {
         for b in 0..<blockCount {
             if let p = previousLast { guard firstKey(b) > p else { throw bad("block \(b) starts at or before the previous block's last number") } }
             var d = try decoder(b)
+            d.checkCanonical = true
             while d.remaining > 0 {
                 guard let r = d.next() else { throw bad("block \(b) is damaged") }
                 previousLast = r.last
