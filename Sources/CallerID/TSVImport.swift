@@ -25,6 +25,15 @@ extension DatabaseBuilder {
     /// - Throws: ``CallerIDError`` when the file cannot be read, or (`.invalidInput`) when its
     ///   first bytes show it is not UTF-8 text: UTF-16, or binary data such as `/dev/zero`.
     public mutating func addTSV(path: String, onError: (RowError) -> Void) throws(CallerIDError) -> Int {
+        try addTSV(path: path, checkNumber: nil, onError: onError)
+    }
+
+    /// ``addTSV(path:onError:)`` with a further check of each number: `checkNumber` returns why
+    /// a number is refused (a bad row with that reason), or nil, and may rewrite it (`+44 0 20…`
+    /// stored as `+44 20…`). The `lookup` tool passes the pipeline's check, so that a plain TSV
+    /// build and a pipeline build take the same numbers.
+    package mutating func addTSV(path: String, checkNumber: ((inout UInt64) -> String?)?,
+                                 onError: (RowError) -> Void) throws(CallerIDError) -> Int {
         var reader = try LineReader(path: path)
         defer { reader.close() }
         var added = 0
@@ -40,7 +49,7 @@ extension DatabaseBuilder {
         }) { (line, lineNumber) throws(CallerIDError) in
             if line.isEmpty || line[0] == UInt8(ascii: "#") { return }
             do throws(CallerIDError) {
-                try addTSVRow(line, categoryCache: &categoryCache)
+                try addTSVRow(line, categoryCache: &categoryCache, checkNumber: checkNumber)
                 added += 1
             } catch {
                 onError(RowError(file: path, line: lineNumber, reason: error.message))
@@ -49,7 +58,8 @@ extension DatabaseBuilder {
         return added
     }
 
-    private mutating func addTSVRow(_ line: UnsafeRawBufferPointer, categoryCache: inout CategoryCache) throws(CallerIDError) {
+    private mutating func addTSVRow(_ line: UnsafeRawBufferPointer, categoryCache: inout CategoryCache,
+                                    checkNumber: ((inout UInt64) -> String?)?) throws(CallerIDError) {
         // Up to three TAB positions, without allocating per row.
         var tabs = TabPositions()
         for i in 0..<line.count where line[i] == 0x09 {
@@ -65,11 +75,14 @@ extension DatabaseBuilder {
         let numberField = UnsafeRawBufferPointer(rebasing: line[0..<tabs[0]])
         let labelEnd = tabs.count > 1 ? tabs[1] : line.count
         let label = UnsafeRawBufferPointer(rebasing: line[(tabs[0] + 1)..<labelEnd])
-        let number: UInt64
+        var number: UInt64
         do throws(CallerIDError) {
             number = try PhoneNumber.parse(bytes: numberField)
         } catch {
             throw CallerIDError(.invalidNumber, "number \(quotedInput(numberField)): \(error.message)")
+        }
+        if let checkNumber, let problem = checkNumber(&number) {
+            throw CallerIDError(.invalidNumber, problem)
         }
         guard validUTF8(label) else {
             throw CallerIDError(.invalidInput, "label is not valid UTF-8")

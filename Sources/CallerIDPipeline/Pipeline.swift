@@ -109,7 +109,7 @@ public final class Pipeline {
 
     public init(options: PipelineOptions) throws(PipelineError) {
         self.options = options
-        self.normalizer = NumberNormalizer(plan: options.numberingPlan)
+        self.normalizer = try NumberNormalizer(plan: options.numberingPlan, validity: options.validity, rules: options.numberRules)
         if let c = options.country, options.numberingPlan.callingCode(country: c) == nil {
             throw PipelineError(.invalidConfiguration, "unknown country '\(c)': use an ISO 3166 alpha-2 code such as RU, US, KR")
         }

@@ -302,60 +302,9 @@ extension Pipeline {
         return (result, duplicates)
     }
 
-    /// Entry indices ordered by number, input order kept among equal numbers.
-    ///
-    /// A stable most-significant-digit radix sort of the indices on 8-bit digits, reading the
-    /// numbers in place: it needs the result and one scratch array (8 bytes per number), where
-    /// an LSD sort of (number, index) pairs needed 24. Small buckets finish with a comparison
-    /// sort that breaks ties by index, which is the stable order.
-    func sortedOrder() -> [Int32] {
-        let n = numbers.count
-        var order = Array(0..<Int32(n))
-        guard n > 1 else { return order }
-        let bits = 64 - (numbers.max() ?? 0).leadingZeroBitCount
-        var scratch = [Int32](repeating: 0, count: n)
-        numbers.withUnsafeBufferPointer { keys in
-            order.withUnsafeMutableBufferPointer { order in
-                scratch.withUnsafeMutableBufferPointer { scratch in
-                    Pipeline.radixSort(keys: keys, order: order, scratch: scratch, range: 0..<n, shift: max(0, bits - 8))
-                }
-            }
-        }
-        return order
-    }
-
-    private static func radixSort(keys: UnsafeBufferPointer<UInt64>, order: UnsafeMutableBufferPointer<Int32>,
-                                  scratch: UnsafeMutableBufferPointer<Int32>, range: Range<Int>, shift: Int) {
-        if range.count <= 1 { return }
-        if range.count <= 64 {
-            var bucket = UnsafeMutableBufferPointer(rebasing: order[range])
-            bucket.sort { a, b in
-                let x = keys[Int(a)], y = keys[Int(b)]
-                return x != y ? x < y : a < b
-            }
-            return
-        }
-        // Bits above `shift + 8` are equal within `range` (earlier levels split on them).
-        var starts = [Int](repeating: 0, count: 257)
-        for k in range { starts[Int((keys[Int(order[k])] >> UInt64(shift)) & 0xFF) + 1] += 1 }
-        // Counts sit one slot up, so the running sum leaves the start of bucket d in starts[d]
-        // (and the end of the last in starts[256]).
-        var sum = range.lowerBound
-        for d in 0..<257 { sum += starts[d]; starts[d] = sum }
-        var next = starts
-        for k in range {
-            let e = order[k]
-            let d = Int((keys[Int(e)] >> UInt64(shift)) & 0xFF)
-            scratch[next[d]] = e
-            next[d] += 1
-        }
-        for k in range { order[k] = scratch[k] }
-        guard shift > 0 else { return }
-        let lower = max(0, shift - 8)
-        for d in 0..<256 where starts[d + 1] - starts[d] > 1 {
-            radixSort(keys: keys, order: order, scratch: scratch, range: starts[d]..<starts[d + 1], shift: lower)
-        }
-    }
+    /// Entry indices ordered by number, input order kept among equal numbers (the core's
+    /// `stableOrder(of:)`, the package's one sort).
+    func sortedOrder() -> [Int32] { stableOrder(of: numbers) }
 
     /// The `n` heaviest entries (last row per number; ties: smaller number first), ascending.
     func topEntries(_ n: Int) -> ([Int32], Int) {

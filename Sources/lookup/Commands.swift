@@ -1,6 +1,7 @@
 import Foundation
 import CallerID
 import CallerIDDirectory
+import CallerIDPipeline
 
 /// Exit code for a library error.
 func exitCode(for error: CallerIDError) -> Int32 {
@@ -285,6 +286,22 @@ func buildCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     }
     options.compressLabels = !args.flag("--raw-labels")
     let started = Date()
+    // The pipeline's rules for every number (libphonenumber's lengths when it can be loaded),
+    // so that this path and a pipeline build take the same numbers (issue 12).
+    let normalizer: NumberNormalizer
+    do throws(PipelineError) {
+        normalizer = try NumberNormalizer(validity: .possible, rules: .automatic)
+    } catch {
+        throw ToolError(code: pipelineExitCode(error), message: error.message)
+    }
+    let checkNumber: (inout UInt64) -> String? = { number in
+        do throws(NumberProblem) {
+            number = try normalizer.normalize(e164: number)
+            return nil
+        } catch {
+            return error.message
+        }
+    }
     var builder = DatabaseBuilder(options: options)
     var badRows = 0
     var reasons: [String: Int] = [:]
@@ -294,7 +311,7 @@ func buildCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     for input in args.positionals {
         progress.phase("reading \(input)")
         do {
-            _ = try builder.addTSV(path: input) { error in
+            _ = try builder.addTSV(path: input, checkNumber: checkNumber) { error in
                 badRows += 1
                 if badRows <= shown { progress.printLine(error.description) }
                 let reason = error.reason.split(separator: ":").last.map { $0.trimmingCharacters(in: .whitespaces) } ?? error.reason

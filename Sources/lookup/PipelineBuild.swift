@@ -7,7 +7,7 @@ let pipelineValued: [String] = [
     "--format", "--delimiter", "--encoding", "--header",
     "--number-field", "--label-field", "--category-field", "--region-field", "--weight-field", "--country-field",
     "--range-end-field", "--number-prefix-field", "--pad-number",
-    "--country", "--numbering-plan", "--label-replace", "--max-label-bytes", "--category-map", "--category",
+    "--country", "--numbering-plan", "--validity", "--number-rules", "--label-replace", "--max-label-bytes", "--category-map", "--category",
     "--max-range-expansion", "--max-expanded-total", "--split-by", "--region-map", "--region-after", "--max-entries", "--top", "--max-bad-rows", "--errors",
     "--dataset-version", "--block-list",
 ]
@@ -34,7 +34,13 @@ Input
   --pad-number N                left-pad the number and range end with zeros to N digits
 Numbers
   --country XX                  ISO 3166 country for national forms (8 913…, 02-758…, 01454 …)
-  --numbering-plan FILE.json    add or override country rules (see docs/PIPELINE.md)
+  --numbering-plan FILE.json    add or override country rules (see docs/PIPELINE.md); these
+                                countries are read with the file's rules, not libphonenumber's
+  --validity possible|valid|any possible (default): the length fits the country's numbers;
+                                valid: also in a range libphonenumber knows as allocated;
+                                any: any number of at most 15 digits with a calling code
+  --number-rules auto|libphonenumber|table   what reads numbers: libphonenumber when it can
+                                be loaded (auto, the default), or the built-in table only
   --keep-ranges                 store range rows as ranges (no expansion, no expansion limits; a
                                 one-number row stays an entry); where ranges overlap, the narrowest
                                 wins, then the later row; numbers without an entry answer the range
@@ -76,7 +82,7 @@ func wantsPipeline(_ args: Arguments) -> Bool {
 func pipelineExitCode(_ error: PipelineError) -> Int32 {
     switch error.code {
     case .fileNotFound: Exit.noInput
-    case .io: Exit.ioError
+    case .io, .fileChanged: Exit.ioError
     case .invalidConfiguration: Exit.usage
     default: Exit.dataError
     }
@@ -145,6 +151,16 @@ func pipelineOptions(_ args: Arguments) throws(ToolError) -> PipelineOptions {
         if let map = args.value("--region-map") { o.regionMap = try RegionMap(contentsOf: map) }
     } catch {
         throw ToolError(code: pipelineExitCode(error), message: error.message)
+    }
+    if let v = args.value("--validity") {
+        guard let validity = NumberValidity(rawValue: v) else { throw usage("--validity takes possible, valid or any, not '\(v)'") }
+        o.validity = validity
+    }
+    switch args.value("--number-rules") {
+    case nil, "auto": o.numberRules = .automatic
+    case "libphonenumber": o.numberRules = .libphonenumber
+    case "table": o.numberRules = .builtInTable
+    case let other?: throw usage("--number-rules takes auto, libphonenumber or table, not '\(other)'")
     }
     if let c = args.value("--country") {
         guard o.numberingPlan.callingCode(country: c) != nil else {
