@@ -11,7 +11,7 @@ _lookup_options() {
                 "--format --delimiter --encoding --header" \
                 "--number-field --label-field --category-field --weight-field --region-field --country-field" \
                 "--range-end-field --number-prefix-field --pad-number" \
-                "--country --numbering-plan --validity --number-rules --max-range-expansion --max-expanded-total" \
+                "--country --numbering-plan --validity --number-rules --keep-ranges --max-range-expansion --max-expanded-total" \
                 "--label-replace --max-label-bytes --category-map --category" \
                 "--split-by --region-map --region-after --block-list --max-entries --top --dataset-version" \
                 "--errors --max-bad-rows --progress --no-progress --help" ;;

@@ -26,6 +26,8 @@ public struct OutputFile: Sendable, Equatable {
     /// XXH3-64 (seed 0) of the whole file.
     public var xxh3: UInt64
     public var duplicatesMerged: Int
+    /// Ranges stored as ranges in this file (``PipelineOptions/keepRanges``).
+    public var ranges: Int = 0
 }
 
 /// What ``Pipeline/write(to:)`` did.
@@ -44,6 +46,8 @@ public struct PipelineSummary: Sendable {
     public var warningsByKind: [WarningKind: Int]
     public var rangeRows: Int
     public var rangeNumbers: Int
+    /// Ranges written as ranges (``PipelineOptions/keepRanges``), after overlaps were resolved.
+    public var rangesKept: Int = 0
     public var datasetVersion: String
     public var buildTime: String
     /// Entries written, all files but the top-N set.
@@ -146,7 +150,7 @@ extension Pipeline {
             // that can abort the build has passed by now.
             let p = plan[0]
             announce(p.fileName, p.shard.count, 1)
-            var file = try writeDatabase(p.shard, to: target, fileName: p.fileName)
+            var file = try writeDatabase(p.shard, to: target, fileName: p.fileName, withRanges: true)
             let list = groups.lists[p.list]
             file.region = list.region
             file.kind = list.kind
@@ -168,7 +172,7 @@ extension Pipeline {
         var files: [OutputFile] = []
         for (i, p) in plan.enumerated() {
             announce(p.fileName, p.shard.count, i + 1)
-            var file = try writeDatabase(p.shard, to: "\(temp.path)/\(p.fileName)", fileName: p.fileName)
+            var file = try writeDatabase(p.shard, to: "\(temp.path)/\(p.fileName)", fileName: p.fileName, withRanges: i == 0)
             let list = groups.lists[p.list]
             file.region = list.region
             file.kind = list.kind
@@ -223,11 +227,13 @@ extension Pipeline {
         }
         let buildTime = Pipeline.timestamp(options.buildTime)
         let version = options.datasetVersion ?? Pipeline.contentVersion(files)
-        return PipelineSummary(
+        var result = PipelineSummary(
             output: output, isDirectory: isDirectory, files: files, rowsRead: rowsRead, rowsRejected: rowsRejected,
             numbersAccepted: numbersAccepted, duplicatesMerged: duplicates, distinctLabels: distinct,
             rejectedByReason: rejectedByReason, warningsByKind: warningsByKind, rangeRows: rangeRows, rangeNumbers: rangeNumbers,
             datasetVersion: version, buildTime: buildTime)
+        result.rangesKept = files.reduce(0) { $0 + $1.ranges }
+        return result
     }
 
     // MARK: Grouping
@@ -320,11 +326,17 @@ extension Pipeline {
 
     // MARK: Writing
 
-    private func writeDatabase(_ entries: ArraySlice<Int32>, to path: String, fileName: String) throws(PipelineError) -> OutputFile {
+    private func writeDatabase(_ entries: ArraySlice<Int32>, to path: String, fileName: String, withRanges: Bool = false) throws(PipelineError) -> OutputFile {
         var builder = DatabaseBuilder(options: options.buildOptions)
         var categories: [String: Int] = [:]
         var actions: [String: Int] = [:]
         do {
+            if withRanges {
+                for k in keptFirst.indices {
+                    let p = payloads[Int(keptPayload[k])]
+                    try builder.addRange(keptFirst[k], keptLast[k], label: p.label, category: p.category)
+                }
+            }
             for e in entries {
                 let p = payloads[Int(payloadOf[Int(e)])]
                 try builder.add(numbers[Int(e)], label: p.label, category: p.category)
@@ -345,7 +357,7 @@ extension Pipeline {
         return OutputFile(file: fileName, region: "", kind: "", shard: 1, shards: 1, entries: summary.entries,
                           firstNumber: entries.first.map { numbers[Int($0)] }, lastNumber: entries.last.map { numbers[Int($0)] },
                           rangeStart: nil, rangeEnd: nil, categories: categories, actions: actions,
-                          bytes: summary.fileBytes, xxh3: hash, duplicatesMerged: summary.duplicatesMerged)
+                          bytes: summary.fileBytes, xxh3: hash, duplicatesMerged: summary.duplicatesMerged, ranges: summary.ranges)
     }
 
     private func uniqueFileBase(_ base: String, _ used: inout Set<String>) -> String {
