@@ -155,7 +155,7 @@ public final class Pipeline {
             onRecord: { (record) throws(PipelineError) in
                 if fields == nil {
                     // First TSV/CSV record: a header or data.
-                    let (slots, isHeader) = try FieldSlots.delimited(first: record, options: self.options, file: path)
+                    let (slots, isHeader) = try FieldSlots.delimited(first: record, format: format, options: self.options, file: path)
                     fields = slots
                     if isHeader { return }
                 }
@@ -247,6 +247,11 @@ public final class Pipeline {
             }
         }
 
+        if let maxColumns = f.maxColumns, record.values.count > maxColumns {
+            try rejectRow(.extraFields, "more than \(maxColumns) columns: expected NUMBER<TAB>LABEL[<TAB>CATEGORY] "
+                          + "(choose columns with --number-field, --label-field and --category-field to read a wider file)")
+            return
+        }
         guard let numberText = try field(f.number, "number", required: true) else { return }
         var raw = numberText ?? ""
         var country = options.country
@@ -478,6 +483,10 @@ struct FieldSlots {
     var country: Slot?
     var rangeEnd: Slot?
     var numberPrefix: Slot?
+    /// The plain layout (a TSV file without a header, no field chosen): NUMBER, LABEL and
+    /// CATEGORY, so a row with more columns is a bad row, as in a plain `lookup build`
+    /// (a TAB inside a label would shift the category otherwise).
+    var maxColumns: Int? = nil
 
     static let defaultNames: [String: [String]] = [
         "number": ["number", "phone", "phonenumber", "tel", "telephone", "msisdn", "e164", "номер", "телефон"],
@@ -516,7 +525,7 @@ struct FieldSlots {
     private init() {}
 
     /// TSV/CSV: decides from the first record whether it is a header and resolves the fields.
-    static func delimited(first: Record, options: PipelineOptions, file: String) throws(PipelineError) -> (FieldSlots, Bool) {
+    static func delimited(first: Record, format: InputFormat, options: PipelineOptions, file: String) throws(PipelineError) -> (FieldSlots, Bool) {
         let selectors = [options.numberField, options.labelField, options.categoryField, options.regionField,
                          options.weightField, options.countryField, options.rangeEndField, options.numberPrefixField]
         let byName = (selectors + options.additionalLabelFields.map { Optional($0) }).contains { if case .name = $0 { true } else { false } }
@@ -580,6 +589,9 @@ struct FieldSlots {
         slots.country = try resolve(options.countryField, nil, "country")
         slots.rangeEnd = try resolve(options.rangeEndField, nil, "range end")
         slots.numberPrefix = try resolve(options.numberPrefixField, nil, "number prefix")
+        if !isHeader && format == .tsv && (selectors + options.additionalLabelFields.map { Optional($0) }).allSatisfy({ $0 == nil }) {
+            slots.maxColumns = 3
+        }
         return (slots, isHeader)
     }
 }
