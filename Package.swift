@@ -36,6 +36,17 @@ let package = Package(
             pkgConfig: "liblz4",
             providers: [.apt(["liblz4-dev", "libxxhash-dev"])]
         ),
+        // Debian's libsodium (Ed25519, SHA-256) for signed build directories, Linux only; Apple
+        // platforms use CryptoKit. Internal to the package: never a product.
+        .systemLibrary(
+            name: "CSodium",
+            path: "CSodium",
+            pkgConfig: "libsodium",
+            providers: [.apt(["libsodium-dev"])]
+        ),
+        // libcurl opened with dlopen when `lookup fetch` runs, never linked: the tool's start-up
+        // does not load libcurl, OpenSSL and their dependencies (docs/CALL-DIRECTORY.md).
+        .target(name: "CHTTPLoader", path: "Sources/CHTTPLoader"),
         // Portable C: LZ4 block codec, XXH3/XXH64, prefetch hint, rename exchange, heap statistics.
         .target(name: "CPortable", path: "Sources/CPortable"),
         .target(
@@ -44,15 +55,16 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         // Ingestion: input formats, encodings, number normalization, regions, shards, manifest.
+        // Depends on CallerIDDirectory for the one manifest model and SHA-256 (never the reverse).
         .target(
             name: "CallerIDPipeline",
-            dependencies: ["CallerID"],
+            dependencies: ["CallerID", "CallerIDDirectory"],
             swiftSettings: strictSettings
         ),
         // Feeding a Call Directory: installed store, merged stream, slots, chunked/incremental loading.
         .target(
             name: "CallerIDDirectory",
-            dependencies: ["CallerID"],
+            dependencies: ["CallerID", .target(name: "CSodium", condition: .when(platforms: [.linux]))],
             swiftSettings: strictSettings
         ),
         // Exports the C functions of include/callerid.h (`@c`); built into libcallerid.so.
@@ -63,7 +75,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "lookup",
-            dependencies: ["CallerID", "CallerIDPipeline", "CallerIDDirectory"],
+            dependencies: ["CallerID", "CallerIDPipeline", "CallerIDDirectory", "CHTTPLoader"],
             swiftSettings: strictSettings
         ),
         .testTarget(
