@@ -18,9 +18,11 @@ Each request is logged to stderr as 'GET PATH RANGE' so tests can count download
 """
 import http.server
 import os
+import signal
 import socket
 import sys
 import threading
+import time
 import urllib.parse
 
 ROOT = os.path.abspath(sys.argv[1])
@@ -85,6 +87,19 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(body)
 
 
+# The test runner may start us with SIGTERM blocked; never outlive it, nor 5 minutes.
+signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGTERM, signal.SIGINT])
+PARENT = os.getppid()
+
+
+def watchdog():
+    deadline = time.time() + 300
+    while time.time() < deadline and os.getppid() == PARENT:
+        time.sleep(0.5)
+    os._exit(0)
+
+
+threading.Thread(target=watchdog, daemon=True).start()
 server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
 server.daemon_threads = True
 with open(PORT_FILE + ".tmp", "w") as f:
