@@ -15,8 +15,8 @@ let keygenHelp = """
 usage: lookup keygen -o NAME
 
 Writes a new Ed25519 key pair: the secret key NAME (mode 0600; keep it off the web server
-and out of the app) and the public key NAME.pub (ship it with the app, or pass it to
-'lookup install --trust' and 'lookup fetch --trust'). Refuses to overwrite either file.
+and out of the app) and the public key NAME.pub (ship it with the app; 'lookup install'
+and 'lookup fetch' take it to check signatures). Refuses to overwrite either file.
 
 Exit: 0 written, 64 usage or a file exists, 74 I/O error.
 
@@ -27,8 +27,8 @@ func keygenCommand(_ raw: [String]) throws(ToolError) -> Int32 {
         print(keygenHelp, terminator: "")
         return Exit.ok
     }
-    let args = try Arguments(raw, command: "keygen", valued: ["-o", "--output"], flags: [])
-    guard let name = args.value("-o") ?? args.value("--output") else { throw .usage("no key file: pass -o NAME", command: "keygen") }
+    let args = try Arguments(raw, command: "keygen", valued: ["-o"], flags: [])
+    guard let name = args.value("-o") else { throw .usage("no key file: pass -o NAME", command: "keygen") }
     guard args.positionals.isEmpty else { throw .usage("unexpected argument '\(args.positionals[0])'", command: "keygen") }
     do {
         let key = try SigningSecretKey.generate()
@@ -94,7 +94,7 @@ usage: lookup fetch URL --store DIR --trust NAME.pub [--allow-downgrade] [--json
 Brings the store DIR up to date from URL, a web folder holding a signed build directory
 (manifest.json, manifest.json.sig and the databases as static files):
 downloads the manifest and its signature and verifies them with the public key NAME.pub
-(and with the key the store requires, if 'install --require-signature' recorded one);
+(and with the key the store requires, if an install recorded one);
 downloads only the files whose SHA-256 is not in the store's current generation, resuming
 an interrupted file with an HTTP Range request; checks each file's size and SHA-256; and
 installs the new generation through the install path (every file verified, one atomic
