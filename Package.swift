@@ -18,6 +18,8 @@ let package = Package(
         .library(name: "CallerID", targets: ["CallerID"]),
         .library(name: "CallerIDPipeline", targets: ["CallerIDPipeline"]),
         .library(name: "CallerIDDirectory", targets: ["CallerIDDirectory"]),
+        // URLSessionHTTPClient for DirectoryFetcher in apps (Apple platforms; Linux with FoundationNetworking).
+        .library(name: "CallerIDURLSession", targets: ["CallerIDURLSession"]),
         .executable(name: "lookup", targets: ["lookup"]),
         // libcallerid.so: the C ABI (header: include/callerid.h; see docs/C-ABI.md).
         .library(name: "callerid", type: .dynamic, targets: ["CallerIDC"]),
@@ -67,6 +69,12 @@ let package = Package(
             dependencies: ["CallerID", .target(name: "CSodium", condition: .when(platforms: [.linux]))],
             swiftSettings: strictSettings
         ),
+        // An HTTPClient over URLSession; separate so CallerIDDirectory never links FoundationNetworking.
+        .target(
+            name: "CallerIDURLSession",
+            dependencies: ["CallerIDDirectory"],
+            swiftSettings: strictSettings
+        ),
         // Exports the C functions of include/callerid.h (`@c`); built into libcallerid.so.
         .target(
             name: "CallerIDC",
@@ -80,7 +88,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CallerIDTests",
-            dependencies: ["CallerID", "CallerIDPipeline", "CallerIDDirectory", "lookup", "CPortable",
+            dependencies: ["CallerID", "CallerIDPipeline", "CallerIDDirectory", "CallerIDURLSession", "lookup", "CPortable",
                            .target(name: "CLZ4Shim", condition: systemCodecs)],
             exclude: ["Fixtures"],
             swiftSettings: strictSettings

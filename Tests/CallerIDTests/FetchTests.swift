@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import CallerID
 @testable import CallerIDDirectory
+import CallerIDURLSession
 
 // `lookup fetch` against a real HTTP server on 127.0.0.1 (Fixtures/fault_server.py) that
 // injects faults per request: the server dies mid-file, serves a truncated file, ignores
@@ -264,5 +265,44 @@ struct FetchFixture {
         #expect(mismatch.stderr.contains("requires key"))
         #expect(try fx.current() == (1, "1"))
         #expect(try lookup(["fetch", fx.server.url("missing"), "--store", fx.store, "--trust", fx.pub]).status == 69)
+    }
+}
+
+/// The library type as an app calls it, with the URLSession client (CallerIDURLSession).
+@Suite struct FetchLibraryTests {
+    @Test func anAppFetchesThroughURLSessionAndResumesAfterTheServerDies() throws {
+        let fx = try FetchFixture()
+        try fx.publish("v1", version: 1)
+        try fx.publish("v2", version: 2)
+        let store = try InstalledStore(path: fx.store)
+        func fetcher(_ folder: String, faults: String = "-") -> DirectoryFetcher {
+            DirectoryFetcher(baseURL: fx.server.url(folder, faults: faults), store: store, trust: fx.key.publicKey,
+                             client: URLSessionHTTPClient(timeout: 10))
+        }
+        let first = try fetcher("v1").fetch()
+        #expect(first.fetchedFiles.sorted() == ["kazan.cid", "moscow.cid", "omsk.cid"])
+        #expect(first.install?.generation.id == 1)
+        #expect { try fetcher("v2", faults: "die=kazan.cid:200").fetch() } throws: { ($0 as? DirectoryError)?.code == .unreachable }
+        #expect(try fx.current() == (1, "1"))
+        _ = fx.server.takeRequests()
+        let second = try fetcher("v2").fetch()
+        #expect(second.fetchedFiles == ["kazan.cid"] && second.reusedFiles.sorted() == ["moscow.cid", "omsk.cid"])
+        #expect(fx.server.takeRequests().contains("v2/kazan.cid bytes=200-"))
+        #expect(try fx.current() == (2, "2"))
+        #expect(try fetcher("v2").fetch().upToDate)
+    }
+
+    @Test func versionOrderIsNumericWhenBothAreNumbersElseByBuildTime() {
+        func m(_ v: String?, _ t: String?) -> DirectoryManifest {
+            var x = DirectoryManifest(files: [], datasetVersion: v)
+            x.buildTime = t
+            return x
+        }
+        #expect(DirectoryFetcher.isOlder(m("9", "2026-02-01T00:00:00Z"), than: m("10", "2026-01-01T00:00:00Z")))
+        #expect(!DirectoryFetcher.isOlder(m("2026.12.2", nil), than: m("2026.12.1", nil)))
+        #expect(DirectoryFetcher.isOlder(m("2026-11-30", nil), than: m("2026-12-01", nil)))
+        #expect(DirectoryFetcher.isOlder(m("xxh3-b", "2026-01-01T00:00:00Z"), than: m("xxh3-a", "2026-01-02T00:00:00Z")))
+        #expect(!DirectoryFetcher.isOlder(m("xxh3-a", "2026-01-02T00:00:00Z"), than: m("xxh3-b", "2026-01-01T00:00:00Z")))
+        #expect(!DirectoryFetcher.isOlder(m("5", nil), than: m("5", nil)))
     }
 }
