@@ -161,8 +161,10 @@ public final class InstalledStore: Sendable {
     /// Signatures: with `trust`, the set's `manifest.json.sig` must be that key's signature of
     /// its manifest. With `requireSignature`, the same, and the key is recorded in the store:
     /// from then on every install (this method, ``updateSettings(_:)``, ``DirectoryFetcher``)
-    /// must be signed by it. A store that recorded a key checks it whatever `trust` says. A
-    /// signed set must list every file's SHA-256, and each staged file is checked against it.
+    /// must be signed by it; a `requireSignature` other than the recorded key replaces it (key
+    /// rotation: the set must be signed by the new key). Otherwise a store that recorded a key
+    /// checks it whatever `trust` says. A signed set must list every file's SHA-256, and each
+    /// staged file is checked against it.
     /// - Throws: ``DirectoryError``: `corrupt` for a file that fails verification, `badManifest`,
     ///   `badSignature`, `fileNotFound`, `budgetExceeded`, `io`. The store is unchanged when it
     ///   throws.
@@ -284,9 +286,10 @@ public final class InstalledStore: Sendable {
 
     private func installLocked(_ src: Source, settings newSettings: FeedSettings?, recordKey: SigningPublicKey?) throws(DirectoryError) -> InstallReport {
         let source = src.directory, manifest = src.manifest, manifestData = src.manifestData
-        // The store's own requirement, read under the lock: no install slips past it.
+        // The store's own requirement, read under the lock: no install slips past it. An install
+        // that records a key (checked against that key by the caller) replaces the requirement.
         let required = try requiredSigningKey()
-        if let required { try src.verifySignature(required) }
+        if let required, recordKey == nil { try src.verifySignature(required) }
         let keyToRecord = recordKey.flatMap { $0 == required ? nil : $0 }
         // A damaged pointer must not block the install that repairs the store.
         let pointer: (current: UInt64?, previous: UInt64?) = (try? readPointer()) ?? (nil, nil)

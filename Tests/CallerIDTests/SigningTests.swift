@@ -211,6 +211,11 @@ func bytesOf(_ path: String) throws -> [UInt8] { [UInt8](try Data(contentsOf: UR
         // A correctly signed set installs without naming the key again.
         try writeSignedSet(dir.path("v4"), signedRegions(version: 4), version: "4", key: key)
         #expect(try store.install(from: dir.path("v4")).generation.id == 3)
+        // Rotation: requiring the other key with a set it signed replaces the requirement.
+        #expect(try store.install(from: dir.path("other"), requireSignature: other.publicKey).generation.id == 4)
+        #expect(try store.requiredSigningKey() == other.publicKey)
+        #expect { try store.install(from: dir.path("v4")) } throws: { ($0 as? DirectoryError)?.code == .badSignature }
+        #expect(try store.current()?.id == 4)
     }
 
     @Test func theCommandLineSignsInstallsAndRefusesWithExit65() throws {

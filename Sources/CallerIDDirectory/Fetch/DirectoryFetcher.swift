@@ -100,15 +100,16 @@ public struct DirectoryFetcher: Sendable {
         report.datasetVersion = manifest.datasetVersion
 
         // 2. Against the current generation.
-        let current = try store.current()
+        // A damaged pointer must not block the fetch that repairs the store (as for an install).
+        let current = (try? store.current()) ?? nil
         var currentManifest: DirectoryManifest? = nil
         if let current {
-            let data = try DirectoryManifest.readManifestBytes(directory: current.path)
+            let data = try? DirectoryManifest.readManifestBytes(directory: current.path)
             if data == manifestData {
                 report.upToDate = true
                 return report
             }
-            currentManifest = try? DirectoryManifest.decode(data, path: current.path + "/manifest.json")
+            currentManifest = data.flatMap { try? DirectoryManifest.decode($0, path: current.path + "/manifest.json") }
             if let old = currentManifest, !allowDowngrade, Self.isOlder(manifest, than: old) {
                 throw DirectoryError(.downgrade, """
                     \(url("manifest.json")): dataset \(manifest.datasetVersion ?? "?") built \(manifest.buildTime ?? "?") is older than \

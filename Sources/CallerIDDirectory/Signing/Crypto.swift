@@ -108,11 +108,11 @@ package enum Crypto {
         }
 
         package mutating func update(_ bytes: UnsafeRawBufferPointer) {
-            guard let base = bytes.baseAddress, bytes.count > 0 else { return }
+            guard bytes.count > 0 else { return }
             #if canImport(CryptoKit)
             state.update(bufferPointer: bytes)
             #else
-            crypto_hash_sha256_update(&state, base.assumingMemoryBound(to: UInt8.self), UInt64(bytes.count))
+            crypto_hash_sha256_update(&state, bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt64(bytes.count))
             #endif
         }
 
