@@ -23,6 +23,10 @@ let package = Package(
         .executable(name: "lookup", targets: ["lookup"]),
         // libcallerid.so: the C ABI (header: include/callerid.h; see docs/C-ABI.md).
         .library(name: "callerid", type: .dynamic, targets: ["CallerIDC"]),
+        // libcallerid-phonenumber.so: the C interface over libphonenumber that the pipeline loads
+        // with dlopen when it first needs it (nothing links it: `lookup` starts without
+        // libphonenumber, ICU and protobuf). Linux with Debian's libphonenumber-dev; docs/PIPELINE.md.
+        .library(name: "callerid-phonenumber", type: .dynamic, targets: ["CallerIDPhoneNumber"]),
     ],
     traits: [
         .trait(name: "SystemCodecs", description: "LZ4 and XXH3 from the system's liblz4 and libxxhash (Linux only; elsewhere the portable codecs are used)."),
@@ -55,6 +59,13 @@ let package = Package(
             name: "CallerID",
             dependencies: ["CPortable", .target(name: "CLZ4Shim", condition: systemCodecs)],
             swiftSettings: strictSettings
+        ),
+        // C++ over Google's libphonenumber behind a C interface (include/callerid_phonenumber.h).
+        // Only in the callerid-phonenumber product above; no Swift target depends on it.
+        .target(
+            name: "CallerIDPhoneNumber",
+            path: "Sources/CallerIDPhoneNumber",
+            linkerSettings: [.linkedLibrary("phonenumber")]
         ),
         // Ingestion: input formats, encodings, number normalization, regions, shards, manifest.
         // Depends on CallerIDDirectory for the one manifest model and SHA-256 (never the reverse).
@@ -94,5 +105,6 @@ let package = Package(
             swiftSettings: strictSettings
         ),
     ],
-    swiftLanguageModes: [.v6]
+    swiftLanguageModes: [.v6],
+    cxxLanguageStandard: .cxx17
 )

@@ -25,6 +25,7 @@ let package = Package(
             name: "callerid-bench",
             dependencies: [
                 .product(name: "CallerID", package: rootIdentity),
+                .product(name: "CallerIDPipeline", package: rootIdentity),
                 "CSQLite", "CLMDB", "CBenchSupport",
             ]
         ),

@@ -11,7 +11,7 @@ _lookup_options() {
                 "--format --delimiter --encoding --header" \
                 "--number-field --label-field --category-field --weight-field --region-field --country-field" \
                 "--range-end-field --number-prefix-field --pad-number" \
-                "--country --numbering-plan --max-range-expansion --max-expanded-total" \
+                "--country --numbering-plan --validity --number-rules --keep-ranges --max-range-expansion --max-expanded-total" \
                 "--label-replace --max-label-bytes --category-map --category" \
                 "--split-by --region-map --region-after --block-list --max-entries --top --dataset-version" \
                 "--errors --max-bad-rows --progress --no-progress --help" ;;
@@ -66,6 +66,8 @@ _lookup() {
         --header)   COMPREPLY=($(compgen -W "auto yes no" -- "$cur")); return ;;
         --encoding) COMPREPLY=($(compgen -W "utf-8 utf-16 utf-16le utf-16be windows-1251 windows-1252 iso-8859-1 koi8-r" -- "$cur")); return ;;
         --split-by) COMPREPLY=($(compgen -W "field prefix" -- "$cur")); return ;;
+        --validity) COMPREPLY=($(compgen -W "possible valid any" -- "$cur")); return ;;
+        --number-rules) COMPREPLY=($(compgen -W "auto libphonenumber table" -- "$cur")); return ;;
         --block-list) COMPREPLY=($(compgen -W "combined separate" -- "$cur")); return ;;
         --action)   COMPREPLY=($(compgen -W "identify block" -- "$cur")); return ;;
         --block-size|--from|--category|--slots|--max-entries|--rule|--block-categories|--slot|--chunk|\

@@ -263,6 +263,24 @@ cid_status cid_category(cid_db *CID_NULLABLE db, uint32_t index,
  * Thread-safe: any number of threads may look up on one handle at once. */
 cid_status cid_lookup(cid_db *CID_NULLABLE db, uint64_t number, cid_entry *CID_NULLABLE out);
 
+/* How cid_lookup_match() answered (its *match). */
+#define CID_MATCH_NONE 0u             /* not found (or an error) */
+#define CID_MATCH_ENTRY 1u            /* the database holds the number itself */
+#define CID_MATCH_RANGE 2u            /* no entry: the range [*range_first, *range_last] holding it */
+
+/* As cid_lookup(), but a number without an entry falls back to the range of the database's
+ * optional ranges section (a numbering plan: `lookup build --keep-ranges`) that holds it:
+ * an exact entry always wins, a number in no range is CID_NOT_FOUND. *out is filled as by
+ * cid_lookup() (out->number is `number`; the label and category are the range's), with the
+ * same lifetimes. `match`, `range_first` and `range_last` may each be NULL; they receive
+ * CID_MATCH_ENTRY and number, number for an entry, CID_MATCH_RANGE and the range's bounds
+ * for a range, CID_MATCH_NONE and 0, 0 when not found or on an error. A database without
+ * ranges answers exactly as cid_lookup(). Errors as cid_lookup() (CID_ERR_CORRUPT also for a
+ * damaged part of the ranges section). Thread-safe as cid_lookup(). */
+cid_status cid_lookup_match(cid_db *CID_NULLABLE db, uint64_t number, cid_entry *CID_NULLABLE out,
+                            uint32_t *CID_NULLABLE match, uint64_t *CID_NULLABLE range_first,
+                            uint64_t *CID_NULLABLE range_last);
+
 /* Looks `number` up and copies its label into `buf` (caller-owned, `buf_size` bytes),
  * NUL-terminated. When the label needs more than buf_size - 1 bytes, the longest prefix
  * that fits and ends on a UTF-8 character boundary is copied (still NUL-terminated) and

@@ -1,6 +1,29 @@
+/// What every error of the CallerID modules offers: a stable code (the same text in every
+/// module: `corrupt`, `io`, `file-not-found`, …), a message for people, and the core error it
+/// wraps when a higher layer passes one on (``CallerIDError`` itself wraps nothing).
+///
+/// `CallerIDError` (the core), `DirectoryError` (stores and Call Directory feeding) and
+/// `PipelineError` (the build pipeline) conform; each layer adds the codes of its own failures,
+/// and wrapping a core error keeps its code and message, so nothing is lost on the way up:
+///
+/// ```swift
+/// catch let error as any CallerIDFailure {
+///     log(error.codeName, error.message)           // "corrupt", "db.cid: damaged database: …"
+///     if let cause = error.underlying { … }       // the core error, when one was wrapped
+/// }
+/// ```
+public protocol CallerIDFailure: Error, Sendable, CustomStringConvertible {
+    /// The stable code as text, shared by all layers (new codes may be added).
+    var codeName: String { get }
+    /// A human-readable message naming the file, offset, line, option or rule involved.
+    var message: String { get }
+    /// The core error this one wraps, if it wraps one.
+    var underlying: CallerIDError? { get }
+}
+
 /// The one error type of CallerID: a stable ``Code`` for programs and a message for people
 /// that names the file and, where there is one, the byte offset, section or input line.
-public struct CallerIDError: Error, Sendable, Equatable, CustomStringConvertible {
+public struct CallerIDError: CallerIDFailure, Equatable {
     /// A stable error code. New codes may be added; switch with a `default`.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         public let rawValue: String
@@ -37,6 +60,9 @@ public struct CallerIDError: Error, Sendable, Equatable, CustomStringConvertible
     }
 
     public var description: String { message }
+    public var codeName: String { code.rawValue }
+    /// Always nil: a core error is a cause, never a wrapper.
+    public var underlying: CallerIDError? { nil }
 
     static func corrupt(_ path: String, _ what: String) -> CallerIDError {
         CallerIDError(.corrupt, "\(path): damaged database: \(what)")

@@ -5,11 +5,15 @@ public struct Entry: Hashable, Sendable, CustomStringConvertible {
     /// The label shown for the number (may be empty, typically for blocked numbers).
     public var label: String
     public var category: Category
+    /// How a lookup found it: ``MatchKind/entry``, or the range of ``Database/answer(_:)``'s
+    /// fallback.
+    public var match: MatchKind
 
-    public init(number: UInt64, label: String, category: Category = .identify) {
+    public init(number: UInt64, label: String, category: Category = .identify, match: MatchKind = .entry) {
         self.number = number
         self.label = label
         self.category = category
+        self.match = match
     }
 
     public var description: String { "\(number)\t\(label)\t\(category.name)" }
@@ -23,6 +27,9 @@ public struct EntryView {
     /// The label's UTF-8 bytes; do not let them escape the closure.
     public let labelBytes: UnsafeRawBufferPointer
     let categoryCode: Int
+    /// How the answer was found: ``MatchKind/entry`` for every view but those of
+    /// ``Database/withAnswer(_:_:)`` that fell back to a range.
+    public let match: MatchKind
     /// True when `labelBytes` point into the database's own bytes (valid while it is open),
     /// false when they point into a decode buffer.
     package let labelIsMapped: Bool
@@ -30,7 +37,9 @@ public struct EntryView {
     unowned(unsafe) let database: Database
 
     @usableFromInline
-    init(number: UInt64, categoryCode: Int, labelBytes: UnsafeRawBufferPointer, database: Database, labelIsMapped: Bool = false) {
+    init(number: UInt64, categoryCode: Int, labelBytes: UnsafeRawBufferPointer, database: Database, labelIsMapped: Bool = false,
+         match: MatchKind = .entry) {
+        self.match = match
         self.number = number
         self.categoryCode = categoryCode
         self.labelBytes = labelBytes
@@ -47,7 +56,7 @@ public struct EntryView {
     public var label: String { String(decoding: labelBytes, as: UTF8.self) }
 
     /// A copy that owns its label.
-    public var entry: Entry { Entry(number: number, label: label, category: category) }
+    public var entry: Entry { Entry(number: number, label: label, category: category, match: match) }
 }
 
 /// Where a section of a database file lies; see ``DatabaseInfo``.
@@ -73,6 +82,8 @@ public struct DatabaseInfo: Sendable, Equatable {
     public var fileBytes: Int
     public var sections: [SectionInfo]
     public var categories: [Category]
+    /// Ranges of the optional ranges section (0 when it is absent).
+    public var ranges: Int = 0
     public var bytesPerEntry: Double { entries == 0 ? 0 : Double(fileBytes) / Double(entries) }
 }
 
@@ -123,6 +134,8 @@ public final class Database: @unchecked Sendable {
     let symbols: LabelSymbolDecoder
     let sections: [(kind: UInt32, offset: Int, length: Int, checksum: UInt64)]
     let tableOffset: Int
+    /// The optional ranges section (kind 12), nil when the file has none.
+    let ranges: RangeTable?
 
     /// Opens and validates `path`; with `verify: true` also runs ``verify()``.
     ///
@@ -203,6 +216,7 @@ public final class Database: @unchecked Sendable {
         // start-up path (issue 18). There are at most `Format.maxSections` sections.
         var found: [(section: Format.Section, view: ByteView)] = []
         var list: [(kind: UInt32, offset: Int, length: Int, checksum: UInt64)] = []
+        var rangesView: ByteView? = nil
         for i in 0..<sectionCount {
             let e = table + i * Format.sectionEntrySize
             let kind = b.u32(e), offset = b.u64(e + 8), length = b.u64(e + 16)
@@ -213,6 +227,9 @@ public final class Database: @unchecked Sendable {
             if let known = Format.Section(rawValue: kind) {
                 guard !found.contains(where: { $0.section == known }) else { throw bad("section '\(known)' appears twice") }
                 found.append((known, view))
+            } else if kind == Format.rangesKind {
+                guard rangesView == nil else { throw bad("section '\(Format.rangesName)' appears twice") }
+                rangesView = view
             }
             list.append((kind, Int(offset), Int(length), b.u64(e + 24)))
         }
@@ -265,6 +282,7 @@ public final class Database: @unchecked Sendable {
             throw bad("label symbol table is malformed")
         }
         let categories = try Database.parseCategories(try section(.categories), path: path)
+        let ranges = try rangesView.map { v throws(CallerIDError) in try RangeTable(v, path: path) }
 
         self.count = Int(entries)
         self.blockCount = blockCount
@@ -286,6 +304,7 @@ public final class Database: @unchecked Sendable {
         self.categories = categories
         self.sections = list
         self.tableOffset = table
+        self.ranges = ranges
         if verify { try verifyContent() }
     }
 

@@ -12,6 +12,9 @@ public struct BuildOptions: Sendable {
     public var hotLabelBytes: Int = 64 * 1024
     /// When false, every label is stored raw (hot): larger files, no decoding on access.
     public var compressLabels: Bool = true
+    /// Ranges per block of the ranges section (1…1024): a lookup that falls back to a range
+    /// decodes at most this many ranges; each block costs 12 bytes of index.
+    public var rangeBlockSize: Int = Format.defaultRangeBlockSize
 
     /// The largest ``blockSize``.
     public static let maxBlockSize = Format.maxBlockEntries
@@ -29,12 +32,15 @@ public struct BuildSummary: Sendable, Equatable {
     public var distinctLabels: Int
     /// Size of the file written.
     public var fileBytes: Int
+    /// Ranges written (after overlaps were resolved; see ``DatabaseBuilder/addRange(_:_:label:category:)``).
+    public var ranges: Int
 
-    public init(entries: Int, duplicatesMerged: Int, distinctLabels: Int, fileBytes: Int) {
+    public init(entries: Int, duplicatesMerged: Int, distinctLabels: Int, fileBytes: Int, ranges: Int = 0) {
         self.entries = entries
         self.duplicatesMerged = duplicatesMerged
         self.distinctLabels = distinctLabels
         self.fileBytes = fileBytes
+        self.ranges = ranges
     }
 
     /// File bytes per entry (0 for an empty database).
@@ -61,6 +67,9 @@ public struct DatabaseBuilder {
     private var categories: [Category] = [.identify, .block]
     private var categoryCodes: [String: UInt8] = ["identify": 0, "block": 1]
     private var lastCategory: (category: Category, code: UInt8)?
+    private var rangeFirst: [UInt64] = []
+    private var rangeLast: [UInt64] = []
+    private var rangeValues: [UInt32] = []
 
     public init(options: BuildOptions = BuildOptions()) {
         self.options = options
@@ -85,6 +94,39 @@ public struct DatabaseBuilder {
         guard PhoneNumber.isValid(number) else {
             throw CallerIDError(.invalidNumber, "number \(number) is outside 1...\(PhoneNumber.maximum)")
         }
+        let value = try internValue(utf8Label: utf8Label, category: category)
+        numbers.append(number)
+        values.append(value)
+    }
+
+    /// Ranges added so far (before overlaps are resolved).
+    public var rangeCount: Int { rangeFirst.count }
+
+    /// Adds a range: every number in `first...last` that has no entry answers `label` and
+    /// `category` (a lookup reports it as a range match). Stored as a range, never expanded.
+    ///
+    /// Ranges may overlap. When the file is written, at every number the **narrowest** range
+    /// holding it wins; among ranges of equal width, the one added **last**. A wide range cut by
+    /// a narrower one is stored as the pieces it still wins, each reported as its own range.
+    /// Entries (``add(_:label:category:)``) win over ranges at lookup.
+    ///
+    /// Throws for `first > last`, `last` above 999,999,999,999,999, or a label or category that
+    /// ``add(_:label:category:)`` would refuse.
+    public mutating func addRange(_ first: UInt64, _ last: UInt64, label: String, category: Category = .identify) throws(CallerIDError) {
+        guard first <= last, last <= Format.maxNumber else {
+            throw CallerIDError(.invalidNumber, "range \(first)...\(last) is empty or goes past \(Format.maxNumber)")
+        }
+        var label = label
+        let result = label.withUTF8 { bytes in
+            Result { () throws(CallerIDError) in try internValue(utf8Label: UnsafeRawBufferPointer(bytes), category: category) }
+        }
+        let value = try result.get()
+        rangeFirst.append(first)
+        rangeLast.append(last)
+        rangeValues.append(value)
+    }
+
+    private mutating func internValue(utf8Label: UnsafeRawBufferPointer, category: Category) throws(CallerIDError) -> UInt32 {
         guard utf8Label.count <= Format.maxLabelBytes else {
             throw CallerIDError(.invalidInput, "label is \(utf8Label.count) bytes; the limit is \(Format.maxLabelBytes)")
         }
@@ -92,9 +134,7 @@ public struct DatabaseBuilder {
             throw CallerIDError(.invalidInput, "label has control byte 0x\(String(utf8Label[bad], radix: 16)) at byte \(bad + 1); labels are one line of text")
         }
         let code = try categoryCode(category)
-        let value = try interner.intern(category: code, bytes: utf8Label)
-        numbers.append(number)
-        values.append(value)
+        return try interner.intern(category: code, bytes: utf8Label)
     }
 
     private mutating func categoryCode(_ category: Category) throws(CallerIDError) -> UInt8 {
@@ -140,6 +180,9 @@ public struct DatabaseBuilder {
             throw CallerIDError(.invalidInput, "syncShift must be 0...\(Format.maxSyncShift)")
         }
         guard options.hotLabelBytes >= 0 else { throw CallerIDError(.invalidInput, "hotLabelBytes must not be negative") }
+        guard (1...Format.maxBlockEntries).contains(options.rangeBlockSize) else {
+            throw CallerIDError(.invalidInput, "rangeBlockSize must be 1...\(Format.maxBlockEntries)")
+        }
         let (image, summary) = try encode()
         var out = try AtomicFileWriter(path: path)
         try out.write(image)
@@ -170,11 +213,31 @@ public struct DatabaseBuilder {
         layout.syncShift = options.syncShift
         layout.hotLabelBytes = options.compressLabels ? options.hotLabelBytes : Int.max
         let interner = self.interner
+        // The category table in a canonical order — identify and block, then the categories the
+        // kept entries and ranges use, by name — so that the same entries give the same file
+        // whatever order the rows came in (a plain TSV build and a pipeline build of one file
+        // are identical).
+        let pieces = RangeWriter.resolve(first: rangeFirst, last: rangeLast, value: rangeValues)
+        var used = [Bool](repeating: false, count: categories.count)
+        for v in vals { used[Int(interner.categories[Int(v)])] = true }
+        for p in pieces { used[Int(interner.categories[Int(p.value)])] = true }
+        let order = [0, 1] + (2..<categories.count).filter { used[$0] }.sorted { categories[$0].name < categories[$1].name }
+        var newCode = [UInt8](repeating: 0, count: categories.count)
+        for (new, old) in order.enumerated() { newCode[old] = UInt8(new) }
+        let table = order.map { categories[$0] }
+        // 3. Ranges (an optional section: a file without ranges has none).
+        var extra: [(kind: UInt32, bytes: [UInt8])] = []
+        if !pieces.isEmpty {
+            let section = try RangeWriter.encode(pieces, labelCount: interner.count, label: { interner.bytes($0) },
+                                                 valueCategory: { newCode[Int(interner.categories[$0])] }, blockSize: options.rangeBlockSize,
+                                                 hotLabelBytes: options.compressLabels ? min(options.hotLabelBytes, Format.rangeHotLabelBytes) : Int.max)
+            extra.append((Format.rangesKind, section))
+        }
         let encoded = try FileWriter.encode(keys: keys, values: vals, labelCount: interner.count,
-                                            label: { interner.bytes($0) }, valueCategory: { interner.categories[$0] },
-                                            categories: categories, options: layout)
+                                            label: { interner.bytes($0) }, valueCategory: { newCode[Int(interner.categories[$0])] },
+                                            categories: table, options: layout, extraSections: extra)
         let summary = BuildSummary(entries: keys.count, duplicatesMerged: duplicates,
-                                   distinctLabels: encoded.distinctValues, fileBytes: encoded.image.count)
+                                   distinctLabels: encoded.distinctValues, fileBytes: encoded.image.count, ranges: pieces.count)
         return (encoded.image, summary)
     }
 }

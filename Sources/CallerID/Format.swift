@@ -37,6 +37,24 @@ enum Format {
     static let keyCodecEliasFano: UInt8 = 0
     static let keyCodecRun: UInt8 = 1
 
+    /// The optional ranges section (docs/FORMAT.md 5.12). Not a case of ``Section``: the
+    /// eleven kinds there are required, this one is not.
+    static let rangesKind: UInt32 = 12
+    static let rangesName = "ranges"
+    /// Bytes of the ranges section's fixed header: 4 u32 counts … and 8 u32 part lengths.
+    static let rangesHeaderSize = 48
+    /// Parts of the ranges section, in order, after its header.
+    static let rangesPartCount = 8
+    /// The writer's ranges per block (each block but the last holds exactly this many).
+    static let defaultRangeBlockSize = 64
+    /// The writer keeps at most this many bytes of range labels raw (hot).
+    static let rangeHotLabelBytes = 4 * 1024
+    /// The name of a section kind for messages and `lookup info`.
+    static func sectionName(_ kind: UInt32) -> String {
+        if let s = Section(rawValue: kind) { return s.description }
+        return kind == rangesKind ? rangesName : "kind \(kind)"
+    }
+
     enum Section: UInt32, CaseIterable, CustomStringConvertible {
         case categories = 1
         case summary = 2

@@ -25,6 +25,14 @@ extension DatabaseBuilder {
     /// - Throws: ``CallerIDError`` when the file cannot be read, or (`.invalidInput`) when its
     ///   first bytes show it is not UTF-8 text: UTF-16, or binary data such as `/dev/zero`.
     public mutating func addTSV(path: String, onError: (RowError) -> Void) throws(CallerIDError) -> Int {
+        try addTSV(path: path, rules: nil, onError: onError)
+    }
+
+    /// ``addTSV(path:onError:)`` with the number and label of each row read by `rules` instead
+    /// of ``PhoneNumber/parse(_:)`` and as is: the `lookup` tool passes the pipeline's rules, so
+    /// that a plain TSV build and a pipeline build take the same rows and store the same bytes.
+    package mutating func addTSV(path: String, rules: TSVRowRules?,
+                                 onError: (RowError) -> Void) throws(CallerIDError) -> Int {
         var reader = try LineReader(path: path)
         defer { reader.close() }
         var added = 0
@@ -40,7 +48,7 @@ extension DatabaseBuilder {
         }) { (line, lineNumber) throws(CallerIDError) in
             if line.isEmpty || line[0] == UInt8(ascii: "#") { return }
             do throws(CallerIDError) {
-                try addTSVRow(line, categoryCache: &categoryCache)
+                try addTSVRow(line, categoryCache: &categoryCache, rules: rules)
                 added += 1
             } catch {
                 onError(RowError(file: path, line: lineNumber, reason: error.message))
@@ -49,7 +57,8 @@ extension DatabaseBuilder {
         return added
     }
 
-    private mutating func addTSVRow(_ line: UnsafeRawBufferPointer, categoryCache: inout CategoryCache) throws(CallerIDError) {
+    private mutating func addTSVRow(_ line: UnsafeRawBufferPointer, categoryCache: inout CategoryCache,
+                                    rules: TSVRowRules?) throws(CallerIDError) {
         // Up to three TAB positions, without allocating per row.
         var tabs = TabPositions()
         for i in 0..<line.count where line[i] == 0x09 {
@@ -65,14 +74,31 @@ extension DatabaseBuilder {
         let numberField = UnsafeRawBufferPointer(rebasing: line[0..<tabs[0]])
         let labelEnd = tabs.count > 1 ? tabs[1] : line.count
         let label = UnsafeRawBufferPointer(rebasing: line[(tabs[0] + 1)..<labelEnd])
-        let number: UInt64
-        do throws(CallerIDError) {
-            number = try PhoneNumber.parse(bytes: numberField)
-        } catch {
-            throw CallerIDError(.invalidNumber, "number \(quotedInput(numberField)): \(error.message)")
+        var number: UInt64 = 0
+        var more: [UInt64] = []
+        if let rules {
+            switch rules.readNumber(numberField) {
+            case .one(let n): number = n
+            case .several(let list): number = list[0]; more = Array(list.dropFirst())
+            case .refused(let why): throw CallerIDError(.invalidNumber, why)
+            }
+        } else {
+            do throws(CallerIDError) {
+                number = try PhoneNumber.parse(bytes: numberField)
+            } catch {
+                throw CallerIDError(.invalidNumber, "number \(quotedInput(numberField)): \(error.message)")
+            }
         }
         guard validUTF8(label) else {
             throw CallerIDError(.invalidInput, "label is not valid UTF-8")
+        }
+        var cleaned: [UInt8]? = nil
+        if let rules {
+            switch rules.cleanLabel(label) {
+            case .asIs: break
+            case .replaced(let bytes): cleaned = bytes
+            case .refused(let why): throw CallerIDError(.invalidInput, why)
+            }
         }
         var category = Category.identify
         if tabs.count > 1 {
@@ -81,7 +107,43 @@ extension DatabaseBuilder {
                 category = try categoryCache.category(field)
             }
         }
-        try add(number, utf8Label: label, category: category)
+        if let cleaned {
+            try cleaned.withUnsafeBytes { bytes in
+                Result { () throws(CallerIDError) in
+                    for n in [number] + more { try add(n, utf8Label: bytes, category: category) }
+                }
+            }.get()
+        } else {
+            try add(number, utf8Label: label, category: category)
+            for n in more { try add(n, utf8Label: label, category: category) }
+        }
+    }
+}
+
+/// How a TSV row's number and label are read when the caller has rules of its own (the `lookup`
+/// tool passes the build pipeline's: its normalizer and its label cleaning). `package` access.
+package struct TSVRowRules {
+    /// What a number field holds.
+    package enum Numbers {
+        case one(UInt64)
+        /// A cell with several numbers (`045 2030367 / 6345-985-0418`): one entry each.
+        case several([UInt64])
+        /// Why the field is refused (the bad row's reason, quoting the field).
+        case refused(String)
+    }
+    /// What becomes of a label (valid UTF-8 when called).
+    package enum Label {
+        case asIs
+        case replaced([UInt8])
+        case refused(String)
+    }
+    package var readNumber: (UnsafeRawBufferPointer) -> Numbers
+    package var cleanLabel: (UnsafeRawBufferPointer) -> Label
+
+    package init(readNumber: @escaping (UnsafeRawBufferPointer) -> Numbers,
+                 cleanLabel: @escaping (UnsafeRawBufferPointer) -> Label) {
+        self.readNumber = readNumber
+        self.cleanLabel = cleanLabel
     }
 }
 

@@ -32,9 +32,8 @@ extension Database {
     /// `verify: true`, so a damaged byte is reported as the section it lies in.
     static func verifyChecksums(_ b: ByteView, sections: [(kind: UInt32, offset: Int, length: Int, checksum: UInt64)],
                                 tableOffset: Int, path: String) throws(CallerIDError) {
-        let names = Dictionary(uniqueKeysWithValues: Format.Section.allCases.map { ($0.rawValue, $0.description) })
         for s in sections where Codec.xxh3(b.bytes(s.offset, s.length)) != s.checksum {
-            throw CallerIDError.corrupt(path, "section '\(names[s.kind] ?? "kind \(s.kind)")' (offset \(s.offset), \(s.length) bytes) fails its XXH3-64 checksum")
+            throw CallerIDError.corrupt(path, "section '\(Format.sectionName(s.kind))' (offset \(s.offset), \(s.length) bytes) fails its XXH3-64 checksum")
         }
         var covered = Format.headerSize
         for s in sections.sorted(by: { ($0.offset, $0.length) < ($1.offset, $1.length) }) {
@@ -117,11 +116,11 @@ extension Database {
             guard total <= count else { throw bad("blocks hold more entries than the header's \(count)") }
         }
         guard total == count else { throw bad("blocks hold \(total) entries; the header says \(count)") }
+        try ranges?.verify(categoryCount: categories.count)
     }
 
     /// Facts about the file: version, counts, section sizes.
     public var info: DatabaseInfo {
-        let names = Dictionary(uniqueKeysWithValues: Format.Section.allCases.map { ($0.rawValue, $0.description) })
         let b = file.bytes
         return DatabaseInfo(
             path: path,
@@ -133,8 +132,9 @@ extension Database {
             hotLabels: hotCount,
             labelSymbols: symbols.symbolCount,
             fileBytes: b.count,
-            sections: sections.map { SectionInfo(name: names[$0.kind] ?? "kind \($0.kind)", offset: $0.offset, bytes: $0.length, checksum: $0.checksum) },
-            categories: categories
+            sections: sections.map { SectionInfo(name: Format.sectionName($0.kind), offset: $0.offset, bytes: $0.length, checksum: $0.checksum) },
+            categories: categories,
+            ranges: rangeCount
         )
     }
 }

@@ -176,6 +176,43 @@ public func cid_lookup(_ db: OpaquePointer?, _ number: UInt64, _ out: UnsafeMuta
     return status
 }
 
+@c(cid_lookup_match)
+public func cid_lookup_match(_ db: OpaquePointer?, _ number: UInt64, _ out: UnsafeMutableRawPointer?, _ match: UnsafeMutablePointer<UInt32>?,
+                             _ rangeFirst: UnsafeMutablePointer<UInt64>?, _ rangeLast: UnsafeMutablePointer<UInt64>?) -> Int32 {
+    match?.pointee = 0
+    rangeFirst?.pointee = 0
+    rangeLast?.pointee = 0
+    guard let out else { return fail(Status.invalidArgument, "out is NULL") }
+    let entry = out.assumingMemoryBound(to: CEntry.self)
+    var kind = MatchKind.entry
+    let status = withDatabase(db) { core in
+        ThreadLabels.begin()
+        do throws(CallerIDError) {
+            return try core.db.withAnswer(number) { view in
+                kind = view.match
+                return core.fillKeeping(entry, view)
+            } ?? Status.notFound
+        } catch {
+            return fail(error)
+        }
+    }
+    if status != Status.ok {
+        entry.pointee = .notFound(number)
+        return status
+    }
+    switch kind {
+    case .entry:
+        match?.pointee = 1
+        rangeFirst?.pointee = number
+        rangeLast?.pointee = number
+    case .range(let first, let last):
+        match?.pointee = 2
+        rangeFirst?.pointee = first
+        rangeLast?.pointee = last
+    }
+    return status
+}
+
 @c(cid_lookup_copy)
 public func cid_lookup_copy(_ db: OpaquePointer?, _ number: UInt64, _ buf: UnsafeMutablePointer<CChar>?, _ bufSize: Int,
                      _ labelLength: UnsafeMutablePointer<Int>?, _ out: UnsafeMutableRawPointer?) -> Int32 {

@@ -2,7 +2,8 @@
 import CallerID
 
 /// The union of several databases' entries in strictly ascending order without duplicates,
-/// with the rules of the Swift merged stream (`MergedStream` in CallerIDDirectory):
+/// with the rules of the Swift merged stream (`MergedStream` in CallerIDDirectory), on the
+/// same merge (`PrecedenceMerge` in the core):
 ///
 /// - Precedence: when several sources hold a number, the entry of the earliest source wins
 ///   and the others are skipped.
@@ -11,78 +12,39 @@ import CallerID
 /// - The category-name filter applies to the winner: a winner whose category is not chosen is
 ///   dropped and still hides the later sources' entries for its number.
 ///
-/// Each source's head stays in place until it is consumed; a consumed head is replaced
-/// at the start of the following `next`, so the label handed out last (which may live in
-/// its cursor's decode cache) stays valid until the next call. k is small (a few
-/// databases): the minimum is found by a linear scan.
+/// The label handed out last (which may live in its cursor's decode cache) stays valid until
+/// the next call.
 struct MergedCursor {
-    struct Source {
-        let core: Core
-        var cursor: EntryCursor
-        /// Selected category codes of this source (nil: every category).
-        let selected: [Bool]?
-        var headNumber: UInt64 = 0
-        var headLabel = UnsafeRawBufferPointer(start: nil, count: 0)
-        var headCategory = 0
-        var hasHead = false
-        var needsAdvance = true
-    }
-
-    private var sources: [Source]
-    private var failure: CallerIDError?
+    private let cores: [Core]
+    /// Per source, per category code: chosen by the filter (nil: every category).
+    private let selected: [[Bool]]?
+    private var merge: PrecedenceMerge
 
     init(cores: [Core], from: UInt64, selection: Selection) {
         let byAction = selection.action.map { CategoryFilter.action($0) }
-        sources = cores.map { core in
-            Source(core: core, cursor: core.db.cursor(from: from, filter: byAction),
-                   selected: selection.names == nil ? nil : selection.table(for: core))
-        }
+        self.cores = cores
+        selected = selection.names == nil ? nil : cores.map { selection.table(for: $0) }
+        merge = PrecedenceMerge(cores.map { $0.db.cursor(from: from, filter: byAction) })
     }
 
     /// Fills `out` with the next entry; false at the end. After an error every call throws it.
     mutating func next(_ out: UnsafeMutablePointer<CEntry>) throws(CallerIDError) -> Bool {
-        if let failure { throw failure }
-        do throws(CallerIDError) {
-            while true {
-                for i in sources.indices where sources[i].needsAdvance {
-                    sources[i].needsAdvance = false
-                    let head: (UInt64, UnsafeRawBufferPointer, Int)? = try sources[i].cursor.next { view in
-                        (view.number, view.labelBytes, view.categoryIndex)
-                    }
-                    if let head {
-                        (sources[i].headNumber, sources[i].headLabel, sources[i].headCategory) = head
-                        sources[i].hasHead = true
-                    } else {
-                        sources[i].hasHead = false
-                    }
-                }
-                var best = -1
-                for i in sources.indices where sources[i].hasHead {
-                    if best < 0 || sources[i].headNumber < sources[best].headNumber { best = i }
-                }
-                guard best >= 0 else { return false }
-                let number = sources[best].headNumber
-                for i in best..<sources.count where sources[i].hasHead && sources[i].headNumber == number {
-                    sources[i].needsAdvance = true
-                }
-                let core = sources[best].core
-                let code = sources[best].headCategory
-                if let selected = sources[best].selected, !selected[code] { continue }
-                let label = sources[best].headLabel
-                out.pointee = CEntry(
-                    number: number,
-                    label: label.baseAddress.map { $0.assumingMemoryBound(to: CChar.self) } ?? core.empty,
-                    labelLength: label.count,
-                    category: core.table[code].name,
-                    categoryIndex: UInt32(truncatingIfNeeded: code),
-                    action: core.table[code].action,
-                    source: UInt32(truncatingIfNeeded: best),
-                    reserved: 0)
-                return true
-            }
-        } catch {
-            failure = error
-            throw error
+        while try merge.next() {
+            let source = merge.source, code = merge.category
+            if let selected, !selected[source][code] { continue }
+            let core = cores[source]
+            let label = merge.label
+            out.pointee = CEntry(
+                number: merge.number,
+                label: label.baseAddress.map { $0.assumingMemoryBound(to: CChar.self) } ?? core.empty,
+                labelLength: label.count,
+                category: core.table[code].name,
+                categoryIndex: UInt32(truncatingIfNeeded: code),
+                action: core.table[code].action,
+                source: UInt32(truncatingIfNeeded: source),
+                reserved: 0)
+            return true
         }
+        return false
     }
 }

@@ -4,7 +4,7 @@ public import CallerID
 /// ``Code`` for programs and a message for people that names the file, rule or budget.
 ///
 /// CallKit's own failures (what `completeRequest` would report) are ``CallDirectoryError``.
-public struct DirectoryError: Error, Sendable, Equatable, CustomStringConvertible {
+public struct DirectoryError: CallerIDFailure, Equatable {
     /// A stable error code. New codes may be added; switch with a `default`.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         public let rawValue: String
@@ -33,6 +33,17 @@ public struct DirectoryError: Error, Sendable, Equatable, CustomStringConvertibl
         public static let unreachable = Code("unreachable")
         /// The database format is newer than this reader.
         public static let unsupportedVersion = Code("unsupported-version")
+        /// A database file was modified in place while it was open (a core error passed on).
+        public static let fileChanged = Code(CallerIDError.Code.fileChanged.rawValue)
+        /// The data exceeds a format limit (a core error passed on).
+        public static let limitExceeded = Code(CallerIDError.Code.limitExceeded.rawValue)
+        /// A number is not a valid E.164 number (a core error passed on).
+        public static let invalidNumber = Code(CallerIDError.Code.invalidNumber.rawValue)
+        /// A record, label or category cannot be stored (a core error passed on).
+        public static let invalidInput = Code(CallerIDError.Code.invalidInput.rawValue)
+
+        /// The code of a core error, under the same name.
+        init(_ code: CallerIDError.Code) { self.init(code.rawValue) }
 
         public var description: String { rawValue }
     }
@@ -40,22 +51,24 @@ public struct DirectoryError: Error, Sendable, Equatable, CustomStringConvertibl
     public let code: Code
     /// A human-readable message naming the file, rule or budget involved.
     public let message: String
+    /// The core error this one passes on (``init(_:)-(CallerIDError)``), nil for the layer's own.
+    public let underlying: CallerIDError?
 
     public init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
+        underlying = nil
     }
 
     public var description: String { message }
+    public var codeName: String { code.rawValue }
 
-    /// Wraps a core library error, keeping its message.
+    /// Wraps a core library error, keeping its code (same name), its message and the error
+    /// itself as ``underlying``.
     public init(_ error: CallerIDError) {
-        switch error.code {
-        case .fileNotFound: self.init(.fileNotFound, error.message)
-        case .io: self.init(.io, error.message)
-        case .unsupportedVersion: self.init(.unsupportedVersion, error.message)
-        default: self.init(.corrupt, error.message)
-        }
+        code = Code(error.code)
+        message = error.message
+        underlying = error
     }
 }
 

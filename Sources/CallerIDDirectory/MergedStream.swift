@@ -86,9 +86,9 @@ public final class DirectorySnapshot: @unchecked Sendable {
 }
 
 /// The merged, ascending stream of one list (identification or blocking) over every file of a
-/// ``DirectorySnapshot``: a k-way merge with a binary heap over one cursor per file, a number
-/// present in several files given once (see the precedence in ``DirectorySnapshot``), the
-/// allow list and category choice applied, and prefix/range rules expanded lazily into the
+/// ``DirectorySnapshot``: the core's k-way merge over one cursor per file (`PrecedenceMerge`: a
+/// number present in several files given once, see the precedence in ``DirectorySnapshot``),
+/// the allow list and category choice applied, and prefix/range rules expanded lazily into the
 /// blocking list.
 ///
 /// Heap use is bounded when the stream starts: one cursor per file (see
@@ -102,29 +102,22 @@ public final class DirectorySnapshot: @unchecked Sendable {
 /// while try s.next() { sink.addIdentificationEntry(Int64(s.number), label: s.labelString) }
 /// ```
 public struct MergedStream {
-    struct Source {
-        var cursor: EntryCursor
-        var head: UInt64 = 0
-        var label = UnsafeRawBufferPointer(start: nil, count: 0)
-        var chosen = true
-        let file: Int
-    }
-
     public let list: CallDirectoryList
     /// Numbers ≥ this end the stream.
     let upper: UInt64
-    private var sources: [Source]
-    /// Indices into `sources`, a binary min-heap on (head, index): equal heads pop in precedence order.
-    private var heap: [Int32]
-    /// Sources whose head was consumed by the last call; advanced at the start of the next one,
-    /// so that the label handed out stays valid until then.
-    private var pending: [Int32]
+    private var merge: PrecedenceMerge
+    /// Manifest index of each merged source.
+    private let files: [Int]
+    /// Per source, per category index: whether the blocking list takes it (nil: all).
+    private let chosen: [[Bool]]?
+    /// The merge's current entry has not been handed out yet (a rule came first).
+    private var held = false
+    private var mergeDone = false
     private let rules: [ClosedRange<UInt64>]
     private var ruleIndex = 0
     private var ruleNext: UInt64 = 0
     private let allow: [UInt64]
     private var allowIndex = 0
-    private let chosen: Set<String>?
     private var finished = false
     private var failure: DirectoryError?
 
@@ -143,23 +136,26 @@ public struct MergedStream {
         upper = range.upperBound
         let enabled = list == .identification ? snapshot.settings.identification : snapshot.settings.blocking
         let filter = CategoryFilter.action(list == .identification ? .identify : .block)
-        var sources: [Source] = []
+        var cursors: [EntryCursor] = []
+        var files: [Int] = []
+        var databases: [Database] = []
         if enabled {
             for (i, db) in snapshot.databases.enumerated() where snapshot.mayHold(i, list) {
-                sources.append(Source(cursor: db.cursor(from: range.lowerBound, filter: filter),
-                                      file: snapshot.manifestIndex[i]))
+                cursors.append(db.cursor(from: range.lowerBound, filter: filter))
+                files.append(snapshot.manifestIndex[i])
+                databases.append(db)
             }
         }
-        self.sources = sources
-        heap = []
-        heap.reserveCapacity(sources.count)
-        pending = Array(0..<Int32(sources.count))   // every source is advanced by the first next()
-        pending.reserveCapacity(sources.count)
+        merge = PrecedenceMerge(cursors)
+        self.files = files
         if list == .blocking && enabled {
             rules = snapshot.ruleRanges.filter { $0.upperBound >= range.lowerBound && $0.lowerBound < range.upperBound }
             allow = snapshot.settings.allowList
             allowIndex = allow.lowerBound(range.lowerBound)
-            chosen = snapshot.settings.blockCategories.map { Set($0.map { $0.lowercased() }) }
+            chosen = snapshot.settings.blockCategories.map { names in
+                let wanted = names.map { $0.lowercased() }
+                return databases.map { db in db.categories.map { wanted.contains($0.name) } }
+            }
         } else {
             rules = []
             allow = []
@@ -176,24 +172,25 @@ public struct MergedStream {
     public mutating func next() throws(DirectoryError) -> Bool {
         if let failure { throw failure }
         if finished { return false }
-        do {
-            try advancePending()
+        do throws(DirectoryError) {
             while true {
-                let dbHead = heap.isEmpty ? UInt64.max : sources[Int(heap[0])].head
+                if !held && !mergeDone {
+                    do throws(CallerIDError) {
+                        held = try merge.next()
+                    } catch {
+                        throw DirectoryError(error)
+                    }
+                    mergeDone = !held
+                }
+                let dbHead = held ? merge.number : UInt64.max
                 let ruleHead = ruleIndex < rules.count ? ruleNext : UInt64.max
                 let n = min(dbHead, ruleHead)
                 if n == UInt64.max || n >= upper {
                     finished = true
                     return false
                 }
-                var winner = -1
-                if dbHead == n {
-                    winner = Int(popMin())
-                    pending.append(Int32(winner))
-                    while !heap.isEmpty && sources[Int(heap[0])].head == n {
-                        pending.append(popMin())
-                    }
-                }
+                let fromFile = dbHead == n
+                if fromFile { held = false }   // consumed: the next call advances the merge
                 let isRule = ruleHead == n
                 if isRule {
                     if ruleNext == rules[ruleIndex].upperBound {
@@ -205,10 +202,9 @@ public struct MergedStream {
                 }
                 if list == .blocking {
                     while allowIndex < allow.count && allow[allowIndex] < n { allowIndex += 1 }
-                    if (allowIndex < allow.count && allow[allowIndex] == n) || (!isRule && !sources[winner].chosen) {
-                        try advancePending()
-                        continue
-                    }
+                    if allowIndex < allow.count && allow[allowIndex] == n { continue }
+                    // A file's entry of a category not chosen is dropped (a rule still blocks it).
+                    if !isRule, let chosen, !chosen[merge.source][merge.category] { continue }
                 }
                 number = n
                 fromRule = isRule
@@ -216,8 +212,8 @@ public struct MergedStream {
                     label = UnsafeRawBufferPointer(start: nil, count: 0)
                     file = -1
                 } else {
-                    label = sources[winner].label
-                    file = sources[winner].file
+                    label = merge.label
+                    file = files[merge.source]
                 }
                 return true
             }
@@ -225,75 +221,5 @@ public struct MergedStream {
             failure = error
             throw error
         }
-    }
-
-    private mutating func advancePending() throws(DirectoryError) {
-        guard !pending.isEmpty else { return }
-        let chosen = self.chosen
-        for s in pending {
-            let i = Int(s)
-            var found = false
-            var number: UInt64 = 0
-            var label = UnsafeRawBufferPointer(start: nil, count: 0)
-            var isChosen = true
-            do {
-                // forEach, not the generic next(_:): no generic metadata lookup per entry.
-                try sources[i].cursor.forEach { view in
-                    found = true
-                    number = view.number
-                    label = view.labelBytes
-                    if let chosen { isChosen = chosen.contains(view.category.name) }
-                    return false
-                }
-            } catch {
-                throw DirectoryError(error)
-            }
-            if found && number < upper {
-                sources[i].head = number
-                sources[i].label = label
-                sources[i].chosen = isChosen
-                push(s)
-            }
-        }
-        pending.removeAll(keepingCapacity: true)
-    }
-
-    // MARK: Binary heap on (head, index)
-
-    @inline(__always)
-    private func less(_ a: Int32, _ b: Int32) -> Bool {
-        let x = sources[Int(a)].head, y = sources[Int(b)].head
-        return x < y || (x == y && a < b)
-    }
-
-    private mutating func push(_ s: Int32) {
-        heap.append(s)
-        var i = heap.count - 1
-        while i > 0 {
-            let parent = (i - 1) / 2
-            guard less(heap[i], heap[parent]) else { break }
-            heap.swapAt(i, parent)
-            i = parent
-        }
-    }
-
-    private mutating func popMin() -> Int32 {
-        let top = heap[0]
-        let last = heap.removeLast()
-        if !heap.isEmpty {
-            heap[0] = last
-            var i = 0
-            let n = heap.count
-            while true {
-                let l = 2 * i + 1
-                guard l < n else { break }
-                var c = l
-                if l + 1 < n && less(heap[l + 1], heap[l]) { c = l + 1 }
-                guard less(heap[c], heap[i]) else { break }
-                heap.swapAt(i, c)
-                i = c
-            }
-        }
-        return top
     }
 }

@@ -111,6 +111,48 @@ public struct LabelCleaner: Sendable {
     /// True when every scalar is in a block whose characters are all NFC-stable starters
     /// (ASCII, Latin-1 and Latin Extended, Cyrillic letters, CJK ideographs, Hangul syllables,
     /// kana without the combining sound marks): such a string is already NFC.
+    /// True when ``clean(_:)`` would return these UTF-8 bytes unchanged (no replacements or
+    /// length limit set, no control character, no leading, trailing or repeated whitespace, and
+    /// every character in ranges that are NFC as they stand): the check of a plain TSV build's
+    /// labels, which allocates nothing for a clean label.
+    func isClean(utf8 bytes: UnsafeRawBufferPointer) -> Bool {
+        guard replacements.isEmpty, maxBytes == nil else { return false }
+        var i = 0
+        var previousSpace = true   // a space first would be a leading space
+        let n = bytes.count
+        while i < n {
+            let b = bytes[i]
+            if b < 0x80 {
+                if b < 0x20 || b == 0x7F { return false }
+                if b == 0x20 {
+                    if previousSpace { return false }
+                    previousSpace = true
+                } else {
+                    previousSpace = false
+                }
+                i += 1
+                continue
+            }
+            // A multi-byte character (the bytes are valid UTF-8): its scalar value.
+            let length = b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : 2
+            guard i + length <= n else { return false }
+            var v = UInt32(b) & (length == 2 ? 0x1F : length == 3 ? 0x0F : 0x07)
+            for k in 1..<length { v = v << 6 | UInt32(bytes[i + k] & 0x3F) }
+            switch v {
+            case 0x85, 0xA0, 0x1680, 0x180E, 0x2000...0x200B, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000:
+                return false   // Unicode whitespace: collapsed to a space
+            case 0x80..<0x300, 0x400...0x482, 0x48A...0x52F, 0x3041...0x3096, 0x30A1...0x30FA,
+                 0x4E00...0x9FFF, 0xAC00...0xD7A3, 0x2000...0x206F, 0x20A0...0x20BF, 0xFF01...0xFF5E:
+                break
+            default:
+                return false   // maybe not NFC: the slow path decides
+            }
+            previousSpace = false
+            i += length
+        }
+        return !(previousSpace && n > 0)
+    }
+
     static func isQuickNFC(_ s: String) -> Bool {
         for u in s.unicodeScalars {
             switch u.value {

@@ -18,7 +18,36 @@ public struct NormalizedNumbers: Sendable, Equatable {
     }
 }
 
-/// Turns numbers as people write them into E.164 digits, with a ``NumberingPlan``:
+/// How strictly the pipeline checks a number (`--validity`).
+public enum NumberValidity: String, Sendable, CaseIterable {
+    /// The length fits the country's numbers (libphonenumber's "possible"). The default:
+    /// directories hold old and new numbers, so range allocation is not checked.
+    case possible
+    /// In a range libphonenumber knows as allocated ("valid"); needs libphonenumber.
+    case valid
+    /// Any number of at most 15 digits with an assigned calling code.
+    case any
+}
+
+/// Which rules read numbers.
+public enum NumberRules: Sendable, Equatable {
+    /// libphonenumber when it can be loaded, the built-in table otherwise.
+    case automatic
+    /// libphonenumber; creating the normalizer fails when it cannot be loaded.
+    case libphonenumber
+    /// The built-in table and a `--numbering-plan` file only.
+    case builtInTable
+}
+
+/// Turns numbers as people write them into E.164 digits.
+///
+/// With libphonenumber (loaded when available, see ``NumberRules``) every number that is not
+/// plain international digits is parsed by it (national forms, trunk and international
+/// prefixes, the country's rules), and every number's length is checked against its metadata
+/// (``NumberValidity``); plain E.164 digits take a fast path: a table of the possible lengths
+/// per calling code, read from libphonenumber once. Countries a `--numbering-plan` file adds or
+/// replaces are read with that file's rules. Without libphonenumber the built-in
+/// ``NumberingPlan`` reads everything:
 ///
 /// - formatting is ignored: spaces, NBSP, dashes, dots, parentheses, slashes;
 ///   Arabic-Indic and full-width digits count as digits;
@@ -31,12 +60,58 @@ public struct NormalizedNumbers: Sendable, Equatable {
 /// - several numbers in one cell (`045 2030367 / 6345-985-0418`, `…, …`) are all returned.
 public struct NumberNormalizer: Sendable {
     public let plan: NumberingPlan
+    public let validity: NumberValidity
+    /// libphonenumber and its length table, when numbers are read with it.
+    let library: PhoneNumberLibrary?
+    let lengths: PossibleLengths?
+    /// What reads the numbers, for summaries: "libphonenumber" or "built-in table" (and why).
+    public let rulesDescription: String
 
-    public init(plan: NumberingPlan = .builtIn) { self.plan = plan }
+    /// A normalizer with the built-in table only (no libphonenumber), `possible` validity.
+    public init(plan: NumberingPlan = .builtIn) {
+        self.plan = plan
+        validity = .possible
+        library = nil
+        lengths = nil
+        rulesDescription = "built-in table"
+    }
+
+    /// A normalizer with the rules and the validity asked for.
+    /// - Throws: `rules: .libphonenumber` or `validity: .valid` when libphonenumber cannot be loaded.
+    public init(plan: NumberingPlan = .builtIn, validity: NumberValidity, rules: NumberRules) throws(PipelineError) {
+        self.plan = plan
+        self.validity = validity
+        var loaded: PhoneNumberLibrary? = nil
+        var why = ""
+        if rules != .builtInTable {
+            switch PhoneNumberLibrary.shared {
+            case .success(let l): loaded = l
+            case .failure(let e):
+                if rules == .libphonenumber || validity == .valid {
+                    throw PipelineError(e.code, validity == .valid ? "--validity valid needs libphonenumber: \(e.message)" : e.message)
+                }
+                why = " (\(e.message))"
+            }
+        }
+        library = loaded
+        lengths = loaded.map { PossibleLengths.of($0) }
+        rulesDescription = loaded == nil ? "built-in table" + why : "libphonenumber"
+    }
 
     /// Normalizes `text` as written in `country` (ISO 3166 alpha-2; nil: E.164 digits, with or
     /// without `+`, are required).
     public func normalize(_ text: String, country: String? = nil) throws(NumberProblem) -> NormalizedNumbers {
+        if let library, let country, !plan.userCountries.contains(country.uppercased()) {
+            // libphonenumber reads national forms; the country must be one it knows.
+            let region = country.uppercased()
+            guard library.countryCode(region: region) != nil else {
+                _ = try ruleFor(country: country)   // an unknown code gets the built-in message
+                return try normalize(text, rule: nil, ccOnly: plan.callingCode(country: country))
+            }
+            return try normalize(text) { (digits, plus, shown) throws(NumberProblem) in
+                try resolveWithLibrary(library, digits, plus: plus, region: region, shown: shown)
+            }
+        }
         var rule: CountryRule? = nil
         if let country {
             guard let r = try ruleFor(country: country) else {
@@ -45,6 +120,15 @@ public struct NumberNormalizer: Sendable {
             rule = r
         }
         return try normalize(text, rule: rule, ccOnly: nil)
+    }
+
+    /// Reads a number already in E.164 digits (a plain TSV row) as ``normalize(_:country:)``
+    /// reads `+` digits: calling code, length (and allocation with `--validity valid`), a trunk
+    /// prefix after the calling code dropped (`+44 0 20…` is `+44 20…`).
+    /// - Returns: the number to store.
+    public func normalize(e164 number: UInt64) throws(NumberProblem) -> UInt64 {
+        let digits = String(number).utf8.map { $0 - 0x30 }
+        return try international(digits[...], shown: "+" + String(number))
     }
 
     /// The rule for an ISO code; nil when the country is known but has no detailed rule.
@@ -58,6 +142,16 @@ public struct NumberNormalizer: Sendable {
 
     /// - Parameter ccOnly: the calling code of a country without detailed rules.
     func normalize(_ text: String, rule: CountryRule?, ccOnly: String?) throws(NumberProblem) -> NormalizedNumbers {
+        try normalize(text) { (digits, plus, shown) throws(NumberProblem) in
+            try resolve(digits, plus: plus, rule: rule, ccOnly: ccOnly, shown: shown)
+        }
+    }
+
+    /// The text handling every reading shares (plain digits fast, scientific notation, an
+    /// extension cut, several numbers in a cell); `resolve` turns one number's digits (and
+    /// whether a `+` came first) into E.164.
+    private func normalize(_ text: String,
+                           resolve: ([UInt8], Bool, String) throws(NumberProblem) -> UInt64) throws(NumberProblem) -> NormalizedNumbers {
         // Fast path: plain digits, optionally after one '+'.
         let utf8 = text.utf8
         if let first = utf8.first, utf8.count <= 20 {
@@ -68,7 +162,7 @@ public struct NumberNormalizer: Sendable {
                 if b >= 0x30 && b <= 0x39 { digits.append(b - 0x30) } else if !(i == 0 && b == 0x2B) { plain = false; break }
             }
             if plain && !digits.isEmpty {
-                let n = try resolve(digits, plus: first == 0x2B, rule: rule, ccOnly: ccOnly, shown: text)
+                let n = try resolve(digits, first == 0x2B, text)
                 return NormalizedNumbers(numbers: [n], warnings: [])
             }
         }
@@ -89,7 +183,7 @@ public struct NumberNormalizer: Sendable {
         for part in parts {
             do throws(NumberProblem) {
                 let (digits, plus) = try NumberNormalizer.digits(of: part)
-                numbers.append(try resolve(digits, plus: plus, rule: rule, ccOnly: ccOnly, shown: part))
+                numbers.append(try resolve(digits, plus, part))
             } catch {
                 if parts.count > 1 {
                     warnings.append(.init(kind: .numberPartIgnored, message: "\(InputQuote.quoted(part)) ignored: \(error.message)"))
@@ -157,6 +251,9 @@ public struct NumberNormalizer: Sendable {
         guard x.count <= 15 else {
             throw NumberProblem(reason: .tooLong, message: "\(InputQuote.quoted(shown)) has \(x.count) digits with its country code; E.164 allows 15")
         }
+        if let library, let lengths, let cc = lengths.callingCode(prefixOf: x), !plan.userCodes.contains(String(cc)) {
+            return try checked(library, lengths, cc: cc, x, shown: shown)
+        }
         guard let code = plan.callingCode(prefixOf: x) else {
             if x.count < 4 { throw NumberProblem(reason: .tooShort, message: "\(InputQuote.quoted(shown)) is too short for a phone number") }
             let shownCode = x.prefix(3).map { String($0) }.joined()
@@ -203,6 +300,103 @@ public struct NumberNormalizer: Sendable {
         return NumberProblem(reason: .invalidLeadingDigit,
                              message: "\(InputQuote.quoted(shown)): national numbers of \(place) cannot start with \(first) (allowed: \(CountryRule.describe(UInt64(r.firstDigits))))")
     }
+
+    // MARK: With libphonenumber
+
+    /// One number in `region`'s national or international form, read by libphonenumber.
+    private func resolveWithLibrary(_ library: PhoneNumberLibrary, _ d: [UInt8], plus: Bool, region: String,
+                                    shown: String) throws(NumberProblem) -> UInt64 {
+        if plus { return try international(d[...], shown: shown) }
+        let text = String(decoding: d.map { $0 + 0x30 }, as: UTF8.self)
+        switch library.parse(text, region: region) {
+        case .failure(let failure):
+            switch failure {
+            case .invalidCountryCode:
+                throw NumberProblem(reason: .unknownCountryCode, message: "\(InputQuote.quoted(shown)): no country has the calling code it starts with")
+            case .tooShortAfterIDD, .tooShortNSN:
+                throw NumberProblem(reason: .tooShort, message: "\(InputQuote.quoted(shown)) is too short for a phone number of \(region)")
+            case .tooLongNSN:
+                throw NumberProblem(reason: .tooLong, message: "\(InputQuote.quoted(shown)) is too long for a phone number")
+            case .notANumber:
+                // The digits were there (an empty cell never gets here): too few to be a number.
+                throw NumberProblem(reason: .tooShort, message: "\(InputQuote.quoted(shown)) is too short for a phone number")
+            }
+        case .success(let info):
+            guard info.e164 != 0 else {
+                throw NumberProblem(reason: .tooLong, message: "\(InputQuote.quoted(shown)) has more than 15 digits with its country code")
+            }
+            if plan.userCodes.contains(String(info.countryCode)) {
+                // A calling code the user's plan rules: read the digits with it.
+                return try international(digits(of: info.e164)[...], shown: shown)
+            }
+            try judge(info.possibility, isValid: { info.isValid }, cc: info.countryCode,
+                      nationalLength: info.nationalDigits, shown: shown, region: info.region)
+            return info.e164
+        }
+    }
+
+    /// `+CC…` digits: the length table (no call into the library unless `--validity valid`).
+    private func checked(_ library: PhoneNumberLibrary, _ lengths: PossibleLengths, cc: Int, _ x: ArraySlice<UInt8>,
+                         shown: String) throws(NumberProblem) -> UInt64 {
+        let ccDigits = cc < 10 ? 1 : cc < 100 ? 2 : 3
+        let nsn = x.dropFirst(ccDigits)
+        var possibility = lengths.possibility(cc: cc, length: nsn.count)
+        var national = nsn
+        if possibility != .possible, let trunk = plan.rulesByCode[String(cc)]?.trunkPrefixes {
+            // "+44 (0)20 …": the trunk prefix written inside an international number.
+            for t in trunk {
+                let td = t.utf8.map { $0 - 0x30 }
+                if nsn.starts(with: td), lengths.possibility(cc: cc, length: nsn.count - td.count) == .possible {
+                    national = nsn.dropFirst(td.count)
+                    possibility = .possible
+                    break
+                }
+            }
+        }
+        try judge(possibility, isValid: { library.check(countryCode: cc, national: national).isValid }, cc: cc,
+                  nationalLength: national.count, shown: shown, region: nil)
+        return value(digits(of: UInt64(cc)), national)
+    }
+
+    /// Applies ``validity`` to libphonenumber's verdict; throws the reason a number is refused.
+    private func judge(_ possibility: PhoneNumberInfo.Possibility, isValid: () -> Bool, cc: Int, nationalLength: Int,
+                       shown: String, region: String?) throws(NumberProblem) {
+        let place = region.map { "\($0) (+\(cc))" } ?? "+\(cc)"
+        switch (possibility, validity) {
+        case (_, .any) where possibility != .invalidCountryCode && nationalLength > 0:
+            return
+        case (.possible, .possible):
+            return
+        case (.possible, .valid):
+            guard isValid() else {
+                throw NumberProblem(reason: .notAllocated,
+                                    message: "\(InputQuote.quoted(shown)) is not in a number range of \(place) that libphonenumber knows as allocated (--validity valid)")
+            }
+            return
+        case (.localOnly, _):
+            throw NumberProblem(reason: .localOnly,
+                                message: "\(InputQuote.quoted(shown)): \(nationalLength) digits is a local number of \(place) (no area code); give the full number")
+        case (.invalidCountryCode, _):
+            throw NumberProblem(reason: .unknownCountryCode, message: "\(InputQuote.quoted(shown)): no country has the calling code +\(cc)")
+        case (.tooShort, _):
+            throw NumberProblem(reason: .tooShort, message: "\(InputQuote.quoted(shown)) is too short: \(nationalLength) digits after \(place)\(lengthsNote(cc))")
+        case (.tooLong, _):
+            throw NumberProblem(reason: .tooLong, message: "\(InputQuote.quoted(shown)) is too long: \(nationalLength) digits after \(place)\(lengthsNote(cc))")
+        default:
+            throw NumberProblem(reason: .invalidLength,
+                                message: "\(InputQuote.quoted(shown)): no number of \(place) has \(nationalLength) digits\(lengthsNote(cc))")
+        }
+    }
+
+    /// "; numbers of +CC have 9 or 10 digits" from the length table.
+    private func lengthsNote(_ cc: Int) -> String {
+        guard let mask = lengths?.possible(cc: cc), mask != 0 else { return "" }
+        let list = (0..<32).filter { mask & (1 << $0) != 0 }.map(String.init)
+        let text = list.count == 1 ? list[0] : list.dropLast().joined(separator: ", ") + " or " + list.last!
+        return "; national numbers of +\(cc) have \(text) digits"
+    }
+
+    private func digits(of n: UInt64) -> [UInt8] { String(n).utf8.map { $0 - 0x30 } }
 
     // MARK: Text
 
@@ -298,7 +492,8 @@ public struct NumberNormalizer: Sendable {
                 plus = true
             case 0x20, 0x09, 0xA0, 0x2007, 0x2009, 0x202F, 0x3000,                 // spaces
                  0x2D, 0x2010...0x2015, 0x2212, 0xFF0D, 0x2E, 0xB7, 0x5F, 0x27,       // dashes, dots, '_', "'"
-                 0x28, 0x29, 0x5B, 0x5D, 0xFF08, 0xFF09, 0x2F, 0x22, 0x200E, 0x200F:  // brackets, '/', quotes, direction marks
+                 0x28, 0x29, 0x5B, 0x5D, 0xFF08, 0xFF09, 0x2F, 0x22, 0x200E, 0x200F,  // brackets, '/', quotes, direction marks
+                 0x7E:  // '~': "wait for the dial tone", as in the former USSR's 8~10 international prefix
                 continue
             default:
                 if u.properties.isAlphabetic {
@@ -309,5 +504,58 @@ public struct NumberNormalizer: Sendable {
         }
         guard !digits.isEmpty else { throw NumberProblem(reason: .noNumber, message: "no digits in \(InputQuote.quoted(part))") }
         return (digits, plus)
+    }
+}
+
+/// libphonenumber's possible lengths for every calling code, read once: what
+/// `IsPossibleNumberWithReason` answers for a number depends only on its calling code and the
+/// length of its national number, so the fast path of plain E.164 digits is a table lookup.
+struct PossibleLengths: Sendable {
+    /// Indexed by calling code (1...999): possible lengths, local-only lengths (bit n: n digits).
+    private let possibleMasks: [UInt32]
+    private let localMasks: [UInt32]
+    private let assigned: [Bool]
+
+    nonisolated(unsafe) private static var cache: PossibleLengths?
+    private static let lock = NSLock()
+
+    static func of(_ library: PhoneNumberLibrary) -> PossibleLengths {
+        lock.lock()
+        defer { lock.unlock() }
+        if let cache { return cache }
+        var possible = [UInt32](repeating: 0, count: 1000), local = possible
+        var assigned = [Bool](repeating: false, count: 1000)
+        for cc in 1..<1000 {
+            if let m = library.possibleLengths(countryCode: cc) {
+                (possible[cc], local[cc], assigned[cc]) = (m.possible, m.localOnly, true)
+            }
+        }
+        let table = PossibleLengths(possibleMasks: possible, localMasks: local, assigned: assigned)
+        cache = table
+        return table
+    }
+
+    /// The calling code `digits` starts with (calling codes are prefix-free).
+    func callingCode(prefixOf digits: ArraySlice<UInt8>) -> Int? {
+        var cc = 0
+        for d in digits.prefix(3) {
+            cc = cc * 10 + Int(d)
+            if cc > 0 && assigned[cc] { return cc }
+        }
+        return nil
+    }
+
+    func possible(cc: Int) -> UInt32 { possibleMasks[cc] }
+
+    func possibility(cc: Int, length: Int) -> PhoneNumberInfo.Possibility {
+        guard assigned[cc] else { return .invalidCountryCode }
+        guard (0..<32).contains(length) else { return .tooLong }
+        let bit: UInt32 = 1 << UInt32(length)
+        if possibleMasks[cc] & bit != 0 { return .possible }
+        if localMasks[cc] & bit != 0 { return .localOnly }
+        let mask = possibleMasks[cc]
+        guard mask != 0 else { return .invalidLength }
+        let shortest = mask.trailingZeroBitCount, longest = 31 - mask.leadingZeroBitCount
+        return length < shortest ? .tooShort : length > longest ? .tooLong : .invalidLength
     }
 }

@@ -81,6 +81,11 @@ public struct NumberingPlan: Sendable {
     private(set) var rules: [String: CountryRule] = [:]
     /// The rules of all countries sharing a calling code, merged (for `+CC…` numbers).
     private(set) var rulesByCode: [String: CountryRule] = [:]
+    /// Countries and calling codes a `--numbering-plan` file added or replaced: the normalizer
+    /// reads their numbers with these rules, never with libphonenumber (private ranges, test
+    /// numbers, a plan newer than the library's metadata).
+    private(set) var userCountries: Set<String> = []
+    private(set) var userCodes: Set<String> = []
 
     public static let builtIn: NumberingPlan = {
         var plan = NumberingPlan()
@@ -176,6 +181,8 @@ public struct NumberingPlan: Sendable {
                 throw PipelineError(.invalidConfiguration, "\(at): calling code \(code) overlaps the existing code \(other)")
             }
             plan.add(rule)
+            plan.userCountries.insert(rule.iso)
+            plan.userCodes.insert(rule.callingCode)
         }
         return plan
     }

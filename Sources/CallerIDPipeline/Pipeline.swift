@@ -76,6 +76,13 @@ public final class Pipeline {
     /// Range rows expanded, and the numbers they gave.
     public private(set) var rangeRows = 0
     public private(set) var rangeNumbers = 0
+    /// Range rows kept as ranges (``PipelineOptions/keepRanges``).
+    public var rangesKept: Int { keptFirst.count }
+
+    // Range rows kept as ranges, in input order.
+    var keptFirst: [UInt64] = []
+    var keptLast: [UInt64] = []
+    var keptPayload: [UInt32] = []
 
     // Accepted entries, in input order.
     var numbers: [UInt64] = []
@@ -102,7 +109,7 @@ public final class Pipeline {
 
     public init(options: PipelineOptions) throws(PipelineError) {
         self.options = options
-        self.normalizer = NumberNormalizer(plan: options.numberingPlan)
+        self.normalizer = try NumberNormalizer(plan: options.numberingPlan, validity: options.validity, rules: options.numberRules)
         if let c = options.country, options.numberingPlan.callingCode(country: c) == nil {
             throw PipelineError(.invalidConfiguration, "unknown country '\(c)': use an ISO 3166 alpha-2 code such as RU, US, KR")
         }
@@ -121,6 +128,9 @@ public final class Pipeline {
                 throw PipelineError(.invalidConfiguration, "top \(top) is more than the \(options.maxEntries) entries one database may hold")
             }
             guard options.weightField != nil else { throw PipelineError(.invalidConfiguration, "top N needs a weight field") }
+        }
+        if options.keepRanges && (options.split != .none || options.top != nil || options.blockList == .separate) {
+            throw PipelineError(.invalidConfiguration, "keeping ranges writes one database: it does not combine with splitting by region, top N or separate block lists")
         }
         guard options.maxRangeExpansion >= 1 else { throw PipelineError(.invalidConfiguration, "max range expansion must be at least 1") }
         guard options.maxExpandedTotal >= 1 else { throw PipelineError(.invalidConfiguration, "max expanded total must be at least 1") }
@@ -267,6 +277,7 @@ public final class Pipeline {
             return
         }
         var isRange = false
+        var keptRange: (first: UInt64, last: UInt64)? = nil
         if let slot = f.rangeEnd {
             guard let endText = try field(slot, "range end", required: true) else { return }
             let endRaw = compose(endText ?? "")
@@ -287,23 +298,37 @@ public final class Pipeline {
                 return
             }
             let count = b - a + 1
-            guard count <= UInt64(options.maxRangeExpansion) else {
-                try rejectRow(.rangeTooLarge, "range \(a)...\(b) has \(count) numbers, more than --max-range-expansion \(options.maxRangeExpansion)",
-                              raw: "\(raw)..\(endRaw)")
-                return
+            if options.keepRanges && count > 1 {
+                keptRange = (a, b)
+            } else {
+                guard count <= UInt64(options.maxRangeExpansion) else {
+                    try rejectRow(.rangeTooLarge, "range \(a)...\(b) has \(count) numbers, more than --max-range-expansion \(options.maxRangeExpansion)",
+                                  raw: "\(raw)..\(endRaw)")
+                    return
+                }
+                guard UInt64(rangeNumbers) + count <= UInt64(options.maxExpandedTotal) else {
+                    // Not a bad row: the input as a whole is bigger than the build may take.
+                    throw PipelineError(.limitExceeded, "\(file):\(record.line): range \(a)...\(b) would take the numbers expanded from ranges past \(options.maxExpandedTotal) (--max-expanded-total); nothing written")
+                }
+                normalized.numbers = Array(a...b)
+                isRange = true
             }
-            guard UInt64(rangeNumbers) + count <= UInt64(options.maxExpandedTotal) else {
-                // Not a bad row: the input as a whole is bigger than the build may take.
-                throw PipelineError(.limitExceeded, "\(file):\(record.line): range \(a)...\(b) would take the numbers expanded from ranges past \(options.maxExpandedTotal) (--max-expanded-total); nothing written")
-            }
-            normalized.numbers = Array(a...b)
-            isRange = true
         }
 
         // Label.
         var label = ""
         if let slot = f.label {
-            guard let l = try field(slot, "label", required: false) else { return }
+            guard var l = try field(slot, "label", required: false) else { return }
+            if !f.extraLabels.isEmpty {
+                // Repeated --label-field: the non-empty values joined with ", ".
+                var parts: [String] = []
+                if let first = l?.trimmedASCII, !first.isEmpty { parts.append(first) }
+                for extra in f.extraLabels {
+                    guard let t = try field(extra, "label", required: false) else { return }
+                    if let t = t?.trimmedASCII, !t.isEmpty { parts.append(t) }
+                }
+                l = parts.joined(separator: ", ")
+            }
             if let l {
                 guard let (cleaned, truncated) = options.labels.clean(l) else {
                     try rejectRow(.badLabel, "the label has a control character")
@@ -385,6 +410,12 @@ public final class Pipeline {
             payloads.append(Payload(label: label, category: category))
             payloadIndex[key] = id
         }
+        if let r = keptRange {
+            keptFirst.append(r.first)
+            keptLast.append(r.last)
+            keptPayload.append(id)
+            return
+        }
         if isRange {
             // Counted once the row is accepted (a bad label or category after the range rejects it).
             rangeRows += 1
@@ -439,6 +470,8 @@ struct FieldSlots {
 
     var number: Slot?
     var label: Slot?
+    /// Repeated label fields after the first.
+    var extraLabels: [Slot] = []
     var category: Slot?
     var region: Slot?
     var weight: Slot?
@@ -471,6 +504,7 @@ struct FieldSlots {
         }
         number = slot(options.numberField, "number")
         label = slot(options.labelField, "label")
+        extraLabels = options.additionalLabelFields.compactMap { slot($0, nil) }
         category = slot(options.categoryField, "category")
         region = slot(options.regionField, nil)
         weight = slot(options.weightField, nil)
@@ -485,7 +519,7 @@ struct FieldSlots {
     static func delimited(first: Record, options: PipelineOptions, file: String) throws(PipelineError) -> (FieldSlots, Bool) {
         let selectors = [options.numberField, options.labelField, options.categoryField, options.regionField,
                          options.weightField, options.countryField, options.rangeEndField, options.numberPrefixField]
-        let byName = selectors.contains { if case .name = $0 { true } else { false } }
+        let byName = (selectors + options.additionalLabelFields.map { Optional($0) }).contains { if case .name = $0 { true } else { false } }
         var isHeader: Bool
         switch options.header {
         case .present: isHeader = true
@@ -537,6 +571,9 @@ struct FieldSlots {
         }
         slots.number = try resolve(options.numberField, "number", "number")
         slots.label = try resolve(options.labelField, "label", "label")
+        for extra in options.additionalLabelFields {
+            if let slot = try resolve(extra, nil, "label") { slots.extraLabels.append(slot) }
+        }
         slots.category = try resolve(options.categoryField, "category", "category")
         slots.region = try resolve(options.regionField, nil, "region")
         slots.weight = try resolve(options.weightField, nil, "weight")

@@ -4,7 +4,7 @@ public import CallerID
 /// people naming the file, option or line at fault. Rejected rows are not errors of this
 /// kind: they are collected as ``RejectedRow`` values and only end a run beyond
 /// ``PipelineOptions/maxBadRows``.
-public struct PipelineError: Error, Sendable, Equatable, CustomStringConvertible {
+public struct PipelineError: CallerIDFailure, Equatable {
     /// A stable error code. New codes may be added; switch with a `default`.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         public let rawValue: String
@@ -22,27 +22,40 @@ public struct PipelineError: Error, Sendable, Equatable, CustomStringConvertible
         public static let tooManyBadRows = Code("too-many-bad-rows")
         /// The data breaks a limit of the database format or of the build.
         public static let limitExceeded = Code("limit-exceeded")
+        /// A database file is damaged (a core error passed on: reading an existing database).
+        public static let corrupt = Code(CallerIDError.Code.corrupt.rawValue)
+        /// A database was written by an incompatible format version (a core error passed on).
+        public static let unsupportedVersion = Code(CallerIDError.Code.unsupportedVersion.rawValue)
+        /// A number is not a valid E.164 number (a core error passed on).
+        public static let invalidNumber = Code(CallerIDError.Code.invalidNumber.rawValue)
+        /// A file was modified in place while it was open (a core error passed on).
+        public static let fileChanged = Code(CallerIDError.Code.fileChanged.rawValue)
+
+        /// The code of a core error, under the same name.
+        init(_ code: CallerIDError.Code) { self.init(code.rawValue) }
 
         public var description: String { rawValue }
     }
 
     public let code: Code
     public let message: String
+    /// The core error this one passes on (``init(_:)-(CallerIDError)``), nil for the pipeline's own.
+    public let underlying: CallerIDError?
 
     public init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
+        underlying = nil
     }
 
-    /// Wraps an error of the core library, keeping its meaning.
+    /// Wraps an error of the core library, keeping its code (same name), its message and the
+    /// error itself as ``underlying``.
     public init(_ error: CallerIDError) {
-        switch error.code {
-        case .fileNotFound: self.init(.fileNotFound, error.message)
-        case .io: self.init(.io, error.message)
-        case .limitExceeded: self.init(.limitExceeded, error.message)
-        default: self.init(.invalidInput, error.message)
-        }
+        code = Code(error.code)
+        message = error.message
+        underlying = error
     }
 
     public var description: String { message }
+    public var codeName: String { code.rawValue }
 }

@@ -57,6 +57,9 @@ public struct PipelineOptions: Sendable {
     /// `category`/`type`…) or, without a header, columns 1, 2 and 3.
     public var numberField: FieldSelector? = nil
     public var labelField: FieldSelector? = nil
+    /// More label fields (`--label-field` repeated): the label is the non-empty values of
+    /// ``labelField`` and these, in order, joined with ", " (operator and region).
+    public var additionalLabelFields: [FieldSelector] = []
     public var categoryField: FieldSelector? = nil
     public var regionField: FieldSelector? = nil
     public var weightField: FieldSelector? = nil
@@ -71,10 +74,21 @@ public struct PipelineOptions: Sendable {
     /// Country of numbers in national form (ISO 3166 alpha-2), unless a country field says otherwise.
     public var country: String? = nil
     public var numberingPlan: NumberingPlan = .builtIn
+    /// How strictly numbers are checked (`--validity`); the default, `possible`, checks lengths.
+    public var validity: NumberValidity = .possible
+    /// Which rules read numbers: libphonenumber when it can be loaded (the default), or the
+    /// built-in table only (`.builtInTable`: reproducible without the library).
+    public var numberRules: NumberRules = .automatic
     public var labels = LabelCleaner()
     public var categories = CategoryMap()
     /// Every row gets this category (the category field is ignored).
     public var fixedCategory: Category? = nil
+    /// Store range rows (``rangeEndField``) as ranges, never expanded: no ``maxRangeExpansion``
+    /// or ``maxExpandedTotal`` limit; a row whose range holds one number stays an entry. Overlaps
+    /// resolve as ``DatabaseBuilder/addRange(_:_:label:category:)`` says (the narrowest range
+    /// wins, then the later row). The ranges go into the first database written; splitting
+    /// (``split``, ``top``, separate block lists) is refused with them.
+    public var keepRanges: Bool = false
     /// Largest range row expanded into entries; a bigger range is a rejected row.
     public var maxRangeExpansion: Int = 1_000
     /// Numbers all range rows together may expand to (each costs about 21 bytes of memory at

@@ -30,6 +30,8 @@ public struct OutputFile: Sendable, Equatable {
     /// SHA-256 of the whole file (64 hex digits), for files of a build directory (what a
     /// signature covers); nil for a single database output.
     public var sha256: String? = nil
+    /// Ranges stored as ranges in this file (``PipelineOptions/keepRanges``).
+    public var ranges: Int = 0
 }
 
 /// What ``Pipeline/write(to:)`` did.
@@ -48,6 +50,8 @@ public struct PipelineSummary: Sendable {
     public var warningsByKind: [WarningKind: Int]
     public var rangeRows: Int
     public var rangeNumbers: Int
+    /// Ranges written as ranges (``PipelineOptions/keepRanges``), after overlaps were resolved.
+    public var rangesKept: Int = 0
     public var datasetVersion: String
     public var buildTime: String
     /// Entries written, all files but the top-N set.
@@ -150,7 +154,7 @@ extension Pipeline {
             // that can abort the build has passed by now.
             let p = plan[0]
             announce(p.fileName, p.shard.count, 1)
-            var file = try writeDatabase(p.shard, to: target, fileName: p.fileName)
+            var file = try writeDatabase(p.shard, to: target, fileName: p.fileName, withRanges: true)
             let list = groups.lists[p.list]
             file.region = list.region
             file.kind = list.kind
@@ -172,7 +176,7 @@ extension Pipeline {
         var files: [OutputFile] = []
         for (i, p) in plan.enumerated() {
             announce(p.fileName, p.shard.count, i + 1)
-            var file = try writeDatabase(p.shard, to: "\(temp.path)/\(p.fileName)", fileName: p.fileName)
+            var file = try writeDatabase(p.shard, to: "\(temp.path)/\(p.fileName)", fileName: p.fileName, withRanges: i == 0)
             file.sha256 = try Pipeline.sha256(of: "\(temp.path)/\(p.fileName)")
             let list = groups.lists[p.list]
             file.region = list.region
@@ -229,11 +233,13 @@ extension Pipeline {
         }
         let buildTime = Pipeline.timestamp(options.buildTime)
         let version = options.datasetVersion ?? Pipeline.contentVersion(files)
-        return PipelineSummary(
+        var result = PipelineSummary(
             output: output, isDirectory: isDirectory, files: files, rowsRead: rowsRead, rowsRejected: rowsRejected,
             numbersAccepted: numbersAccepted, duplicatesMerged: duplicates, distinctLabels: distinct,
             rejectedByReason: rejectedByReason, warningsByKind: warningsByKind, rangeRows: rangeRows, rangeNumbers: rangeNumbers,
             datasetVersion: version, buildTime: buildTime)
+        result.rangesKept = files.reduce(0) { $0 + $1.ranges }
+        return result
     }
 
     // MARK: Grouping
@@ -302,60 +308,9 @@ extension Pipeline {
         return (result, duplicates)
     }
 
-    /// Entry indices ordered by number, input order kept among equal numbers.
-    ///
-    /// A stable most-significant-digit radix sort of the indices on 8-bit digits, reading the
-    /// numbers in place: it needs the result and one scratch array (8 bytes per number), where
-    /// an LSD sort of (number, index) pairs needed 24. Small buckets finish with a comparison
-    /// sort that breaks ties by index, which is the stable order.
-    func sortedOrder() -> [Int32] {
-        let n = numbers.count
-        var order = Array(0..<Int32(n))
-        guard n > 1 else { return order }
-        let bits = 64 - (numbers.max() ?? 0).leadingZeroBitCount
-        var scratch = [Int32](repeating: 0, count: n)
-        numbers.withUnsafeBufferPointer { keys in
-            order.withUnsafeMutableBufferPointer { order in
-                scratch.withUnsafeMutableBufferPointer { scratch in
-                    Pipeline.radixSort(keys: keys, order: order, scratch: scratch, range: 0..<n, shift: max(0, bits - 8))
-                }
-            }
-        }
-        return order
-    }
-
-    private static func radixSort(keys: UnsafeBufferPointer<UInt64>, order: UnsafeMutableBufferPointer<Int32>,
-                                  scratch: UnsafeMutableBufferPointer<Int32>, range: Range<Int>, shift: Int) {
-        if range.count <= 1 { return }
-        if range.count <= 64 {
-            var bucket = UnsafeMutableBufferPointer(rebasing: order[range])
-            bucket.sort { a, b in
-                let x = keys[Int(a)], y = keys[Int(b)]
-                return x != y ? x < y : a < b
-            }
-            return
-        }
-        // Bits above `shift + 8` are equal within `range` (earlier levels split on them).
-        var starts = [Int](repeating: 0, count: 257)
-        for k in range { starts[Int((keys[Int(order[k])] >> UInt64(shift)) & 0xFF) + 1] += 1 }
-        // Counts sit one slot up, so the running sum leaves the start of bucket d in starts[d]
-        // (and the end of the last in starts[256]).
-        var sum = range.lowerBound
-        for d in 0..<257 { sum += starts[d]; starts[d] = sum }
-        var next = starts
-        for k in range {
-            let e = order[k]
-            let d = Int((keys[Int(e)] >> UInt64(shift)) & 0xFF)
-            scratch[next[d]] = e
-            next[d] += 1
-        }
-        for k in range { order[k] = scratch[k] }
-        guard shift > 0 else { return }
-        let lower = max(0, shift - 8)
-        for d in 0..<256 where starts[d + 1] - starts[d] > 1 {
-            radixSort(keys: keys, order: order, scratch: scratch, range: starts[d]..<starts[d + 1], shift: lower)
-        }
-    }
+    /// Entry indices ordered by number, input order kept among equal numbers (the core's
+    /// `stableOrder(of:)`, the package's one sort).
+    func sortedOrder() -> [Int32] { stableOrder(of: numbers) }
 
     /// The `n` heaviest entries (last row per number; ties: smaller number first), ascending.
     func topEntries(_ n: Int) -> ([Int32], Int) {
@@ -377,11 +332,17 @@ extension Pipeline {
 
     // MARK: Writing
 
-    private func writeDatabase(_ entries: ArraySlice<Int32>, to path: String, fileName: String) throws(PipelineError) -> OutputFile {
+    private func writeDatabase(_ entries: ArraySlice<Int32>, to path: String, fileName: String, withRanges: Bool = false) throws(PipelineError) -> OutputFile {
         var builder = DatabaseBuilder(options: options.buildOptions)
         var categories: [String: Int] = [:]
         var actions: [String: Int] = [:]
         do {
+            if withRanges {
+                for k in keptFirst.indices {
+                    let p = payloads[Int(keptPayload[k])]
+                    try builder.addRange(keptFirst[k], keptLast[k], label: p.label, category: p.category)
+                }
+            }
             for e in entries {
                 let p = payloads[Int(payloadOf[Int(e)])]
                 try builder.add(numbers[Int(e)], label: p.label, category: p.category)
@@ -402,7 +363,7 @@ extension Pipeline {
         return OutputFile(file: fileName, region: "", kind: "", shard: 1, shards: 1, entries: summary.entries,
                           firstNumber: entries.first.map { numbers[Int($0)] }, lastNumber: entries.last.map { numbers[Int($0)] },
                           rangeStart: nil, rangeEnd: nil, categories: categories, actions: actions,
-                          bytes: summary.fileBytes, xxh3: hash, duplicatesMerged: summary.duplicatesMerged)
+                          bytes: summary.fileBytes, xxh3: hash, duplicatesMerged: summary.duplicatesMerged, ranges: summary.ranges)
     }
 
     private func uniqueFileBase(_ base: String, _ used: inout Set<String>) -> String {

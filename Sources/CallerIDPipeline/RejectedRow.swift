@@ -20,6 +20,12 @@ public struct RejectReason: Hashable, Sendable, Comparable, CustomStringConverti
     public static let tooLong = RejectReason("too-long")
     /// The number starts with a digit its country's numbers cannot start with.
     public static let invalidLeadingDigit = RejectReason("invalid-leading-digit")
+    /// A length libphonenumber allows only for local dialling (no area code): not a complete number.
+    public static let localOnly = RejectReason("local-only")
+    /// A length between the shortest and the longest of the country's numbers that none of them has.
+    public static let invalidLength = RejectReason("invalid-length")
+    /// `--validity valid`: a possible length, but not in a range libphonenumber knows as allocated.
+    public static let notAllocated = RejectReason("not-allocated")
     /// `+999…`: no country has that calling code.
     public static let unknownCountryCode = RejectReason("unknown-country-code")
     /// A national form (`8 913…`, `02-758…`) with no country to read it in.

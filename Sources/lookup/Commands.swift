@@ -1,6 +1,7 @@
 import Foundation
 import CallerID
 import CallerIDDirectory
+import CallerIDPipeline
 
 /// Exit code for a library error.
 func exitCode(for error: CallerIDError) -> Int32 {
@@ -78,14 +79,34 @@ func entryJSON(_ view: EntryView) -> String {
     "{\"number\":\(view.number),\"found\":true,\"label\":\(jsonString(view.label)),\"category\":\(jsonString(view.category.name)),\"action\":\"\(view.category.action)\"}\n"
 }
 
+/// A lookup answer: as ``writeEntry`` plus how it was found. TSV: an entry is
+/// `NUMBER<TAB>LABEL<TAB>CATEGORY` (unchanged), a range answer adds a 4th column
+/// `range:FIRST-LAST`. JSON: `"match":"entry"`, or `"match":"range","range":[FIRST,LAST]`.
+func writeAnswer(_ view: EntryView, json: Bool, to out: inout Output) {
+    if json {
+        var match = "\"match\":\"entry\""
+        if case .range(let first, let last) = view.match { match = "\"match\":\"range\",\"range\":[\(first),\(last)]" }
+        out.write("{\"number\":\(view.number),\"found\":true,\"label\":\(jsonString(view.label)),\"category\":\(jsonString(view.category.name)),\"action\":\"\(view.category.action)\",\(match)}\n")
+    } else {
+        out.write("\(view.number)\t")
+        writeTSVLabel(view.labelBytes, to: &out)
+        out.write("\t\(view.category.name)")
+        if case .range(let first, let last) = view.match { out.write("\trange:\(first)-\(last)") }
+        out.write("\n")
+    }
+}
+
 // MARK: lookup NUMBER / lookup -
 
 let lookupHelp = """
-usage: lookup NUMBER [--db FILE|DIR] [--json]
-       lookup - [--db FILE|DIR] [--json]
+usage: lookup NUMBER [--db FILE|DIR]... [--json]
+       lookup - [--db FILE|DIR]... [--json]
 
 Prints NUMBER<TAB>LABEL<TAB>CATEGORY for a number in the database, or NUMBER<TAB>- when
-it is absent. NUMBER is E.164 digits; spaces, dashes, dots, parentheses and a leading +
+it is absent. A number without an entry that lies in a range of the database (a numbering
+plan whose range rows were kept as ranges by lookup build) is answered by the range, with a
+4th column:
+NUMBER<TAB>LABEL<TAB>CATEGORY<TAB>range:FIRST-LAST. NUMBER is E.164 digits; spaces, dashes, dots, parentheses and a leading +
 are ignored. With '-', reads numbers from stdin (one per line) and answers each on its own
 line; lines that are not numbers are answered RAW<TAB>- and reported on stderr, lines over
 4096 bytes are skipped (answered with their first 64 bytes, '…' and <TAB>-). Answers are
@@ -98,8 +119,11 @@ as in JSON: \\n, \\r, \\t, \\u00XX; invalid UTF-8 becomes U+FFFD.
 
   --db FILE   the database (default: $LOOKUP_DB); a build directory (manifest.json) or an
               installed store (its current generation) looks up in all of its databases,
-              the first in manifest order (higher priority first) that holds the number answers
-  --json      one JSON object per answer: {"number":…,"found":true,"label":…,"category":…,"action":…}
+              the first in manifest order (higher priority first) that holds the number answers.
+              Repeatable: an entry in any database wins over every range; among entries, and
+              then among ranges, the earlier --db wins (a directory, then a national plan)
+  --json      one JSON object per answer: {"number":…,"found":true,"label":…,"category":…,"action":…,
+              "match":"entry"}, with "match":"range","range":[FIRST,LAST] for a range answer,
               or {"number":…,"found":false}; a batch line that is not a number gives
               {"input":…,"found":false,"error":…}
 
@@ -129,7 +153,12 @@ func lookupCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     }
     // A database file, or every database of a build directory or store (first one that
     // holds the number answers, in precedence order).
-    let databases = try DatabasePaths.resolve(try databasePath(args)).open()
+    // Several --db: exact entries of any of them first, then ranges, earlier --db first.
+    var databases: [Database] = []
+    let paths = args.values("--db")
+    for path in paths.isEmpty ? [try databasePath(args)] : paths {
+        databases += try DatabasePaths.resolve(path).open()
+    }
     var out = Output()
     defer { out.flush() }
 
@@ -138,7 +167,13 @@ func lookupCommand(_ raw: [String]) throws(ToolError) -> Int32 {
             var found: Bool? = nil
             for db in databases where found == nil {
                 found = try db.withEntry(number) { view in
-                    writeEntry(view, json: json, to: &out)
+                    writeAnswer(view, json: json, to: &out)
+                    return true
+                }
+            }
+            for db in databases where found == nil && db.rangeCount > 0 {
+                found = try db.withRange(number) { view in
+                    writeAnswer(view, json: json, to: &out)
                     return true
                 }
             }
@@ -251,6 +286,15 @@ func buildCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     }
     options.compressLabels = !args.flag("--raw-labels")
     let started = Date()
+    // The pipeline's rules for every number (libphonenumber's lengths when it can be loaded)
+    // and label, so that this path and a pipeline build take the same rows (issue 12).
+    let normalizer: NumberNormalizer
+    do throws(PipelineError) {
+        normalizer = try NumberNormalizer(validity: .possible, rules: .automatic)
+    } catch {
+        throw ToolError(code: pipelineExitCode(error), message: error.message)
+    }
+    let rules = normalizer.tsvRowRules()
     var builder = DatabaseBuilder(options: options)
     var badRows = 0
     var reasons: [String: Int] = [:]
@@ -260,11 +304,10 @@ func buildCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     for input in args.positionals {
         progress.phase("reading \(input)")
         do {
-            _ = try builder.addTSV(path: input) { error in
+            _ = try builder.addTSV(path: input, rules: rules) { error in
                 badRows += 1
                 if badRows <= shown { progress.printLine(error.description) }
-                let reason = error.reason.split(separator: ":").last.map { $0.trimmingCharacters(in: .whitespaces) } ?? error.reason
-                reasons[String(reason.prefix(60)), default: 0] += 1
+                reasons[reasonKey(error.reason), default: 0] += 1
                 progress.update("reading \(input): \(badRows) bad rows")
             }
         } catch {
@@ -309,6 +352,23 @@ func buildCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     }
     out.flush()
     return Exit.ok
+}
+
+/// A bad row's reason without the input it quotes ('…' runs become …), so that 100,000 rows
+/// refused for one reason are counted as one line of the summary.
+func reasonKey(_ message: String) -> String {
+    var key = ""
+    var quoted = false
+    for c in message {
+        if c == "'" {
+            if !quoted { key += "…" }
+            quoted.toggle()
+        } else if !quoted {
+            key.append(c)
+        }
+    }
+    if key.hasPrefix("number …: ") { key.removeFirst("number …: ".count) }
+    return String(key.prefix(80))
 }
 
 // MARK: dump
@@ -432,7 +492,11 @@ func verifyCommand(_ raw: [String]) throws(ToolError) -> Int32 {
         for path in files {
             do {
                 let db = try Database(path: path, verify: true)
-                out.write(json ? "{\"file\":\(jsonString(path)),\"ok\":true,\"entries\":\(db.count)}\n" : "\(path): OK (\(db.count) entries)\n")
+                if db.rangeCount > 0 {
+                    out.write(json ? "{\"file\":\(jsonString(path)),\"ok\":true,\"entries\":\(db.count),\"ranges\":\(db.rangeCount)}\n" : "\(path): OK (\(db.count) entries, \(db.rangeCount) ranges)\n")
+                } else {
+                    out.write(json ? "{\"file\":\(jsonString(path)),\"ok\":true,\"entries\":\(db.count)}\n" : "\(path): OK (\(db.count) entries)\n")
+                }
             } catch {
                 report(path, code: error.code.rawValue, exit: exitCode(for: error), message: error.message)
             }
@@ -477,7 +541,7 @@ func writeInfo(_ info: DatabaseInfo, json: Bool, to out: inout Output) {
     if json {
         let sections = info.sections.map { "{\"name\":\(jsonString($0.name)),\"offset\":\($0.offset),\"bytes\":\($0.bytes),\"xxh3\":\"\(String(format: "%016llx", $0.checksum))\"}" }
         let categories = info.categories.map { "{\"name\":\(jsonString($0.name)),\"action\":\"\($0.action)\"}" }
-        out.write("{\"file\":\(jsonString(info.path)),\"format_version\":\"\(info.formatVersion)\",\"entries\":\(info.entries),\"distinct_labels\":\(info.distinctLabels),\"block_size\":\(info.blockSize),\"blocks\":\(info.blocks),\"hot_labels\":\(info.hotLabels),\"label_symbols\":\(info.labelSymbols),\"bytes\":\(info.fileBytes),\"bytes_per_entry\":\(String(format: "%.3f", info.bytesPerEntry)),\"categories\":[\(categories.joined(separator: ","))],\"sections\":[\(sections.joined(separator: ","))]}\n")
+        out.write("{\"file\":\(jsonString(info.path)),\"format_version\":\"\(info.formatVersion)\",\"entries\":\(info.entries),\"distinct_labels\":\(info.distinctLabels),\"block_size\":\(info.blockSize),\"blocks\":\(info.blocks),\"hot_labels\":\(info.hotLabels),\"label_symbols\":\(info.labelSymbols),\"bytes\":\(info.fileBytes),\"bytes_per_entry\":\(String(format: "%.3f", info.bytesPerEntry)),\"ranges\":\(info.ranges),\"categories\":[\(categories.joined(separator: ","))],\"sections\":[\(sections.joined(separator: ","))]}\n")
     } else {
         out.write("""
         file              \(info.path)
@@ -489,9 +553,13 @@ func writeInfo(_ info: DatabaseInfo, json: Bool, to out: inout Output) {
         categories        \(info.categories.map { "\($0.name) (\($0.action))" }.joined(separator: ", "))
         bytes             \(info.fileBytes)
         bytes/entry       \(String(format: "%.3f", info.bytesPerEntry))
-        sections:
 
         """)
+        if info.ranges > 0 {
+            let bytes = info.sections.filter { $0.name == "ranges" }.reduce(0) { $0 + $1.bytes }
+            out.write("ranges            \(info.ranges) in \(bytes) bytes (\(String(format: "%.3f", Double(bytes) / Double(info.ranges))) B/range)\n")
+        }
+        out.write("sections:\n")
         for s in info.sections {
             let share = info.entries == 0 ? 0 : Double(s.bytes) / Double(info.entries)
             out.write("  \(s.name.padding(toLength: 18, withPad: " ", startingAt: 0)) \(String(s.bytes).leftPad(10)) bytes  \(String(format: "%6.3f", share)) B/entry  at \(s.offset)\n")

@@ -9,7 +9,7 @@ import CallerIDDirectory
 func exitCode(for error: DirectoryError) -> Int32 {
     switch error.code {
     case .fileNotFound: Exit.noInput
-    case .io: Exit.ioError
+    case .io, .fileChanged: Exit.ioError
     case .unreachable: Exit.unavailable
     case .invalidArgument, .invalidRule: Exit.usage
     default: Exit.dataError

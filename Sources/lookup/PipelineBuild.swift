@@ -7,11 +7,11 @@ let pipelineValued: [String] = [
     "--format", "--delimiter", "--encoding", "--header",
     "--number-field", "--label-field", "--category-field", "--region-field", "--weight-field", "--country-field",
     "--range-end-field", "--number-prefix-field", "--pad-number",
-    "--country", "--numbering-plan", "--label-replace", "--max-label-bytes", "--category-map", "--category",
+    "--country", "--numbering-plan", "--validity", "--number-rules", "--label-replace", "--max-label-bytes", "--category-map", "--category",
     "--max-range-expansion", "--max-expanded-total", "--split-by", "--region-map", "--region-after", "--max-entries", "--top", "--max-bad-rows", "--errors",
     "--dataset-version", "--block-list",
 ]
-let pipelineFlags: [String] = ["--progress", "--no-progress"]
+let pipelineFlags: [String] = ["--progress", "--no-progress", "--keep-ranges"]
 
 let pipelineBuildHelp = """
 
@@ -27,12 +27,23 @@ Input
   --country-field F             a column name / JSON key, or a 1-based position
                                 (defaults: number|phone|…, label|name|…, category|type|…;
                                 without a header: columns 1, 2, 3)
+  --label-field F …             repeated: the label is the non-empty values joined with ', '
+                                (--label-field 5 --label-field 6: 'operator, region')
   --range-end-field F           range rows: the number field is the first number, F the last
   --number-prefix-field F       digits put before the number and range end (an area code column)
   --pad-number N                left-pad the number and range end with zeros to N digits
 Numbers
   --country XX                  ISO 3166 country for national forms (8 913…, 02-758…, 01454 …)
-  --numbering-plan FILE.json    add or override country rules (see docs/PIPELINE.md)
+  --numbering-plan FILE.json    add or override country rules (see docs/PIPELINE.md); these
+                                countries are read with the file's rules, not libphonenumber's
+  --validity possible|valid|any possible (default): the length fits the country's numbers;
+                                valid: also in a range libphonenumber knows as allocated;
+                                any: any number of at most 15 digits with a calling code
+  --number-rules auto|libphonenumber|table   what reads numbers: libphonenumber when it can
+                                be loaded (auto, the default), or the built-in table only
+  --keep-ranges                 store range rows as ranges (no expansion, no expansion limits; a
+                                one-number row stays an entry); where ranges overlap, the narrowest
+                                wins, then the later row; numbers without an entry answer the range
   --max-range-expansion N       largest range row expanded (default 1000); larger ones are rejected
   --max-expanded-total N        numbers all range rows may expand to (default 100000000, about
                                 21-23 bytes of memory each); the row that passes it stops the build
@@ -71,7 +82,7 @@ func wantsPipeline(_ args: Arguments) -> Bool {
 func pipelineExitCode(_ error: PipelineError) -> Int32 {
     switch error.code {
     case .fileNotFound: Exit.noInput
-    case .io: Exit.ioError
+    case .io, .fileChanged: Exit.ioError
     case .invalidConfiguration: Exit.usage
     default: Exit.dataError
     }
@@ -123,7 +134,10 @@ func pipelineOptions(_ args: Arguments) throws(ToolError) -> PipelineOptions {
         }
     }
     o.numberField = args.value("--number-field").map(FieldSelector.init)
-    o.labelField = args.value("--label-field").map(FieldSelector.init)
+    let labelFields = args.values("--label-field").map(FieldSelector.init)
+    o.labelField = labelFields.first
+    o.additionalLabelFields = Array(labelFields.dropFirst())
+    o.keepRanges = args.flag("--keep-ranges")
     o.categoryField = args.value("--category-field").map(FieldSelector.init)
     o.regionField = args.value("--region-field").map(FieldSelector.init)
     o.weightField = args.value("--weight-field").map(FieldSelector.init)
@@ -137,6 +151,16 @@ func pipelineOptions(_ args: Arguments) throws(ToolError) -> PipelineOptions {
         if let map = args.value("--region-map") { o.regionMap = try RegionMap(contentsOf: map) }
     } catch {
         throw ToolError(code: pipelineExitCode(error), message: error.message)
+    }
+    if let v = args.value("--validity") {
+        guard let validity = NumberValidity(rawValue: v) else { throw usage("--validity takes possible, valid or any, not '\(v)'") }
+        o.validity = validity
+    }
+    switch args.value("--number-rules") {
+    case nil, "auto": o.numberRules = .automatic
+    case "libphonenumber": o.numberRules = .libphonenumber
+    case "table": o.numberRules = .builtInTable
+    case let other?: throw usage("--number-rules takes auto, libphonenumber or table, not '\(other)'")
     }
     if let c = args.value("--country") {
         guard o.numberingPlan.callingCode(country: c) != nil else {
@@ -312,7 +336,7 @@ func pipelineBuild(_ args: Arguments, output: String) throws(ToolError) -> Int32
         let files = summary.files.map { f in
             "{\"file\":\(jsonString(f.file)),\"region\":\(jsonString(f.region)),\"kind\":\(jsonString(f.kind)),\"shard\":\(f.shard),\"entries\":\(f.entries),\"bytes\":\(f.bytes),\"xxh3\":\"\(String(format: "%016llx", f.xxh3))\"}"
         }.joined(separator: ",")
-        out.write("{\"output\":\(jsonString(output)),\"directory\":\(summary.isDirectory),\"rows\":\(summary.rowsRead),\"entries\":\(summary.entries),\"duplicates_merged\":\(summary.duplicatesMerged),\"bad_rows\":\(summary.rowsRejected),\"distinct_labels\":\(summary.distinctLabels),\"bytes\":\(summary.bytes),\"bytes_per_entry\":\(String(format: "%.3f", bytesPerEntry)),\"range_rows\":\(summary.rangeRows),\"range_numbers\":\(summary.rangeNumbers),\"rejected_by_reason\":{\(reasons)},\"warnings\":{\(warnings)},\"dataset_version\":\(jsonString(summary.datasetVersion)),\"files\":[\(files)],\"seconds\":\(String(format: "%.3f", seconds))}\n")
+        out.write("{\"output\":\(jsonString(output)),\"directory\":\(summary.isDirectory),\"rows\":\(summary.rowsRead),\"entries\":\(summary.entries),\"duplicates_merged\":\(summary.duplicatesMerged),\"bad_rows\":\(summary.rowsRejected),\"distinct_labels\":\(summary.distinctLabels),\"bytes\":\(summary.bytes),\"bytes_per_entry\":\(String(format: "%.3f", bytesPerEntry)),\"range_rows\":\(summary.rangeRows),\"range_numbers\":\(summary.rangeNumbers),\"ranges_kept\":\(summary.rangesKept),\"rejected_by_reason\":{\(reasons)},\"warnings\":{\(warnings)},\"dataset_version\":\(jsonString(summary.datasetVersion)),\"files\":[\(files)],\"seconds\":\(String(format: "%.3f", seconds))}\n")
     } else {
         out.write("""
         wrote \(output)\(summary.isDirectory ? "\(output.hasSuffix("/") ? "" : "/") (\(summary.files.count) database\(summary.files.count == 1 ? "" : "s") and manifest.json)" : "")
@@ -327,6 +351,7 @@ func pipelineBuild(_ args: Arguments, output: String) throws(ToolError) -> Int32
 
         """)
         if summary.rangeRows > 0 { out.write("  range rows         \(summary.rangeRows) (\(summary.rangeNumbers) numbers)\n") }
+        if summary.rangesKept > 0 { out.write("  ranges kept        \(summary.rangesKept)\n") }
         if summary.isDirectory {
             for f in summary.files {
                 out.write("  \(column(f.file, width: 28)) \(String(f.entries).leftPad(9)) entries \(String(f.bytes).leftPad(10)) bytes  \(String(format: "%016llx", f.xxh3))\n")

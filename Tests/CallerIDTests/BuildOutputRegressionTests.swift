@@ -102,12 +102,7 @@ private func lookupOnTerminal(_ args: [String]) throws -> (status: Int32, output
 }
 
 private func lookupBinaryPath() -> String? {
-    // Where `lookup(_:)` looks: next to the test bundle, its parent, then .build/debug.
-    let candidates = [Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent()]
-        .map { $0.appendingPathComponent("lookup").path }
-        + [URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent(".build/debug/lookup").path]
-    return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
+    BuiltProducts.lookup?.path
 }
 
 private func runProcess(_ path: String, _ args: [String]) throws -> (status: Int32, stdout: String) {

@@ -26,23 +26,18 @@ enum CABI {
     static let libraryFile = "libcallerid.so"
     #endif
 
-    /// Where SwiftPM may have put the library: next to the test bundle (the build directory
-    /// of the configuration under test), its parent, the executable's directory, `.build/debug`.
-    static let searchedDirectories: [URL] = {
-        var dirs = [Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent()]
-        if let exe = Bundle.main.executableURL?.deletingLastPathComponent() { dirs.append(exe) }
-        dirs.append(packageRoot.appendingPathComponent(".build/debug"))
-        return dirs
-    }()
+    /// Where SwiftPM puts the library of the configuration under test (``BuiltProducts``).
+    static let searchedDirectories = BuiltProducts.directories
 
-    static let libraryDirectory: URL? = searchedDirectories.first {
-        FileManager.default.fileExists(atPath: $0.appendingPathComponent(libraryFile).path)
-    }
+    static let libraryDirectory: URL? = BuiltProducts.file(libraryFile)?.deletingLastPathComponent()
 
     static var library: URL? { libraryDirectory?.appendingPathComponent(libraryFile) }
 
     static let include = packageRoot.appendingPathComponent("include")
-    static let workDirectory = packageRoot.appendingPathComponent(".build/cabi-tests")
+    /// Compiled C programs: a folder of the system's temporary directory (tests write nothing
+    /// into the source tree), one per test process.
+    static let workDirectory = FileManager.default.temporaryDirectory
+        .appendingPathComponent("callerid-cabi-tests-\(getpid())")
 
     static var missingLibraryMessage: String {
         """

@@ -7,37 +7,9 @@ import Glibc
 import Darwin
 #endif
 @testable import CallerID
+import CallerIDPipeline
 
 // MARK: - Running the `lookup` binary
-
-/// The built `lookup` executable, found once.
-private enum LookupBinary {
-    /// The package root, derived from this file's path (Tests/CallerIDTests/CLITests.swift).
-    static let packageRoot: URL = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-
-    /// Places looked at, in order: next to the test bundle (the build directory of the
-    /// configuration under test), its parent, then `.build/debug` of the package.
-    static let candidates: [URL] = {
-        var dirs: [URL] = []
-        let bundle = Bundle.main.bundleURL
-        dirs.append(bundle)
-        dirs.append(bundle.deletingLastPathComponent())
-        if let exe = Bundle.main.executableURL?.deletingLastPathComponent() { dirs.append(exe) }
-        dirs.append(packageRoot.appendingPathComponent(".build/debug"))
-        return dirs.map { $0.appendingPathComponent("lookup") }
-    }()
-
-    static let url: URL? = {
-        // A child that exits before reading all of its stdin must not kill the test runner.
-        _ = signal(SIGPIPE, SIG_IGN)
-        var isDirectory: ObjCBool = false
-        return candidates.first {
-            FileManager.default.fileExists(atPath: $0.path, isDirectory: &isDirectory) && !isDirectory.boolValue
-                && FileManager.default.isExecutableFile(atPath: $0.path)
-        }
-    }()
-}
 
 /// What a run of `lookup` produced.
 struct CLIResult {
@@ -69,11 +41,7 @@ private final class DataBox: @unchecked Sendable {
 /// so large outputs cannot deadlock). LOOKUP_DB is removed from the environment unless given.
 func lookup(_ args: [String], stdin: Data? = nil, environment extra: [String: String] = [:],
             sourceLocation: SourceLocation = #_sourceLocation) throws -> CLIResult {
-    let binary = try #require(LookupBinary.url, """
-        the 'lookup' executable was not found; looked at:
-        \(LookupBinary.candidates.map(\.path).joined(separator: "\n"))
-        build it with 'swift build --build-tests' first
-        """, sourceLocation: sourceLocation)
+    let binary = try #require(BuiltProducts.lookup, "\(BuiltProducts.missing("lookup"))", sourceLocation: sourceLocation)
     let process = Process()
     process.executableURL = binary
     process.arguments = args
@@ -565,13 +533,21 @@ let missingTSV = "/nonexistent-callerid-dir/missing.tsv"
 
     // MARK: build
 
-    /// The CLI builds from TSV exactly what the library builds from the same records.
+    /// The CLI builds from TSV exactly what the library builds from the same records, their
+    /// labels cleaned as the pipeline cleans them (trimmed, whitespace collapsed: the CLI reads
+    /// every row with the pipeline's rules).
     @Test func buildMatchesLibrary() throws {
         let dir = TempDir()
-        let (records, expected) = randomRecords(count: 5000, seed: 4242)
+        let (records, raw) = randomRecords(count: 5000, seed: 4242, minNumber: plausibleNumbers.lowerBound,
+                                           maxNumber: plausibleNumbers.upperBound)
         let tsv = dir.path("in.tsv"), out = dir.path("cli.cid"), lib = dir.path("lib.cid")
         try writeTSV(records, to: tsv)
-        let librarySummary = try buildDatabase(records, at: lib)
+        func cleaned(_ e: Entry) throws -> Entry {
+            Entry(number: e.number, label: try #require(LabelCleaner().clean(e.label)).label, category: e.category)
+        }
+        #expect(try records.contains { try cleaned($0).label != $0.label }, "some labels need cleaning")
+        let expected = try raw.mapValues(cleaned)
+        let librarySummary = try buildDatabase(try records.map(cleaned), at: lib)
 
         let r = try lookup(["build", "-o", out, tsv])
         #expect(r.status == 0, "\(r.stderr)")
@@ -614,13 +590,13 @@ let missingTSV = "/nonexistent-callerid-dir/missing.tsv"
         let tsv = dir.path("dups.tsv"), out = dir.path("d.cid")
         try Data("""
             # number label category
-            100\tA
-            200\tB\tspam
+            79130000100\tA
+            79130000200\tB\tspam
 
-            100\tA2\ttaxi
-            300\tC\r
-            200\tB2
-            100\tA3
+            79130000100\tA2\ttaxi
+            79130000300\tC\r
+            79130000200\tB2
+            79130000100\tA3
 
             """.utf8).write(to: URL(fileURLWithPath: tsv))
         let r = try lookup(["build", "-o", out, tsv])
@@ -628,22 +604,22 @@ let missingTSV = "/nonexistent-callerid-dir/missing.tsv"
         #expect(summaryValue(r.stdout, "entries") == "3")
         #expect(summaryValue(r.stdout, "duplicates merged") == "3")
         let dump = try lookup(["dump", "--db", out])
-        #expect(dump.lines == ["100\tA3\tidentify", "200\tB2\tidentify", "300\tC\tidentify"])
+        #expect(dump.lines == ["79130000100\tA3\tidentify", "79130000200\tB2\tidentify", "79130000300\tC\tidentify"])
 
         let j = try lookup(["build", "-o", out, tsv, "--json"])
         #expect(try jsonObjects(j.stdout).first?["duplicates_merged"] as? Int == 3)
 
         // Several inputs and stdin ('-'): later rows win across files too.
         let other = dir.path("other.tsv")
-        try Data("300\tfrom file\tsurvey\n".utf8).write(to: URL(fileURLWithPath: other))
-        let multi = try lookup(["build", "-o", out, tsv, other, "-"], stdin: Data("100\tfrom stdin\tscam\n400\tD\n".utf8))
+        try Data("79130000300\tfrom file\tsurvey\n".utf8).write(to: URL(fileURLWithPath: other))
+        let multi = try lookup(["build", "-o", out, tsv, other, "-"], stdin: Data("79130000100\tfrom stdin\tscam\n79130000400\tD\n".utf8))
         #expect(multi.status == 0, "\(multi.stderr)")
         #expect(summaryValue(multi.stdout, "entries") == "4")
         #expect(summaryValue(multi.stdout, "duplicates merged") == "5")
         let db = try Database(path: out)
-        #expect(try db.lookup(100) == Entry(number: 100, label: "from stdin", category: try Category("scam", action: .block)))
-        #expect(try db.lookup(300) == Entry(number: 300, label: "from file", category: try Category("survey", action: .block)))
-        #expect(try db.lookup(400)?.label == "D")
+        #expect(try db.lookup(79130000100) == Entry(number: 79130000100, label: "from stdin", category: try Category("scam", action: .block)))
+        #expect(try db.lookup(79130000300) == Entry(number: 79130000300, label: "from file", category: try Category("survey", action: .block)))
+        #expect(try db.lookup(79130000400)?.label == "D")
     }
 
     /// Inputs with no rows (only comments and blank lines, or an empty stdin) give a valid,
@@ -688,7 +664,7 @@ let missingTSV = "/nonexistent-callerid-dir/missing.tsv"
         let dir = TempDir()
         let bad = dir.path("bad.tsv"), good = dir.path("good.tsv"), out = dir.path("out.cid")
         try Data(Self.badTSV).write(to: URL(fileURLWithPath: bad))
-        try Data("1\tOld\n2\tOlder\tspam\n".utf8).write(to: URL(fileURLWithPath: good))
+        try Data("79130000001\tOld\n79130000002\tOlder\tspam\n".utf8).write(to: URL(fileURLWithPath: good))
         #expect(try lookup(["build", "-o", out, good]).status == 0)
         let before = try fileData(out)
         let listing = try FileManager.default.contentsOfDirectory(atPath: dir.url.path).sorted()

@@ -302,7 +302,7 @@ enum Access {
         let dir = TempDir()
         Access.write(e.bytes, dir.path("s.cid"))
         let db = try Database(path: dir.path("s.cid"), verify: true)
-        #expect(db.categories.map(\.name) == ["identify", "block", "taxi", "spam"])
+        #expect(db.categories.map(\.name) == ["identify", "block", "spam", "taxi"])
         for entry in HostileSample.entries { #expect(try db.lookup(entry.number) == entry) }
         let report = Access.exercise(db, numbers: HostileSample.numbers, image: e, path: dir.path("s.cid"), "sample")
         #expect(report.errors.isEmpty && report.verifyError == nil)
@@ -417,9 +417,9 @@ enum Access {
         HostileCase("category action 2", "malformed") { e in e.set8(e.start(.categories) + 4, 2) },
         HostileCase("category name with a capital", "invalid or repeated name") { e in e.set8(e.start(.categories) + 6, UInt8(ascii: "I")) },
         HostileCase("category name twice", "invalid or repeated name") { e in
-            // "spam" (code 3) renamed "taxi" (code 2).
+            // "taxi" (code 3) renamed "spam" (code 2; categories are in name order after the two built-ins).
             let s = e.start(.categories) + 4 + (2 + 8) + (2 + 5) + (2 + 4) + 2
-            for (i, c) in "taxi".utf8.enumerated() { e.set8(s + i, c) }
+            for (i, c) in "spam".utf8.enumerated() { e.set8(s + i, c) }
         },
         HostileCase("category bytes after the last record", "trailing bytes") { e in e.set32(e.start(.categories), 3) },
     ]

@@ -13,14 +13,7 @@ import Darwin
 // usage errors, and the Python example without its library.
 
 /// The built `lookup` executable (same search as CLITests).
-private let lookupBinary: URL? = {
-    _ = signal(SIGPIPE, SIG_IGN)
-    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    var dirs = [Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent()]
-    if let exe = Bundle.main.executableURL?.deletingLastPathComponent() { dirs.append(exe) }
-    dirs.append(root.appendingPathComponent(".build/debug"))
-    return dirs.map { $0.appendingPathComponent("lookup") }.first { FileManager.default.isExecutableFile(atPath: $0.path) }
-}()
+private let lookupBinary: URL? = BuiltProducts.lookup
 
 private func smallEntries(_ numbers: ClosedRange<UInt64>, label: String = "Entry") -> [Entry] {
     numbers.map { Entry(number: $0, label: "\(label) \($0)") }

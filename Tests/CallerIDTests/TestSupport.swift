@@ -39,8 +39,11 @@ let sampleLabels = [
 ]
 
 /// Random records: clustered runs and scattered numbers, some duplicates; returns the records
-/// in input order and the expected final map (last record per number wins).
-func randomRecords(count: Int, seed: UInt64, duplicateRate: Double = 0.05, maxNumber: UInt64 = PhoneNumber.maximum)
+/// in input order and the expected final map (last record per number wins). Numbers lie in
+/// `minNumber...maxNumber`: any 64-bit key shape by default; ``plausibleNumbers`` for input that
+/// `lookup build` must take (it checks numbers as the pipeline does).
+func randomRecords(count: Int, seed: UInt64, duplicateRate: Double = 0.05, minNumber: UInt64 = 1,
+                   maxNumber: UInt64 = PhoneNumber.maximum)
     -> (records: [Entry], expected: [UInt64: Entry])
 {
     var rng = SeededGenerator(seed: seed)
@@ -54,7 +57,7 @@ func randomRecords(count: Int, seed: UInt64, duplicateRate: Double = 0.05, maxNu
         let number: UInt64
         let label: String
         if runLeft > 0 {
-            runNumber += UInt64.random(in: 1...3, using: &rng)
+            runNumber = min(runNumber + UInt64.random(in: 1...3, using: &rng), maxNumber)
             number = min(runNumber, maxNumber)
             label = runLabel
             runLeft -= 1
@@ -62,13 +65,13 @@ func randomRecords(count: Int, seed: UInt64, duplicateRate: Double = 0.05, maxNu
             number = records[Int.random(in: 0..<records.count, using: &rng)].number
             label = sampleLabels.randomElement(using: &rng)! + " dup"
         } else if Double.random(in: 0..<1, using: &rng) < 0.1 {
-            runNumber = UInt64.random(in: 1...maxNumber, using: &rng)
+            runNumber = UInt64.random(in: minNumber...maxNumber, using: &rng)
             runLeft = Int.random(in: 2...300, using: &rng)
             runLabel = "Run \(Int.random(in: 0..<1000, using: &rng))"
             number = runNumber
             label = runLabel
         } else {
-            number = UInt64.random(in: 1...maxNumber, using: &rng)
+            number = UInt64.random(in: minNumber...maxNumber, using: &rng)
             let r = Int.random(in: 0..<100, using: &rng)
             label = r < 60 ? sampleLabels[r % sampleLabels.count] : "Business \(Int.random(in: 0..<5000, using: &rng))"
         }
@@ -80,8 +83,51 @@ func randomRecords(count: Int, seed: UInt64, duplicateRate: Double = 0.05, maxNu
     return (records, expected)
 }
 
+/// Numbers every rule set takes: +7 with 10 national digits (Russia and Kazakhstan).
+let plausibleNumbers: ClosedRange<UInt64> = 70_000_000_000...79_999_999_999
+
 func buildDatabase(_ records: [Entry], at path: String, options: BuildOptions = BuildOptions()) throws -> BuildSummary {
     var builder = DatabaseBuilder(options: options)
     for r in records { try builder.add(r.number, label: r.label, category: r.category) }
     return try builder.write(to: path)
+}
+
+/// The products of the build configuration under test: SwiftPM puts the `lookup` executable and
+/// `libcallerid.so` in the folder that holds the test bundle (`.build/<triple>/debug` for
+/// `swift test`, `…/release` for `swift test -c release`, the sanitizer scratch paths for
+/// tools/sanitize.sh). Tests use only those, never another configuration's `.build/debug`:
+/// a release or sanitized run must test its own binaries.
+enum BuiltProducts {
+    /// The package root, from this file's path (Tests/CallerIDTests/TestSupport.swift).
+    static let packageRoot = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// Where the products are looked for: the bundle's folder (Linux: the test executable's
+    /// folder), its parent (macOS: beside the `.xctest` bundle), the executable's folder.
+    static let directories: [URL] = {
+        var dirs = [Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent()]
+        if let exe = Bundle.main.executableURL?.deletingLastPathComponent(), !dirs.contains(exe) { dirs.append(exe) }
+        return dirs
+    }()
+
+    /// The first regular file called `name` in ``directories``.
+    static func file(_ name: String) -> URL? {
+        directories.map { $0.appendingPathComponent(name) }.first { url in
+            var isDirectory: ObjCBool = false
+            return FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) && !isDirectory.boolValue
+        }
+    }
+
+    /// The built `lookup` executable (SIGPIPE ignored from then on: a child that exits before
+    /// reading all of its stdin must not kill the test runner).
+    static let lookup: URL? = {
+        _ = signal(SIGPIPE, SIG_IGN)
+        return file("lookup").flatMap { FileManager.default.isExecutableFile(atPath: $0.path) ? $0 : nil }
+    }()
+
+    /// Why a product is missing: the folders searched.
+    static func missing(_ name: String) -> String {
+        "\(name) was not found beside the test bundle; build the products of this configuration first "
+            + "(swift build --build-tests). Looked in:\n" + directories.map(\.path).joined(separator: "\n")
+    }
 }

@@ -10,6 +10,7 @@
  *   info                          versions, entry count, categories
  *   verify                        full check (every checksum)
  *   lookup NUMBER...              zero-copy lookups ("+7 913 123-45-67" forms accepted)
+ *   match NUMBER...               cid_lookup_match: entries, else the range holding the number
  *   copy SIZE NUMBER...           lookups copying the label into a SIZE-byte buffer
  *   batch NUMBER...               one cid_lookup_batch call
  *   dump [FILTER]                 ascending entries; FILTER: --from N, --action identify|block,
@@ -23,6 +24,8 @@
  *   found<TAB>NUMBER<TAB>LABEL<TAB>CATEGORY<TAB>ACTION     not-found<TAB>NUMBER
  *   invalid<TAB>TEXT<TAB>MESSAGE      error<TAB>NUMBER<TAB>STATUS<TAB>MESSAGE (damaged part)
  *   STATUS<TAB>NUMBER<TAB>FULL_LENGTH<TAB>COPIED            (copy)
+ *   entry<TAB>NUMBER<TAB>LABEL<TAB>CATEGORY   range<TAB>NUMBER<TAB>LABEL<TAB>CATEGORY<TAB>FIRST<TAB>LAST
+ *                                                           (match; not-found as above)
  *   NUMBER<TAB>LABEL<TAB>CATEGORY[<TAB>SOURCE]              (dump, merge)
  * Errors: "error: STATUS-NAME: MESSAGE" on stderr; exit 66 missing file, 65 damaged or
  * unsupported file, 74 I/O, 64 usage, 1 other.
@@ -53,7 +56,7 @@ static int report(cid_status s) {
 }
 
 static int usage(void) {
-    fprintf(stderr, "usage: cidquery [--verify] DB info|verify|lookup|copy|batch|dump|merge|threads|selftest ...\n");
+    fprintf(stderr, "usage: cidquery [--verify] DB info|verify|lookup|match|copy|batch|dump|merge|threads|selftest ...\n");
     return 64;
 }
 
@@ -100,6 +103,44 @@ static int cmd_lookup(cid_db *db, int argc, char **argv) {
         else if (s == CID_NOT_FOUND) printf("not-found\t%" PRIu64 "\n", number);
         else {
             /* A damaged part of a file opened without --verify: say so and go on. */
+            printf("error\t%" PRIu64 "\t%s\t%s\n", number, cid_status_name(s), cid_last_error_message());
+            rc = exit_code(s);
+        }
+    }
+    return rc;
+}
+
+/* match NUMBER...: cid_lookup_match(): entry/range/not-found lines; a range line ends with
+ * the range's bounds. */
+static int cmd_match(cid_db *db, int argc, char **argv) {
+    int rc = 0;
+    uint32_t kind = 99;
+    uint64_t first = 1, last = 1;
+    cid_entry e;
+    if (cid_lookup_match(db, 1, NULL, &kind, &first, &last) != CID_ERR_INVALID_ARGUMENT || kind != CID_MATCH_NONE || first || last) {
+        fprintf(stderr, "error: cid_lookup_match with out NULL\n");
+        rc = 1;
+    }
+    if (cid_lookup_match(NULL, 1, &e, NULL, NULL, NULL) != CID_ERR_INVALID_ARGUMENT || e.category != NULL) {
+        fprintf(stderr, "error: cid_lookup_match with db NULL\n");
+        rc = 1;
+    }
+    for (int i = 0; i < argc; i++) {
+        uint64_t number;
+        if (cid_parse_number(argv[i], &number) != CID_OK) { rc = 64; continue; }
+        cid_status s = cid_lookup_match(db, number, &e, &kind, &first, &last);
+        /* The optional outputs may be NULL: the answer is the same. */
+        cid_entry plain;
+        cid_status s2 = cid_lookup_match(db, number, &plain, NULL, NULL, NULL);
+        if (s2 != s || plain.category_index != e.category_index) { fprintf(stderr, "error: NULL outputs changed the answer\n"); rc = 1; }
+        if (s == CID_OK && kind == CID_MATCH_ENTRY) {
+            printf("entry\t%" PRIu64 "\t%.*s\t%s\n", e.number, (int)e.label_len, e.label, e.category);
+            if (first != number || last != number) { fprintf(stderr, "error: entry bounds\n"); rc = 1; }
+        } else if (s == CID_OK && kind == CID_MATCH_RANGE) {
+            printf("range\t%" PRIu64 "\t%.*s\t%s\t%" PRIu64 "\t%" PRIu64 "\n", e.number, (int)e.label_len, e.label, e.category, first, last);
+        } else if (s == CID_NOT_FOUND && kind == CID_MATCH_NONE && e.category == NULL) {
+            printf("not-found\t%" PRIu64 "\n", number);
+        } else {
             printf("error\t%" PRIu64 "\t%s\t%s\n", number, cid_status_name(s), cid_last_error_message());
             rc = exit_code(s);
         }
@@ -427,6 +468,7 @@ int main(int argc, char **argv) {
     else if (strcmp(cmd, "verify") == 0) rc = (s = cid_verify(db)) == CID_OK ? (printf("verify\tok\n"), 0) : report(s);
     else if (strcmp(cmd, "lookup") == 0) rc = cmd_lookup(db, argc - rest, argv + rest);
     else if (strcmp(cmd, "copy") == 0) rc = cmd_copy(db, argc - rest, argv + rest);
+    else if (strcmp(cmd, "match") == 0) rc = cmd_match(db, argc - rest, argv + rest);
     else if (strcmp(cmd, "batch") == 0) rc = cmd_batch(db, argc - rest, argv + rest);
     else if (strcmp(cmd, "dump") == 0) rc = cmd_dump(db, argc - rest, argv + rest);
     else if (strcmp(cmd, "merge") == 0) rc = cmd_merge(db, verify, argc - rest, argv + rest);

@@ -5,6 +5,7 @@
 //   callerid-bench engine NAME --tsv FILE --db FILE [--probes FILE] [--lookups N]   one engine, one data set
 //   callerid-bench INPUT.tsv [--json] [--db OUT] [--existing] [--raw-labels] ...   CallerID only (as before)
 //   callerid-bench --scan-only --db FILE     open and scan once (for valgrind --tool=massif)
+//   callerid-bench ranges --plan DIR [--db OUT] [--lookups N]   a numbering plan kept as ranges (issue 15)
 //
 // `compare --help` lists the options. tools/bench.sh is the one command that rewrites
 // BENCHMARKS.md and the charts.
@@ -19,6 +20,7 @@ let usage = """
            callerid-bench INPUT.tsv [--json] [--lookups N] [--db OUT] [--existing] [--raw-labels]
                                     [--block-size N] [--sync-shift N] [--hot-label-bytes N]
            callerid-bench --scan-only --db FILE
+           callerid-bench ranges --plan DIR [--db OUT] [--lookups N] [--builds N] [--block-size RANGES]
     engines: \(engineNames.joined(separator: ", "))
 
     """
@@ -61,7 +63,7 @@ struct Arguments {
 
 let valued: Set<String> = [
     "--tsv", "--db", "--probes", "--lookups", "--markdown", "--results", "--charts", "--datasets", "--engines",
-    "--work", "--root", "--seed", "--scans", "--colds", "--block-size", "--sync-shift", "--hot-label-bytes", "--max-load", "--command",
+    "--work", "--root", "--seed", "--scans", "--colds", "--block-size", "--sync-shift", "--hot-label-bytes", "--max-load", "--command", "--plan", "--builds",
 ]
 
 func main() -> Int32 {
@@ -83,6 +85,9 @@ func main() -> Int32 {
         case "compare":
             args.removeFirst()
             return try compare(Arguments(args, valued: valued))
+        case "ranges":
+            args.removeFirst()
+            return try rangeBench(Arguments(args, valued: valued))
         case "engine":
             args.removeFirst()
             let a = try Arguments(args, valued: valued)

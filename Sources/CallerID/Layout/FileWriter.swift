@@ -23,7 +23,7 @@ enum FileWriter {
     ///   - labels: label bytes of each value (valid UTF-8, ≤ maxLabelBytes, no control bytes).
     static func encode(keys: [UInt64], values: [UInt32], labelCount: Int, label: (Int) -> ArraySlice<UInt8>,
                        valueCategory: (Int) -> UInt8, categories: [Category],
-                       options: LayoutOptions) throws(CallerIDError) -> (image: [UInt8], parts: LayoutParts, distinctValues: Int) {
+                       options: LayoutOptions, extraSections: [(kind: UInt32, bytes: [UInt8])] = []) throws(CallerIDError) -> (image: [UInt8], parts: LayoutParts, distinctValues: Int) {
         guard (1...Format.maxBlockEntries).contains(options.blockSize) else {
             throw CallerIDError(.invalidInput, "blockSize must be 1...\(Format.maxBlockEntries)")
         }
@@ -133,39 +133,12 @@ enum FileWriter {
         for b in stride(from: 0, to: blockFirstKeys.count, by: 1 << options.summaryShift) { summary.appendLE(blockFirstKeys[b]) }
 
         // 3. Labels: hot ones raw, cold ones coded with the symbol table in groups.
-        var hotCount = 0
-        var hotLabels: [UInt8] = []
-        var hotOffsets: [UInt8] = []
-        hotOffsets.appendLE(UInt32(0))
-        while hotCount < valueCount, hotLabels.count + label(ordered[hotCount]).count <= options.hotLabelBytes {
-            hotLabels.append(contentsOf: label(ordered[hotCount]))
-            hotOffsets.appendLE(UInt32(hotLabels.count))
-            hotCount += 1
-        }
+        let labels = try encodeLabels(count: valueCount, label: { label(ordered[$0]) }, hotLabelBytes: options.hotLabelBytes)
+        let hotCount = labels.hotCount
+        let hotOffsets = labels.hotOffsets, hotLabels = labels.hotLabels, coldIndex = labels.coldIndex, coldLabels = labels.coldLabels
+        let symbols = labels.symbols
         parts.hotValues = hotCount
         for v in values where idOf[Int(v)] < hotCount { parts.hotEntries += 1 }
-        let coldValues = ordered[hotCount...]
-        let symbols = LabelSymbolTable.train(coldValues.map { Array(label($0)) })
-        var coldIndex: [UInt8] = []
-        var coldLabels: [UInt8] = []
-        var coded: [UInt8] = []
-        for (k, v) in coldValues.enumerated() {
-            if k & ((1 << Format.coldGroupShift) - 1) == 0 {
-                guard coldLabels.count <= Int(UInt32.max) else { throw CallerIDError(.limitExceeded, "cold labels exceed 4 GiB") }
-                coldIndex.appendLE(UInt32(coldLabels.count))
-            }
-            coded.removeAll(keepingCapacity: true)
-            symbols.encode(Array(label(v)), into: &coded)
-            var len = coded.count
-            while len >= 0x80 {
-                coldLabels.append(UInt8(len & 0x7F) | 0x80)
-                len >>= 7
-            }
-            coldLabels.append(UInt8(len))
-            coldLabels.append(contentsOf: coded)
-        }
-        guard coldLabels.count <= Int(UInt32.max) else { throw CallerIDError(.limitExceeded, "cold labels exceed 4 GiB") }
-        coldIndex.appendLE(UInt32(coldLabels.count))
         let valueCats = ordered.map(valueCategory)
 
         // 4. Sections, section table, header, footer.
@@ -178,27 +151,27 @@ enum FileWriter {
         }
         var codeLengths: [UInt8] = []
         for c in counts { codeLengths.appendLE(UInt32(c)) }
-        let sections: [(Format.Section, [UInt8])] = [
-            (.categories, names),
-            (.summary, summary),
-            (.blockIndex, index),
-            (.blocks, blocks),
-            (.codeLengths, codeLengths),
-            (.valueCategories, valueCats),
-            (.hotOffsets, hotOffsets),
-            (.hotLabels, hotLabels),
-            (.symbolTable, symbols.serialized),
-            (.coldIndex, coldIndex),
-            (.coldLabels, coldLabels),
-        ]
+        let sections: [(UInt32, [UInt8])] = [
+            (Format.Section.categories.rawValue, names),
+            (Format.Section.summary.rawValue, summary),
+            (Format.Section.blockIndex.rawValue, index),
+            (Format.Section.blocks.rawValue, blocks),
+            (Format.Section.codeLengths.rawValue, codeLengths),
+            (Format.Section.valueCategories.rawValue, valueCats),
+            (Format.Section.hotOffsets.rawValue, hotOffsets),
+            (Format.Section.hotLabels.rawValue, hotLabels),
+            (Format.Section.symbolTable.rawValue, symbols),
+            (Format.Section.coldIndex.rawValue, coldIndex),
+            (Format.Section.coldLabels.rawValue, coldLabels),
+        ] + extraSections.map { ($0.kind, $0.bytes) }
         parts.index = summary.count + index.count
         parts.values += codeLengths.count
-        parts.labels = valueCats.count + hotOffsets.count + hotLabels.count + symbols.serialized.count + coldIndex.count + coldLabels.count
+        parts.labels = valueCats.count + hotOffsets.count + hotLabels.count + symbols.count + coldIndex.count + coldLabels.count
         var file = [UInt8](repeating: 0, count: Format.headerSize)
         var table: [UInt8] = []
         for (kind, bytes) in sections {
             file.padZero(toMultipleOf: Format.sectionAlignment)
-            table.appendLE(kind.rawValue)
+            table.appendLE(kind)
             table.appendLE(UInt32(0))
             table.appendLE(UInt64(file.count))
             table.appendLE(UInt64(bytes.count))
@@ -235,5 +208,52 @@ enum FileWriter {
         assert(file.count == fileSize)
         parts.other = fileSize - parts.keys - parts.values - parts.index - parts.labels
         return (file, parts, valueCount)
+    }
+}
+
+/// The label parts of a value table (sections 7–11 of the file, or the same parts inside the
+/// ranges section): hot labels raw, cold labels coded with a trained symbol table in groups.
+struct EncodedLabels {
+    var hotCount = 0
+    var hotOffsets: [UInt8] = []
+    var hotLabels: [UInt8] = []
+    var symbols: [UInt8] = []
+    var coldIndex: [UInt8] = []
+    var coldLabels: [UInt8] = []
+}
+
+extension FileWriter {
+    /// Labels of values `0 ..< count` in id order: values are hot, in id order, while the running
+    /// total of their bytes stays ≤ `hotLabelBytes`; the rest are cold.
+    static func encodeLabels(count valueCount: Int, label: (Int) -> ArraySlice<UInt8>, hotLabelBytes: Int) throws(CallerIDError) -> EncodedLabels {
+        var out = EncodedLabels()
+        out.hotOffsets.appendLE(UInt32(0))
+        while out.hotCount < valueCount, out.hotLabels.count + label(out.hotCount).count <= hotLabelBytes {
+            out.hotLabels.append(contentsOf: label(out.hotCount))
+            out.hotOffsets.appendLE(UInt32(out.hotLabels.count))
+            out.hotCount += 1
+        }
+        let coldValues = out.hotCount..<valueCount
+        let symbols = LabelSymbolTable.train(coldValues.map { Array(label($0)) })
+        var coded: [UInt8] = []
+        for (k, v) in coldValues.enumerated() {
+            if k & ((1 << Format.coldGroupShift) - 1) == 0 {
+                guard out.coldLabels.count <= Int(UInt32.max) else { throw CallerIDError(.limitExceeded, "cold labels exceed 4 GiB") }
+                out.coldIndex.appendLE(UInt32(out.coldLabels.count))
+            }
+            coded.removeAll(keepingCapacity: true)
+            symbols.encode(Array(label(v)), into: &coded)
+            var len = coded.count
+            while len >= 0x80 {
+                out.coldLabels.append(UInt8(len & 0x7F) | 0x80)
+                len >>= 7
+            }
+            out.coldLabels.append(UInt8(len))
+            out.coldLabels.append(contentsOf: coded)
+        }
+        guard out.coldLabels.count <= Int(UInt32.max) else { throw CallerIDError(.limitExceeded, "cold labels exceed 4 GiB") }
+        out.coldIndex.appendLE(UInt32(out.coldLabels.count))
+        out.symbols = symbols.serialized
+        return out
     }
 }

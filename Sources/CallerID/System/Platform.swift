@@ -8,6 +8,9 @@ internal import Musl
 #elseif canImport(Darwin)
 internal import Darwin
 #endif
+// `stat`'s fields may be owned by CPortable's clang module (its header includes the C
+// library's): a clean build then needs this import (MemberImportVisibility).
+internal import CPortable
 
 enum Platform {
     /// Last modification time of a `stat` result (glibc/musl `st_mtim`, Darwin `st_mtimespec`).

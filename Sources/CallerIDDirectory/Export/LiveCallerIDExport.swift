@@ -175,7 +175,7 @@ public enum LiveCallerIDExport {
                  identity: options.identityCategories.first { $0.key.lowercased() == c.name }?.value ?? .unspecified)
             }
         }
-        var merge = PrecedenceMerge(databases)
+        var merge = PrecedenceMerge(databases.map { $0.cursor() })
         do {
             switch options.output {
             case .datasets:

@@ -1,0 +1,183 @@
+// Format 2.0, optional section kind 12 ("ranges"): the writer. docs/FORMAT.md 5.12 is the
+// normative description of every byte.
+
+/// Ranges resolved to non-overlapping pieces, and their section image.
+enum RangeWriter {
+    /// One resolved range: `[first, last]` (inclusive) → interned value `value`.
+    struct Piece: Equatable {
+        var first: UInt64
+        var last: UInt64
+        var value: UInt32
+    }
+
+    /// Resolves overlapping ranges (given in the order they were added) into sorted,
+    /// non-overlapping pieces. Rule: at every number, the narrowest range holding it wins; among
+    /// ranges of equal width, the one added last. A range that wins in several places gives one
+    /// piece per contiguous stretch it wins. O(n log n).
+    static func resolve(first: [UInt64], last: [UInt64], value: [UInt32]) -> [Piece] {
+        let n = first.count
+        guard n > 0 else { return [] }
+        let order = (0..<n).sorted { first[$0] != first[$1] ? first[$0] < first[$1] : $0 < $1 }
+        // Fast path: no overlap at all (the usual case for a numbering plan).
+        var overlaps = false
+        for k in 1..<n where first[order[k]] <= last[order[k - 1]] { overlaps = true; break }
+        if !overlaps { return order.map { Piece(first: first[$0], last: last[$0], value: value[$0]) } }
+
+        // Sweep: a heap of the ranges that started, best (narrowest, then latest) on top.
+        func better(_ a: Int, _ b: Int) -> Bool {
+            let wa = last[a] - first[a], wb = last[b] - first[b]
+            return wa != wb ? wa < wb : a > b
+        }
+        var heap = BinaryHeap(better: better)
+        var pieces: [Piece] = []
+        var owners: [Int] = []
+        var k = 0
+        var pos = first[order[0]]
+        while k < n || !heap.isEmpty {
+            if heap.isEmpty { pos = max(pos, first[order[k]]) }
+            while k < n && first[order[k]] <= pos { heap.push(order[k]); k += 1 }
+            while let top = heap.top, last[top] < pos { heap.pop() }
+            guard let top = heap.top else { continue }
+            var end = last[top]
+            if k < n && first[order[k]] - 1 < end { end = first[order[k]] - 1 }
+            if let o = owners.last, o == top, pieces[pieces.count - 1].last &+ 1 == pos {
+                pieces[pieces.count - 1].last = end
+            } else {
+                pieces.append(Piece(first: pos, last: end, value: value[top]))
+                owners.append(top)
+            }
+            if end == UInt64.max { break }
+            pos = end + 1
+        }
+        return pieces
+    }
+
+    /// The decimal code of `v` ≥ 1: `(m − 1) << 4 | e` with `v = m × 10^e`, `e` as large as
+    /// possible (≤ 15). Numbering plans are decimal: a block of 10,000 numbers has code 4.
+    @inline(__always)
+    static func decimalCode(_ v: UInt64) -> UInt64 {
+        var m = v, e: UInt64 = 0
+        while e < 15 && m % 10 == 0 { m /= 10; e += 1 }
+        return (m - 1) << 4 | e
+    }
+
+    /// How a range's value is given: the value of the block's last range, the one before it
+    /// (of the two most recently used), or explicitly.
+    static let valueExplicit: UInt64 = 0, valueRecent0: UInt64 = 1, valueRecent1: UInt64 = 2
+
+    static func appendVarint(_ v: UInt64, to out: inout [UInt8]) {
+        var v = v
+        while v >= 0x80 {
+            out.append(UInt8(v & 0x7F) | 0x80)
+            v >>= 7
+        }
+        out.append(UInt8(v))
+    }
+
+    /// The section image for sorted, non-overlapping `pieces` whose values index `label` and
+    /// `valueCategory` (interned ids; only the ones used are stored).
+    static func encode(_ pieces: [Piece], labelCount: Int, label: (Int) -> ArraySlice<UInt8>, valueCategory: (Int) -> UInt8,
+                       blockSize: Int, hotLabelBytes: Int) throws(CallerIDError) -> [UInt8] {
+        guard (1...Format.maxBlockEntries).contains(blockSize) else {
+            throw CallerIDError(.invalidInput, "rangeBlockSize must be 1...\(Format.maxBlockEntries)")
+        }
+        guard pieces.count <= Int(UInt32.max) else { throw CallerIDError(.limitExceeded, "more than 2^32 - 1 ranges") }
+        // Value ids by descending frequency of explicit use (ties: first occurrence), so that
+        // the values most often written get one-byte varints. Within a block, a value equal to
+        // one of the two most recently used is not written (a numbering plan's neighbouring
+        // ranges mostly share their operator and region).
+        var freq = [Int](repeating: 0, count: labelCount)
+        var firstUse = [Int](repeating: Int.max, count: labelCount)
+        var recent: (UInt32?, UInt32?) = (nil, nil)
+        for (i, p) in pieces.enumerated() {
+            if i % blockSize == 0 { recent = (nil, nil) }
+            if recent.0 != p.value && recent.1 != p.value { freq[Int(p.value)] += 1 }
+            if recent.0 != p.value { recent = (p.value, recent.0) }
+            if firstUse[Int(p.value)] == Int.max { firstUse[Int(p.value)] = i }
+        }
+        let ordered = (0..<labelCount).filter { freq[$0] > 0 }
+            .sorted { freq[$0] != freq[$1] ? freq[$0] > freq[$1] : firstUse[$0] < firstUse[$1] }
+        var idOf = [UInt32](repeating: 0, count: labelCount)
+        for (id, v) in ordered.enumerated() { idOf[v] = UInt32(id) }
+
+        var index: [UInt8] = []
+        var records: [UInt8] = []
+        var start = 0
+        while start < pieces.count {
+            let n = min(blockSize, pieces.count - start)
+            guard records.count <= Int(UInt32.max) - (1 << 20) else { throw CallerIDError(.limitExceeded, "range records exceed 4 GiB") }
+            index.appendLE(pieces[start].first)
+            index.appendLE(UInt32(records.count))
+            var recent: (UInt32?, UInt32?) = (nil, nil)
+            for i in start..<(start + n) {
+                let p = pieces[i]
+                let span = decimalCode(p.last - p.first + 1)  // ≤ maxNumber + 1: never 0, never overflows
+                let gap = i == start ? 0 : p.first - pieces[i - 1].last - 1
+                let mode = recent.0 == p.value ? valueRecent0 : recent.1 == p.value ? valueRecent1 : valueExplicit
+                appendVarint(span << 3 | mode << 1 | (gap > 0 ? 1 : 0), to: &records)
+                if gap > 0 { appendVarint(decimalCode(gap), to: &records) }
+                if mode == valueExplicit { appendVarint(UInt64(idOf[Int(p.value)]), to: &records) }
+                if recent.0 != p.value { recent = (p.value, recent.0) }
+            }
+            start += n
+        }
+        guard records.count <= Int(UInt32.max) else { throw CallerIDError(.limitExceeded, "range records exceed 4 GiB") }
+        index.appendLE(UInt64(0))
+        index.appendLE(UInt32(records.count))
+
+        let labels = try FileWriter.encodeLabels(count: ordered.count, label: { label(ordered[$0]) }, hotLabelBytes: hotLabelBytes)
+        let categories = ordered.map(valueCategory)
+        let parts = [index, records, categories, labels.hotOffsets, labels.hotLabels, labels.symbols, labels.coldIndex, labels.coldLabels]
+        var out: [UInt8] = []
+        out.appendLE(UInt32(pieces.count))
+        out.appendLE(UInt32(ordered.count))
+        out.appendLE(UInt32(labels.hotCount))
+        out.appendLE(UInt16(blockSize))
+        out.appendLE(UInt16(0))
+        for p in parts {
+            guard p.count <= Int(UInt32.max) else { throw CallerIDError(.limitExceeded, "a part of the ranges section exceeds 4 GiB") }
+            out.appendLE(UInt32(p.count))
+        }
+        assert(out.count == Format.rangesHeaderSize)
+        for p in parts { out.append(contentsOf: p) }
+        return out
+    }
+}
+
+/// A binary heap of indices ordered by `better` (the best on top).
+private struct BinaryHeap {
+    private var items: [Int] = []
+    let better: (Int, Int) -> Bool
+
+    init(better: @escaping (Int, Int) -> Bool) { self.better = better }
+
+    var isEmpty: Bool { items.isEmpty }
+    var top: Int? { items.first }
+
+    mutating func push(_ x: Int) {
+        items.append(x)
+        var i = items.count - 1
+        while i > 0 {
+            let parent = (i - 1) / 2
+            guard better(items[i], items[parent]) else { break }
+            items.swapAt(i, parent)
+            i = parent
+        }
+    }
+
+    mutating func pop() {
+        guard !items.isEmpty else { return }
+        items.swapAt(0, items.count - 1)
+        items.removeLast()
+        var i = 0
+        while true {
+            let l = 2 * i + 1, r = l + 1
+            var best = i
+            if l < items.count && better(items[l], items[best]) { best = l }
+            if r < items.count && better(items[r], items[best]) { best = r }
+            if best == i { break }
+            items.swapAt(i, best)
+            i = best
+        }
+    }
+}

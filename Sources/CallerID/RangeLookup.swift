@@ -1,0 +1,142 @@
+/// How a lookup answered a number.
+public enum MatchKind: Hashable, Sendable {
+    /// The database holds the number itself.
+    case entry
+    /// The database holds no entry for the number; the range `first...last` holding it answered.
+    case range(first: UInt64, last: UInt64)
+}
+
+/// A range of a database: every number in `first...last` without an entry of its own answers
+/// `label` and `category`.
+public struct LabeledRange: Hashable, Sendable, CustomStringConvertible {
+    public var first: UInt64
+    public var last: UInt64
+    public var label: String
+    public var category: Category
+
+    public init(first: UInt64, last: UInt64, label: String, category: Category = .identify) {
+        self.first = first
+        self.last = last
+        self.label = label
+        self.category = category
+    }
+
+    public var description: String { "\(first)-\(last)\t\(label)\t\(category.name)" }
+}
+
+extension Database {
+    /// Number of ranges (0 when the file has no ranges section).
+    public var rangeCount: Int { ranges?.rangeCount ?? 0 }
+
+    /// Like ``withEntry(_:_:)``, but a number without an entry falls back to the range holding
+    /// it: the view's ``EntryView/match`` says which answered. An exact entry always wins; a
+    /// number in no range is not found (nil). The label of a range answer is borrowed the same
+    /// way (mapped, or decoded for this call).
+    @inlinable
+    public func withAnswer<R>(_ number: UInt64, _ body: (EntryView) -> R) throws(CallerIDError) -> R? {
+        if let r = try withEntry(number, body) { return r }
+        return try withRange(number, body)
+    }
+
+    /// The range holding `number` (entries are not consulted): calls `body` with a view whose
+    /// ``EntryView/match`` is ``MatchKind/range(first:last:)``, or returns nil. For precedence
+    /// across several databases: exact entries of every database first, then their ranges.
+    @inlinable
+    public func withRange<R>(_ number: UInt64, _ body: (EntryView) -> R) throws(CallerIDError) -> R? {
+        let found = try locateRange(number)
+        if found.located.value < 0 { return nil }
+        let match = MatchKind.range(first: found.first, last: found.last)
+        if found.located.isHot {
+            return body(EntryView(number: number, categoryCode: found.located.category, labelBytes: found.located.bytes,
+                                  database: self, labelIsMapped: true, match: match))
+        }
+        return try withUnsafeTemporaryAllocation(byteCount: Database.coldBufferBytes(found.located.bytes), alignment: 8) { (buffer) throws(CallerIDError) -> R in
+            let n = try decodeRangeCold(found.located.bytes, found.located.value, into: buffer.baseAddress!, bufferBytes: buffer.count)
+            return body(EntryView(number: number, categoryCode: found.located.category, labelBytes: UnsafeRawBufferPointer(start: buffer.baseAddress!, count: n),
+                                  database: self, labelIsMapped: false, match: match))
+        }
+    }
+
+    /// The non-generic part of ``withRange(_:_:)`` (so that it specializes in the caller's
+    /// module without runtime generic metadata): the range's bounds, its value's category and
+    /// its label's bytes (raw when hot, coded when cold); value −1 when no range holds `number`.
+    @usableFromInline
+    func locateRange(_ number: UInt64) throws(CallerIDError) -> (located: Located, first: UInt64, last: UInt64) {
+        guard let table = ranges, let found = try table.find(number) else {
+            return (Located(value: -1, category: 0, isHot: false, bytes: UnsafeRawBufferPointer(start: nil, count: 0)), 0, 0)
+        }
+        let labels = table.labels
+        let category = try labels.categoryCode(found.value, categoryCount: categories.count)
+        if found.value < labels.hotCount {
+            return (Located(value: found.value, category: category, isHot: true, bytes: try labels.hotLabel(found.value)), found.first, found.last)
+        }
+        return (Located(value: found.value, category: category, isHot: false, bytes: try labels.coldCodes(found.value)), found.first, found.last)
+    }
+
+    @usableFromInline
+    func decodeRangeCold(_ codes: UnsafeRawBufferPointer, _ id: Int, into out: UnsafeMutableRawPointer, bufferBytes: Int) throws(CallerIDError) -> Int {
+        try ranges!.labels.decodeCold(codes, id, into: out, bufferBytes: bufferBytes)
+    }
+
+    /// The entry for `number`, or else the answer of the range holding it (``Entry/match`` says
+    /// which), or nil.
+    public func answer(_ number: UInt64) throws(CallerIDError) -> Entry? {
+        try withAnswer(number) { $0.entry }
+    }
+
+    /// A cursor over the ranges in ascending order, starting with the range holding `from` or
+    /// the first one after it. Entry cursors never yield ranges; this one yields ranges only.
+    public func rangeCursor(from: UInt64 = 0) -> RangeCursor {
+        RangeCursor(database: self, from: from)
+    }
+}
+
+/// Reads a database's ranges in ascending order (see ``Database/rangeCursor(from:)``). Each
+/// block of ranges is checked as it is entered; heap use is fixed.
+public struct RangeCursor {
+    private let database: Database
+    private let from: UInt64
+    private var block: Int
+    private var decoder: RangeTable.BlockDecoder?
+    private var previousLast: UInt64?
+    private var done = false
+
+    init(database: Database, from: UInt64) {
+        self.database = database
+        self.from = from
+        block = max(0, database.ranges?.blockFor(from) ?? 0)
+    }
+
+    /// The next range, or nil at the end. Throws ``CallerIDError`` (`corrupt`) for a damaged block.
+    public mutating func next() throws(CallerIDError) -> LabeledRange? {
+        guard !done, let table = database.ranges else { return nil }
+        while true {
+            if decoder == nil || decoder!.remaining == 0 {
+                guard block < table.blockCount else { done = true; return nil }
+                let first = table.firstKey(block)
+                if let p = previousLast, first <= p {
+                    done = true
+                    throw CallerIDError.corrupt(database.path, "ranges: block \(block) starts at or before the previous block's last number")
+                }
+                decoder = try table.decoder(block)
+                block += 1
+            }
+            guard let r = decoder!.next() else {
+                done = true
+                throw CallerIDError.corrupt(database.path, "ranges: block \(block - 1) is damaged")
+            }
+            previousLast = r.last
+            if r.last < from { continue }
+            let code = try table.labels.categoryCode(r.value, categoryCount: database.categories.count)
+            let label = try table.labels.withLabel(r.value) { (bytes, _) throws(CallerIDError) in String(decoding: bytes, as: UTF8.self) }
+            return LabeledRange(first: r.first, last: r.last, label: label, category: database.categories[code])
+        }
+    }
+
+    /// Every remaining range.
+    public mutating func collect() throws(CallerIDError) -> [LabeledRange] {
+        var out: [LabeledRange] = []
+        while let r = try next() { out.append(r) }
+        return out
+    }
+}

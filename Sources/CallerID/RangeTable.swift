@@ -1,0 +1,390 @@
+// Format 2.0, optional section kind 12 ("ranges"): the reader. docs/FORMAT.md 5.12 is the
+// normative description; `Layout/RangeWriter.swift` is the writer.
+
+/// A value table of hot (raw) and cold (symbol-coded) labels with a category per value: the
+/// layout of sections 6–11, here the one inside the ranges section. Every offset read from it
+/// is checked before use. A class: lookups borrow it without retaining its parts.
+final class LabelTable: @unchecked Sendable {
+    // @unchecked: views into the database's immutable mapping.
+    let valueCount: Int
+    let hotCount: Int
+    let valueCategories: ByteView
+    let hotOffsets: ByteView
+    let hotLabels: ByteView
+    let coldIndex: ByteView
+    let coldLabels: ByteView
+    let symbols: LabelSymbolDecoder
+    let path: String
+    /// "range value" in messages.
+    let what: String
+
+    init(valueCount: Int, hotCount: Int, valueCategories: ByteView, hotOffsets: ByteView, hotLabels: ByteView,
+         coldIndex: ByteView, coldLabels: ByteView, symbols: LabelSymbolDecoder, path: String, what: String) {
+        self.valueCount = valueCount
+        self.hotCount = hotCount
+        self.valueCategories = valueCategories
+        self.hotOffsets = hotOffsets
+        self.hotLabels = hotLabels
+        self.coldIndex = coldIndex
+        self.coldLabels = coldLabels
+        self.symbols = symbols
+        self.path = path
+        self.what = what
+    }
+
+    var coldGroups: Int { (valueCount - hotCount + (1 << Format.coldGroupShift) - 1) >> Format.coldGroupShift }
+
+    @inline(__always)
+    func categoryCode(_ value: Int, categoryCount: Int) throws(CallerIDError) -> Int {
+        let code = Int(valueCategories.u8(value))
+        guard code < categoryCount else { throw CallerIDError.corrupt(path, "\(what) \(value) has unknown category code \(code)") }
+        return code
+    }
+
+    @inline(__always)
+    func hotLabel(_ id: Int) throws(CallerIDError) -> UnsafeRawBufferPointer {
+        let a = Int(hotOffsets.u32(4 &* id)), e = Int(hotOffsets.u32(4 &* id &+ 4))
+        guard a <= e, e <= hotLabels.count, e &- a <= Format.maxLabelBytes else {
+            throw CallerIDError.corrupt(path, "hot label offsets of \(what) \(id)")
+        }
+        return hotLabels.bytes(a, e &- a)
+    }
+
+    /// The coded bytes of cold value `id` (hotCount ≤ id < valueCount).
+    func coldCodes(_ id: Int) throws(CallerIDError) -> UnsafeRawBufferPointer {
+        let c = id &- hotCount
+        let g = c &>> Format.coldGroupShift
+        var at = Int(coldIndex.u32(4 &* g))
+        let end = Int(coldIndex.u32(4 &* g &+ 4))
+        guard at <= end, end <= coldLabels.count else { throw CallerIDError.corrupt(path, "cold label index of \(what) \(id)") }
+        var k = c & ((1 &<< Format.coldGroupShift) &- 1)
+        while true {
+            var len = 0, shift = 0
+            while true {
+                guard at < end, shift < 21 else { throw CallerIDError.corrupt(path, "cold label length of \(what) \(id)") }
+                let byte = Int(coldLabels.u8(at))
+                at &+= 1
+                len |= (byte & 0x7F) &<< shift
+                shift &+= 7
+                if byte < 0x80 { break }
+            }
+            guard len <= end &- at else { throw CallerIDError.corrupt(path, "cold label of \(what) \(id) runs past its group") }
+            if k == 0 { return coldLabels.bytes(at, len) }
+            at &+= len
+            k &-= 1
+        }
+    }
+
+    func decodeCold(_ codes: UnsafeRawBufferPointer, _ id: Int, into out: UnsafeMutableRawPointer, bufferBytes: Int) throws(CallerIDError) -> Int {
+        guard let n = symbols.decode(codes, into: out, capacity: bufferBytes), n <= Format.maxLabelBytes else {
+            throw CallerIDError.corrupt(path, "cold label of \(what) \(id) does not decode to at most \(Format.maxLabelBytes) bytes")
+        }
+        return n
+    }
+
+    /// Calls `body` with value `id`'s label bytes (mapped when hot, decoded on the stack or a
+    /// temporary allocation when cold) and whether they are mapped.
+    func withLabel<R>(_ id: Int, _ body: (UnsafeRawBufferPointer, Bool) throws(CallerIDError) -> R) throws(CallerIDError) -> R {
+        if id < hotCount { return try body(try hotLabel(id), true) }
+        let codes = try coldCodes(id)
+        return try withUnsafeTemporaryAllocation(byteCount: Database.coldBufferBytes(codes), alignment: 8) { (buffer) throws(CallerIDError) -> R in
+            let n = try decodeCold(codes, id, into: buffer.baseAddress!, bufferBytes: buffer.count)
+            return try body(UnsafeRawBufferPointer(start: buffer.baseAddress!, count: n), false)
+        }
+    }
+
+    /// Verify: hot offsets ascend, every label is valid text, every cold group is consumed
+    /// exactly by its labels, every category code is known.
+    func verify(categoryCount: Int) throws(CallerIDError) {
+        func bad(_ m: String) -> CallerIDError { CallerIDError.corrupt(path, m) }
+        var last = 0
+        for v in 0..<hotCount {
+            let e = Int(hotOffsets.u32(4 * v + 4))
+            guard e >= last else { throw bad("hot label offsets of \(what)s descend at \(what) \(v)") }
+            last = e
+        }
+        let scratch = UnsafeMutableRawPointer.allocate(byteCount: Format.maxLabelBytes + 8, alignment: 8)
+        defer { scratch.deallocate() }
+        func checkText(_ label: UnsafeRawBufferPointer, _ v: Int) throws(CallerIDError) {
+            guard label.count <= Format.maxLabelBytes, validUTF8(label), !label.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
+                throw bad("label of \(what) \(v) is too long, not UTF-8 or has a control byte")
+            }
+        }
+        for v in 0..<valueCount {
+            _ = try categoryCode(v, categoryCount: categoryCount)
+            if v < hotCount {
+                try checkText(try hotLabel(v), v)
+            } else {
+                let codes = try coldCodes(v)
+                let n = try decodeCold(codes, v, into: scratch, bufferBytes: Database.coldBufferBytes(codes))
+                try checkText(UnsafeRawBufferPointer(start: scratch, count: n), v)
+                let c = v - hotCount
+                let groupEnd = Int(coldIndex.u32(4 * ((c >> Format.coldGroupShift) + 1)))
+                if c & ((1 << Format.coldGroupShift) - 1) == (1 << Format.coldGroupShift) - 1 || v == valueCount - 1 {
+                    guard codes.baseAddress! + codes.count == coldLabels.base + groupEnd else {
+                        throw bad("cold label group of \(what) \(v) has unused bytes")
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// One decoded range of the ranges section.
+struct RawRange: Equatable {
+    var first: UInt64
+    var last: UInt64
+    var value: Int
+}
+
+/// The ranges section (kind 12), checked at open in O(1) and at use. A class: a lookup
+/// borrows it without copying (and retaining) its views and decoders.
+final class RangeTable: @unchecked Sendable {
+    // @unchecked: views into the database's immutable mapping.
+    let rangeCount: Int
+    let blockCount: Int
+    let blockSize: Int
+    let index: ByteView
+    let records: ByteView
+    let labels: LabelTable
+    let path: String
+    private let powers: UnsafeMutablePointer<UInt64>
+
+    /// Checks the section's header, the sizes of its parts, the index's ends, the hot offsets'
+    /// and cold index's spans and the symbol table: O(1) in the number of ranges.
+    init(_ s: ByteView, path: String) throws(CallerIDError) {
+        func bad(_ what: String) -> CallerIDError { CallerIDError.corrupt(path, "ranges: \(what)") }
+        guard s.count >= Format.rangesHeaderSize else { throw bad("section is \(s.count) bytes, shorter than its \(Format.rangesHeaderSize)-byte header") }
+        let rangeCount = Int(s.u32(0)), valueCount = Int(s.u32(4)), hotCount = Int(s.u32(8))
+        let blockSize = Int(s.u16(12))
+        guard s.u16(14) == 0 else { throw bad("reserved field is \(s.u16(14)), not 0") }
+        guard (1...Format.maxBlockEntries).contains(blockSize) else { throw bad("block size \(blockSize) outside 1...\(Format.maxBlockEntries)") }
+        var parts: [ByteView] = []
+        var at = Format.rangesHeaderSize
+        for i in 0..<Format.rangesPartCount {
+            let length = Int(s.u32(16 + 4 * i))
+            guard let part = s.slice(at, length) else { throw bad("part \(i) (\(length) bytes at \(at)) runs past the section's \(s.count) bytes") }
+            parts.append(part)
+            at += length
+        }
+        guard at == s.count else { throw bad("parts end at \(at), the section at \(s.count)") }
+        let index = parts[0], records = parts[1], categories = parts[2], hotOffsets = parts[3]
+        let hotLabels = parts[4], symbolTable = parts[5], coldIndex = parts[6], coldLabels = parts[7]
+        let blockCount = (rangeCount + blockSize - 1) / blockSize
+        // Every range costs at least 1 record byte (its head).
+        guard rangeCount <= records.count else { throw bad("\(rangeCount) ranges cannot fit \(records.count) record bytes") }
+        guard hotCount <= valueCount, valueCount <= rangeCount, (valueCount == 0) == (rangeCount == 0) else {
+            throw bad("\(valueCount) values (\(hotCount) hot) for \(rangeCount) ranges")
+        }
+        func size(_ name: String, _ view: ByteView, _ expected: Int) throws(CallerIDError) {
+            guard view.count == expected else { throw bad("\(name) is \(view.count) bytes; it must be \(expected)") }
+        }
+        try size("index", index, Format.indexEntrySize * (blockCount + 1))
+        try size("value categories", categories, valueCount)
+        try size("hot label offsets", hotOffsets, 4 * (hotCount + 1))
+        let coldGroups = (valueCount - hotCount + (1 << Format.coldGroupShift) - 1) >> Format.coldGroupShift
+        try size("cold label index", coldIndex, 4 * (coldGroups + 1))
+        guard Int(index.u32(Format.indexEntrySize * blockCount + 8)) == records.count, blockCount == 0 || index.u32(8) == 0 else {
+            throw bad("the index does not start at 0 and end at the records' \(records.count) bytes")
+        }
+        guard hotOffsets.u32(0) == 0, Int(hotOffsets.u32(4 * hotCount)) == hotLabels.count else {
+            throw bad("hot label offsets do not span the hot labels")
+        }
+        guard coldIndex.u32(0) == 0, Int(coldIndex.u32(4 * coldGroups)) == coldLabels.count else {
+            throw bad("cold label index does not span the cold labels")
+        }
+        guard let symbols = LabelSymbolDecoder(symbolTable.buffer) else { throw bad("label symbol table is malformed") }
+        powers = UnsafeMutablePointer<UInt64>.allocate(capacity: 16)
+        for e in 0..<16 { powers[e] = RangeTable.powerOf10(e) }
+        self.rangeCount = rangeCount
+        self.blockCount = blockCount
+        self.blockSize = blockSize
+        self.index = index
+        self.records = records
+        self.path = path
+        labels = LabelTable(valueCount: valueCount, hotCount: hotCount, valueCategories: categories, hotOffsets: hotOffsets,
+                            hotLabels: hotLabels, coldIndex: coldIndex, coldLabels: coldLabels, symbols: symbols, path: path,
+                            what: "range value")
+    }
+
+    deinit { powers.deallocate() }
+
+    @inline(__always)
+    func firstKey(_ b: Int) -> UInt64 { index.u64(Format.indexEntrySize &* b) }
+
+    /// The last block whose first number is ≤ x, or −1.
+    @inline(__always)
+    func blockFor(_ x: UInt64) -> Int {
+        var lo = 0, n = blockCount
+        guard n > 0, firstKey(0) <= x else { return -1 }
+        while n > 1 {
+            let half = n &>> 1
+            lo = firstKey(lo &+ half) <= x ? lo &+ half : lo
+            n &-= half
+        }
+        return lo
+    }
+
+    /// Ranges in block `b`.
+    @inline(__always)
+    func count(ofBlock b: Int) -> Int { b == blockCount &- 1 ? rangeCount &- b &* blockSize : blockSize }
+
+    /// A decoder positioned at block `b`'s first range; checks the record's bounds.
+    @inline(__always)
+    func decoder(_ b: Int) throws(CallerIDError) -> BlockDecoder {
+        let start = Int(index.u32(Format.indexEntrySize &* b &+ 8)), end = Int(index.u32(Format.indexEntrySize &* b &+ 20))
+        let first = firstKey(b)
+        guard start < end, end <= records.count, first <= Format.maxNumber else {
+            throw CallerIDError.corrupt(path, "ranges: block \(b): record at \(start)..<\(end) or first number \(first) is damaged")
+        }
+        return BlockDecoder(records: records, powers: powers, at: start, end: end, upcoming: first, remaining: count(ofBlock: b), isFirst: true,
+                            valueCount: labels.valueCount)
+    }
+
+    /// The range holding `x`, or nil.
+    @inline(__always)
+    func find(_ x: UInt64) throws(CallerIDError) -> RawRange? {
+        guard x <= Format.maxNumber else { return nil }
+        let b = blockFor(x)
+        guard b >= 0 else { return nil }
+        var d = try decoder(b)
+        while d.remaining > 0 {
+            guard let r = d.next() else { throw CallerIDError.corrupt(path, "ranges: block \(b) is damaged") }
+            if x < r.first { return nil }
+            if x <= r.last { return r }
+        }
+        return nil
+    }
+
+    /// Decodes a block's ranges one at a time, each checked: varints inside the record and at
+    /// most 9 bytes, decimal codes in range, numbers ≤ maxNumber without overflow, value ids below
+    /// the value count, no gap flag on a block's first range.
+    struct BlockDecoder {
+        let records: ByteView
+        /// 10^0 … 10^15 (a load instead of a switch: no indirect branch per range).
+        let powers: UnsafePointer<UInt64>
+        var at: Int
+        let end: Int
+        /// The smallest first number the next range may have (the block's first number for its first range).
+        var upcoming: UInt64
+        var remaining: Int
+        var isFirst: Bool
+        let valueCount: Int
+        /// The two most recently used values of the block (−1: none yet).
+        var recent0 = -1, recent1 = -1
+        /// Set when a varint or a decimal code was not in canonical (writer's) form (checked
+        /// only when `checkCanonical`: verify).
+        var nonCanonical = false
+        var checkCanonical = false
+
+        @inline(__always)
+        mutating func varint() -> UInt64? {
+            // One byte (almost every head and value id): no loop.
+            if at < end {
+                let byte = records.u8(at)
+                if byte < 0x80 {
+                    at &+= 1
+                    return UInt64(byte)
+                }
+            }
+            var v: UInt64 = 0, shift: UInt64 = 0
+            while true {
+                guard at < end, shift < 63 else { return nil }
+                let byte = records.u8(at)
+                at &+= 1
+                v |= UInt64(byte & 0x7F) &<< shift
+                if byte < 0x80 {
+                    if byte == 0 && shift > 0 && checkCanonical { nonCanonical = true }
+                    return v
+                }
+                shift &+= 7
+            }
+        }
+
+        /// `m × 10^e` from a decimal code `(m − 1) << 4 | e`, nil when it exceeds maxNumber + 1.
+        @inline(__always)
+        mutating func decimal(_ code: UInt64) -> UInt64? {
+            let m = (code &>> 4) &+ 1, e = Int(code & 15)
+            if checkCanonical && e < 15 && m % 10 == 0 { nonCanonical = true }
+            let (v, overflow) = m.multipliedReportingOverflow(by: powers[e])
+            guard !overflow, v <= Format.maxNumber &+ 1 else { return nil }
+            return v
+        }
+
+        /// The next range; nil when the record is damaged (or exhausted).
+        @inline(__always)
+        mutating func next() -> RawRange? {
+            guard remaining > 0, let head = varint(), let span = decimal(head &>> 3) else { return nil }
+            var first = upcoming
+            if head & 1 != 0 {
+                guard !isFirst, let g = varint(), let gap = decimal(g) else { return nil }
+                first &+= gap   // upcoming ≤ maxNumber + 1 and gap ≤ maxNumber + 1: no overflow
+            }
+            let mode = (head &>> 1) & 3
+            var value: Int
+            if mode == 0 {
+                guard let v = varint(), v < UInt64(valueCount) else { return nil }
+                value = Int(v)
+                if checkCanonical && (value == recent0 || value == recent1) { nonCanonical = true }
+            } else {
+                // 1: the last value, 2: the one before (selects, not branches); 3 is invalid.
+                value = mode == 1 ? recent0 : recent1
+                guard mode != 3, value >= 0 else { return nil }
+            }
+            let changed = value != recent0
+            recent1 = changed ? recent0 : recent1
+            recent0 = value
+            let last = first &+ (span &- 1)
+            guard first <= Format.maxNumber, last <= Format.maxNumber else { return nil }
+            upcoming = last &+ 1
+            remaining &-= 1
+            isFirst = false
+            return RawRange(first: first, last: last, value: value)
+        }
+    }
+
+    /// 10^e for e in 0…15.
+    @inline(__always)
+    static func powerOf10(_ e: Int) -> UInt64 {
+        switch e & 15 {
+        case 0: 1
+        case 1: 10
+        case 2: 100
+        case 3: 1_000
+        case 4: 10_000
+        case 5: 100_000
+        case 6: 1_000_000
+        case 7: 10_000_000
+        case 8: 100_000_000
+        case 9: 1_000_000_000
+        case 10: 10_000_000_000
+        case 11: 100_000_000_000
+        case 12: 1_000_000_000_000
+        case 13: 10_000_000_000_000
+        case 14: 100_000_000_000_000
+        default: 1_000_000_000_000_000
+        }
+    }
+
+    /// Verify: every block decodes completely and canonically, ends exactly at the next block's
+    /// record, its first number is above the previous block's last, and the labels check out.
+    func verify(categoryCount: Int) throws(CallerIDError) {
+        func bad(_ m: String) -> CallerIDError { CallerIDError.corrupt(path, "ranges: \(m)") }
+        try labels.verify(categoryCount: categoryCount)
+        var previousLast: UInt64? = nil
+        var total = 0
+        for b in 0..<blockCount {
+            if let p = previousLast { guard firstKey(b) > p else { throw bad("block \(b) starts at or before the previous block's last number") } }
+            var d = try decoder(b)
+            d.checkCanonical = true
+            while d.remaining > 0 {
+                guard let r = d.next() else { throw bad("block \(b) is damaged") }
+                previousLast = r.last
+                total += 1
+            }
+            guard d.at == d.end else { throw bad("block \(b) has \(d.end - d.at) unused bytes") }
+            guard !d.nonCanonical else { throw bad("block \(b) has a varint or decimal code the writer would not write") }
+        }
+        guard total == rangeCount else { throw bad("blocks hold \(total) ranges; the header says \(rangeCount)") }
+    }
+}

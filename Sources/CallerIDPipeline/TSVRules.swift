@@ -1,0 +1,50 @@
+public import CallerID
+
+extension NumberNormalizer {
+    /// The rules a plain TSV build reads rows with (`lookup build` without pipeline options), so
+    /// that it takes exactly the rows a pipeline build takes and stores the same bytes (issue 12):
+    /// numbers through this normalizer as E.164 (no country: a national form is refused, as in
+    /// the pipeline), labels through ``LabelCleaner`` with its defaults.
+    ///
+    /// A field of `+` and up to 15 ASCII digits not starting with 0 takes a fast path (the
+    /// calling code and length check of ``normalize(e164:)``); anything else — separators,
+    /// other digit scripts, an extension, several numbers — goes through
+    /// ``normalize(_:country:)``. A clean label (``LabelCleaner/isClean(utf8:)``) is stored as
+    /// it is, without a copy.
+    package func tsvRowRules(labels: LabelCleaner = LabelCleaner()) -> TSVRowRules {
+        TSVRowRules(readNumber: { field in
+            var value: UInt64 = 0
+            var digits = 0
+            var plain = !field.isEmpty
+            for (i, b) in field.enumerated() {
+                if b >= 0x30 && b <= 0x39 {
+                    if digits == 0 && b == 0x30 { plain = false; break }   // 0…: a national form
+                    value = value &* 10 &+ UInt64(b - 0x30)
+                    digits += 1
+                } else if !(i == 0 && b == 0x2B) {
+                    plain = false
+                    break
+                }
+            }
+            if plain && (1...15).contains(digits) {
+                do throws(NumberProblem) {
+                    return .one(try normalize(e164: value))
+                } catch {
+                    return .refused(error.message)
+                }
+            }
+            do throws(NumberProblem) {
+                let found = try normalize(String(decoding: field, as: UTF8.self), country: nil)
+                return found.numbers.count == 1 ? .one(found.numbers[0]) : .several(found.numbers)
+            } catch {
+                return .refused(error.message)
+            }
+        }, cleanLabel: { bytes in
+            if labels.isClean(utf8: bytes) { return .asIs }
+            guard let (cleaned, _) = labels.clean(String(decoding: bytes, as: UTF8.self)) else {
+                return .refused("the label has a control character")
+            }
+            return .replaced(Array(cleaned.utf8))
+        })
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import Testing
+@testable import CallerIDPipeline
+
+/// The pipeline's numbers against libphonenumber's own verdicts (issue 13): a sample of
+/// Fixtures/phone-samples.tsv, made by tools/gen_phone_samples.py (seed 13, 60 regions, every
+/// type, typed as people type them, impossible lengths mixed in) with the `phonenumbers`
+/// package pinned to the metadata of Debian's libphonenumber8. The large run is
+/// tools/bench_numbers.sh.
+@Suite struct PhoneNumberAgreementTests {
+    struct Sample {
+        var region: String, form: String, text: String, expected: String
+        var refused: Bool { expected.hasPrefix("-") }
+    }
+
+    static func read(_ url: URL) -> [Sample] {
+        guard let text = try? String(contentsOf: url, encoding: .utf8) else { return [] }
+        return text.split(separator: "\n").dropFirst().compactMap { line in
+            let f = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+            return f.count == 4 ? Sample(region: f[0], form: f[1], text: f[2], expected: f[3]) : nil
+        }
+    }
+
+    static let samples = read(URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("Fixtures/phone-samples.tsv"))
+
+    /// The large run's file (tools/bench_numbers.sh sets it); the test skips without it.
+    static let largeSamples = ProcessInfo.processInfo.environment["CALLERID_PHONE_SAMPLES"]
+
+    /// What the pipeline makes of a sample: E.164 digits or "-reason".
+    func outcome(_ s: Sample, _ normalizer: NumberNormalizer) -> String {
+        do {
+            let n = try normalizer.normalize(s.text, country: s.region)
+            return String(n.numbers[0])
+        } catch {
+            return "-" + error.reason.rawValue
+        }
+    }
+
+    @Test func theSampleCoversWhatTheIssueAsks() {
+        let s = PhoneNumberAgreementTests.samples
+        #expect(s.count > 2_000)
+        #expect(Set(s.map(\.region)).count >= 40)
+        #expect(Set(s.map { $0.form.hasPrefix("dialled-from-") ? "dialled-from" : $0.form }).count >= 8)
+        #expect(s.filter { $0.form.hasPrefix("impossible") }.count > 200)
+    }
+
+    /// Agreement on E.164 output where libphonenumber calls the number possible (≥ 99.5 %), and
+    /// refusal of impossible lengths (≥ 99 %), each refused number with a reason.
+    func checkAgreement(_ samples: [Sample]) throws {
+        let normalizer = try NumberNormalizer(validity: .possible, rules: .libphonenumber)
+        var disagreements: [String] = []
+        let possible = samples.filter { !$0.refused }
+        var agreed = 0
+        for s in possible {
+            let got = outcome(s, normalizer)
+            if got == s.expected { agreed += 1 } else { disagreements.append("\(s.region) \(s.form) '\(s.text)': \(got), libphonenumber \(s.expected)") }
+        }
+        let agreement = Double(agreed) / Double(possible.count)
+        #expect(agreement >= 0.995, "\(agreed) of \(possible.count) agree; first differences:\n\(disagreements.prefix(15).joined(separator: "\n"))")
+
+        let impossible = samples.filter { $0.refused && $0.expected != "-local-only" }
+        var refused = 0
+        var accepted: [String] = []
+        for s in impossible {
+            let got = outcome(s, normalizer)
+            if got.hasPrefix("-") { refused += 1 } else { accepted.append("\(s.region) \(s.form) '\(s.text)': stored as \(got), libphonenumber \(s.expected)") }
+        }
+        let refusal = Double(refused) / Double(impossible.count)
+        #expect(refusal >= 0.99, "\(refused) of \(impossible.count) refused; first accepted:\n\(accepted.prefix(15).joined(separator: "\n"))")
+        print("phone samples: \(samples.count) rows, \(Set(samples.map(\.region)).count) regions; "
+              + "E.164 agreement \(agreed)/\(possible.count) (\(String(format: "%.2f", 100 * agreement)) %), "
+              + "impossible refused \(refused)/\(impossible.count) (\(String(format: "%.2f", 100 * refusal)) %)")
+    }
+
+    @Test func agreesWithLibphonenumber() throws {
+        try checkAgreement(PhoneNumberAgreementTests.samples)
+    }
+
+    /// The large run (tools/bench_numbers.sh: every region, three numbers per type).
+    @Test(.enabled(if: largeSamples != nil, "set CALLERID_PHONE_SAMPLES (tools/bench_numbers.sh does)"))
+    func agreesWithLibphonenumberOnTheLargeSample() throws {
+        let samples = PhoneNumberAgreementTests.read(URL(fileURLWithPath: PhoneNumberAgreementTests.largeSamples!))
+        try #require(samples.count > 10_000)
+        try checkAgreement(samples)
+    }
+
+    /// The built-in table alone, for comparison (what the pipeline did before issue 13): it must
+    /// be measurably worse, or the library would not be worth its weight.
+    @Test func theBuiltInTableAloneDoesWorse() throws {
+        let table = try NumberNormalizer(validity: .possible, rules: .builtInTable)
+        let library = try NumberNormalizer(validity: .possible, rules: .libphonenumber)
+        let samples = PhoneNumberAgreementTests.samples
+        let byTable = samples.filter { outcome($0, table) == $0.expected || ($0.refused && outcome($0, table).hasPrefix("-")) }.count
+        let byLibrary = samples.filter { outcome($0, library) == $0.expected || ($0.refused && outcome($0, library).hasPrefix("-")) }.count
+        #expect(byLibrary > byTable)
+    }
+}

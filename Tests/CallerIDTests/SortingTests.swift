@@ -1,0 +1,44 @@
+import Testing
+@testable import CallerID
+
+/// The package's two stable sorts against the standard library's sort of (key, index): equal
+/// keys must keep their input order ("the last record for a number wins" depends on it).
+@Suite struct SortingTests {
+    /// Keys with many duplicates and every magnitude: 0, small, the largest E.164 number, and
+    /// full 64-bit values (the sorts must not assume 15 digits).
+    func keys(count: Int, seed: UInt64) -> [UInt64] {
+        var rng = SeededGenerator(seed: seed)
+        var keys: [UInt64] = []
+        for _ in 0..<count {
+            switch Int.random(in: 0..<5, using: &rng) {
+            case 0: keys.append(keys.randomElement(using: &rng) ?? 0)                 // a duplicate
+            case 1: keys.append(UInt64.random(in: 0...300, using: &rng))               // small, many equal
+            case 2: keys.append(UInt64.random(in: 0...999_999_999_999_999, using: &rng))
+            case 3: keys.append(999_999_999_999_999)
+            default: keys.append(UInt64.random(in: 0...UInt64.max, using: &rng))
+            }
+        }
+        return keys
+    }
+
+    func expectedOrder(_ keys: [UInt64]) -> [Int32] {
+        keys.indices.sorted { keys[$0] != keys[$1] ? keys[$0] < keys[$1] : $0 < $1 }.map { Int32($0) }
+    }
+
+    @Test(arguments: [(0, 1 as UInt64), (1, 2), (2, 3), (63, 4), (64, 5), (65, 6), (1000, 7), (70_000, 8)])
+    func stableOrderIsTheStableSort(count: Int, seed: UInt64) {
+        let k = keys(count: count, seed: seed)
+        #expect(stableOrder(of: k) == expectedOrder(k))
+    }
+
+    @Test(arguments: [(0, 11 as UInt64), (1, 12), (2, 13), (1000, 14), (70_000, 15)])
+    func radixSortPairsIsTheStableSort(count: Int, seed: UInt64) {
+        var k = keys(count: count, seed: seed)
+        let order = expectedOrder(k)
+        var values = (0..<UInt32(count)).map { $0 }
+        let original = k
+        radixSortPairs(keys: &k, values: &values)
+        #expect(values == order.map { UInt32($0) })
+        #expect(k == order.map { original[Int($0)] })
+    }
+}
