@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// Brings an installed store up to date from a web server holding a signed build directory
 /// (`manifest.json`, `manifest.json.sig` and the databases as static files):
