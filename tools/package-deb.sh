@@ -6,8 +6,9 @@
 #   /usr/share/man/man1/lookup.1.gz
 #   /usr/share/bash-completion/completions/lookup  /usr/share/zsh/vendor-completions/_lookup
 #   /usr/share/doc/callerid/copyright
-# Depends on the C libraries the binaries link (liblz4-1, libxxhash0, libc6), read from the
-# dpkg database of this machine rather than guessed. Check it with tools/check-deb.sh.
+# Depends on the C libraries the binaries link (liblz4-1, libxxhash0, libsodium23, libc6), read
+# from the dpkg database of this machine rather than guessed; Recommends libcurl4, which
+# 'lookup fetch' opens with dlopen (no other command needs it). Check it with tools/check-deb.sh.
 #
 # Usage: bash tools/package-deb.sh --out DIR
 set -euo pipefail
@@ -69,6 +70,7 @@ Architecture: $arch
 Maintainer: CallerID maintainers <callerid@localhost>
 Installed-Size: $size
 Depends: $depends
+Recommends: libcurl4
 Section: utils
 Priority: optional
 Homepage: https://github.com/callerid/callerid

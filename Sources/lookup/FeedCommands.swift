@@ -10,6 +10,7 @@ func exitCode(for error: DirectoryError) -> Int32 {
     switch error.code {
     case .fileNotFound: Exit.noInput
     case .io, .fileChanged: Exit.ioError
+    case .unreachable: Exit.unavailable
     case .invalidArgument, .invalidRule: Exit.usage
     default: Exit.dataError
     }
@@ -33,6 +34,7 @@ func jsonFailure(_ error: ToolError, store: String?, code: String?) -> String {
         case Exit.usage: "usage"
         case Exit.noInput: "file-not-found"
         case Exit.ioError: "io"
+        case Exit.unavailable: "unreachable"
         default: "data"
         }
     }()
@@ -93,7 +95,8 @@ func parsePositive(_ text: String?, _ name: String, command: String) throws(Tool
 
 let installHelp = """
 usage: lookup install --store DIR [BUILD_DIR] [--slots M] [--max-entries N] [--allow FILE]
-                      [--rule RULE]... [--no-rules] [--block-categories LIST] [--json]
+                      [--rule RULE]... [--no-rules] [--block-categories LIST]
+                      [--trust NAME.pub] [--require-signature NAME.pub] [--json]
 
 Installs the databases of BUILD_DIR (a 'lookup build' output directory with manifest.json)
 into the store DIR as a new generation, or, without BUILD_DIR, the current data again with
@@ -116,12 +119,21 @@ Settings (default: those of the current generation):
   --json                  print the report as JSON; a failure is one JSON object too:
                           {"store":…,"error":{"code":…,"message":…},"exit_code":N}
 
+Signatures ('lookup keygen', 'lookup sign'):
+  --trust NAME.pub        BUILD_DIR/manifest.json.sig must be this key's signature of the
+                          manifest, and every file must match the SHA-256 it lists
+  --require-signature NAME.pub
+                          the same, and the store records the key: from then on every
+                          install and fetch into DIR must be signed by it (unsigned or
+                          wrongly signed sets are refused with exit 65, the current
+                          generation kept); given again with another key, replaces it
+
 BUILD_DIR is the folder 'lookup build -o DIR' writes when it has several outputs
 (manifest.json beside the databases), not a single database file.
 
 Exit: 0 installed, 64 usage, bad rule (or one larger than any extension holds), unknown
 category, a budget above CallKit's cap, a file instead of a build directory; 65 damaged
-file, bad manifest or over budget; 66 missing file; 74 I/O error.
+file, bad manifest, missing or bad signature, or over budget; 66 missing file; 74 I/O error.
 
 """
 
@@ -135,8 +147,11 @@ func installCommand(_ raw: [String]) throws(ToolError) -> Int32 {
 
 private func installBody(_ raw: [String]) throws -> Int32 {
     let command = "install"
-    let args = try Arguments(raw, command: command, valued: ["--store", "--slots", "--max-entries", "--allow", "--rule", "--block-categories"],
+    let args = try Arguments(raw, command: command, valued: ["--store", "--slots", "--max-entries", "--allow", "--rule", "--block-categories",
+                                                             "--trust", "--require-signature"],
                              flags: ["--json", "--no-rules"])
+    let trust = try args.value("--trust").map { p throws(ToolError) in try readTrustedKey(p) }
+    let required = try args.value("--require-signature").map { p throws(ToolError) in try readTrustedKey(p) }
     guard let storePath = args.value("--store") else { throw ToolError.usage("no store: pass --store DIR", command: command) }
     guard args.positionals.count <= 1 else { throw ToolError.usage("give one build directory", command: command) }
     do {
@@ -154,7 +169,11 @@ private func installBody(_ raw: [String]) throws -> Int32 {
         let started = Date()
         let report: InstalledStore.InstallReport
         if let build = args.positionals.first {
-            report = try store.install(from: build, settings: settings)
+            report = try store.install(from: build, settings: settings, trust: trust, requireSignature: required)
+        } else if trust != nil || required != nil {
+            // The current set again, its signature checked (and the key recorded).
+            guard let g = try store.current() else { throw DirectoryError(.fileNotFound, "\(storePath): nothing installed yet") }
+            report = try store.install(from: g.path, settings: settings, trust: trust, requireSignature: required)
         } else {
             report = try store.updateSettings(settings)
         }
