@@ -53,7 +53,8 @@ COPYRIGHT
 
 # Dependencies: the Debian package owning each shared library the binaries load.
 deps=()
-for lib in $(ldd "$root/usr/bin/lookup" "$root/usr/lib/libcallerid.so" | awk '/=> \//{print $3}' | sort -u); do
+for lib in $(ldd "$root/usr/bin/lookup" "$root/usr/lib/libcallerid.so" "$root/usr/lib/libcallerid-phonenumber.so" \
+               | awk '/=> \//{print $3}' | sort -u); do
     real=$(readlink -f "$lib")
     pkg=$(dpkg -S "$lib" 2>/dev/null || dpkg -S "$real" 2>/dev/null || true)
     pkg=${pkg%%:*}
