@@ -25,7 +25,7 @@ _lookup_options() {
         feed)    echo "--store --slot --max-entries --chunk --simulate --from-previous --model-os-cap --json --help" ;;
         diff)    echo "--json --help" ;;
         export)  echo "--live-caller-id --db --cache-expiry-minutes --identity-category --icons --text --json --help" ;;
-        *)       echo "--db --json --help" ;;
+        *)       echo "--db --country --json --help" ;;
     esac
 }
 
@@ -81,7 +81,7 @@ _lookup() {
     local commands="build dump verify info install keygen sign fetch feed diff export"
     if (( COMP_CWORD == 1 )); then
         if [[ $cur == -* ]]; then
-            COMPREPLY=($(compgen -W "- --db --json --help --version" -- "$cur"))
+            COMPREPLY=($(compgen -W "- --db --country --json --help --version" -- "$cur"))
         else
             COMPREPLY=($(compgen -W "$commands" -- "$cur"))
         fi

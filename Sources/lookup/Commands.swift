@@ -99,8 +99,8 @@ func writeAnswer(_ view: EntryView, json: Bool, to out: inout Output) {
 // MARK: lookup NUMBER / lookup -
 
 let lookupHelp = """
-usage: lookup NUMBER [--db FILE|DIR]... [--json]
-       lookup - [--db FILE|DIR]... [--json]
+usage: lookup NUMBER [--db FILE|DIR]... [--country XX] [--json]
+       lookup - [--db FILE|DIR]... [--country XX] [--json]
 
 Prints NUMBER<TAB>LABEL<TAB>CATEGORY for a number in the database, or NUMBER<TAB>- when
 it is absent. A number without an entry that lies in a range of the database (a numbering
@@ -122,6 +122,10 @@ as in JSON: \\n, \\r, \\t, \\u00XX; invalid UTF-8 becomes U+FFFD.
               the first in manifest order (higher priority first) that holds the number answers.
               Repeatable: an entry in any database wins over every range; among entries, and
               then among ranges, the earlier --db wins (a directory, then a national plan)
+  --country XX  read NUMBER (and each batch line) as written in country XX (ISO 3166
+              alpha-2): national forms such as '8 (913) 123-45-67' with RU, parsed by
+              libphonenumber when it is installed (libcallerid-phonenumber.so), by the built-in
+              table otherwise; without it NUMBER must be international digits
   --json      one JSON object per answer: {"number":…,"found":true,"label":…,"category":…,"action":…,
               "match":"entry"}, with "match":"range","range":[FIRST,LAST] for a range answer,
               or {"number":…,"found":false}; a batch line that is not a number gives
@@ -137,17 +141,18 @@ func lookupCommand(_ raw: [String]) throws(ToolError) -> Int32 {
         print(lookupHelp, terminator: "")
         return Exit.ok
     }
-    let args = try Arguments(raw, command: "", valued: ["--db"], flags: ["--json"])
+    let args = try Arguments(raw, command: "", valued: ["--db", "--country"], flags: ["--json"])
     guard args.positionals.count == 1 else {
         throw .usage(args.positionals.isEmpty ? "no number given" : "give one number, or '-' to read numbers from stdin", command: "")
     }
     let json = args.flag("--json")
+    let numbers = try QueryNumbers(country: args.value("--country"))
     // A malformed number is reported before any file is opened.
     var single: UInt64? = nil
     if args.positionals[0] != "-" {
-        do {
-            single = try PhoneNumber.parse(args.positionals[0])
-        } catch {
+        switch numbers.read(args.positionals[0]) {
+        case .success(let n): single = n
+        case .failure(let error):
             throw ToolError(code: Exit.dataError, message: "'\(args.positionals[0])' is not a phone number: \(error.message)")
         }
     }
@@ -229,21 +234,67 @@ func lookupCommand(_ raw: [String]) throws(ToolError) -> Int32 {
             continue
         }
         let number: UInt64
-        do {
-            number = try PhoneNumber.parse(utf8: line)
-        } catch {
+        switch numbers.read(line) {
+        case .success(let n):
+            number = n
+        case .failure(let error):
+            let message = error.message
             if json {
-                out.write("{\"input\":\(jsonString(String(decoding: line, as: UTF8.self))),\"found\":false,\"error\":\(jsonString(error.message))}\n")
+                out.write("{\"input\":\(jsonString(String(decoding: line, as: UTF8.self))),\"found\":false,\"error\":\(jsonString(message))}\n")
             } else {
                 line.withUnsafeBytes { out.write(bytes: $0) }
                 out.write("\t-\n")
             }
-            printError("stdin:\(lineNumber): \(error.message)")
+            printError("stdin:\(lineNumber): \(message)")
             continue
         }
         _ = try answer(number)
     }
     return Exit.ok
+}
+
+/// How `lookup NUMBER` reads its numbers: E.164 digits by default (the core's digits-only parse:
+/// no library, nothing loaded at start-up), or with `--country XX` as written in that country,
+/// through the build pipeline's normalizer (libphonenumber when it can be loaded). A query does
+/// not judge lengths (`--validity any`): it looks up whatever the text says.
+struct QueryNumbers {
+    private let country: String?
+    private let normalizer: NumberNormalizer?
+
+    init(country: String?) throws(ToolError) {
+        guard let country else {
+            self.country = nil
+            normalizer = nil
+            return
+        }
+        guard NumberingPlan.builtIn.callingCode(country: country) != nil else {
+            throw .usage("--country: unknown country '\(country)' (use an ISO 3166 alpha-2 code such as RU, US, KR)", command: "")
+        }
+        self.country = country.uppercased()
+        do throws(PipelineError) {
+            normalizer = try NumberNormalizer(validity: .any, rules: .automatic)
+        } catch {
+            throw ToolError(code: pipelineExitCode(error), message: error.message)
+        }
+    }
+
+    func read(_ text: String) -> Result<UInt64, ToolError> {
+        guard let normalizer, let country else {
+            do throws(CallerIDError) { return .success(try PhoneNumber.parse(text)) } catch { return .failure(ToolError(code: Exit.dataError, message: error.message)) }
+        }
+        do throws(NumberProblem) {
+            return .success(try normalizer.normalize(text, country: country).numbers[0])
+        } catch {
+            return .failure(ToolError(code: Exit.dataError, message: error.message))
+        }
+    }
+
+    func read(_ line: ArraySlice<UInt8>) -> Result<UInt64, ToolError> {
+        guard normalizer != nil else {
+            do throws(CallerIDError) { return .success(try PhoneNumber.parse(utf8: line)) } catch { return .failure(ToolError(code: Exit.dataError, message: error.message)) }
+        }
+        return read(String(decoding: line, as: UTF8.self))
+    }
 }
 
 // MARK: build

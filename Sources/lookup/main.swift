@@ -2,8 +2,8 @@ import Foundation
 import CallerID
 
 let usage = """
-usage: lookup NUMBER [--db FILE|DIR] [--json]  look up one number (exit 0 found, 1 not found)
-       lookup - [--db FILE|DIR] [--json]       look up numbers from stdin, one per line
+usage: lookup NUMBER [--db FILE|DIR]... [--country XX] [--json]   look up one number (exit 0 found, 1 not found)
+       lookup - [--db FILE|DIR]... [--country XX] [--json]        look up numbers from stdin, one per line
        lookup build -o OUT INPUT.tsv...        build a database from TSV files
        lookup dump [--db FILE] [--from N] [--category NAMES] [--action A] [--json]
        lookup verify FILE|DIR...               check every checksum and decode everything
@@ -17,7 +17,8 @@ usage: lookup NUMBER [--db FILE|DIR] [--json]  look up one number (exit 0 found,
        lookup export --live-caller-id OUTDIR --db FILE|DIR...   datasets for iOS Live Caller ID Lookup
        lookup --version
 
-NUMBER may be written +7 913 123-45-67, 79131234567 or +79131234567.
+NUMBER may be written +7 913 123-45-67, 79131234567 or +79131234567; with --country RU
+also 8 (913) 123-45-67 (national forms, read by libphonenumber when it is installed).
 Set LOOKUP_DB instead of passing --db. DIR is a build directory (manifest.json) or an
 installed store: all of its databases, the first holding a number answers.
 'lookup COMMAND --help' describes a command.

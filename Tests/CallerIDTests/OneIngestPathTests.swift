@@ -147,3 +147,26 @@ import Testing
         }
     }
 }
+
+/// Issue 13: `lookup NUMBER --country XX` reads national forms with the pipeline's normalizer;
+/// without it the query keeps its digits-only reading.
+@Suite struct QueryCountryTests {
+    @Test func nationalFormsAreReadInTheirCountry() throws {
+        let dir = TempDir()
+        let tsv = dir.path("in.tsv"), db = dir.path("q.cid")
+        try "79131234567\tIvan\n14039453444\tCalgary\n".write(toFile: tsv, atomically: false, encoding: .utf8)
+        #expect(try lookup(["build", "-o", db, tsv]).status == 0)
+        let ru = try lookup(["8 (913) 123-45-67", "--country", "RU", "--db", db])
+        #expect(ru.status == 0 && ru.lines == ["79131234567\tIvan\tidentify"])
+        let ca = try lookup(["(403) 945-3444", "--country", "ca", "--db", db, "--json"])
+        #expect(ca.status == 0)
+        #expect(try jsonObjects(ca.stdout).first?["number"] as? Int == 14039453444)
+        // Without --country the same text is digits: 89131234567, not in the database.
+        let plain = try lookup(["8 (913) 123-45-67", "--db", db])
+        #expect(plain.status == 1 && plain.lines == ["89131234567\t-"])
+        // Batch: each line read in the country; a line that is no number is answered RAW<TAB>-.
+        let batch = try lookup(["-", "--country", "RU", "--db", db], stdin: Data("8 913 123 45 67\n+1 403 945 3444\nabc\n".utf8))
+        #expect(batch.lines == ["79131234567\tIvan\tidentify", "14039453444\tCalgary\tidentify", "abc\t-"])
+        #expect(try lookup(["1", "--country", "XX", "--db", db]).status == 64)
+    }
+}
