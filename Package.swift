@@ -43,13 +43,9 @@ let package = Package(
             providers: [.apt(["liblz4-dev", "libxxhash-dev"])]
         ),
         // Debian's libsodium (Ed25519, SHA-256) for signed build directories, Linux only; Apple
-        // platforms use CryptoKit. Internal to the package: never a product.
-        .systemLibrary(
-            name: "CSodium",
-            path: "CSodium",
-            pkgConfig: "libsodium",
-            providers: [.apt(["libsodium-dev"])]
-        ),
+        // platforms use CryptoKit. Opened with dlopen on first use, never linked (the tool's
+        // start-up does not load it); needs libsodium-dev's headers to build.
+        .target(name: "CSodium", path: "CSodium"),
         // libcurl opened with dlopen when `lookup fetch` runs, never linked: the tool's start-up
         // does not load libcurl, OpenSSL and their dependencies (docs/CALL-DIRECTORY.md).
         .target(name: "CHTTPLoader", path: "Sources/CHTTPLoader"),

@@ -14,7 +14,7 @@ if ! command -v groff >/dev/null; then
 fi
 
 info=$(dpkg-deb --info "$deb")
-for field in "Package: callerid" "Depends: .*liblz4-1" "Depends: .*libxxhash0" "Depends: .*libphonenumber8" "Section: utils"; do
+for field in "Package: callerid" "Depends: .*liblz4-1" "Depends: .*libxxhash0" "Depends: .*libphonenumber8" "Depends: .*libsodium23" "Section: utils"; do
     grep -Eq "$field" <<<"$info" || fail "control lacks '$field'"
 done
 listing=$(dpkg-deb --contents "$deb")

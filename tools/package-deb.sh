@@ -60,6 +60,8 @@ for lib in $(ldd "$root/usr/bin/lookup" "$root/usr/lib/libcallerid.so" "$root/us
     pkg=${pkg%%:*}
     [ -n "$pkg" ] && deps+=("$pkg")
 done
+# libsodium is opened with dlopen (signatures and SHA-256), so ldd does not show it.
+deps+=(libsodium23)
 depends=$(printf '%s\n' "${deps[@]}" | sort -u | paste -sd, | sed 's/,/, /g')
 size=$(du -sk "$root/usr" | cut -f1)
 

@@ -142,14 +142,14 @@ func bytesOf(_ path: String) throws -> [UInt8] { [UInt8](try Data(contentsOf: UR
     }
 
     @Test func sha256MatchesTheStandardTestVectors() throws {
-        #expect(hexString(Crypto.sha256(Array("abc".utf8))) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
-        #expect(hexString(Crypto.sha256([])) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        #expect(try hexString(Crypto.sha256(Array("abc".utf8))) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(try hexString(Crypto.sha256([])) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
         // Streaming in chunks equals one call.
         let dir = TempDir()
         var rng = SeededGenerator(seed: 3)
         let data = (0..<3_000_000).map { _ in UInt8.random(in: 0...255, using: &rng) }
         try Data(data).write(to: URL(fileURLWithPath: dir.path("f")))
-        #expect(try Crypto.sha256Hex(fileAt: dir.path("f")) == hexString(Crypto.sha256(data)))
+        #expect(try Crypto.sha256Hex(fileAt: dir.path("f")) == (try hexString(Crypto.sha256(data))))
     }
 
     @Test func signingRefusesADamagedSet() throws {
@@ -246,7 +246,7 @@ func bytesOf(_ path: String) throws -> [UInt8] { [UInt8](try Data(contentsOf: UR
         let manifest = try DirectoryManifest.read(directory: dir.path("out"))
         #expect(manifest.files.count == 1)
         for f in manifest.files {
-            #expect(f.sha256 == hexString(Crypto.sha256(try bytesOf(dir.path("out/" + f.file)))))
+            #expect(try f.sha256 == hexString(Crypto.sha256(try bytesOf(dir.path("out/" + f.file)))))
         }
         #expect(manifest.generator?.hasPrefix("CallerID ") == true)
         #expect(manifest.buildTime != nil && manifest.maxEntries != nil)

@@ -17,8 +17,12 @@ package enum Crypto {
     package static let signatureBytes = 64
 
     #if !canImport(CryptoKit)
-    /// `sodium_init` once per process (it picks implementations and seeds the generator).
-    private static let ready: Bool = sodium_init() >= 0
+    /// `sodium_init` once per process (it loads libsodium, picks implementations and seeds the
+    /// generator); false when libsodium cannot be loaded (``unavailable`` says why).
+    private static let ready: Bool = cid_sodium_init() >= 0
+    private static var unavailable: DirectoryError {
+        DirectoryError(.io, "libsodium failed to load or initialise: \(String(cString: cid_sodium_error()))")
+    }
     #endif
 
     /// A new random seed (the secret half of an Ed25519 key pair).
@@ -26,9 +30,9 @@ package enum Crypto {
         #if canImport(CryptoKit)
         return [UInt8](Curve25519.Signing.PrivateKey().rawRepresentation)
         #else
-        guard ready else { throw DirectoryError(.io, "libsodium failed to initialise") }
+        guard ready else { throw unavailable }
         var seed = [UInt8](repeating: 0, count: seedBytes)
-        randombytes_buf(&seed, seedBytes)
+        cid_randombytes_buf(&seed, seedBytes)
         return seed
         #endif
     }
@@ -43,11 +47,11 @@ package enum Crypto {
             throw DirectoryError(.badSignature, "not an Ed25519 secret key: \(error)")
         }
         #else
-        guard ready else { throw DirectoryError(.io, "libsodium failed to initialise") }
+        guard ready else { throw unavailable }
         var pk = [UInt8](repeating: 0, count: publicKeyBytes)
-        var sk = [UInt8](repeating: 0, count: Int(crypto_sign_secretkeybytes()))
-        defer { sodium_memzero(&sk, sk.count) }
-        guard crypto_sign_seed_keypair(&pk, &sk, seed) == 0 else {
+        var sk = [UInt8](repeating: 0, count: Int(cid_crypto_sign_secretkeybytes()))
+        defer { cid_sodium_memzero(&sk, sk.count) }
+        guard cid_crypto_sign_seed_keypair(&pk, &sk, seed) == 0 else {
             throw DirectoryError(.badSignature, "not an Ed25519 secret key")
         }
         return pk
@@ -65,14 +69,14 @@ package enum Crypto {
             throw DirectoryError(.io, "cannot sign: \(error)")
         }
         #else
-        guard ready else { throw DirectoryError(.io, "libsodium failed to initialise") }
+        guard ready else { throw unavailable }
         var pk = [UInt8](repeating: 0, count: publicKeyBytes)
-        var sk = [UInt8](repeating: 0, count: Int(crypto_sign_secretkeybytes()))
-        defer { sodium_memzero(&sk, sk.count) }
-        guard crypto_sign_seed_keypair(&pk, &sk, seed) == 0 else { throw DirectoryError(.io, "cannot derive the key pair") }
+        var sk = [UInt8](repeating: 0, count: Int(cid_crypto_sign_secretkeybytes()))
+        defer { cid_sodium_memzero(&sk, sk.count) }
+        guard cid_crypto_sign_seed_keypair(&pk, &sk, seed) == 0 else { throw DirectoryError(.io, "cannot derive the key pair") }
         var signature = [UInt8](repeating: 0, count: signatureBytes)
         var length: UInt64 = 0
-        guard crypto_sign_detached(&signature, &length, message, UInt64(message.count), sk) == 0, length == UInt64(signatureBytes) else {
+        guard cid_crypto_sign_detached(&signature, &length, message, UInt64(message.count), sk) == 0, length == UInt64(signatureBytes) else {
             throw DirectoryError(.io, "cannot sign")
         }
         return signature
@@ -88,7 +92,7 @@ package enum Crypto {
         return key.isValidSignature(Data(signature), for: Data(message))
         #else
         guard ready else { return false }
-        return crypto_sign_verify_detached(signature, message, UInt64(message.count), publicKey) == 0
+        return cid_crypto_sign_verify_detached(signature, message, UInt64(message.count), publicKey) == 0
         #endif
     }
 
@@ -100,10 +104,10 @@ package enum Crypto {
         private var state = crypto_hash_sha256_state()
         #endif
 
-        package init() {
+        /// - Throws: when libsodium cannot be loaded (Linux): a digest is never made up.
+        package init() throws(DirectoryError) {
             #if !canImport(CryptoKit)
-            _ = Crypto.ready
-            crypto_hash_sha256_init(&state)
+            guard Crypto.ready, cid_crypto_hash_sha256_init(&state) == 0 else { throw Crypto.unavailable }
             #endif
         }
 
@@ -112,7 +116,7 @@ package enum Crypto {
             #if canImport(CryptoKit)
             state.update(bufferPointer: bytes)
             #else
-            crypto_hash_sha256_update(&state, bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt64(bytes.count))
+            cid_crypto_hash_sha256_update(&state, bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt64(bytes.count))
             #endif
         }
 
@@ -126,15 +130,15 @@ package enum Crypto {
             return [UInt8](state.finalize())
             #else
             var out = [UInt8](repeating: 0, count: 32)
-            crypto_hash_sha256_final(&state, &out)
+            cid_crypto_hash_sha256_final(&state, &out)
             return out
             #endif
         }
     }
 
     /// SHA-256 of `bytes`.
-    package static func sha256(_ bytes: [UInt8]) -> [UInt8] {
-        var h = SHA256Hasher()
+    package static func sha256(_ bytes: [UInt8]) throws(DirectoryError) -> [UInt8] {
+        var h = try SHA256Hasher()
         h.update(bytes)
         return h.finalize()
     }
@@ -145,7 +149,7 @@ package enum Crypto {
             throw DirectoryError(FileSystem.exists(path) ? .io : .fileNotFound, "\(path): cannot open to hash")
         }
         defer { try? handle.close() }
-        var h = SHA256Hasher()
+        var h = try SHA256Hasher()
         while true {
             let chunk: Data
             do { chunk = try handle.read(upToCount: 1 << 20) ?? Data() } catch {

@@ -11,6 +11,8 @@ public import Foundation
 public struct SigningPublicKey: Sendable, Equatable {
     /// The 32 key bytes.
     public let bytes: [UInt8]
+    /// 16 hex digits naming the key (first 8 bytes of its SHA-256).
+    public let keyID: String
 
     /// A key from its 32 bytes.
     /// - Throws: ``DirectoryError`` `badSignature` for another length.
@@ -19,10 +21,8 @@ public struct SigningPublicKey: Sendable, Equatable {
             throw DirectoryError(.badSignature, "an Ed25519 public key has \(Crypto.publicKeyBytes) bytes, not \(bytes.count)")
         }
         self.bytes = bytes
+        keyID = hexString(Array(try Crypto.sha256(bytes).prefix(8)))
     }
-
-    /// 16 hex digits naming the key (first 8 bytes of its SHA-256).
-    public var keyID: String { hexString(Array(Crypto.sha256(bytes).prefix(8))) }
 
     static let tag = "callerid-ed25519-public"
 
