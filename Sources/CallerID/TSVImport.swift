@@ -42,7 +42,7 @@ extension DatabaseBuilder {
             if let problem = NonTextInput.detect(bytes) {
                 throw CallerIDError(.invalidInput, "\(path): \(problem.message(declaring: "--encoding"))")
             }
-        }, overlong: { (lineNumber, length) in
+        }, overlong: { (lineNumber, length, _) in
             onError(RowError(file: path, line: lineNumber,
                              reason: "line of \(length) bytes is longer than the limit of \(limit) (1 MiB); skipped"))
         }) { (line, lineNumber) throws(CallerIDError) in

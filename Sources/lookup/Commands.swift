@@ -200,10 +200,8 @@ func lookupCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     // from a file. The file is checked for an in-place change (one stat) whenever input
     // arrives and every `checkEvery` lookups: a clear error instead of SIGBUS or wrong answers.
     let checkEvery = 1024
-    var lines = StdinLines()
-    var lineNumber = 0
-    var checkedAtRead = -1
     var sinceCheck = 0
+    var newInput = true
     func checkFile() throws(ToolError) {
         do {
             for db in databases { try db.checkFile() }
@@ -211,46 +209,82 @@ func lookupCommand(_ raw: [String]) throws(ToolError) -> Int32 {
             out.flush()
             throw ToolError(code: Exit.ioError, message: error.message)
         }
-        checkedAtRead = lines.reads
+        newInput = false
         sinceCheck = 0
     }
-    while let next = try lines.next(beforeWaiting: { out.flush() }) {
-        lineNumber += 1
-        if lines.reads != checkedAtRead || sinceCheck >= checkEvery { try checkFile() }
+    /// Before each line's answer: the in-place check when input arrived or every `checkEvery`.
+    func beforeAnswer() throws(ToolError) {
+        if newInput || sinceCheck >= checkEvery { try checkFile() }
         sinceCheck += 1
-        let line: ArraySlice<UInt8>
-        switch next {
-        case .line(let l):
-            line = l
-        case .tooLong(let prefix, let length):
-            let message = "line too long (\(length) bytes; at most \(StdinLines.maxLineBytes)), skipped"
+    }
+    // The core's line reader (one `read(2)` at a time, answers flushed before each): a ToolError
+    // raised inside its callbacks is kept here and the reading stopped with a sentinel.
+    var failure: ToolError? = nil
+    let stop = CallerIDError(.io, "stopped")
+    var reader: LineReader
+    do {
+        reader = try LineReader(path: "-")
+    } catch {
+        throw ToolError(code: Exit.ioError, message: "stdin: \(error.message)")
+    }
+    do {
+        try reader.forEachLine(maxLineBytes: maxQueryLineBytes, overlongPrefix: quotedLinePrefix, beforeRead: {
+            out.flush()
+            newInput = true
+        }, overlong: { (lineNumber, length, prefix) throws(CallerIDError) in
+            do throws(ToolError) { try beforeAnswer() } catch { failure = error; throw stop }
+            let message = "line too long (\(length) bytes; at most \(maxQueryLineBytes)), skipped"
+            let shown = utf8Prefix(prefix)
             if json {
-                out.write("{\"input\":\(jsonString(String(decoding: prefix, as: UTF8.self) + "…")),\"found\":false,\"error\":\(jsonString(message))}\n")
+                out.write("{\"input\":\(jsonString(String(decoding: shown, as: UTF8.self) + "…")),\"found\":false,\"error\":\(jsonString(message))}\n")
             } else {
-                prefix.withUnsafeBytes { out.write(bytes: $0) }
+                shown.withUnsafeBytes { out.write(bytes: $0) }
                 out.write("…\t-\n")
             }
             printError("stdin:\(lineNumber): \(message)")
-            continue
-        }
-        let number: UInt64
-        switch numbers.read(line) {
-        case .success(let n):
-            number = n
-        case .failure(let error):
-            let message = error.message
-            if json {
-                out.write("{\"input\":\(jsonString(String(decoding: line, as: UTF8.self))),\"found\":false,\"error\":\(jsonString(message))}\n")
-            } else {
-                line.withUnsafeBytes { out.write(bytes: $0) }
-                out.write("\t-\n")
+        }) { (bytes, lineNumber) throws(CallerIDError) in
+            do throws(ToolError) {
+                try beforeAnswer()
+                let line = ArraySlice(bytes)
+                switch numbers.read(line) {
+                case .success(let number):
+                    _ = try answer(number)
+                case .failure(let error):
+                    if json {
+                        out.write("{\"input\":\(jsonString(String(decoding: line, as: UTF8.self))),\"found\":false,\"error\":\(jsonString(error.message))}\n")
+                    } else {
+                        out.write(bytes: bytes)
+                        out.write("\t-\n")
+                    }
+                    printError("stdin:\(lineNumber): \(error.message)")
+                }
+            } catch {
+                failure = error
+                throw stop
             }
-            printError("stdin:\(lineNumber): \(message)")
-            continue
         }
-        _ = try answer(number)
+    } catch {
+        if let failure { throw failure }
+        out.flush()
+        throw ToolError(code: Exit.ioError, message: "stdin: \(error.message)")
     }
     return Exit.ok
+}
+
+/// No phone number, however written, comes near this: a longer batch line is skipped unread.
+let maxQueryLineBytes = 4096
+/// How much of an over-long batch line is quoted back.
+let quotedLinePrefix = 64
+
+/// `bytes` without a UTF-8 sequence cut short at its end (a quoted line prefix).
+func utf8Prefix(_ bytes: [UInt8]) -> [UInt8] {
+    var i = bytes.count
+    var back = 0
+    while i > 0, back < 4, bytes[i - 1] & 0xC0 == 0x80 { i -= 1; back += 1 }
+    guard i > 0, bytes[i - 1] >= 0xC0 else { return bytes }
+    let lead = bytes[i - 1]
+    let need = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2
+    return bytes.count - (i - 1) < need ? Array(bytes[0..<(i - 1)]) : bytes
 }
 
 /// How `lookup NUMBER` reads its numbers: E.164 digits by default (the core's digits-only parse:
