@@ -166,8 +166,22 @@ func lookupCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     }
     var out = Output()
     defer { out.flush() }
+    let answers = QueryAnswers(databases: databases, json: json)
+    if let single {
+        return try answers.answer(single, to: &out) ? Exit.ok : Exit.notFound
+    }
+    try answerBatch(answers, numbers: numbers, to: &out)
+    return Exit.ok
+}
 
-    func answer(_ number: UInt64) throws(ToolError) -> Bool {
+/// The answer of a set of databases to one number: an entry in any of them first (the earlier
+/// first), then a range (the earlier first), written as TSV or JSON.
+struct QueryAnswers {
+    let databases: [Database]
+    let json: Bool
+
+    /// Writes the answer for `number`; true when found.
+    func answer(_ number: UInt64, to out: inout Output) throws(ToolError) -> Bool {
         do {
             var found: Bool? = nil
             for db in databases where found == nil {
@@ -191,10 +205,12 @@ func lookupCommand(_ raw: [String]) throws(ToolError) -> Int32 {
             throw ToolError(code: exitCode(for: error), message: error.message)
         }
     }
+}
 
-    if let single {
-        return try answer(single) ? Exit.ok : Exit.notFound
-    }
+/// `lookup -`: one answer per line of standard input.
+func answerBatch(_ answers: QueryAnswers, numbers: QueryNumbers, to out: inout Output) throws(ToolError) {
+    let databases = answers.databases, json = answers.json
+    func answer(_ number: UInt64) throws(ToolError) -> Bool { try answers.answer(number, to: &out) }
     // Batch: answers are flushed whenever input runs dry (before a read that may block), so
     // the tool works as a co-process on pipes and terminals and still writes in large blocks
     // from a file. The file is checked for an in-place change (one stat) whenever input
@@ -268,7 +284,6 @@ func lookupCommand(_ raw: [String]) throws(ToolError) -> Int32 {
         out.flush()
         throw ToolError(code: Exit.ioError, message: "stdin: \(error.message)")
     }
-    return Exit.ok
 }
 
 /// No phone number, however written, comes near this: a longer batch line is skipped unread.
