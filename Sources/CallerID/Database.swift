@@ -156,88 +156,11 @@ public final class Database: @unchecked Sendable {
         let b = file.bytes
         func bad(_ what: String) -> CallerIDError { CallerIDError.corrupt(path, what) }
 
-        // Header.
-        guard b.count >= 12 else {
-            throw bad(b.count == 0 ? "the file is empty" : "the file is \(b.count) bytes, too short for a header and footer (truncated?)")
-        }
-        guard Array(b.bytes(0, 8)) == Format.magic else {
-            throw bad("bad magic: not a CallerID database")
-        }
-        let major = b.u16(8)
-        guard major == Format.major else {
-            let hint = major < Format.major ? " — rebuild it with `lookup build`" : " — this reader reads version \(Format.major).x; update CallerID"
-            throw CallerIDError(.unsupportedVersion, "\(path): unsupported version \(major).\(b.u16(10))\(hint)")
-        }
-        guard b.count >= Format.headerSize + Format.footerSize else {
-            throw bad("the file is \(b.count) bytes, too short for a header and footer (truncated?)")
-        }
-        guard Codec.xxh3(b.bytes(0, 56)) == b.u64(56) else { throw bad("header checksum mismatch (bytes 0-55)") }
-        guard b.u32(12) == UInt32(Format.headerSize) else { throw bad("header size field is \(b.u32(12))") }
-        guard b.u64(16) == UInt64(b.count) else {
-            throw bad("the header says \(b.u64(16)) bytes but the file has \(b.count) (truncated or extended)")
-        }
-        let entries = b.u64(24)
-        let blockCount = Int(b.u32(32))
-        let valueCount = Int(b.u32(36))
-        let hotCount = Int(b.u32(40))
-        let syncShift = Int(b.u8(44))
-        let summaryShift = Int(b.u8(45))
-        let blockSize = Int(b.u16(46))
-        let tableOffset = b.u64(48)
-        guard (1...Format.maxBlockEntries).contains(blockSize) else { throw bad("block size \(blockSize) outside 1...\(Format.maxBlockEntries)") }
-        guard syncShift <= Format.maxSyncShift, summaryShift <= Format.maxSummaryShift else {
-            throw bad("sync shift \(syncShift) or summary shift \(summaryShift) out of range")
-        }
-        // Every block costs 12 bytes of index and 8 of record header: a file of n bytes holds
-        // fewer than n / 20 blocks, and each block 1…blockSize entries.
-        guard blockCount <= b.count / 20, UInt64(blockCount) <= entries, entries <= UInt64(blockCount) * UInt64(blockSize) else {
-            throw bad("entry count \(entries) and block count \(blockCount) are impossible for a \(b.count)-byte file with blocks of \(blockSize)")
-        }
-        guard hotCount <= valueCount, UInt64(valueCount) <= entries, (entries == 0) == (valueCount == 0) else {
-            throw bad("\(valueCount) values (\(hotCount) hot) for \(entries) entries")
-        }
-
-        // Footer and section table.
-        let footer = b.count - Format.footerSize
-        guard Array(b.bytes(footer + 24, 8)) == Format.footerMagic else { throw bad("footer magic missing at offset \(footer + 24) (truncated?)") }
-        guard b.u64(footer) == UInt64(b.count), b.u64(footer + 16) == entries else { throw bad("footer disagrees with the header") }
-        guard tableOffset >= UInt64(Format.headerSize), tableOffset <= UInt64(footer),
-              (UInt64(footer) - tableOffset) % UInt64(Format.sectionEntrySize) == 0 else {
-            throw bad("section table offset \(tableOffset) does not end at the footer")
-        }
-        let table = Int(tableOffset)
-        let sectionCount = (footer - table) / Format.sectionEntrySize
-        guard (1...Format.maxSections).contains(sectionCount) else { throw bad("section count \(sectionCount) outside 1...\(Format.maxSections)") }
-        guard Codec.xxh3(b.bytes(table, sectionCount * Format.sectionEntrySize)) == b.u64(footer + 8) else {
-            throw bad("section table checksum mismatch (offset \(table))")
-        }
-        // A list, not a dictionary: the first hashed collection a process makes costs a search
-        // of every protocol conformance in the binary, and opening a file is on `lookup`'s
-        // start-up path (issue 18). There are at most `Format.maxSections` sections.
-        var found: [(section: Format.Section, view: ByteView)] = []
-        var list: [(kind: UInt32, offset: Int, length: Int, checksum: UInt64)] = []
-        var rangesView: ByteView? = nil
-        for i in 0..<sectionCount {
-            let e = table + i * Format.sectionEntrySize
-            let kind = b.u32(e), offset = b.u64(e + 8), length = b.u64(e + 16)
-            guard b.u32(e + 4) == 0, offset >= UInt64(Format.headerSize), offset <= tableOffset, length <= tableOffset - offset,
-                  let view = b.slice(offset, length) else {
-                throw bad("section \(i) (kind \(kind)) lies outside the data area: offset \(offset), length \(length)")
-            }
-            if let known = Format.Section(rawValue: kind) {
-                guard !found.contains(where: { $0.section == known }) else { throw bad("section '\(known)' appears twice") }
-                found.append((known, view))
-            } else if kind == Format.rangesKind {
-                guard rangesView == nil else { throw bad("section '\(Format.rangesName)' appears twice") }
-                rangesView = view
-            }
-            list.append((kind, Int(offset), Int(length), b.u64(e + 24)))
-        }
-        // Empty sections sort before a section at the same offset, so they never "overlap".
-        let byOffset = list.sorted { ($0.offset, $0.length) < ($1.offset, $1.length) }
-        for (x, y) in zip(byOffset, byOffset.dropFirst()) where x.offset + x.length > y.offset {
-            throw bad("sections of kinds \(x.kind) and \(y.kind) overlap at offset \(y.offset)")
-        }
+        let header = try Database.readHeader(b, path: path)
+        let (entries, blockCount, valueCount, hotCount) = (header.entries, header.blockCount, header.valueCount, header.hotCount)
+        let (syncShift, summaryShift, blockSize) = (header.syncShift, header.summaryShift, header.blockSize)
+        let sectionTable = try Database.readSectionTable(b, header: header, path: path)
+        let (found, list, rangesView, table) = (sectionTable.known, sectionTable.all, sectionTable.ranges, sectionTable.offset)
         if verify {
             try Database.verifyChecksums(b, sections: list, tableOffset: table, path: path)
         }
@@ -306,6 +229,120 @@ public final class Database: @unchecked Sendable {
         self.tableOffset = table
         self.ranges = ranges
         if verify { try verifyContent() }
+    }
+
+    /// The header's fields, checked against each other and the file size (docs/FORMAT.md §3).
+    struct Header {
+        var entries: UInt64
+        var blockCount: Int
+        var valueCount: Int
+        var hotCount: Int
+        var syncShift: Int
+        var summaryShift: Int
+        var blockSize: Int
+        var tableOffset: UInt64
+    }
+
+    /// The section table (§4): the known sections, every section's place and checksum, the
+    /// optional ranges section, and the table's offset.
+    struct SectionTable {
+        var known: [(section: Format.Section, view: ByteView)]
+        var all: [(kind: UInt32, offset: Int, length: Int, checksum: UInt64)]
+        var ranges: ByteView?
+        var offset: Int
+    }
+
+    static func readHeader(_ b: ByteView, path: String) throws(CallerIDError) -> Header {
+        func bad(_ what: String) -> CallerIDError { CallerIDError.corrupt(path, what) }
+        guard b.count >= 12 else {
+            throw bad(b.count == 0 ? "the file is empty" : "the file is \(b.count) bytes, too short for a header and footer (truncated?)")
+        }
+        guard Array(b.bytes(0, 8)) == Format.magic else {
+            throw bad("bad magic: not a CallerID database")
+        }
+        let major = b.u16(8)
+        guard major == Format.major else {
+            let hint = major < Format.major ? " — rebuild it with `lookup build`" : " — this reader reads version \(Format.major).x; update CallerID"
+            throw CallerIDError(.unsupportedVersion, "\(path): unsupported version \(major).\(b.u16(10))\(hint)")
+        }
+        guard b.count >= Format.headerSize + Format.footerSize else {
+            throw bad("the file is \(b.count) bytes, too short for a header and footer (truncated?)")
+        }
+        guard Codec.xxh3(b.bytes(0, 56)) == b.u64(56) else { throw bad("header checksum mismatch (bytes 0-55)") }
+        guard b.u32(12) == UInt32(Format.headerSize) else { throw bad("header size field is \(b.u32(12))") }
+        guard b.u64(16) == UInt64(b.count) else {
+            throw bad("the header says \(b.u64(16)) bytes but the file has \(b.count) (truncated or extended)")
+        }
+        let entries = b.u64(24)
+        let blockCount = Int(b.u32(32))
+        let valueCount = Int(b.u32(36))
+        let hotCount = Int(b.u32(40))
+        let syncShift = Int(b.u8(44))
+        let summaryShift = Int(b.u8(45))
+        let blockSize = Int(b.u16(46))
+        let tableOffset = b.u64(48)
+        guard (1...Format.maxBlockEntries).contains(blockSize) else { throw bad("block size \(blockSize) outside 1...\(Format.maxBlockEntries)") }
+        guard syncShift <= Format.maxSyncShift, summaryShift <= Format.maxSummaryShift else {
+            throw bad("sync shift \(syncShift) or summary shift \(summaryShift) out of range")
+        }
+        // Every block costs 12 bytes of index and 8 of record header: a file of n bytes holds
+        // fewer than n / 20 blocks, and each block 1…blockSize entries.
+        guard blockCount <= b.count / 20, UInt64(blockCount) <= entries, entries <= UInt64(blockCount) * UInt64(blockSize) else {
+            throw bad("entry count \(entries) and block count \(blockCount) are impossible for a \(b.count)-byte file with blocks of \(blockSize)")
+        }
+        guard hotCount <= valueCount, UInt64(valueCount) <= entries, (entries == 0) == (valueCount == 0) else {
+            throw bad("\(valueCount) values (\(hotCount) hot) for \(entries) entries")
+        }
+
+        return Header(entries: entries, blockCount: blockCount, valueCount: valueCount, hotCount: hotCount,
+                      syncShift: syncShift, summaryShift: summaryShift, blockSize: blockSize, tableOffset: tableOffset)
+    }
+
+    static func readSectionTable(_ b: ByteView, header: Header, path: String) throws(CallerIDError) -> SectionTable {
+        func bad(_ what: String) -> CallerIDError { CallerIDError.corrupt(path, what) }
+        let entries = header.entries, tableOffset = header.tableOffset
+        // Footer and section table.
+        let footer = b.count - Format.footerSize
+        guard Array(b.bytes(footer + 24, 8)) == Format.footerMagic else { throw bad("footer magic missing at offset \(footer + 24) (truncated?)") }
+        guard b.u64(footer) == UInt64(b.count), b.u64(footer + 16) == entries else { throw bad("footer disagrees with the header") }
+        guard tableOffset >= UInt64(Format.headerSize), tableOffset <= UInt64(footer),
+              (UInt64(footer) - tableOffset) % UInt64(Format.sectionEntrySize) == 0 else {
+            throw bad("section table offset \(tableOffset) does not end at the footer")
+        }
+        let table = Int(tableOffset)
+        let sectionCount = (footer - table) / Format.sectionEntrySize
+        guard (1...Format.maxSections).contains(sectionCount) else { throw bad("section count \(sectionCount) outside 1...\(Format.maxSections)") }
+        guard Codec.xxh3(b.bytes(table, sectionCount * Format.sectionEntrySize)) == b.u64(footer + 8) else {
+            throw bad("section table checksum mismatch (offset \(table))")
+        }
+        // A list, not a dictionary: the first hashed collection a process makes costs a search
+        // of every protocol conformance in the binary, and opening a file is on `lookup`'s
+        // start-up path (issue 18). There are at most `Format.maxSections` sections.
+        var found: [(section: Format.Section, view: ByteView)] = []
+        var list: [(kind: UInt32, offset: Int, length: Int, checksum: UInt64)] = []
+        var rangesView: ByteView? = nil
+        for i in 0..<sectionCount {
+            let e = table + i * Format.sectionEntrySize
+            let kind = b.u32(e), offset = b.u64(e + 8), length = b.u64(e + 16)
+            guard b.u32(e + 4) == 0, offset >= UInt64(Format.headerSize), offset <= tableOffset, length <= tableOffset - offset,
+                  let view = b.slice(offset, length) else {
+                throw bad("section \(i) (kind \(kind)) lies outside the data area: offset \(offset), length \(length)")
+            }
+            if let known = Format.Section(rawValue: kind) {
+                guard !found.contains(where: { $0.section == known }) else { throw bad("section '\(known)' appears twice") }
+                found.append((known, view))
+            } else if kind == Format.rangesKind {
+                guard rangesView == nil else { throw bad("section '\(Format.rangesName)' appears twice") }
+                rangesView = view
+            }
+            list.append((kind, Int(offset), Int(length), b.u64(e + 24)))
+        }
+        // Empty sections sort before a section at the same offset, so they never "overlap".
+        let byOffset = list.sorted { ($0.offset, $0.length) < ($1.offset, $1.length) }
+        for (x, y) in zip(byOffset, byOffset.dropFirst()) where x.offset + x.length > y.offset {
+            throw bad("sections of kinds \(x.kind) and \(y.kind) overlap at offset \(y.offset)")
+        }
+        return SectionTable(known: found, all: list, ranges: rangesView, offset: table)
     }
 
     private static func parseCategories(_ s: ByteView, path: String) throws(CallerIDError) -> [Category] {
