@@ -62,15 +62,9 @@ extension Database {
     /// its label's bytes (raw when hot, coded when cold); value −1 when no range holds `number`.
     @usableFromInline
     func locateRange(_ number: UInt64) throws(CallerIDError) -> (located: Located, first: UInt64, last: UInt64) {
-        guard let table = ranges, let found = try table.find(number) else {
-            return (Located(value: -1, category: 0, isHot: false, bytes: UnsafeRawBufferPointer(start: nil, count: 0)), 0, 0)
-        }
-        let labels = table.labels
-        let category = try labels.categoryCode(found.value, categoryCount: categories.count)
-        if found.value < labels.hotCount {
-            return (Located(value: found.value, category: category, isHot: true, bytes: try labels.hotLabel(found.value)), found.first, found.last)
-        }
-        return (Located(value: found.value, category: category, isHot: false, bytes: try labels.coldCodes(found.value)), found.first, found.last)
+        // Called on the stored property (not a local copy): no retain of the table per lookup.
+        try ranges?.locate(number, categoryCount: categories.count)
+            ?? (Located(value: -1, category: 0, isHot: false, bytes: UnsafeRawBufferPointer(start: nil, count: 0)), 0, 0)
     }
 
     @usableFromInline
@@ -104,7 +98,11 @@ public struct RangeCursor {
     init(database: Database, from: UInt64) {
         self.database = database
         self.from = from
-        block = max(0, database.ranges?.blockFor(from) ?? 0)
+        if let table = database.ranges, case let g = table.groupFor(from), g >= 0 {
+            block = table.blockFor(from, inGroup: g).block
+        } else {
+            block = 0
+        }
     }
 
     /// The next range, or nil at the end. Throws ``CallerIDError`` (`corrupt`) for a damaged block.
@@ -113,12 +111,11 @@ public struct RangeCursor {
         while true {
             if decoder == nil || decoder!.remaining == 0 {
                 guard block < table.blockCount else { done = true; return nil }
-                let first = table.firstKey(block)
-                if let p = previousLast, first <= p {
+                if let p = previousLast, let first = table.firstKey(block), first <= p {
                     done = true
                     throw CallerIDError.corrupt(database.path, "ranges: block \(block) starts at or before the previous block's last number")
                 }
-                decoder = try table.decoder(block)
+                do { decoder = try table.decoder(block, start: table.blockStart(block)) } catch { done = true; throw error }
                 block += 1
             }
             guard let r = decoder!.next() else {
