@@ -251,24 +251,24 @@ final class RangeTable: @unchecked Sendable {
     @inline(__always)
     func blockLength(_ b: Int) -> Int { Int(blocks.u16((keyBytes &+ 2) &* b &+ keyBytes)) }
 
-    /// The last group whose first number is ≤ x, or −1. A bisection written out step by step
-    /// (at most 28: groups ≤ 2^32 / 16) so that the compiler keeps its selects as conditional
-    /// moves, not branches on the keys (which a lookup of a random number mispredicts).
+    /// The last group whose first number is ≤ x, or −1: a four-way search (three keys compared
+    /// at once, independent loads; the step is their count, not a branch), then bisection
+    /// steps for the last three or fewer candidates.
     @inline(__always)
     func groupFor(_ x: UInt64) -> Int {
         var lo = 0, n = groupCount
         guard n > 0, groupKey(0) <= x else { return -1 }
-        @inline(__always) func step() {
-            if n > 1 {
-                let half = n &>> 1
-                lo = groupKey(lo &+ half) <= x ? lo &+ half : lo
-                n &-= half
-            }
+        @inline(__always) func le(_ g: Int) -> Int { groupKey(g) <= x ? 1 : 0 }
+        while n >= 4 {
+            let q = n &>> 2
+            lo &+= q &* (le(lo &+ q) &+ le(lo &+ 2 &* q) &+ le(lo &+ 3 &* q))
+            n &-= 3 &* q
         }
-        step(); step(); step(); step(); step(); step(); step(); step(); step(); step()
-        step(); step(); step(); step(); step(); step(); step(); step(); step(); step()
-        step(); step(); step(); step(); step(); step(); step(); step()
-        while n > 1 { step() }   // never taken: n ≤ 2^28 halves to 1 in 28 steps
+        while n > 1 {
+            let half = n &>> 1
+            lo &+= half &* le(lo &+ half)
+            n &-= half
+        }
         return lo
     }
 
