@@ -381,6 +381,51 @@ private func exercise(_ bytes: [UInt8], probes: [UInt64], dir: TempDir) -> Strin
         }
     }
 
+    /// A lookup's decoding loop (`RangeTable.find`) and the block decoder the cursor and verify
+    /// use (`BlockDecoder.next`) are separate code: with every record byte changed, both answer
+    /// every probe the same way (the same range, not found, or damaged).
+    @Test func lookupLoopAgreesWithTheBlockDecoder() throws {
+        let (image, ranges) = try rangeSample()
+        let dir = TempDir()
+        let e0 = ImageEditor(image)
+        var probes = ranges.flatMap { [$0.first + ($0.last - $0.first) / 2, $0.last + 1] }
+        probes += [0, Format.maxNumber]
+        func reference(_ t: RangeTable, _ x: UInt64) -> RawRange?? {
+            guard x <= Format.maxNumber else { return .some(nil) }
+            let g = t.groupFor(x)
+            guard g >= 0 else { return .some(nil) }
+            let (b, start) = t.blockFor(x, inGroup: g)
+            guard var d = try? t.decoder(b, start: start) else { return nil }
+            while d.remaining > 0 {
+                guard let r = d.next() else { return nil }
+                if x < r.first { return .some(nil) }
+                if x <= r.last { return .some(r) }
+            }
+            return .some(nil)
+        }
+        var compared = 0
+        for offset in e0.rangePart(1)..<e0.rangePart(2) {
+            // A low bit (kinds, values), the continuation bit, or a head's gap kind.
+            for delta: UInt8 in offset & 1 == 0 ? [0x01, 0x06] : [0x80] {
+                var e = e0
+                e.set8(offset, e.u8(offset) ^ delta)
+                e.seal()
+                let path = dir.path("d.cid")
+                FileManager.default.createFile(atPath: path, contents: Data(e.bytes))
+                guard let db = try? Database(path: path), let t = db.ranges else { continue }
+                for x in probes {
+                    // Not `try?`: it would flatten "damaged" (nil) and "not found" (.some(nil)).
+                    let found: RawRange??
+                    do { found = .some(try t.find(x)) } catch { found = nil }
+                    let expected = reference(t, x)
+                    #expect(found == expected, "byte \(offset - e0.rangePart(1)) ^ \(delta), number \(x): \(String(describing: found)) vs \(String(describing: expected))")
+                    compared += 1
+                }
+            }
+        }
+        #expect(compared > 1_000)
+    }
+
     /// Every byte of the ranges section changed (checksums recomputed): open, lookups, the
     /// range cursor and verify answer or throw, never trap.
     @Test func everyByteChangedNeverTraps() throws {
