@@ -1,14 +1,14 @@
 // Format 2.0, optional section kind 12 ("ranges"): the reader. docs/FORMAT.md 5.12 is the
 // normative description; `Layout/RangeWriter.swift` is the writer.
 
-/// A value table of hot (raw) and cold (symbol-coded) labels with a category per value: the
-/// layout of sections 6–11, here the one inside the ranges section. Every offset read from it
-/// is checked before use. A class: lookups borrow it without retaining its parts.
+/// A table of hot (raw) and cold (symbol-coded) labels: the layout of sections 7–11, here the
+/// one inside the ranges section, whose labels are the parts range labels are made of. Every
+/// offset read from it is checked before use. A class: lookups borrow it without retaining
+/// its parts.
 final class LabelTable: @unchecked Sendable {
     // @unchecked: views into the database's immutable mapping.
     let valueCount: Int
     let hotCount: Int
-    let valueCategories: ByteView
     let hotOffsets: ByteView
     let hotLabels: ByteView
     let coldIndex: ByteView
@@ -18,11 +18,10 @@ final class LabelTable: @unchecked Sendable {
     /// "range value" in messages.
     let what: String
 
-    init(valueCount: Int, hotCount: Int, valueCategories: ByteView, hotOffsets: ByteView, hotLabels: ByteView,
+    init(valueCount: Int, hotCount: Int, hotOffsets: ByteView, hotLabels: ByteView,
          coldIndex: ByteView, coldLabels: ByteView, symbols: LabelSymbolDecoder, path: String, what: String) {
         self.valueCount = valueCount
         self.hotCount = hotCount
-        self.valueCategories = valueCategories
         self.hotOffsets = hotOffsets
         self.hotLabels = hotLabels
         self.coldIndex = coldIndex
@@ -33,13 +32,6 @@ final class LabelTable: @unchecked Sendable {
     }
 
     var coldGroups: Int { (valueCount - hotCount + (1 << Format.coldGroupShift) - 1) >> Format.coldGroupShift }
-
-    @inline(__always)
-    func categoryCode(_ value: Int, categoryCount: Int) throws(CallerIDError) -> Int {
-        let code = Int(valueCategories.u8(value))
-        guard code < categoryCount else { throw CallerIDError.corrupt(path, "\(what) \(value) has unknown category code \(code)") }
-        return code
-    }
 
     @inline(__always)
     func hotLabel(_ id: Int) throws(CallerIDError) -> UnsafeRawBufferPointer {
@@ -93,9 +85,32 @@ final class LabelTable: @unchecked Sendable {
         }
     }
 
+    /// The bytes a label needs to be copied or decoded into (its length when hot).
+    @inline(__always)
+    func bufferBytes(_ id: Int, _ bytes: UnsafeRawBufferPointer) -> Int {
+        id < hotCount ? bytes.count : Database.coldBufferBytes(bytes)
+    }
+
+    /// Label `id`'s bytes as ``locate(_:)`` gave them (raw when hot, coded when cold) copied or
+    /// decoded to `out`, which has `capacity` bytes (≥ ``bufferBytes(_:_:)``); the length.
+    @inline(__always)
+    func copy(_ id: Int, _ bytes: UnsafeRawBufferPointer, to out: UnsafeMutableRawPointer, capacity: Int) throws(CallerIDError) -> Int {
+        if id < hotCount {
+            if bytes.count > 0 { out.copyMemory(from: bytes.baseAddress!, byteCount: bytes.count) }
+            return bytes.count
+        }
+        return try decodeCold(bytes, id, into: out, bufferBytes: capacity)
+    }
+
+    /// Label `id`'s bytes: raw (mapped) when hot, coded when cold.
+    @inline(__always)
+    func locate(_ id: Int) throws(CallerIDError) -> UnsafeRawBufferPointer {
+        id < hotCount ? try hotLabel(id) : try coldCodes(id)
+    }
+
     /// Verify: hot offsets ascend, every label is valid text, every cold group is consumed
-    /// exactly by its labels, every category code is known.
-    func verify(categoryCount: Int) throws(CallerIDError) {
+    /// exactly by its labels.
+    func verify() throws(CallerIDError) {
         func bad(_ m: String) -> CallerIDError { CallerIDError.corrupt(path, m) }
         var last = 0
         for v in 0..<hotCount {
@@ -111,7 +126,6 @@ final class LabelTable: @unchecked Sendable {
             }
         }
         for v in 0..<valueCount {
-            _ = try categoryCode(v, categoryCount: categoryCount)
             if v < hotCount {
                 try checkText(try hotLabel(v), v)
             } else {
@@ -152,6 +166,13 @@ final class RangeTable: @unchecked Sendable {
     /// The block entries (`keyBytes + 2` bytes each).
     let blocks: ByteView
     let records: ByteView
+    /// Range values: per value a category code (P2) and its label's two parts (P8).
+    let valueCount: Int
+    let valueCategories: ByteView
+    let valueParts: ByteView
+    /// Bytes of a part id in P8: 2 when there are at most 65,536 parts, else 4.
+    let partIdBytes: Int
+    /// The label parts.
     let labels: LabelTable
     let path: String
     /// 10^0 … 10^15, then the span table's 16 spans, then its 16 codes.
@@ -164,7 +185,7 @@ final class RangeTable: @unchecked Sendable {
     init(_ s: ByteView, path: String) throws(CallerIDError) {
         func bad(_ what: String) -> CallerIDError { CallerIDError.corrupt(path, "ranges: \(what)") }
         guard s.count >= Format.rangesHeaderSize else { throw bad("section is \(s.count) bytes, shorter than its \(Format.rangesHeaderSize)-byte header") }
-        let rangeCount = Int(s.u32(0)), valueCount = Int(s.u32(4)), hotCount = Int(s.u32(8))
+        let rangeCount = Int(s.u32(0)), valueCount = Int(s.u32(4)), hotCount = Int(s.u32(8)), partCount = Int(s.u32(52))
         let blockSize = Int(s.u16(12)), keyBytes = Int(s.u16(14))
         guard keyBytes == 4 || keyBytes == 8 else { throw bad("key width \(keyBytes) is neither 4 nor 8") }
         guard (1...Format.maxBlockEntries).contains(blockSize) else { throw bad("block size \(blockSize) outside 1...\(Format.maxBlockEntries)") }
@@ -178,22 +199,24 @@ final class RangeTable: @unchecked Sendable {
         }
         guard at == s.count else { throw bad("parts end at \(at), the section at \(s.count)") }
         let index = parts[0], records = parts[1], categories = parts[2], hotOffsets = parts[3]
-        let hotLabels = parts[4], symbolTable = parts[5], coldIndex = parts[6], coldLabels = parts[7]
+        let hotLabels = parts[4], symbolTable = parts[5], coldIndex = parts[6], coldLabels = parts[7], valueParts = parts[8]
         let blockCount = (rangeCount + blockSize - 1) / blockSize
         let groupCount = (blockCount + Format.rangeGroupBlocks - 1) / Format.rangeGroupBlocks
         // Every range costs at least 1 record byte (its head).
         guard rangeCount <= records.count else { throw bad("\(rangeCount) ranges cannot fit \(records.count) record bytes") }
-        guard hotCount <= valueCount, valueCount <= rangeCount, (valueCount == 0) == (rangeCount == 0) else {
-            throw bad("\(valueCount) values (\(hotCount) hot) for \(rangeCount) ranges")
+        guard hotCount <= partCount, valueCount <= rangeCount, (valueCount == 0) == (rangeCount == 0), (partCount == 0) == (valueCount == 0) else {
+            throw bad("\(valueCount) values of \(partCount) label parts (\(hotCount) hot) for \(rangeCount) ranges")
         }
+        let partIdBytes = partCount <= 1 << 16 ? 2 : 4
         func size(_ name: String, _ view: ByteView, _ expected: Int) throws(CallerIDError) {
             guard view.count == expected else { throw bad("\(name) is \(view.count) bytes; it must be \(expected)") }
         }
         let groupBytes = Format.rangeGroupEntrySize * (groupCount + 1)
         try size("index", index, groupBytes + (keyBytes + 2) * blockCount)
         try size("value categories", categories, valueCount)
+        try size("value parts", valueParts, 2 * partIdBytes * valueCount)
         try size("hot label offsets", hotOffsets, 4 * (hotCount + 1))
-        let coldGroups = (valueCount - hotCount + (1 << Format.coldGroupShift) - 1) >> Format.coldGroupShift
+        let coldGroups = (partCount - hotCount + (1 << Format.coldGroupShift) - 1) >> Format.coldGroupShift
         try size("cold label index", coldIndex, 4 * (coldGroups + 1))
         guard Int(index.u32(Format.rangeGroupEntrySize * groupCount + 8)) == records.count, groupCount == 0 || index.u32(8) == 0 else {
             throw bad("the index does not start at 0 and end at the records' \(records.count) bytes")
@@ -207,7 +230,7 @@ final class RangeTable: @unchecked Sendable {
         guard let symbols = LabelSymbolDecoder(symbolTable.buffer) else { throw bad("label symbol table is malformed") }
         var spanCodes: [UInt64] = []
         for i in 0..<Format.rangeSpanTableSize {
-            let code = UInt64(s.u16(48 + 2 * i))
+            let code = UInt64(s.u16(56 + 2 * i))
             guard RangeTable.span(ofCode: code) != nil else { throw bad("span table entry \(i) (code \(code)) exceeds the largest number") }
             spanCodes.append(code)
         }
@@ -227,9 +250,13 @@ final class RangeTable: @unchecked Sendable {
         blocks = index.slice(groupBytes, index.count - groupBytes)!
         self.records = records
         self.path = path
-        labels = LabelTable(valueCount: valueCount, hotCount: hotCount, valueCategories: categories, hotOffsets: hotOffsets,
+        self.valueCount = valueCount
+        valueCategories = categories
+        self.valueParts = valueParts
+        self.partIdBytes = partIdBytes
+        labels = LabelTable(valueCount: partCount, hotCount: hotCount, hotOffsets: hotOffsets,
                             hotLabels: hotLabels, coldIndex: coldIndex, coldLabels: coldLabels, symbols: symbols, path: path,
-                            what: "range value")
+                            what: "range label part")
     }
 
     deinit { powers.deallocate() }
@@ -320,7 +347,7 @@ final class RangeTable: @unchecked Sendable {
             throw CallerIDError.corrupt(path, "ranges: block \(b): record at \(start)..<\(end) or first number is damaged")
         }
         return BlockDecoder(records: records, powers: powers, at: start, end: end, upcoming: first, remaining: count(ofBlock: b), isFirst: true,
-                            valueCount: labels.valueCount)
+                            valueCount: valueCount)
     }
 
     /// The range holding `x`, or nil. The same decoding and checks as ``BlockDecoder/next()``,
@@ -395,16 +422,63 @@ final class RangeTable: @unchecked Sendable {
         return nil
     }
 
-    /// The range holding `x` with its value's category and label bytes (raw when hot, coded
-    /// when cold), or nil.
+    /// Range value `v`'s category code, checked against the number of categories.
     @inline(__always)
-    func locate(_ x: UInt64, categoryCount: Int) throws(CallerIDError) -> (located: Database.Located, first: UInt64, last: UInt64)? {
-        guard let found = try find(x) else { return nil }
-        let category = try labels.categoryCode(found.value, categoryCount: categoryCount)
-        if found.value < labels.hotCount {
-            return (Database.Located(value: found.value, category: category, isHot: true, bytes: try labels.hotLabel(found.value)), found.first, found.last)
+    func categoryCode(_ v: Int, categoryCount: Int) throws(CallerIDError) -> Int {
+        let code = Int(valueCategories.u8(v))
+        guard code < categoryCount else { throw CallerIDError.corrupt(path, "range value \(v) has unknown category code \(code)") }
+        return code
+    }
+
+    /// Range value `v`'s two label parts (prefix, suffix), checked against the part count.
+    @inline(__always)
+    func parts(_ v: Int) throws(CallerIDError) -> (Int, Int) {
+        let a: Int, b: Int
+        if partIdBytes == 2 {
+            a = Int(valueParts.u16(4 &* v)); b = Int(valueParts.u16(4 &* v &+ 2))
+        } else {
+            a = Int(valueParts.u32(8 &* v)); b = Int(valueParts.u32(8 &* v &+ 4))
         }
-        return (Database.Located(value: found.value, category: category, isHot: false, bytes: try labels.coldCodes(found.value)), found.first, found.last)
+        guard a < labels.valueCount, b < labels.valueCount else {
+            throw CallerIDError.corrupt(path, "range value \(v) names label part \(max(a, b)) of \(labels.valueCount)")
+        }
+        return (a, b)
+    }
+
+    /// The range holding `x` with its value's category and its label's parts, or nil.
+    @inline(__always)
+    func locate(_ x: UInt64, categoryCount: Int) throws(CallerIDError) -> Database.RangeLocated? {
+        guard let found = try find(x) else { return nil }
+        let category = try categoryCode(found.value, categoryCount: categoryCount)
+        let (a, b) = try parts(found.value)
+        let aBytes = try labels.locate(a), bBytes = try labels.locate(b)
+        return Database.RangeLocated(value: found.value, category: category, first: found.first, last: found.last,
+                                     prefix: a, prefixBytes: aBytes, suffix: b, suffixBytes: bBytes,
+                                     bufferBytes: labels.bufferBytes(a, aBytes) &+ labels.bufferBytes(b, bBytes))
+    }
+
+    /// Writes a located range's label (its two parts) to `out` (`capacity` ≥ its
+    /// `bufferBytes`); the length, at most 65,535 bytes.
+    @inline(__always)
+    func label(of r: Database.RangeLocated, into out: UnsafeMutableRawPointer, capacity: Int) throws(CallerIDError) -> Int {
+        let n = try labels.copy(r.prefix, r.prefixBytes, to: out, capacity: capacity)
+        let m = try labels.copy(r.suffix, r.suffixBytes, to: out + n, capacity: capacity &- n)
+        guard n &+ m <= Format.maxLabelBytes else {
+            throw CallerIDError.corrupt(path, "range value \(r.value)'s label is longer than \(Format.maxLabelBytes) bytes")
+        }
+        return n &+ m
+    }
+
+    /// Calls `body` with range value `v`'s label.
+    func withLabel<R>(_ v: Int, _ body: (UnsafeRawBufferPointer) throws(CallerIDError) -> R) throws(CallerIDError) -> R {
+        let (a, b) = try parts(v)
+        let aBytes = try labels.locate(a), bBytes = try labels.locate(b)
+        let r = Database.RangeLocated(value: v, category: 0, first: 0, last: 0, prefix: a, prefixBytes: aBytes, suffix: b, suffixBytes: bBytes,
+                                      bufferBytes: labels.bufferBytes(a, aBytes) + labels.bufferBytes(b, bBytes))
+        return try withUnsafeTemporaryAllocation(byteCount: max(r.bufferBytes, 8), alignment: 8) { (buffer) throws(CallerIDError) -> R in
+            let n = try label(of: r, into: buffer.baseAddress!, capacity: buffer.count)
+            return try body(UnsafeRawBufferPointer(start: buffer.baseAddress!, count: n))
+        }
     }
 
     /// Decodes a block's ranges one at a time, each checked: varints inside the record and at
@@ -550,7 +624,11 @@ final class RangeTable: @unchecked Sendable {
     /// is the group's first number, the key width is the narrowest, and the labels check out.
     func verify(categoryCount: Int) throws(CallerIDError) {
         func bad(_ m: String) -> CallerIDError { CallerIDError.corrupt(path, "ranges: \(m)") }
-        try labels.verify(categoryCount: categoryCount)
+        try labels.verify()
+        for v in 0..<valueCount {
+            _ = try categoryCode(v, categoryCount: categoryCount)
+            _ = try withLabel(v) { (bytes) throws(CallerIDError) in bytes.count }
+        }
         var previousLast: UInt64? = nil
         var total = 0
         var start = 0

@@ -229,8 +229,9 @@ private func build(ranges: [LabeledRange], entries: [Entry] = [], rangeBlockSize
     }
 
     /// A numbering plan's shapes: ranges one number apart (the single number between them an
-    /// entry), adjacent ranges, and spans that repeat; the most frequent span is the span
-    /// table's first entry, and every number answers as before.
+    /// entry), adjacent ranges, spans that repeat, labels "operator, region"; the most frequent
+    /// span is the span table's first entry, labels share their parts, and every number
+    /// answers as before.
     @Test func gapsOfOneAndTheSpanTable() throws {
         let dir = TempDir()
         var ranges: [LabeledRange] = []
@@ -249,7 +250,10 @@ private func build(ranges: [LabeledRange], entries: [Entry] = [], rangeBlockSize
         let path = dir.path("p.cid")
         _ = try build(ranges: ranges, entries: entries, rangeBlockSize: 10, at: path)
         let e = ImageEditor(Array(try Data(contentsOf: URL(fileURLWithPath: path))))
-        #expect(UInt64(e.u16(e.rangesStart + 48)) == RangeWriter.decimalCode(20_000))
+        #expect(UInt64(e.u16(e.rangesStart + 56)) == RangeWriter.decimalCode(20_000))
+        // Labels are stored as two parts, split after the last ", ": "МТС, " + "Москва",
+        // "Билайн, " + "Тверь", "Ростелеком" + "" — six parts for three values.
+        #expect(e.u32(e.rangesStart + 4) == 3 && e.u32(e.rangesStart + 52) == 6)
         let db = try Database(path: path, verify: true)
         for r in ranges {
             for x in [r.first, r.last, r.first + (r.last - r.first) / 2] {
@@ -325,14 +329,19 @@ private func exercise(_ bytes: [UInt8], probes: [UInt64], dir: TempDir) -> Strin
         let cases: [(String, String, (inout ImageEditor) -> Void)] = [
             ("short section", "shorter than its", { e in e.set64(e.rangesEntry + 16, 20) }),
             ("key width", "key width 5", { e in e.set16(e.rangesStart + 14, 5) }),
-            ("span table entry", "span table entry 3", { e in e.set16(e.rangesStart + 48 + 2 * 3, 0xFFFF) }),
+            ("span table entry", "span table entry 3", { e in e.set16(e.rangesStart + 56 + 2 * 3, 0xFFFF) }),
             ("block size 0", "block size 0", { e in e.set16(e.rangesStart + 12, 0) }),
             ("block size 2000", "block size 2000", { e in e.set16(e.rangesStart + 12, 2000) }),
             ("block size 9: index size", "index is", { e in e.set16(e.rangesStart + 12, 9) }),
             ("range count huge", "cannot fit", { e in e.set32(e.rangesStart, .max) }),
-            ("more values than ranges", "values (", { e in e.set32(e.rangesStart + 4, 61) }),
-            ("more hot than values", "values (", { e in e.set32(e.rangesStart + 8, e.u32(e.rangesStart + 4) + 1) }),
-            ("no values for ranges", "values (", { e in e.set32(e.rangesStart + 4, 0); e.set32(e.rangesStart + 8, 0) }),
+            ("more values than ranges", "label parts (", { e in e.set32(e.rangesStart + 4, 61) }),
+            ("more hot than parts", "label parts (", { e in e.set32(e.rangesStart + 8, e.u32(e.rangesStart + 52) + 1) }),
+            ("no values for ranges", "label parts (", { e in e.set32(e.rangesStart + 4, 0); e.set32(e.rangesStart + 8, 0) }),
+            ("no parts for values", "label parts (", { e in e.set32(e.rangesStart + 52, 0); e.set32(e.rangesStart + 8, 0) }),
+            ("value parts size", "value parts is", { e in
+                e.set32(e.rangesStart + 16 + 4 * 8, e.u32(e.rangesStart + 16 + 4 * 8) - 4)
+                e.set32(e.rangesStart + 16 + 4 * 7, e.u32(e.rangesStart + 16 + 4 * 7) + 4)
+            }),
             ("part past the section", "runs past", { e in e.set32(e.rangesStart + 16, .max) }),
             ("parts short of the section", "parts end at", { e in e.set32(e.rangesStart + 16 + 4 * 4, e.u32(e.rangesStart + 16 + 4 * 4) - 1) }),
             ("index sentinel", "the index does not", { e in e.set32(e.rangePart(0) + 12 * 1 + 8, 1) }),
@@ -370,6 +379,7 @@ private func exercise(_ bytes: [UInt8], probes: [UInt64], dir: TempDir) -> Strin
             ("a gap on a block's first range", { e in e.set8(e.rangePart(1), e.u8(e.rangePart(1)) | 3) }),
             ("a coded gap on a block's first range", { e in e.set8(e.rangePart(1), e.u8(e.rangePart(1)) | 6) }),
             ("a category code past the categories", { e in e.set8(e.rangePart(2), 200) }),
+            ("a label part past the parts", { e in e.set16(e.rangePart(8) + 2, 0xFFFF) }),
             ("block 1 starts before block 0 ends", { e in e.setRangeDelta(1, 0) }),
         ]
         for (name, edit) in cases {

@@ -173,9 +173,53 @@ enum RangeWriter {
             index.appendLE(UInt16(blockStart[b + 1] - blockStart[b]))  // ≤ 1,024 × 27 bytes
         }
 
-        let labels = try FileWriter.encodeLabels(count: ordered.count, label: { label(ordered[$0]) }, hotLabelBytes: hotLabelBytes)
+        // Labels as two parts each, split after the last ", " (a plan's labels join operator and
+        // region: 8,448 Rossvyaz labels are pairs of 1,803 operators and 2,355 regions), the
+        // parts deduplicated and stored like entry labels, most used first (hot).
+        var rangesOf = [Int](repeating: 0, count: ordered.count)
+        var valueOf = [Int](repeating: -1, count: labelCount)
+        for (id, v) in ordered.enumerated() { valueOf[v] = id }
+        for p in pieces { rangesOf[valueOf[Int(p.value)]] += 1 }
+        var partId: [ArraySlice<UInt8>: Int] = [:]
+        var partBytes: [ArraySlice<UInt8>] = []
+        var partWeight: [Int] = []
+        var pairs: [(Int, Int)] = []
+        pairs.reserveCapacity(ordered.count)
+        func intern(_ bytes: ArraySlice<UInt8>, _ weight: Int) -> Int {
+            if let id = partId[bytes] { partWeight[id] += weight; return id }
+            partId[bytes] = partBytes.count
+            partBytes.append(bytes)
+            partWeight.append(weight)
+            return partBytes.count - 1
+        }
+        for (id, v) in ordered.enumerated() {
+            let bytes = label(v)
+            var cut = bytes.endIndex
+            var i = bytes.endIndex - 1
+            while i > bytes.startIndex {
+                if bytes[i] == 0x20 && bytes[i - 1] == 0x2C { cut = i + 1; break }
+                i -= 1
+            }
+            pairs.append((intern(bytes[..<cut], rangesOf[id]), intern(bytes[cut...], rangesOf[id])))
+        }
+        let partOrder = partBytes.indices.sorted { partWeight[$0] != partWeight[$1] ? partWeight[$0] > partWeight[$1] : $0 < $1 }
+        var partRank = [Int](repeating: 0, count: partBytes.count)
+        for (rank, p) in partOrder.enumerated() { partRank[p] = rank }
+        guard partBytes.count <= Int(UInt32.max) else { throw CallerIDError(.limitExceeded, "more than 2^32 - 1 range label parts") }
+        let labels = try FileWriter.encodeLabels(count: partBytes.count, label: { partBytes[partOrder[$0]] }, hotLabelBytes: hotLabelBytes)
         let categories = ordered.map(valueCategory)
-        let parts = [index, records, categories, labels.hotOffsets, labels.hotLabels, labels.symbols, labels.coldIndex, labels.coldLabels]
+        var valueParts: [UInt8] = []
+        let narrow = partBytes.count <= 1 << 16
+        for (a, b) in pairs {
+            if narrow {
+                valueParts.appendLE(UInt16(partRank[a]))
+                valueParts.appendLE(UInt16(partRank[b]))
+            } else {
+                valueParts.appendLE(UInt32(partRank[a]))
+                valueParts.appendLE(UInt32(partRank[b]))
+            }
+        }
+        let parts = [index, records, categories, labels.hotOffsets, labels.hotLabels, labels.symbols, labels.coldIndex, labels.coldLabels, valueParts]
         var out: [UInt8] = []
         out.appendLE(UInt32(pieces.count))
         out.appendLE(UInt32(ordered.count))
@@ -186,6 +230,7 @@ enum RangeWriter {
             guard p.count <= Int(UInt32.max) else { throw CallerIDError(.limitExceeded, "a part of the ranges section exceeds 4 GiB") }
             out.appendLE(UInt32(p.count))
         }
+        out.appendLE(UInt32(partBytes.count))
         for i in 0..<Format.rangeSpanTableSize { out.appendLE(UInt16(i < spanTable.count ? spanTable[i] : 0)) }
         assert(out.count == Format.rangesHeaderSize)
         for p in parts { out.append(contentsOf: p) }
