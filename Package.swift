@@ -18,6 +18,8 @@ let package = Package(
         .library(name: "CallerID", targets: ["CallerID"]),
         .library(name: "CallerIDPipeline", targets: ["CallerIDPipeline"]),
         .library(name: "CallerIDDirectory", targets: ["CallerIDDirectory"]),
+        // URLSessionHTTPClient for DirectoryFetcher in apps (Apple platforms; Linux with FoundationNetworking).
+        .library(name: "CallerIDURLSession", targets: ["CallerIDURLSession"]),
         .executable(name: "lookup", targets: ["lookup"]),
         // libcallerid.so: the C ABI (header: include/callerid.h; see docs/C-ABI.md).
         .library(name: "callerid", type: .dynamic, targets: ["CallerIDC"]),
@@ -40,6 +42,13 @@ let package = Package(
             pkgConfig: "liblz4",
             providers: [.apt(["liblz4-dev", "libxxhash-dev"])]
         ),
+        // Debian's libsodium (Ed25519, SHA-256) for signed build directories, Linux only; Apple
+        // platforms use CryptoKit. Opened with dlopen on first use, never linked (the tool's
+        // start-up does not load it); needs libsodium-dev's headers to build.
+        .target(name: "CSodium", path: "CSodium"),
+        // libcurl opened with dlopen when `lookup fetch` runs, never linked: the tool's start-up
+        // does not load libcurl, OpenSSL and their dependencies (docs/CALL-DIRECTORY.md).
+        .target(name: "CHTTPLoader", path: "Sources/CHTTPLoader"),
         // Portable C: LZ4 block codec, XXH3/XXH64, prefetch hint, rename exchange, heap statistics.
         .target(name: "CPortable", path: "Sources/CPortable"),
         .target(
@@ -55,15 +64,22 @@ let package = Package(
             linkerSettings: [.linkedLibrary("phonenumber")]
         ),
         // Ingestion: input formats, encodings, number normalization, regions, shards, manifest.
+        // Depends on CallerIDDirectory for the one manifest model and SHA-256 (never the reverse).
         .target(
             name: "CallerIDPipeline",
-            dependencies: ["CallerID"],
+            dependencies: ["CallerID", "CallerIDDirectory"],
             swiftSettings: strictSettings
         ),
         // Feeding a Call Directory: installed store, merged stream, slots, chunked/incremental loading.
         .target(
             name: "CallerIDDirectory",
-            dependencies: ["CallerID"],
+            dependencies: ["CallerID", .target(name: "CSodium", condition: .when(platforms: [.linux]))],
+            swiftSettings: strictSettings
+        ),
+        // An HTTPClient over URLSession; separate so CallerIDDirectory never links FoundationNetworking.
+        .target(
+            name: "CallerIDURLSession",
+            dependencies: ["CallerIDDirectory"],
             swiftSettings: strictSettings
         ),
         // Exports the C functions of include/callerid.h (`@c`); built into libcallerid.so.
@@ -74,12 +90,12 @@ let package = Package(
         ),
         .executableTarget(
             name: "lookup",
-            dependencies: ["CallerID", "CallerIDPipeline", "CallerIDDirectory"],
+            dependencies: ["CallerID", "CallerIDPipeline", "CallerIDDirectory", "CHTTPLoader"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "CallerIDTests",
-            dependencies: ["CallerID", "CallerIDPipeline", "CallerIDDirectory", "lookup", "CPortable",
+            dependencies: ["CallerID", "CallerIDPipeline", "CallerIDDirectory", "CallerIDURLSession", "lookup", "CPortable",
                            .target(name: "CLZ4Shim", condition: systemCodecs)],
             exclude: ["Fixtures"],
             swiftSettings: strictSettings

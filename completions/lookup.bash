@@ -18,11 +18,14 @@ _lookup_options() {
         dump)    echo "--db --from --category --action --json --help" ;;
         verify)  echo "--json --help" ;;
         info)    echo "--db --json --help" ;;
-        install) echo "--store --slots --max-entries --allow --rule --no-rules --block-categories --json --help" ;;
+        install) echo "--store --slots --max-entries --allow --rule --no-rules --block-categories --trust --require-signature --json --help" ;;
+        keygen)  echo "-o --help" ;;
+        sign)    echo "--key --help" ;;
+        fetch)   echo "--store --trust --allow-downgrade --json --help" ;;
         feed)    echo "--store --slot --max-entries --chunk --simulate --from-previous --model-os-cap --json --help" ;;
         diff)    echo "--json --help" ;;
         export)  echo "--live-caller-id --db --cache-expiry-minutes --identity-category --icons --text --json --help" ;;
-        *)       echo "--db --json --help" ;;
+        *)       echo "--db --country --json --help" ;;
     esac
 }
 
@@ -55,7 +58,7 @@ _lookup() {
 
     # The value of the option before the cursor.
     case $prev in
-        --db|-o|--output|--allow|--numbering-plan|--category-map|--region-map|--errors)
+        --db|-o|--output|--allow|--numbering-plan|--category-map|--region-map|--errors|--trust|--require-signature|--key)
             _lookup_paths "$cur"; return ;;
         --store|--live-caller-id|--icons)
             _lookup_paths "$cur" -d; return ;;
@@ -75,10 +78,10 @@ _lookup() {
             return ;;  # a value nothing can guess
     esac
 
-    local commands="build dump verify info install feed diff export"
+    local commands="build dump verify info install keygen sign fetch feed diff export"
     if (( COMP_CWORD == 1 )); then
         if [[ $cur == -* ]]; then
-            COMPREPLY=($(compgen -W "- --db --json --help --version" -- "$cur"))
+            COMPREPLY=($(compgen -W "- --db --country --json --help --version" -- "$cur"))
         else
             COMPREPLY=($(compgen -W "$commands" -- "$cur"))
         fi
@@ -96,7 +99,7 @@ _lookup() {
     fi
     case $command in
         build|verify|info) _lookup_paths "$cur" ;;      # inputs, databases or directories
-        install|diff)      _lookup_paths "$cur" -d ;;   # build directories and stores
+        install|diff|sign) _lookup_paths "$cur" -d ;;   # build directories and stores
     esac
 }
 

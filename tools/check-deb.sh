@@ -14,12 +14,12 @@ if ! command -v groff >/dev/null; then
 fi
 
 info=$(dpkg-deb --info "$deb")
-for field in "Package: callerid" "Depends: .*liblz4-1" "Depends: .*libxxhash0" "Section: utils"; do
+for field in "Package: callerid" "Depends: .*liblz4-1" "Depends: .*libxxhash0" "Depends: .*libphonenumber8" "Depends: .*libsodium23" "Section: utils"; do
     grep -Eq "$field" <<<"$info" || fail "control lacks '$field'"
 done
 listing=$(dpkg-deb --contents "$deb")
 contents=$(awk '{print $6}' <<<"$listing")
-for path in ./usr/bin/lookup ./usr/lib/libcallerid.so ./usr/include/callerid.h ./usr/lib/pkgconfig/callerid.pc \
+for path in ./usr/bin/lookup ./usr/lib/libcallerid.so ./usr/lib/libcallerid-phonenumber.so ./usr/include/callerid.h ./usr/lib/pkgconfig/callerid.pc \
             ./usr/share/man/man1/lookup.1.gz ./usr/share/bash-completion/completions/lookup \
             ./usr/share/zsh/vendor-completions/_lookup ./usr/share/doc/callerid/copyright; do
     grep -qx "$path" <<<"$contents" || fail "package lacks $path"
@@ -42,6 +42,11 @@ number=$(awk -F'\t' '!/^#/ && NF { print $1; exit }' "$sample")
 answer=$(env -i PATH=/usr/bin:/bin "$lookup" "$number" --db "$root/sample.cid")
 [ "$(cut -f1 <<<"$answer")" = "$(tr -dc 0-9 <<<"$number")" ] || fail "query of $number answered '$answer'"
 env -i PATH=/usr/bin:/bin "$lookup" verify "$root/sample.cid" >/dev/null || fail "verify of the sample failed"
+# libphonenumber reached from ../lib: a national form read in its country.
+printf 'phone,name\n8 (913) 123-45-67,Store\n' > "$root/national.csv"
+env -i PATH=/usr/bin:/bin "$lookup" build -o "$root/national.cid" "$root/national.csv" --country RU --number-rules libphonenumber \
+    >/dev/null || fail "lookup build with libphonenumber failed"
+national=$(env -i PATH=/usr/bin:/bin "$lookup" 79131234567 --db "$root/national.cid") || fail "the national form was not stored as +7 913 123-45-67"
 # The man page renders (groff is what man(1) runs).
 page=$(zcat "$root/usr/share/man/man1/lookup.1.gz")
 warnings=$(groff -man -Tutf8 -ww <<<"$page" 2>&1 >/dev/null)

@@ -3,6 +3,7 @@
 #   PREFIX/bin/lookup (the Swift runtime and Foundation linked in: `ldd` shows only glibc and the
 #   Debian C libraries, so it runs on a machine without Swift; linked at a fixed address, see --pie)
 #   PREFIX/lib/libcallerid.so  PREFIX/include/callerid.h  PREFIX/lib/pkgconfig/callerid.pc
+#   PREFIX/lib/libcallerid-phonenumber.so (libphonenumber for `lookup build`, loaded on demand)
 # so that `cc app.c $(pkg-config --cflags --libs callerid)` works (the .pc adds an rpath),
 # and the man page and shell completions of the `lookup` tool:
 #   PREFIX/share/man/man1/lookup.1
@@ -54,6 +55,10 @@ fi
 swift build -c release --product callerid --scratch-path "$scratch" ${flags[@]+"${flags[@]}"}
 lib="$scratch/release/libcallerid.so"
 [ -f "$lib" ] || { echo "error: $lib was not built" >&2; exit 70; }
+# The pipeline's libphonenumber interface, loaded by `lookup build` with dlopen from ../lib.
+swift build -c release --product callerid-phonenumber
+phonelib=.build/release/libcallerid-phonenumber.so
+[ -f "$phonelib" ] || { echo "error: $phonelib was not built" >&2; exit 70; }
 
 # The command-line tool, always self-contained (issue 18); no $ORIGIN run path, so the loader
 # does not search the binary's own folder for liblz4 and the others at every start; not a PIE
@@ -70,6 +75,7 @@ root="$destdir$prefix"
 install -d "$root/bin" "$root/lib/pkgconfig" "$root/include"
 install -m 0755 "$tool" "$root/bin/lookup"
 install -m 0755 "$lib" "$root/lib/libcallerid.so"
+install -m 0755 "$phonelib" "$root/lib/libcallerid-phonenumber.so"
 install -m 0644 include/callerid.h "$root/include/callerid.h"
 sed -e "s|@PREFIX@|$prefix|g" -e "s|@VERSION@|${version:-0.0.0}|g" tools/callerid.pc.in > "$root/lib/pkgconfig/callerid.pc"
 

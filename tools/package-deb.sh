@@ -6,8 +6,9 @@
 #   /usr/share/man/man1/lookup.1.gz
 #   /usr/share/bash-completion/completions/lookup  /usr/share/zsh/vendor-completions/_lookup
 #   /usr/share/doc/callerid/copyright
-# Depends on the C libraries the binaries link (liblz4-1, libxxhash0, libc6), read from the
-# dpkg database of this machine rather than guessed. Check it with tools/check-deb.sh.
+# Depends on the C libraries the binaries link (liblz4-1, libxxhash0, libsodium23, libc6), read
+# from the dpkg database of this machine rather than guessed; Recommends libcurl4, which
+# 'lookup fetch' opens with dlopen (no other command needs it). Check it with tools/check-deb.sh.
 #
 # Usage: bash tools/package-deb.sh --out DIR
 set -euo pipefail
@@ -52,12 +53,15 @@ COPYRIGHT
 
 # Dependencies: the Debian package owning each shared library the binaries load.
 deps=()
-for lib in $(ldd "$root/usr/bin/lookup" "$root/usr/lib/libcallerid.so" | awk '/=> \//{print $3}' | sort -u); do
+for lib in $(ldd "$root/usr/bin/lookup" "$root/usr/lib/libcallerid.so" "$root/usr/lib/libcallerid-phonenumber.so" \
+               | awk '/=> \//{print $3}' | sort -u); do
     real=$(readlink -f "$lib")
     pkg=$(dpkg -S "$lib" 2>/dev/null || dpkg -S "$real" 2>/dev/null || true)
     pkg=${pkg%%:*}
     [ -n "$pkg" ] && deps+=("$pkg")
 done
+# libsodium is opened with dlopen (signatures and SHA-256), so ldd does not show it.
+deps+=(libsodium23)
 depends=$(printf '%s\n' "${deps[@]}" | sort -u | paste -sd, | sed 's/,/, /g')
 size=$(du -sk "$root/usr" | cut -f1)
 
@@ -69,6 +73,7 @@ Architecture: $arch
 Maintainer: CallerID maintainers <callerid@localhost>
 Installed-Size: $size
 Depends: $depends
+Recommends: libcurl4
 Section: utils
 Priority: optional
 Homepage: https://github.com/callerid/callerid

@@ -25,13 +25,13 @@ extension DatabaseBuilder {
     /// - Throws: ``CallerIDError`` when the file cannot be read, or (`.invalidInput`) when its
     ///   first bytes show it is not UTF-8 text: UTF-16, or binary data such as `/dev/zero`.
     public mutating func addTSV(path: String, onError: (RowError) -> Void) throws(CallerIDError) -> Int {
-        try addTSV(path: path, rules: nil, onError: onError)
+        try addTSV(path: path, rules: PlainTSVRules(), onError: onError)
     }
 
     /// ``addTSV(path:onError:)`` with the number and label of each row read by `rules` instead
     /// of ``PhoneNumber/parse(_:)`` and as is: the `lookup` tool passes the pipeline's rules, so
     /// that a plain TSV build and a pipeline build take the same rows and store the same bytes.
-    package mutating func addTSV(path: String, rules: TSVRowRules?,
+    package mutating func addTSV(path: String, rules: some TSVRowRules,
                                  onError: (RowError) -> Void) throws(CallerIDError) -> Int {
         var reader = try LineReader(path: path)
         defer { reader.close() }
@@ -42,7 +42,7 @@ extension DatabaseBuilder {
             if let problem = NonTextInput.detect(bytes) {
                 throw CallerIDError(.invalidInput, "\(path): \(problem.message(declaring: "--encoding"))")
             }
-        }, overlong: { (lineNumber, length) in
+        }, overlong: { (lineNumber, length, _) in
             onError(RowError(file: path, line: lineNumber,
                              reason: "line of \(length) bytes is longer than the limit of \(limit) (1 MiB); skipped"))
         }) { (line, lineNumber) throws(CallerIDError) in
@@ -58,7 +58,7 @@ extension DatabaseBuilder {
     }
 
     private mutating func addTSVRow(_ line: UnsafeRawBufferPointer, categoryCache: inout CategoryCache,
-                                    rules: TSVRowRules?) throws(CallerIDError) {
+                                    rules: some TSVRowRules) throws(CallerIDError) {
         // Up to three TAB positions, without allocating per row.
         var tabs = TabPositions()
         for i in 0..<line.count where line[i] == 0x09 {
@@ -76,29 +76,19 @@ extension DatabaseBuilder {
         let label = UnsafeRawBufferPointer(rebasing: line[(tabs[0] + 1)..<labelEnd])
         var number: UInt64 = 0
         var more: [UInt64] = []
-        if let rules {
-            switch rules.readNumber(numberField) {
-            case .one(let n): number = n
-            case .several(let list): number = list[0]; more = Array(list.dropFirst())
-            case .refused(let why): throw CallerIDError(.invalidNumber, why)
-            }
-        } else {
-            do throws(CallerIDError) {
-                number = try PhoneNumber.parse(bytes: numberField)
-            } catch {
-                throw CallerIDError(.invalidNumber, "number \(quotedInput(numberField)): \(error.message)")
-            }
+        switch rules.readNumber(numberField) {
+        case .one(let n): number = n
+        case .several(let list): number = list[0]; more = Array(list.dropFirst())
+        case .refused(let why): throw CallerIDError(.invalidNumber, why)
         }
         guard validUTF8(label) else {
             throw CallerIDError(.invalidInput, "label is not valid UTF-8")
         }
         var cleaned: [UInt8]? = nil
-        if let rules {
-            switch rules.cleanLabel(label) {
-            case .asIs: break
-            case .replaced(let bytes): cleaned = bytes
-            case .refused(let why): throw CallerIDError(.invalidInput, why)
-            }
+        switch rules.cleanLabel(label) {
+        case .asIs: break
+        case .replaced(let bytes): cleaned = bytes
+        case .refused(let why): throw CallerIDError(.invalidInput, why)
         }
         var category = Category.identify
         if tabs.count > 1 {
@@ -120,31 +110,43 @@ extension DatabaseBuilder {
     }
 }
 
+/// What a number field holds, as ``TSVRowRules`` read it.
+package enum TSVNumbers {
+    case one(UInt64)
+    /// A cell with several numbers (`045 2030367 / 6345-985-0418`): one entry each.
+    case several([UInt64])
+    /// Why the field is refused (the bad row's reason, quoting the field).
+    case refused(String)
+}
+
+/// What becomes of a label, as ``TSVRowRules`` clean it.
+package enum TSVLabel {
+    case asIs
+    case replaced([UInt8])
+    case refused(String)
+}
+
 /// How a TSV row's number and label are read when the caller has rules of its own (the `lookup`
 /// tool passes the build pipeline's: its normalizer and its label cleaning). `package` access.
-package struct TSVRowRules {
-    /// What a number field holds.
-    package enum Numbers {
-        case one(UInt64)
-        /// A cell with several numbers (`045 2030367 / 6345-985-0418`): one entry each.
-        case several([UInt64])
-        /// Why the field is refused (the bad row's reason, quoting the field).
-        case refused(String)
-    }
-    /// What becomes of a label (valid UTF-8 when called).
-    package enum Label {
-        case asIs
-        case replaced([UInt8])
-        case refused(String)
-    }
-    package var readNumber: (UnsafeRawBufferPointer) -> Numbers
-    package var cleanLabel: (UnsafeRawBufferPointer) -> Label
+/// A protocol, not closures: the row loop calls it millions of times, and a closure's context
+/// is retained and released at every call.
+package protocol TSVRowRules {
+    func readNumber(_ field: UnsafeRawBufferPointer) -> TSVNumbers
+    /// `label` is valid UTF-8.
+    func cleanLabel(_ label: UnsafeRawBufferPointer) -> TSVLabel
+}
 
-    package init(readNumber: @escaping (UnsafeRawBufferPointer) -> Numbers,
-                 cleanLabel: @escaping (UnsafeRawBufferPointer) -> Label) {
-        self.readNumber = readNumber
-        self.cleanLabel = cleanLabel
+/// The library's own reading: ``PhoneNumber/parse(_:)`` digits, labels as they are.
+package struct PlainTSVRules: TSVRowRules {
+    package init() {}
+    package func readNumber(_ field: UnsafeRawBufferPointer) -> TSVNumbers {
+        do throws(CallerIDError) {
+            return .one(try PhoneNumber.parse(bytes: field))
+        } catch {
+            return .refused("number \(quotedInput(field)): \(error.message)")
+        }
     }
+    package func cleanLabel(_ label: UnsafeRawBufferPointer) -> TSVLabel { .asIs }
 }
 
 /// The first three TAB positions of a row.

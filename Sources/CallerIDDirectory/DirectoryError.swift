@@ -24,6 +24,13 @@ public struct DirectoryError: CallerIDFailure, Equatable {
         public static let invalidRule = Code("invalid-rule")
         /// An argument is out of range (a slot index, a chunk size, an unsorted allow list…).
         public static let invalidArgument = Code("invalid-argument")
+        /// A signature is missing, unreadable, by another key than the trusted one, or does not
+        /// match the manifest (``ManifestSignature``); or a key file is malformed.
+        public static let badSignature = Code("bad-signature")
+        /// A fetched set is older than the one installed (a replayed manifest).
+        public static let downgrade = Code("downgrade")
+        /// The server could not be reached, or answered with an error status.
+        public static let unreachable = Code("unreachable")
         /// The database format is newer than this reader.
         public static let unsupportedVersion = Code("unsupported-version")
         /// A database file was modified in place while it was open (a core error passed on).

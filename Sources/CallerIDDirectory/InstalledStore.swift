@@ -10,6 +10,7 @@ import Foundation
 ///                      plan.json (the slot split), the database files
 ///   gen-6/             the previous set, kept until the next install succeeds
 ///   .lock              serializes installs
+///   signing-key.pub    when present: every install must be signed by this key
 /// ```
 ///
 /// An install never touches the set in use: it stages the new set in a fresh folder (files
@@ -55,6 +56,16 @@ public final class InstalledStore: Sendable {
     }
 
     var pointerPath: String { path + "/CURRENT" }
+
+    var signingKeyPath: String { path + "/signing-key.pub" }
+
+    /// The key every install must be signed by (``install(from:settings:trust:requireSignature:)``
+    /// with `requireSignature` records it), nil when the store accepts unsigned sets.
+    /// - Throws: ``DirectoryError`` `badSignature` when the recorded key file is damaged.
+    public func requiredSigningKey() throws(DirectoryError) -> SigningPublicKey? {
+        guard FileSystem.exists(signingKeyPath) else { return nil }
+        return try SigningPublicKey(contentsOf: signingKeyPath)
+    }
 
     func generationPath(_ id: UInt64) -> String { path + "/gen-\(id)" }
 
@@ -146,21 +157,47 @@ public final class InstalledStore: Sendable {
 
     /// Installs the set described by `buildDirectory/manifest.json` (a build output directory),
     /// with `settings` (default: the current generation's settings).
+    ///
+    /// Signatures: with `trust`, the set's `manifest.json.sig` must be that key's signature of
+    /// its manifest. With `requireSignature`, the same, and the key is recorded in the store:
+    /// from then on every install (this method, ``updateSettings(_:)``, ``DirectoryFetcher``)
+    /// must be signed by it; a `requireSignature` other than the recorded key replaces it (key
+    /// rotation: the set must be signed by the new key). Otherwise a store that recorded a key
+    /// checks it whatever `trust` says. A signed set must list every file's SHA-256, and each
+    /// staged file is checked against it.
     /// - Throws: ``DirectoryError``: `corrupt` for a file that fails verification, `badManifest`,
-    ///   `fileNotFound`, `budgetExceeded`, `io`. The store is unchanged when it throws.
+    ///   `badSignature`, `fileNotFound`, `budgetExceeded`, `io`. The store is unchanged when it
+    ///   throws.
     @discardableResult
-    public func install(from buildDirectory: String, settings: FeedSettings? = nil) throws(DirectoryError) -> InstallReport {
+    public func install(from buildDirectory: String, settings: FeedSettings? = nil, trust: SigningPublicKey? = nil,
+                        requireSignature: SigningPublicKey? = nil) throws(DirectoryError) -> InstallReport {
         // Everything that can be checked without the store is checked before the store folder
         // or its lock file is created: a mistyped source leaves no empty store behind.
         let source = try Self.readSource(buildDirectory)
+        for key in [trust, requireSignature].compactMap({ $0 }) { try source.verifySignature(key) }
         if let settings { try Self.checkInstallable(settings) }
         if !FileSystem.isDirectory(path) {
             if FileSystem.exists(path) { throw DirectoryError(.invalidArgument, "\(path): not a folder, cannot be a store") }
             try FileSystem.makeDirectory(path)
         }
         return try FileSystem.withLock(path + "/.lock") { () throws(DirectoryError) -> InstallReport in
-            try installLocked(source, settings: settings)
+            try installLocked(source, settings: settings, recordKey: requireSignature)
         }
+    }
+
+    /// Runs `body` holding the store's install lock (fetches hold it from their first download
+    /// to the end of the install, so two cannot interleave). Creates the store folder.
+    func withInstallLock<R>(_ body: () throws(DirectoryError) -> R) throws(DirectoryError) -> R {
+        if !FileSystem.isDirectory(path) {
+            if FileSystem.exists(path) { throw DirectoryError(.invalidArgument, "\(path): not a folder, cannot be a store") }
+            try FileSystem.makeDirectory(path)
+        }
+        return try FileSystem.withLock(path + "/.lock", body)
+    }
+
+    /// An install from a source read and verified by the caller, under the lock the caller holds.
+    func installHoldingLock(_ source: Source, settings: FeedSettings?) throws(DirectoryError) -> InstallReport {
+        try installLocked(source, settings: settings, recordKey: nil)
     }
 
     /// ``FeedSettings/validate()``, and a budget CallKit can grant: at most
@@ -193,6 +230,17 @@ public final class InstalledStore: Sendable {
         var directory: String
         var manifestData: Data
         var manifest: DirectoryManifest
+        /// `manifest.json.sig` when the directory has one.
+        var signatureData: Data?
+        /// The name errors give the source (a fetch's URL rather than its download folder).
+        var reportedDirectory: String? = nil
+        /// Hard-link new files from the source rather than copy them (a fetch's own downloads).
+        var linkFromSource = false
+
+        func verifySignature(_ key: SigningPublicKey) throws(DirectoryError) {
+            try ManifestSignature.verify(manifest: manifestData, signature: signatureData, key: key, directory: directory)
+            try ManifestSignature.requireHashes(manifest, path: joinPath(directory, "manifest.json"))
+        }
     }
 
     static func readSource(_ directory: String) throws(DirectoryError) -> Source {
@@ -217,7 +265,15 @@ public final class InstalledStore: Sendable {
                 throw DirectoryError(.corrupt, "\(p): \(size) bytes, the manifest says \(f.bytes) (truncated or incomplete download?)")
             }
         }
-        return Source(directory: directory, manifestData: manifestData, manifest: manifest)
+        let sigPath = joinPath(directory, ManifestSignature.fileName)
+        var signatureData: Data? = nil
+        if FileSystem.exists(sigPath) {
+            guard let size = FileSystem.fileSize(sigPath), size <= 4096, let data = FileManager.default.contents(atPath: sigPath) else {
+                throw DirectoryError(.badSignature, "\(sigPath): not a readable signature file")
+            }
+            signatureData = data
+        }
+        return Source(directory: directory, manifestData: manifestData, manifest: manifest, signatureData: signatureData)
     }
 
     /// Installs the current data again with new settings (allow list, categories, rules,
@@ -228,8 +284,13 @@ public final class InstalledStore: Sendable {
         return try install(from: g.path, settings: settings)
     }
 
-    private func installLocked(_ src: Source, settings newSettings: FeedSettings?) throws(DirectoryError) -> InstallReport {
+    private func installLocked(_ src: Source, settings newSettings: FeedSettings?, recordKey: SigningPublicKey?) throws(DirectoryError) -> InstallReport {
         let source = src.directory, manifest = src.manifest, manifestData = src.manifestData
+        // The store's own requirement, read under the lock: no install slips past it. An install
+        // that records a key (checked against that key by the caller) replaces the requirement.
+        let required = try requiredSigningKey()
+        if let required, recordKey == nil { try src.verifySignature(required) }
+        let keyToRecord = recordKey.flatMap { $0 == required ? nil : $0 }
         // A damaged pointer must not block the install that repairs the store.
         let pointer: (current: UInt64?, previous: UInt64?) = (try? readPointer()) ?? (nil, nil)
         let current = pointer.current.map { Generation(id: $0, path: generationPath($0)) }
@@ -259,16 +320,21 @@ public final class InstalledStore: Sendable {
                 let same = currentManifest?.files.first { $0.file == f.file && $0.bytes == f.bytes && $0.xxh3 == f.xxh3 }
                 if let current, same != nil, FileSystem.hardLink(current.path + "/" + f.file, to) {
                     linked += 1
+                } else if src.linkFromSource, FileSystem.hardLink(source + "/" + f.file, to) {
+                    copied += 1
                 } else {
                     try FileSystem.copy(source + "/" + f.file, to)
                     copied += 1
                 }
             }
             try FileSystem.writeAtomically(manifestData, to: staging + "/manifest.json")
+            if let sig = src.signatureData {
+                try FileSystem.writeAtomically(sig, to: staging + "/" + ManifestSignature.fileName)
+            }
             try FileSystem.writeAtomically(settings.jsonData(), to: staging + "/settings.json")
             // Verify what will be used: the staged files, reported under the name the user gave.
             for f in manifest.files {
-                try Self.verify(staging + "/" + f.file, f, reportedAs: joinPath(source, f.file))
+                try Self.verify(staging + "/" + f.file, f, reportedAs: joinPath(src.reportedDirectory ?? source, f.file))
             }
             let snapshot = try DirectorySnapshot(directory: staging, settings: settings)
             if newCategoryChoice { try Self.checkCategories(settings, snapshot) }
@@ -281,6 +347,9 @@ public final class InstalledStore: Sendable {
             }
             try FileSystem.writeAtomically(planData, to: staging + "/plan.json")
             try FileSystem.sync(staging, directory: true)
+            // The requirement is recorded before the switch: a crash in between leaves a store
+            // stricter than asked, never laxer.
+            if let keyToRecord { try FileSystem.writeAtomically(Data(keyToRecord.fileText.utf8), to: signingKeyPath) }
             try FileSystem.rename(staging, generationPath(newID))
             try FileSystem.sync(path, directory: true)
         } catch {
@@ -322,6 +391,15 @@ public final class InstalledStore: Sendable {
         }
         guard hash == f.xxh3 else {
             throw DirectoryError(.corrupt, "\(name): XXH3 \(hex16(hash)) differs from the manifest's \(hex16(f.xxh3)) (damaged file)")
+        }
+        if let expected = f.sha256 {
+            let sha: String
+            do { sha = try Crypto.sha256Hex(fileAt: path) } catch {
+                throw DirectoryError(error.code, renamed(error.message, path, name))
+            }
+            guard sha == expected else {
+                throw DirectoryError(.corrupt, "\(name): SHA-256 \(sha) differs from the manifest's \(expected) (altered file)")
+            }
         }
         do {
             _ = try Database(path: path, verify: true)

@@ -1,8 +1,9 @@
 public import Foundation
 
-/// `manifest.json` of a build output directory (written by `lookup build` / CallerIDPipeline)
-/// or of an installed generation. Read tolerantly: unknown keys are ignored and every field
-/// except `file`, `bytes` and `xxh3` may be missing or null.
+/// `manifest.json` of a build output directory or of an installed generation: the one model
+/// that CallerIDPipeline writes (``jsonData()``) and this module reads (``decode(_:path:)``).
+/// Read tolerantly: unknown keys are ignored and every field except `file`, `bytes` and `xxh3`
+/// may be missing or null (manifests written before `sha256` existed still read).
 public struct DirectoryManifest: Sendable, Equatable {
     /// One database file of the set.
     public struct File: Sendable, Equatable {
@@ -22,21 +23,25 @@ public struct DirectoryManifest: Sendable, Equatable {
         public var actions: [String: Int]?
         /// Size of the file in bytes.
         public var bytes: Int
-        /// XXH3-64 (seed 0) of the whole file.
+        /// XXH3-64 (seed 0) of the whole file: the fast damage check.
         public var xxh3: UInt64
+        /// SHA-256 of the whole file, 64 lowercase hex digits: what a signature covers
+        /// (``ManifestSignature``). Nil in manifests written before it existed.
+        public var sha256: String?
         public var formatVersion: String?
         /// Precedence when several files hold a number: higher wins (default 0), then the file
         /// listed earlier. See ``DirectorySnapshot``.
         public var priority: Int?
 
         public init(file: String, region: String? = nil, kind: String? = nil, entries: Int? = nil,
-                    bytes: Int, xxh3: UInt64, priority: Int? = nil) {
+                    bytes: Int, xxh3: UInt64, sha256: String? = nil, priority: Int? = nil) {
             self.file = file
             self.region = region
             self.kind = kind
             self.entries = entries
             self.bytes = bytes
             self.xxh3 = xxh3
+            self.sha256 = sha256
             self.priority = priority
         }
 
@@ -46,8 +51,15 @@ public struct DirectoryManifest: Sendable, Equatable {
 
     public var manifestVersion: Int?
     public var formatVersion: String?
+    /// The publisher's name for this data (`--dataset-version`, or a content hash). Fetches
+    /// refuse an older one than installed (``DirectoryFetcher``).
     public var datasetVersion: String?
+    /// When the set was built (its creation time): ISO 8601 UTC, `2026-12-01T04:00:00Z`.
     public var buildTime: String?
+    /// The program that wrote the manifest (`CallerID 1.2.3`).
+    public var generator: String?
+    /// The entries per database the build used.
+    public var maxEntries: Int?
     public var files: [File]
 
     public init(files: [File], datasetVersion: String? = nil) {
@@ -97,13 +109,16 @@ public struct DirectoryManifest: Sendable, Equatable {
                 throw DirectoryError(.badManifest, "\(path): files[\(i)]: '\(f.file)' is listed twice")
             }
             guard f.bytes >= 0 else { throw DirectoryError(.badManifest, "\(path): files[\(i)]: negative size") }
+            if let sha = f.sha256, !isLowerHex(sha, count: 64) {
+                throw DirectoryError(.badManifest, "\(path): files[\(i)]: sha256 '\(sha.prefix(80))' is not 64 lowercase hex digits")
+            }
         }
     }
 
     /// A name without `/`, NUL or a leading `.`, not a name the store uses for itself.
     static func isPlainFileName(_ name: String) -> Bool {
         !name.isEmpty && name.utf8.count <= 255 && !name.hasPrefix(".") && !name.contains("/") && !name.contains("\0")
-            && !["manifest.json", "settings.json", "plan.json"].contains(name)
+            && !["manifest.json", "manifest.json.sig", "settings.json", "plan.json", "CURRENT", "signing-key.pub"].contains(name)
     }
 
     static func readManifestBytes(directory: String) throws(DirectoryError) -> Data {
@@ -118,12 +133,15 @@ public struct DirectoryManifest: Sendable, Equatable {
         }
     }
 
-    /// The JSON text of this manifest (only the known fields; an install copies the build's
-    /// manifest verbatim instead, so unknown fields survive).
+    /// The JSON text of this manifest (only the known fields, keys sorted, indented, a final
+    /// newline): what a build writes. An install copies a build's manifest verbatim instead, so
+    /// unknown fields survive and a signature over its bytes stays valid.
     public func jsonData() -> Data {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return (try? encoder.encode(self)) ?? Data()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+        var data = (try? encoder.encode(self)) ?? Data()
+        data.append(0x0A)
+        return data
     }
 
     private static func where_(_ path: [any CodingKey]) -> String {
@@ -134,13 +152,14 @@ public struct DirectoryManifest: Sendable, Equatable {
 extension DirectoryManifest: Codable {
     enum CodingKeys: String, CodingKey {
         case manifestVersion = "manifest_version", formatVersion = "format_version"
-        case datasetVersion = "dataset_version", buildTime = "build_time", files
+        case datasetVersion = "dataset_version", buildTime = "build_time", generator
+        case maxEntries = "max_entries", files
     }
 }
 
 extension DirectoryManifest.File: Codable {
     enum CodingKeys: String, CodingKey {
-        case file, region, kind, shard, shards, entries, categories, actions, bytes, xxh3, priority
+        case file, region, kind, shard, shards, entries, categories, actions, bytes, xxh3, sha256, priority
         case firstNumber = "first_number", lastNumber = "last_number"
         case rangeStart = "range_start", rangeEnd = "range_end", formatVersion = "format_version"
     }
@@ -165,6 +184,7 @@ extension DirectoryManifest.File: Codable {
             throw DecodingError.dataCorruptedError(forKey: .xxh3, in: c, debugDescription: "xxh3 '\(hex)' is not 16 hex digits")
         }
         xxh3 = h
+        sha256 = try c.decodeIfPresent(String.self, forKey: .sha256)
         formatVersion = try c.decodeIfPresent(String.self, forKey: .formatVersion)
         priority = try c.decodeIfPresent(Int.self, forKey: .priority)
     }
@@ -185,6 +205,7 @@ extension DirectoryManifest.File: Codable {
         try c.encodeIfPresent(actions, forKey: .actions)
         try c.encode(bytes, forKey: .bytes)
         try c.encode(hex16(xxh3), forKey: .xxh3)
+        try c.encodeIfPresent(sha256, forKey: .sha256)
         try c.encodeIfPresent(formatVersion, forKey: .formatVersion)
         try c.encodeIfPresent(priority, forKey: .priority)
     }
@@ -228,4 +249,11 @@ public func changedRegions(_ old: DirectoryManifest?, _ new: DirectoryManifest) 
         }
     }
     return changes
+}
+
+extension DirectoryManifest {
+    /// SHA-256 of a whole file as 64 lowercase hex digits (what ``File/sha256`` holds).
+    package static func sha256Hex(fileAt path: String) throws(DirectoryError) -> String {
+        try Crypto.sha256Hex(fileAt: path)
+    }
 }

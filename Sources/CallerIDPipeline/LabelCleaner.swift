@@ -121,6 +121,19 @@ public struct LabelCleaner: Sendable {
         var previousSpace = true   // a space first would be a leading space
         let n = bytes.count
         while i < n {
+            // Eight printable ASCII bytes other than space at a time (most of most labels).
+            if i + 8 <= n {
+                let w = bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                // A byte < 0x21 or >= 0x7F sets its high bit in one of these (no borrow crosses
+                // bytes: every byte of w | 0x80… is >= 0x80 before the subtraction).
+                let low = ((w | 0x8080_8080_8080_8080) &- 0x2121_2121_2121_2121) ^ 0x8080_8080_8080_8080
+                let high = (w &+ 0x0101_0101_0101_0101) | w
+                if (low | high) & 0x8080_8080_8080_8080 == 0 {
+                    previousSpace = false
+                    i += 8
+                    continue
+                }
+            }
             let b = bytes[i]
             if b < 0x80 {
                 if b < 0x20 || b == 0x7F { return false }

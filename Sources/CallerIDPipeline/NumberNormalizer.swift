@@ -66,6 +66,8 @@ public struct NumberNormalizer: Sendable {
     let lengths: PossibleLengths?
     /// What reads the numbers, for summaries: "libphonenumber" or "built-in table" (and why).
     public let rulesDescription: String
+    /// Calling codes (1...999) a `--numbering-plan` file rules, by code.
+    let userCodeTable: [Bool]
 
     /// A normalizer with the built-in table only (no libphonenumber), `possible` validity.
     public init(plan: NumberingPlan = .builtIn) {
@@ -74,6 +76,7 @@ public struct NumberNormalizer: Sendable {
         library = nil
         lengths = nil
         rulesDescription = "built-in table"
+        userCodeTable = NumberNormalizer.codeTable(plan.userCodes)
     }
 
     /// A normalizer with the rules and the validity asked for.
@@ -95,6 +98,7 @@ public struct NumberNormalizer: Sendable {
         }
         library = loaded
         lengths = loaded.map { PossibleLengths.of($0) }
+        userCodeTable = NumberNormalizer.codeTable(plan.userCodes)
         rulesDescription = loaded == nil ? "built-in table" + why : "libphonenumber"
     }
 
@@ -127,6 +131,8 @@ public struct NumberNormalizer: Sendable {
     /// prefix after the calling code dropped (`+44 0 20…` is `+44 20…`).
     /// - Returns: the number to store.
     public func normalize(e164 number: UInt64) throws(NumberProblem) -> UInt64 {
+        // The common case without a String: a possible length for an assigned calling code.
+        if validity == .possible, let lengths, lengths.isPossible(number, userCodes: userCodeTable) { return number }
         let digits = String(number).utf8.map { $0 - 0x30 }
         return try international(digits[...], shown: "+" + String(number))
     }
@@ -398,6 +404,12 @@ public struct NumberNormalizer: Sendable {
 
     private func digits(of n: UInt64) -> [UInt8] { String(n).utf8.map { $0 - 0x30 } }
 
+    private static func codeTable(_ codes: Set<String>) -> [Bool] {
+        var table = [Bool](repeating: false, count: 1000)
+        for c in codes { if let n = Int(c), (1..<1000).contains(n) { table[n] = true } }
+        return table
+    }
+
     // MARK: Text
 
     private func trimmed(_ s: String) -> String {
@@ -546,6 +558,30 @@ struct PossibleLengths: Sendable {
     }
 
     func possible(cc: Int) -> UInt32 { possibleMasks[cc] }
+
+    /// True when `number` (E.164 digits as an integer) has an assigned calling code that no user
+    /// plan rules and a national length libphonenumber calls possible: the check of a plain
+    /// TSV row, without a String.
+    @inline(__always)
+    func isPossible(_ number: UInt64, userCodes: [Bool]) -> Bool {
+        guard number >= 10 else { return false }
+        var digits = 1
+        var p: UInt64 = 10
+        while digits < 20 && number >= p { digits += 1; p = p &* 10 }
+        guard digits <= 15 else { return false }
+        var scale: UInt64 = 1
+        for _ in 0..<(digits - 1) { scale &*= 10 }
+        var cc = 0
+        for k in 1...3 where k < digits {
+            cc = Int(number / scale)
+            scale /= 10
+            if assigned[cc] {
+                let length = digits - k
+                return !userCodes[cc] && possibleMasks[cc] & (1 << UInt32(length)) != 0
+            }
+        }
+        return false
+    }
 
     func possibility(cc: Int, length: Int) -> PhoneNumberInfo.Possibility {
         guard assigned[cc] else { return .invalidCountryCode }

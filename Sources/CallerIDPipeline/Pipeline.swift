@@ -155,7 +155,7 @@ public final class Pipeline {
             onRecord: { (record) throws(PipelineError) in
                 if fields == nil {
                     // First TSV/CSV record: a header or data.
-                    let (slots, isHeader) = try FieldSlots.delimited(first: record, options: self.options, file: path)
+                    let (slots, isHeader) = try FieldSlots.delimited(first: record, format: format, options: self.options, file: path)
                     fields = slots
                     if isHeader { return }
                 }
@@ -222,41 +222,79 @@ public final class Pipeline {
         return .text(String(decoding: bytes, as: UTF8.self))
     }
 
-    private func process(_ record: Record, _ f: FieldSlots, file: String, encodingName: String) throws(PipelineError) {
-        func rejectRow(_ reason: RejectReason, _ message: String, raw: String? = nil) throws(PipelineError) {
-            try reject(RejectedRow(file: file, line: record.line, raw: raw ?? record.rawText, reason: reason, message: message))
+    /// One record being read: its fields, and the rejection of the row (``reject(_:)``).
+    private struct Row {
+        let pipeline: Pipeline
+        let record: Record
+        let slots: FieldSlots
+        let file: String
+        let encodingName: String
+
+        func reject(_ reason: RejectReason, _ message: String, raw: String? = nil) throws(PipelineError) {
+            try pipeline.reject(RejectedRow(file: file, line: record.line, raw: raw ?? record.rawText, reason: reason, message: message))
         }
-        /// The text of a field, rejecting the row when it is required and missing, or badly encoded.
+
+        /// The text of a field: `.some(nil)` when it is absent and optional, nil when the row was
+        /// rejected (required and missing, badly encoded, or a nested JSON value).
         func field(_ slot: FieldSlots.Slot?, _ what: String, required: Bool) throws(PipelineError) -> String?? {
             guard let slot else { return .some(nil) }
-            switch text(record, slot) {
+            switch pipeline.text(record, slot) {
             case .text(let t): return .some(t)
             case .missing:
                 if required || slot.explicit {
-                    try rejectRow(.missingField, "no \(what) field (\(slot.name)) in this row")
+                    try reject(.missingField, "no \(what) field (\(slot.name)) in this row")
                     return nil
                 }
                 return .some(nil)
             case .invalid:
-                try rejectRow(.invalidEncoding, "the \(what) field is not valid \(encodingName) text")
+                try reject(.invalidEncoding, "the \(what) field is not valid \(encodingName) text")
                 return nil
             case .nested:
                 // Never a default: a nested category must not turn a blocked number into an identified one.
-                try rejectRow(.missingField, "the \(what) field (\(slot.name)) is a nested JSON object or array; expected a string, number, true, false or null")
+                try reject(.missingField, "the \(what) field (\(slot.name)) is a nested JSON object or array; expected a string, number, true, false or null")
                 return nil
             }
         }
+    }
 
-        guard let numberText = try field(f.number, "number", required: true) else { return }
+    /// What a row's number field (and range end) gave.
+    private struct RowNumbers {
+        var normalized: NormalizedNumbers
+        /// An expanded range row (its numbers counted once the row is accepted).
+        var isRange = false
+        /// A range kept as a range (`--keep-ranges`).
+        var keptRange: (first: UInt64, last: UInt64)? = nil
+    }
+
+    /// Reads one record into the pending entries, or rejects it with its reason. Each part is
+    /// read by its own function below; any of them may reject the row (then nil: stop here).
+    private func process(_ record: Record, _ f: FieldSlots, file: String, encodingName: String) throws(PipelineError) {
+        let row = Row(pipeline: self, record: record, slots: f, file: file, encodingName: encodingName)
+        if let maxColumns = f.maxColumns, record.values.count > maxColumns {
+            try row.reject(.extraFields, "more than \(maxColumns) columns: expected NUMBER<TAB>LABEL[<TAB>CATEGORY] "
+                           + "(choose columns with --number-field, --label-field and --category-field to read a wider file)")
+            return
+        }
+        guard let numbers = try readNumbers(row),
+              let label = try readLabel(row),
+              let category = try readCategory(row),
+              let weight = try readWeight(row),
+              let regions = try readRegions(row, numbers.normalized.numbers) else { return }
+        store(row, numbers, label: label, category: category, weight: weight, regions: regions)
+    }
+
+    private func readNumbers(_ row: Row) throws(PipelineError) -> RowNumbers? {
+        let f = row.slots, record = row.record, file = row.file
+        guard let numberText = try row.field(f.number, "number", required: true) else { return nil }
         var raw = numberText ?? ""
         var country = options.country
         if let slot = f.country {
-            guard let c = try field(slot, "country", required: false) else { return }
+            guard let c = try row.field(slot, "country", required: false) else { return nil }
             if let c, !c.trimmedASCII.isEmpty { country = c.trimmedASCII.uppercased() }
         }
         var prefix = ""
         if let slot = f.numberPrefix {
-            guard let p = try field(slot, "number prefix", required: true) else { return }
+            guard let p = try row.field(slot, "number prefix", required: true) else { return nil }
             prefix = (p ?? "").trimmedASCII
         }
         func compose(_ s: String) -> String {
@@ -273,38 +311,38 @@ public final class Pipeline {
         do throws(NumberProblem) {
             normalized = try normalizer.normalize(raw, country: country)
         } catch {
-            try rejectRow(error.reason, error.message, raw: InputQuote.excerpt(raw))
-            return
+            try row.reject(error.reason, error.message, raw: InputQuote.excerpt(raw))
+            return nil
         }
         var isRange = false
         var keptRange: (first: UInt64, last: UInt64)? = nil
         if let slot = f.rangeEnd {
-            guard let endText = try field(slot, "range end", required: true) else { return }
+            guard let endText = try row.field(slot, "range end", required: true) else { return nil }
             let endRaw = compose(endText ?? "")
             let end: NormalizedNumbers
             do throws(NumberProblem) {
                 end = try normalizer.normalize(endRaw, country: country)
             } catch {
-                try rejectRow(error.reason, "range end: \(error.message)", raw: InputQuote.excerpt(endRaw))
-                return
+                try row.reject(error.reason, "range end: \(error.message)", raw: InputQuote.excerpt(endRaw))
+                return nil
             }
             guard normalized.numbers.count == 1, end.numbers.count == 1 else {
-                try rejectRow(.badRange, "a range needs one number at each end", raw: "\(raw)..\(endRaw)")
-                return
+                try row.reject(.badRange, "a range needs one number at each end", raw: "\(raw)..\(endRaw)")
+                return nil
             }
             let a = normalized.numbers[0], b = end.numbers[0]
             guard a <= b, String(a).count == String(b).count else {
-                try rejectRow(.badRange, "range \(a)...\(b): the end is before the start or has another length", raw: "\(raw)..\(endRaw)")
-                return
+                try row.reject(.badRange, "range \(a)...\(b): the end is before the start or has another length", raw: "\(raw)..\(endRaw)")
+                return nil
             }
             let count = b - a + 1
             if options.keepRanges && count > 1 {
                 keptRange = (a, b)
             } else {
                 guard count <= UInt64(options.maxRangeExpansion) else {
-                    try rejectRow(.rangeTooLarge, "range \(a)...\(b) has \(count) numbers, more than --max-range-expansion \(options.maxRangeExpansion)",
+                    try row.reject(.rangeTooLarge, "range \(a)...\(b) has \(count) numbers, more than --max-range-expansion \(options.maxRangeExpansion)",
                                   raw: "\(raw)..\(endRaw)")
-                    return
+                    return nil
                 }
                 guard UInt64(rangeNumbers) + count <= UInt64(options.maxExpandedTotal) else {
                     // Not a bad row: the input as a whole is bigger than the build may take.
@@ -315,38 +353,48 @@ public final class Pipeline {
             }
         }
 
+        return RowNumbers(normalized: normalized, isRange: isRange, keptRange: keptRange)
+    }
+
+    private func readLabel(_ row: Row) throws(PipelineError) -> String? {
+        let f = row.slots, record = row.record, file = row.file
         // Label.
         var label = ""
         if let slot = f.label {
-            guard var l = try field(slot, "label", required: false) else { return }
+            guard var l = try row.field(slot, "label", required: false) else { return nil }
             if !f.extraLabels.isEmpty {
                 // Repeated --label-field: the non-empty values joined with ", ".
                 var parts: [String] = []
                 if let first = l?.trimmedASCII, !first.isEmpty { parts.append(first) }
                 for extra in f.extraLabels {
-                    guard let t = try field(extra, "label", required: false) else { return }
+                    guard let t = try row.field(extra, "label", required: false) else { return nil }
                     if let t = t?.trimmedASCII, !t.isEmpty { parts.append(t) }
                 }
                 l = parts.joined(separator: ", ")
             }
             if let l {
                 guard let (cleaned, truncated) = options.labels.clean(l) else {
-                    try rejectRow(.badLabel, "the label has a control character")
-                    return
+                    try row.reject(.badLabel, "the label has a control character")
+                    return nil
                 }
                 guard cleaned.utf8.count <= 65_535 else {
-                    try rejectRow(.badLabel, "the label is \(cleaned.utf8.count) bytes; the limit is 65535 (see --max-label-bytes)")
-                    return
+                    try row.reject(.badLabel, "the label is \(cleaned.utf8.count) bytes; the limit is 65535 (see --max-label-bytes)")
+                    return nil
                 }
                 if truncated { warn(file, record.line, .labelTruncated, "label cut to \(cleaned.utf8.count) bytes") }
                 label = cleaned
             }
         }
 
+        return label
+    }
+
+    private func readCategory(_ row: Row) throws(PipelineError) -> Category? {
+        let f = row.slots
         // Category.
         var category = options.fixedCategory ?? .identify
         if options.fixedCategory == nil, let slot = f.category {
-            guard let c = try field(slot, "category", required: false) else { return }
+            guard let c = try row.field(slot, "category", required: false) else { return nil }
             let value = (c ?? "").trimmedASCII
             if let cached = categoryCache[value] {
                 category = cached
@@ -354,52 +402,72 @@ public final class Pipeline {
                 do throws(CallerIDError) {
                     category = try options.categories.category(for: value)
                 } catch {
-                    try rejectRow(.badCategory, error.message, raw: InputQuote.excerpt(value))
-                    return
+                    try row.reject(.badCategory, error.message, raw: InputQuote.excerpt(value))
+                    return nil
                 }
                 categoryCache[value] = category
             }
         }
 
+        return category
+    }
+
+    private func readWeight(_ row: Row) throws(PipelineError) -> UInt64? {
+        let f = row.slots
         // Weight.
         var weight: UInt64 = 0
         if let slot = f.weight {
-            guard let w = try field(slot, "weight", required: false) else { return }
+            guard let w = try row.field(slot, "weight", required: false) else { return nil }
             let t = (w ?? "").trimmedASCII
             if !t.isEmpty {
                 guard let v = UInt64(t) ?? Double(t).flatMap({ $0 >= 0 && $0 < 1.8e19 && $0 == $0.rounded() ? UInt64($0) : nil }) else {
-                    try rejectRow(.badWeight, "weight \(InputQuote.quoted(t)) is not a non-negative integer", raw: InputQuote.excerpt(t))
-                    return
+                    try row.reject(.badWeight, "weight \(InputQuote.quoted(t)) is not a non-negative integer", raw: InputQuote.excerpt(t))
+                    return nil
                 }
                 weight = v
             }
         }
 
+        return weight
+    }
+
+    /// The region of a row (`--split-by field`) and of each of its numbers (`--split-by prefix`).
+    private func readRegions(_ row: Row, _ numbers: [UInt64]) throws(PipelineError) -> (field: UInt16, prefix: [UInt16])? {
+        let f = row.slots
         // Region.
         var fieldRegion: UInt16 = 0
         if options.split == .field, let slot = f.region {
-            guard let r = try field(slot, "region", required: true) else { return }
+            guard let r = try row.field(slot, "region", required: true) else { return nil }
             var value = LabelCleaner().clean(r ?? "")?.label ?? ""
             if let sep = options.regionAfter, let range = value.range(of: sep, options: .backwards) {
                 value = String(value[range.upperBound...]).trimmedASCII
             }
             guard !value.isEmpty else {
-                try rejectRow(.noRegion, "the region field is empty")
-                return
+                try row.reject(.noRegion, "the region field is empty")
+                return nil
             }
             fieldRegion = try regionID(options.regionMap.region(forValue: value))
         }
         var prefixRegions: [UInt16] = []
         if options.split == .prefix {
-            for n in normalized.numbers {
+            for n in numbers {
                 guard let r = options.regionMap.region(forNumber: n) else {
-                    try rejectRow(.noRegion, "no prefix of the region map matches \(n)")
-                    return
+                    try row.reject(.noRegion, "no prefix of the region map matches \(n)")
+                    return nil
                 }
                 prefixRegions.append(try regionID(r))
             }
         }
 
+        return (fieldRegion, prefixRegions)
+    }
+
+    /// An accepted row: its payload interned, its numbers (or kept range) appended.
+    private func store(_ row: Row, _ read: RowNumbers, label: String, category: Category, weight: UInt64,
+                       regions: (field: UInt16, prefix: [UInt16])) {
+        let record = row.record, file = row.file
+        let normalized = read.normalized, isRange = read.isRange, keptRange = read.keptRange
+        let fieldRegion = regions.field, prefixRegions = regions.prefix
         for w in normalized.warnings { warn(file, record.line, w.kind, w.message) }
         let key = PayloadKey(label: Array(label.utf8), category: category)
         let id: UInt32
@@ -429,6 +497,7 @@ public final class Pipeline {
             if options.top != nil { weightOf.append(weight) }
         }
     }
+
 
     private func regionID(_ name: String) throws(PipelineError) -> UInt16 {
         if let id = regionIndex[name] { return id }
@@ -478,6 +547,10 @@ struct FieldSlots {
     var country: Slot?
     var rangeEnd: Slot?
     var numberPrefix: Slot?
+    /// The plain layout (a TSV file without a header, no field chosen): NUMBER, LABEL and
+    /// CATEGORY, so a row with more columns is a bad row, as in a plain `lookup build`
+    /// (a TAB inside a label would shift the category otherwise).
+    var maxColumns: Int? = nil
 
     static let defaultNames: [String: [String]] = [
         "number": ["number", "phone", "phonenumber", "tel", "telephone", "msisdn", "e164", "номер", "телефон"],
@@ -516,7 +589,7 @@ struct FieldSlots {
     private init() {}
 
     /// TSV/CSV: decides from the first record whether it is a header and resolves the fields.
-    static func delimited(first: Record, options: PipelineOptions, file: String) throws(PipelineError) -> (FieldSlots, Bool) {
+    static func delimited(first: Record, format: InputFormat, options: PipelineOptions, file: String) throws(PipelineError) -> (FieldSlots, Bool) {
         let selectors = [options.numberField, options.labelField, options.categoryField, options.regionField,
                          options.weightField, options.countryField, options.rangeEndField, options.numberPrefixField]
         let byName = (selectors + options.additionalLabelFields.map { Optional($0) }).contains { if case .name = $0 { true } else { false } }
@@ -580,6 +653,9 @@ struct FieldSlots {
         slots.country = try resolve(options.countryField, nil, "country")
         slots.rangeEnd = try resolve(options.rangeEndField, nil, "range end")
         slots.numberPrefix = try resolve(options.numberPrefixField, nil, "number prefix")
+        if !isHeader && format == .tsv && (selectors + options.additionalLabelFields.map { Optional($0) }).allSatisfy({ $0 == nil }) {
+            slots.maxColumns = 3
+        }
         return (slots, isHeader)
     }
 }

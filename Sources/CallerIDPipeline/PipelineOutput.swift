@@ -1,4 +1,5 @@
 import CallerID
+import CallerIDDirectory
 import Foundation
 
 /// One database a build wrote, as listed in `manifest.json`.
@@ -26,6 +27,9 @@ public struct OutputFile: Sendable, Equatable {
     /// XXH3-64 (seed 0) of the whole file.
     public var xxh3: UInt64
     public var duplicatesMerged: Int
+    /// SHA-256 of the whole file (64 hex digits), for files of a build directory (what a
+    /// signature covers); nil for a single database output.
+    public var sha256: String? = nil
     /// Ranges stored as ranges in this file (``PipelineOptions/keepRanges``).
     public var ranges: Int = 0
 }
@@ -173,6 +177,7 @@ extension Pipeline {
         for (i, p) in plan.enumerated() {
             announce(p.fileName, p.shard.count, i + 1)
             var file = try writeDatabase(p.shard, to: "\(temp.path)/\(p.fileName)", fileName: p.fileName, withRanges: i == 0)
+            file.sha256 = try Pipeline.sha256(of: "\(temp.path)/\(p.fileName)")
             let list = groups.lists[p.list]
             file.region = list.region
             file.kind = list.kind
@@ -191,6 +196,7 @@ extension Pipeline {
             _ = merged
             announce("top.cid", chosen.count, fileCount)
             var file = try writeDatabase(chosen[...], to: "\(temp.path)/top.cid", fileName: "top.cid")
+            file.sha256 = try Pipeline.sha256(of: "\(temp.path)/top.cid")
             file.region = "top"
             file.kind = "top"
             file.rangeStart = file.firstNumber
@@ -200,7 +206,7 @@ extension Pipeline {
 
         let result = summary(output: output, isDirectory: true, files: files, lists: groups.lists, duplicates: duplicates)
         let manifest = Pipeline.manifestJSON(files: files, datasetVersion: result.datasetVersion, buildTime: result.buildTime, options: options)
-        try Pipeline.writeDurably(Array(manifest.utf8), to: "\(temp.path)/manifest.json")
+        try Pipeline.writeDurably([UInt8](manifest), to: "\(temp.path)/manifest.json")
         DirectorySwitch.syncDirectory(temp.path)
 
         // Switch.
@@ -413,30 +419,35 @@ extension Pipeline {
         return String(repeating: "0", count: 16 - s.count) + s
     }
 
-    static func manifestJSON(files: [OutputFile], datasetVersion: String, buildTime: String, options: PipelineOptions) -> String {
-        func str(_ s: String) -> String { jsonQuote(s) }
-        func counts(_ d: [String: Int]) -> String {
-            "{" + d.keys.sorted().map { "\(str($0)): \(d[$0]!)" }.joined(separator: ", ") + "}"
+    /// The manifest of a build directory, written from the one model CallerIDDirectory reads
+    /// (``DirectoryManifest``): keys sorted, one per line.
+    static func manifestJSON(files: [OutputFile], datasetVersion: String, buildTime: String, options: PipelineOptions) -> Data {
+        var manifest = DirectoryManifest(files: files.map { f in
+            var m = DirectoryManifest.File(file: f.file, region: f.region, kind: f.kind, entries: f.entries,
+                                           bytes: f.bytes, xxh3: f.xxh3, sha256: f.sha256)
+            m.shard = f.shard
+            m.shards = f.shards
+            m.categories = f.categories
+            m.actions = f.actions
+            m.firstNumber = f.firstNumber
+            m.lastNumber = f.lastNumber
+            m.rangeStart = f.rangeStart
+            m.rangeEnd = f.rangeEnd
+            m.formatVersion = CallerIDVersion.format
+            return m
+        }, datasetVersion: datasetVersion)
+        manifest.formatVersion = CallerIDVersion.format
+        manifest.buildTime = buildTime
+        manifest.generator = "CallerID \(CallerIDVersion.library)"
+        manifest.maxEntries = options.maxEntries
+        return manifest.jsonData()
+    }
+
+    /// SHA-256 of a written database, in hex.
+    static func sha256(of path: String) throws(PipelineError) -> String {
+        do throws(DirectoryError) { return try DirectoryManifest.sha256Hex(fileAt: path) } catch {
+            throw PipelineError(error.code == .fileNotFound ? .fileNotFound : .io, error.message)
         }
-        func num(_ v: UInt64?) -> String { v.map(String.init) ?? "null" }
-        var out = "{\n"
-        out += "  \"manifest_version\": 1,\n"
-        out += "  \"format_version\": \(str(CallerIDVersion.format)),\n"
-        out += "  \"dataset_version\": \(str(datasetVersion)),\n"
-        out += "  \"build_time\": \(str(buildTime)),\n"
-        out += "  \"generator\": \(str("CallerID \(CallerIDVersion.library)")),\n"
-        out += "  \"max_entries\": \(options.maxEntries),\n"
-        out += "  \"files\": [\n"
-        out += files.map { f in
-            """
-                {"file": \(str(f.file)), "region": \(str(f.region)), "kind": \(str(f.kind)), "shard": \(f.shard), "shards": \(f.shards),
-                 "entries": \(f.entries), "categories": \(counts(f.categories)), "actions": \(counts(f.actions)),
-                 "first_number": \(num(f.firstNumber)), "last_number": \(num(f.lastNumber)), "range_start": \(num(f.rangeStart)), "range_end": \(num(f.rangeEnd)),
-                 "bytes": \(f.bytes), "xxh3": \(str(hex(f.xxh3))), "format_version": \(str(CallerIDVersion.format))}
-            """
-        }.joined(separator: ",\n")
-        out += "\n  ]\n}\n"
-        return out
     }
 
     /// Writes a small file through the package's one atomic writer (temporary file, fsync,

@@ -41,6 +41,9 @@ public struct RejectReason: Hashable, Sendable, Comparable, CustomStringConverti
     public static let recordTooLong = RejectReason("record-too-long")
     /// A field longer than ``PipelineOptions/maxFieldBytes``.
     public static let fieldTooLong = RejectReason("field-too-long")
+    /// A row of a plain TSV file (no header, no field chosen) with more than NUMBER, LABEL and
+    /// CATEGORY: a TAB inside a label, most likely.
+    public static let extraFields = RejectReason("extra-fields")
     /// A selected field is missing from the row (too few columns, no such JSON key) or is a
     /// nested JSON object or array.
     public static let missingField = RejectReason("missing-field")

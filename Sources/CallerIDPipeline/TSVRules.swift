@@ -11,40 +11,51 @@ extension NumberNormalizer {
     /// other digit scripts, an extension, several numbers — goes through
     /// ``normalize(_:country:)``. A clean label (``LabelCleaner/isClean(utf8:)``) is stored as
     /// it is, without a copy.
-    package func tsvRowRules(labels: LabelCleaner = LabelCleaner()) -> TSVRowRules {
-        TSVRowRules(readNumber: { field in
-            var value: UInt64 = 0
-            var digits = 0
-            var plain = !field.isEmpty
-            for (i, b) in field.enumerated() {
-                if b >= 0x30 && b <= 0x39 {
-                    if digits == 0 && b == 0x30 { plain = false; break }   // 0…: a national form
-                    value = value &* 10 &+ UInt64(b - 0x30)
-                    digits += 1
-                } else if !(i == 0 && b == 0x2B) {
-                    plain = false
-                    break
-                }
+    package func tsvRowRules(labels: LabelCleaner = LabelCleaner()) -> PipelineTSVRules {
+        PipelineTSVRules(normalizer: self, labels: labels)
+    }
+}
+
+/// ``NumberNormalizer/tsvRowRules(labels:)``.
+package struct PipelineTSVRules: TSVRowRules {
+    let normalizer: NumberNormalizer
+    let labels: LabelCleaner
+
+    package func readNumber(_ field: UnsafeRawBufferPointer) -> TSVNumbers {
+        var value: UInt64 = 0
+        var digits = 0
+        var plain = !field.isEmpty
+        for i in 0..<field.count {
+            let b = field[i]
+            if b >= 0x30 && b <= 0x39 {
+                if digits == 0 && b == 0x30 { plain = false; break }   // 0…: a national form
+                value = value &* 10 &+ UInt64(b - 0x30)
+                digits += 1
+            } else if !(i == 0 && b == 0x2B) {
+                plain = false
+                break
             }
-            if plain && (1...15).contains(digits) {
-                do throws(NumberProblem) {
-                    return .one(try normalize(e164: value))
-                } catch {
-                    return .refused(error.message)
-                }
-            }
+        }
+        if plain && (1...15).contains(digits) {
             do throws(NumberProblem) {
-                let found = try normalize(String(decoding: field, as: UTF8.self), country: nil)
-                return found.numbers.count == 1 ? .one(found.numbers[0]) : .several(found.numbers)
+                return .one(try normalizer.normalize(e164: value))
             } catch {
                 return .refused(error.message)
             }
-        }, cleanLabel: { bytes in
-            if labels.isClean(utf8: bytes) { return .asIs }
-            guard let (cleaned, _) = labels.clean(String(decoding: bytes, as: UTF8.self)) else {
-                return .refused("the label has a control character")
-            }
-            return .replaced(Array(cleaned.utf8))
-        })
+        }
+        do throws(NumberProblem) {
+            let found = try normalizer.normalize(String(decoding: field, as: UTF8.self), country: nil)
+            return found.numbers.count == 1 ? .one(found.numbers[0]) : .several(found.numbers)
+        } catch {
+            return .refused(error.message)
+        }
+    }
+
+    package func cleanLabel(_ bytes: UnsafeRawBufferPointer) -> TSVLabel {
+        if labels.isClean(utf8: bytes) { return .asIs }
+        guard let (cleaned, _) = labels.clean(String(decoding: bytes, as: UTF8.self)) else {
+            return .refused("the label has a control character")
+        }
+        return .replaced(Array(cleaned.utf8))
     }
 }

@@ -99,8 +99,8 @@ func writeAnswer(_ view: EntryView, json: Bool, to out: inout Output) {
 // MARK: lookup NUMBER / lookup -
 
 let lookupHelp = """
-usage: lookup NUMBER [--db FILE|DIR]... [--json]
-       lookup - [--db FILE|DIR]... [--json]
+usage: lookup NUMBER [--db FILE|DIR]... [--country XX] [--json]
+       lookup - [--db FILE|DIR]... [--country XX] [--json]
 
 Prints NUMBER<TAB>LABEL<TAB>CATEGORY for a number in the database, or NUMBER<TAB>- when
 it is absent. A number without an entry that lies in a range of the database (a numbering
@@ -122,6 +122,10 @@ as in JSON: \\n, \\r, \\t, \\u00XX; invalid UTF-8 becomes U+FFFD.
               the first in manifest order (higher priority first) that holds the number answers.
               Repeatable: an entry in any database wins over every range; among entries, and
               then among ranges, the earlier --db wins (a directory, then a national plan)
+  --country XX  read NUMBER (and each batch line) as written in country XX (ISO 3166
+              alpha-2): national forms such as '8 (913) 123-45-67' with RU, parsed by
+              libphonenumber when it is installed (libcallerid-phonenumber.so), by the built-in
+              table otherwise; without it NUMBER must be international digits
   --json      one JSON object per answer: {"number":…,"found":true,"label":…,"category":…,"action":…,
               "match":"entry"}, with "match":"range","range":[FIRST,LAST] for a range answer,
               or {"number":…,"found":false}; a batch line that is not a number gives
@@ -137,17 +141,18 @@ func lookupCommand(_ raw: [String]) throws(ToolError) -> Int32 {
         print(lookupHelp, terminator: "")
         return Exit.ok
     }
-    let args = try Arguments(raw, command: "", valued: ["--db"], flags: ["--json"])
+    let args = try Arguments(raw, command: "", valued: ["--db", "--country"], flags: ["--json"])
     guard args.positionals.count == 1 else {
         throw .usage(args.positionals.isEmpty ? "no number given" : "give one number, or '-' to read numbers from stdin", command: "")
     }
     let json = args.flag("--json")
+    let numbers = try QueryNumbers(country: args.value("--country"))
     // A malformed number is reported before any file is opened.
     var single: UInt64? = nil
     if args.positionals[0] != "-" {
-        do {
-            single = try PhoneNumber.parse(args.positionals[0])
-        } catch {
+        switch numbers.read(args.positionals[0]) {
+        case .success(let n): single = n
+        case .failure(let error):
             throw ToolError(code: Exit.dataError, message: "'\(args.positionals[0])' is not a phone number: \(error.message)")
         }
     }
@@ -161,8 +166,22 @@ func lookupCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     }
     var out = Output()
     defer { out.flush() }
+    let answers = QueryAnswers(databases: databases, json: json)
+    if let single {
+        return try answers.answer(single, to: &out) ? Exit.ok : Exit.notFound
+    }
+    try answerBatch(answers, numbers: numbers, to: &out)
+    return Exit.ok
+}
 
-    func answer(_ number: UInt64) throws(ToolError) -> Bool {
+/// The answer of a set of databases to one number: an entry in any of them first (the earlier
+/// first), then a range (the earlier first), written as TSV or JSON.
+struct QueryAnswers {
+    let databases: [Database]
+    let json: Bool
+
+    /// Writes the answer for `number`; true when found.
+    func answer(_ number: UInt64, to out: inout Output) throws(ToolError) -> Bool {
         do {
             var found: Bool? = nil
             for db in databases where found == nil {
@@ -186,19 +205,19 @@ func lookupCommand(_ raw: [String]) throws(ToolError) -> Int32 {
             throw ToolError(code: exitCode(for: error), message: error.message)
         }
     }
+}
 
-    if let single {
-        return try answer(single) ? Exit.ok : Exit.notFound
-    }
+/// `lookup -`: one answer per line of standard input.
+func answerBatch(_ answers: QueryAnswers, numbers: QueryNumbers, to out: inout Output) throws(ToolError) {
+    let databases = answers.databases, json = answers.json
+    func answer(_ number: UInt64) throws(ToolError) -> Bool { try answers.answer(number, to: &out) }
     // Batch: answers are flushed whenever input runs dry (before a read that may block), so
     // the tool works as a co-process on pipes and terminals and still writes in large blocks
     // from a file. The file is checked for an in-place change (one stat) whenever input
     // arrives and every `checkEvery` lookups: a clear error instead of SIGBUS or wrong answers.
     let checkEvery = 1024
-    var lines = StdinLines()
-    var lineNumber = 0
-    var checkedAtRead = -1
     var sinceCheck = 0
+    var newInput = true
     func checkFile() throws(ToolError) {
         do {
             for db in databases { try db.checkFile() }
@@ -206,44 +225,125 @@ func lookupCommand(_ raw: [String]) throws(ToolError) -> Int32 {
             out.flush()
             throw ToolError(code: Exit.ioError, message: error.message)
         }
-        checkedAtRead = lines.reads
+        newInput = false
         sinceCheck = 0
     }
-    while let next = try lines.next(beforeWaiting: { out.flush() }) {
-        lineNumber += 1
-        if lines.reads != checkedAtRead || sinceCheck >= checkEvery { try checkFile() }
+    /// Before each line's answer: the in-place check when input arrived or every `checkEvery`.
+    func beforeAnswer() throws(ToolError) {
+        if newInput || sinceCheck >= checkEvery { try checkFile() }
         sinceCheck += 1
-        let line: ArraySlice<UInt8>
-        switch next {
-        case .line(let l):
-            line = l
-        case .tooLong(let prefix, let length):
-            let message = "line too long (\(length) bytes; at most \(StdinLines.maxLineBytes)), skipped"
+    }
+    // The core's line reader (one `read(2)` at a time, answers flushed before each): a ToolError
+    // raised inside its callbacks is kept here and the reading stopped with a sentinel.
+    var failure: ToolError? = nil
+    let stop = CallerIDError(.io, "stopped")
+    var reader: LineReader
+    do {
+        reader = try LineReader(path: "-")
+    } catch {
+        throw ToolError(code: Exit.ioError, message: "stdin: \(error.message)")
+    }
+    do {
+        try reader.forEachLine(maxLineBytes: maxQueryLineBytes, overlongPrefix: quotedLinePrefix, beforeRead: {
+            out.flush()
+            newInput = true
+        }, overlong: { (lineNumber, length, prefix) throws(CallerIDError) in
+            do throws(ToolError) { try beforeAnswer() } catch { failure = error; throw stop }
+            let message = "line too long (\(length) bytes; at most \(maxQueryLineBytes)), skipped"
+            let shown = utf8Prefix(prefix)
             if json {
-                out.write("{\"input\":\(jsonString(String(decoding: prefix, as: UTF8.self) + "…")),\"found\":false,\"error\":\(jsonString(message))}\n")
+                out.write("{\"input\":\(jsonString(String(decoding: shown, as: UTF8.self) + "…")),\"found\":false,\"error\":\(jsonString(message))}\n")
             } else {
-                prefix.withUnsafeBytes { out.write(bytes: $0) }
+                shown.withUnsafeBytes { out.write(bytes: $0) }
                 out.write("…\t-\n")
             }
             printError("stdin:\(lineNumber): \(message)")
-            continue
-        }
-        let number: UInt64
-        do {
-            number = try PhoneNumber.parse(utf8: line)
-        } catch {
-            if json {
-                out.write("{\"input\":\(jsonString(String(decoding: line, as: UTF8.self))),\"found\":false,\"error\":\(jsonString(error.message))}\n")
-            } else {
-                line.withUnsafeBytes { out.write(bytes: $0) }
-                out.write("\t-\n")
+        }) { (bytes, lineNumber) throws(CallerIDError) in
+            do throws(ToolError) {
+                try beforeAnswer()
+                let line = ArraySlice(bytes)
+                switch numbers.read(line) {
+                case .success(let number):
+                    _ = try answer(number)
+                case .failure(let error):
+                    if json {
+                        out.write("{\"input\":\(jsonString(String(decoding: line, as: UTF8.self))),\"found\":false,\"error\":\(jsonString(error.message))}\n")
+                    } else {
+                        out.write(bytes: bytes)
+                        out.write("\t-\n")
+                    }
+                    printError("stdin:\(lineNumber): \(error.message)")
+                }
+            } catch {
+                failure = error
+                throw stop
             }
-            printError("stdin:\(lineNumber): \(error.message)")
-            continue
         }
-        _ = try answer(number)
+    } catch {
+        if let failure { throw failure }
+        out.flush()
+        throw ToolError(code: Exit.ioError, message: "stdin: \(error.message)")
     }
-    return Exit.ok
+}
+
+/// No phone number, however written, comes near this: a longer batch line is skipped unread.
+let maxQueryLineBytes = 4096
+/// How much of an over-long batch line is quoted back.
+let quotedLinePrefix = 64
+
+/// `bytes` without a UTF-8 sequence cut short at its end (a quoted line prefix).
+func utf8Prefix(_ bytes: [UInt8]) -> [UInt8] {
+    var i = bytes.count
+    var back = 0
+    while i > 0, back < 4, bytes[i - 1] & 0xC0 == 0x80 { i -= 1; back += 1 }
+    guard i > 0, bytes[i - 1] >= 0xC0 else { return bytes }
+    let lead = bytes[i - 1]
+    let need = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2
+    return bytes.count - (i - 1) < need ? Array(bytes[0..<(i - 1)]) : bytes
+}
+
+/// How `lookup NUMBER` reads its numbers: E.164 digits by default (the core's digits-only parse:
+/// no library, nothing loaded at start-up), or with `--country XX` as written in that country,
+/// through the build pipeline's normalizer (libphonenumber when it can be loaded). A query does
+/// not judge lengths (`--validity any`): it looks up whatever the text says.
+struct QueryNumbers {
+    private let country: String?
+    private let normalizer: NumberNormalizer?
+
+    init(country: String?) throws(ToolError) {
+        guard let country else {
+            self.country = nil
+            normalizer = nil
+            return
+        }
+        guard NumberingPlan.builtIn.callingCode(country: country) != nil else {
+            throw .usage("--country: unknown country '\(country)' (use an ISO 3166 alpha-2 code such as RU, US, KR)", command: "")
+        }
+        self.country = country.uppercased()
+        do throws(PipelineError) {
+            normalizer = try NumberNormalizer(validity: .any, rules: .automatic)
+        } catch {
+            throw ToolError(code: pipelineExitCode(error), message: error.message)
+        }
+    }
+
+    func read(_ text: String) -> Result<UInt64, ToolError> {
+        guard let normalizer, let country else {
+            do throws(CallerIDError) { return .success(try PhoneNumber.parse(text)) } catch { return .failure(ToolError(code: Exit.dataError, message: error.message)) }
+        }
+        do throws(NumberProblem) {
+            return .success(try normalizer.normalize(text, country: country).numbers[0])
+        } catch {
+            return .failure(ToolError(code: Exit.dataError, message: error.message))
+        }
+    }
+
+    func read(_ line: ArraySlice<UInt8>) -> Result<UInt64, ToolError> {
+        guard normalizer != nil else {
+            do throws(CallerIDError) { return .success(try PhoneNumber.parse(utf8: line)) } catch { return .failure(ToolError(code: Exit.dataError, message: error.message)) }
+        }
+        return read(String(decoding: line, as: UTF8.self))
+    }
 }
 
 // MARK: build

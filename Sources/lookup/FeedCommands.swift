@@ -10,6 +10,7 @@ func exitCode(for error: DirectoryError) -> Int32 {
     switch error.code {
     case .fileNotFound: Exit.noInput
     case .io, .fileChanged: Exit.ioError
+    case .unreachable: Exit.unavailable
     case .invalidArgument, .invalidRule: Exit.usage
     default: Exit.dataError
     }
@@ -33,6 +34,7 @@ func jsonFailure(_ error: ToolError, store: String?, code: String?) -> String {
         case Exit.usage: "usage"
         case Exit.noInput: "file-not-found"
         case Exit.ioError: "io"
+        case Exit.unavailable: "unreachable"
         default: "data"
         }
     }()
@@ -93,7 +95,8 @@ func parsePositive(_ text: String?, _ name: String, command: String) throws(Tool
 
 let installHelp = """
 usage: lookup install --store DIR [BUILD_DIR] [--slots M] [--max-entries N] [--allow FILE]
-                      [--rule RULE]... [--no-rules] [--block-categories LIST] [--json]
+                      [--rule RULE]... [--no-rules] [--block-categories LIST]
+                      [--trust NAME.pub] [--require-signature NAME.pub] [--json]
 
 Installs the databases of BUILD_DIR (a 'lookup build' output directory with manifest.json)
 into the store DIR as a new generation, or, without BUILD_DIR, the current data again with
@@ -116,12 +119,21 @@ Settings (default: those of the current generation):
   --json                  print the report as JSON; a failure is one JSON object too:
                           {"store":…,"error":{"code":…,"message":…},"exit_code":N}
 
+Signatures ('lookup keygen', 'lookup sign'):
+  --trust NAME.pub        BUILD_DIR/manifest.json.sig must be this key's signature of the
+                          manifest, and every file must match the SHA-256 it lists
+  --require-signature NAME.pub
+                          the same, and the store records the key: from then on every
+                          install and fetch into DIR must be signed by it (unsigned or
+                          wrongly signed sets are refused with exit 65, the current
+                          generation kept); given again with another key, replaces it
+
 BUILD_DIR is the folder 'lookup build -o DIR' writes when it has several outputs
 (manifest.json beside the databases), not a single database file.
 
 Exit: 0 installed, 64 usage, bad rule (or one larger than any extension holds), unknown
 category, a budget above CallKit's cap, a file instead of a build directory; 65 damaged
-file, bad manifest or over budget; 66 missing file; 74 I/O error.
+file, bad manifest, missing or bad signature, or over budget; 66 missing file; 74 I/O error.
 
 """
 
@@ -135,8 +147,11 @@ func installCommand(_ raw: [String]) throws(ToolError) -> Int32 {
 
 private func installBody(_ raw: [String]) throws -> Int32 {
     let command = "install"
-    let args = try Arguments(raw, command: command, valued: ["--store", "--slots", "--max-entries", "--allow", "--rule", "--block-categories"],
+    let args = try Arguments(raw, command: command, valued: ["--store", "--slots", "--max-entries", "--allow", "--rule", "--block-categories",
+                                                             "--trust", "--require-signature"],
                              flags: ["--json", "--no-rules"])
+    let trust = try args.value("--trust").map { p throws(ToolError) in try readTrustedKey(p) }
+    let required = try args.value("--require-signature").map { p throws(ToolError) in try readTrustedKey(p) }
     guard let storePath = args.value("--store") else { throw ToolError.usage("no store: pass --store DIR", command: command) }
     guard args.positionals.count <= 1 else { throw ToolError.usage("give one build directory", command: command) }
     do {
@@ -154,7 +169,11 @@ private func installBody(_ raw: [String]) throws -> Int32 {
         let started = Date()
         let report: InstalledStore.InstallReport
         if let build = args.positionals.first {
-            report = try store.install(from: build, settings: settings)
+            report = try store.install(from: build, settings: settings, trust: trust, requireSignature: required)
+        } else if trust != nil || required != nil {
+            // The current set again, its signature checked (and the key recorded).
+            guard let g = try store.current() else { throw DirectoryError(.fileNotFound, "\(storePath): nothing installed yet") }
+            report = try store.install(from: g.path, settings: settings, trust: trust, requireSignature: required)
         } else {
             report = try store.updateSettings(settings)
         }
@@ -301,148 +320,189 @@ func feedCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     return try reportingJSON(raw) { try feedBody(raw) }
 }
 
+/// What `lookup feed` was asked.
+private struct FeedRequest {
+    let storePath: String
+    let slot: (index: Int, count: Int)?
+    let maxEntries: Int?
+    let chunk: Int?
+    /// The system's cap: CallKit's, unless the run models another OS version on purpose.
+    let systemCap: Int
+    let fromPrevious: Bool
+    let simulate: Bool
+    let json: Bool
+
+    init(_ raw: [String]) throws(ToolError) {
+        let command = "feed"
+        let args = try Arguments(raw, command: command, valued: ["--store", "--slot", "--max-entries", "--chunk", "--model-os-cap"],
+                                 flags: ["--simulate", "--from-previous", "--json"])
+        guard let storePath = args.value("--store") else { throw ToolError.usage("no store: pass --store DIR", command: command) }
+        guard args.positionals.isEmpty else { throw ToolError.usage("unexpected argument '\(args.positionals[0])'", command: command) }
+        self.storePath = storePath
+        slot = try args.value("--slot").map { s throws(ToolError) in try parseSlot(s, command: command) }
+        maxEntries = try parsePositive(args.value("--max-entries"), "--max-entries", command: command)
+        chunk = try parsePositive(args.value("--chunk"), "--chunk", command: command)
+        systemCap = try parsePositive(args.value("--model-os-cap"), "--model-os-cap", command: command) ?? CallDirectorySimulator.callKitMaximumEntries
+        fromPrevious = args.flag("--from-previous")
+        simulate = args.flag("--simulate") || fromPrevious
+        json = args.flag("--json")
+    }
+}
+
+/// What a feed loaded, request after request.
+private struct FeedTally {
+    var requests = 0
+    var failure: CallDirectoryError? = nil
+    var heapPeak = 0
+    var identification = 0, blocking = 0, removedIdentification = 0, removedBlocking = 0
+    var firstMode: FeedResult.Mode? = nil
+    var weighed: DeltaCounts? = nil
+    var seconds = 0.0
+
+    mutating func add(_ result: FeedResult) {
+        requests += 1
+        if firstMode == nil { firstMode = result.mode; weighed = result.weighed }
+        identification += result.added[.identification] ?? 0
+        blocking += result.added[.blocking] ?? 0
+        removedIdentification += result.removed[.identification] ?? 0
+        removedBlocking += result.removed[.blocking] ?? 0
+    }
+}
+
 private func feedBody(_ raw: [String]) throws -> Int32 {
-    let command = "feed"
-    let args = try Arguments(raw, command: command, valued: ["--store", "--slot", "--max-entries", "--chunk", "--model-os-cap"], flags: ["--simulate", "--from-previous", "--json"])
-    guard let storePath = args.value("--store") else { throw ToolError.usage("no store: pass --store DIR", command: command) }
-    guard args.positionals.isEmpty else { throw ToolError.usage("unexpected argument '\(args.positionals[0])'", command: command) }
-    let slot = try args.value("--slot").map { s throws(ToolError) in try parseSlot(s, command: command) }
-    let maxEntries = try parsePositive(args.value("--max-entries"), "--max-entries", command: command)
-    let chunk = try parsePositive(args.value("--chunk"), "--chunk", command: command)
-    // The system's cap: CallKit's, unless the run models another OS version on purpose.
-    let systemCap = try parsePositive(args.value("--model-os-cap"), "--model-os-cap", command: command) ?? CallDirectorySimulator.callKitMaximumEntries
-    let fromPrevious = args.flag("--from-previous")
-    let simulate = args.flag("--simulate") || fromPrevious
-    guard FileManager.default.fileExists(atPath: storePath) else {
-        throw ToolError(code: Exit.noInput, message: "\(storePath): no such store")
+    let request = try FeedRequest(raw)
+    guard FileManager.default.fileExists(atPath: request.storePath) else {
+        throw ToolError(code: Exit.noInput, message: "\(request.storePath): no such store")
     }
-    do {
-        let store = try InstalledStore(path: storePath)
-        // One generation for everything this feed reads: CURRENT is read once, here.
-        let pinned = try store.pin()
-        let generation = pinned.generation
-        let storedPlan = pinned.plan
-        let overridden = (slot != nil && slot!.count != storedPlan.slots.count) || (maxEntries != nil && maxEntries != storedPlan.maxEntries)
-        var note: String? = nil
-        /// `g` split as asked; nil when one slot cannot hold it (fed whole anyway, to show the
-        /// error CallKit would report).
-        func planned(_ g: InstalledGeneration) throws(DirectoryError) -> InstalledGeneration? {
-            guard overridden else { return g }
-            let slots = slot?.count ?? g.plan.slots.count, cap = maxEntries ?? g.plan.maxEntries
-            do {
-                return try g.replanned(slots: slots, maxEntries: cap)
-            } catch {
-                guard error.code == .budgetExceeded && slots == 1 else { throw error }
-                note = error.message
-                return nil
-            }
+    let store = try InstalledStore(path: request.storePath)
+    // One generation for everything this feed reads: CURRENT is read once, here.
+    let pinned = try store.pin()
+    var note: String? = nil
+    let index = request.slot?.index ?? 0
+    // Earlier generations (the delta base) by id, the pinned one as pinned.
+    let open: (UInt64) -> DirectorySnapshot? = { id in
+        if id == pinned.id { return pinned.snapshot }
+        return store.generation(id).flatMap { try? store.pin($0).snapshot }
+    }
+    let (feeder, plan) = try makeFeeder(request, pinned, slot: index, note: &note, previous: open)
+    // The app's budget may not exceed what the system grants: CallKit enforces its cap.
+    let cap = min(plan.maxEntries, request.systemCap)
+    if plan.maxEntries > request.systemCap {
+        let why = "--max-entries \(plan.maxEntries) is above the system's cap of \(request.systemCap) entries per extension"
+        note = note.map { "\(why); \($0)" } ?? why
+    }
+    let simulator = request.simulate ? CallDirectorySimulator(maxEntries: cap, systemCap: request.systemCap) : nil
+    let checker = request.simulate ? nil : CheckingSink(maxEntries: cap)
+    var cursor: LoadCursor? = nil
+    var previousID: UInt64? = nil
+    if request.fromPrevious, let simulator {
+        // The previous generation as named by the same read of CURRENT, loaded first.
+        guard let previous = pinned.previous, let old = try? store.pin(previous) else {
+            throw DirectoryError(.fileNotFound, "\(request.storePath): no previous generation is kept (install twice first)")
         }
-        /// The feeder of slot `index` of `g`, over `g`'s own entries.
-        func makeFeeder(_ g: InstalledGeneration, slot index: Int, previous: @escaping (UInt64) -> DirectorySnapshot?) throws(DirectoryError) -> (DirectoryFeeder, SlotPlan) {
-            guard let p = try planned(g) else {
-                let whole = SlotPlan(maxEntries: maxEntries ?? g.plan.maxEntries,
-                                     slots: [SlotPlan.Slot(lowerBound: 0, upperBound: UInt64.max, identification: 0, blocking: 0)])
-                return (DirectoryFeeder(target: g.snapshot, generation: g.id, previous: previous), whole)
-            }
-            guard p.plan.slots.indices.contains(index) else {
-                throw DirectoryError(.invalidArgument, "slot \(index + 1) of \(p.plan.slots.count): no such slot")
-            }
-            return (DirectoryFeeder(target: p.snapshot, generation: p.id, range: p.plan.slots[index].range, previous: previous), p.plan)
+        let (oldFeeder, _) = try makeFeeder(request, old, slot: index, note: &note) { _ in nil }
+        do {
+            try simulator.beginRequest()
+            cursor = try oldFeeder.serve(simulator, cursor: nil).cursor
+            try simulator.complete()
+        } catch let e as CallDirectoryError {
+            throw DirectoryError(.invalidArgument, "loading the previous generation failed: \(e)")
         }
-        let index = slot?.index ?? 0
-        // Earlier generations (the delta base) by id, the pinned one as pinned.
-        let open: (UInt64) -> DirectorySnapshot? = { id in
-            if id == pinned.id { return pinned.snapshot }
-            return store.generation(id).flatMap { try? store.pin($0).snapshot }
-        }
-        let (feeder, plan) = try makeFeeder(pinned, slot: index, previous: open)
-        // The app's budget may not exceed what the system grants: CallKit enforces its cap.
-        let cap = min(plan.maxEntries, systemCap)
-        if plan.maxEntries > systemCap {
-            let why = "--max-entries \(plan.maxEntries) is above the system's cap of \(systemCap) entries per extension"
-            note = note.map { "\(why); \($0)" } ?? why
-        }
+        previousID = previous.id
+    }
+    let tally = try runFeed(feeder, simulator: simulator, checker: checker, from: cursor, chunk: request.chunk)
+    writeFeedReport(request, tally, generation: pinned.generation.id, slot: index, slots: plan.slots.count, cap: cap,
+                    loadedNow: simulator?.count ?? 0, previousID: previousID, note: note)
+    if let failure = tally.failure, !request.json {
+        printError("error: CallKit would fail the request: \(failure.code.name) (\(failure.code.rawValue)): \(failure.message)"
+                   + (note.map { "\nnote: \($0)" } ?? ""))
+    }
+    return tally.failure == nil ? Exit.ok : Exit.dataError
+}
 
-        let simulator = simulate ? CallDirectorySimulator(maxEntries: cap, systemCap: systemCap) : nil
-        let checker = simulate ? nil : CheckingSink(maxEntries: cap)
-        var cursor: LoadCursor? = nil
-        var previousID: UInt64? = nil
-        if fromPrevious, let simulator {
-            // The previous generation as named by the same read of CURRENT.
-            guard let previous = pinned.previous, let old = try? store.pin(previous) else {
-                throw DirectoryError(.fileNotFound, "\(storePath): no previous generation is kept (install twice first)")
-            }
-            let (oldFeeder, _) = try makeFeeder(old, slot: index) { _ in nil }
-            do {
-                try simulator.beginRequest()
-                cursor = try oldFeeder.serve(simulator, cursor: nil).cursor
-                try simulator.complete()
-            } catch let e as CallDirectoryError {
-                throw DirectoryError(.invalidArgument, "loading the previous generation failed: \(e)")
-            }
-            previousID = previous.id
+/// The feeder of slot `index` of `g` (replanned when `--slot`/`--max-entries` differ from the
+/// stored plan; fed whole, to show the error CallKit would report, when one slot cannot hold it).
+private func makeFeeder(_ request: FeedRequest, _ g: InstalledGeneration, slot index: Int, note: inout String?,
+                        previous: @escaping (UInt64) -> DirectorySnapshot?) throws(DirectoryError) -> (DirectoryFeeder, SlotPlan) {
+    let overridden = (request.slot != nil && request.slot!.count != g.plan.slots.count)
+        || (request.maxEntries != nil && request.maxEntries != g.plan.maxEntries)
+    var planned: InstalledGeneration? = g
+    if overridden {
+        let slots = request.slot?.count ?? g.plan.slots.count, cap = request.maxEntries ?? g.plan.maxEntries
+        do {
+            planned = try g.replanned(slots: slots, maxEntries: cap)
+        } catch {
+            guard error.code == .budgetExceeded && slots == 1 else { throw error }
+            note = error.message
+            planned = nil
         }
+    }
+    guard let p = planned else {
+        let whole = SlotPlan(maxEntries: request.maxEntries ?? g.plan.maxEntries,
+                             slots: [SlotPlan.Slot(lowerBound: 0, upperBound: UInt64.max, identification: 0, blocking: 0)])
+        return (DirectoryFeeder(target: g.snapshot, generation: g.id, previous: previous), whole)
+    }
+    guard p.plan.slots.indices.contains(index) else {
+        throw DirectoryError(.invalidArgument, "slot \(index + 1) of \(p.plan.slots.count): no such slot")
+    }
+    return (DirectoryFeeder(target: p.snapshot, generation: p.id, range: p.plan.slots[index].range, previous: previous), p.plan)
+}
 
-        let baseline = currentHeapBytes()
-        let started = DispatchTime.now().uptimeNanoseconds
-        var requests = 0
-        var failure: CallDirectoryError? = nil
-        var heapPeak = baseline
-        var identification = 0, blocking = 0, removedIdentification = 0, removedBlocking = 0
-        var firstMode: FeedResult.Mode? = nil
-        var weighed: DeltaCounts? = nil
-        while failure == nil {
-            let result: FeedResult
-            if let simulator {
-                do { try simulator.beginRequest() } catch { failure = error; break }
-                result = try feeder.serve(simulator, cursor: cursor, chunk: chunk)
-                do { try simulator.complete() } catch { failure = error }
-            } else {
-                checker!.beginRequest(incremental: requests > 0)
-                result = try feeder.serve(checker!, cursor: cursor, chunk: chunk)
-                failure = checker!.error
-            }
-            heapPeak = max(heapPeak, currentHeapBytes())
-            requests += 1
-            if firstMode == nil { firstMode = result.mode; weighed = result.weighed }
-            identification += result.added[.identification] ?? 0
-            blocking += result.added[.blocking] ?? 0
-            removedIdentification += result.removed[.identification] ?? 0
-            removedBlocking += result.removed[.blocking] ?? 0
-            cursor = result.cursor
-            if result.isComplete { break }
-        }
-        let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
-        if let checker { heapPeak = max(heapPeak, checker.heapPeak) }
-        let total = identification + blocking
-        let rate = seconds > 0 ? Double(total + removedIdentification + removedBlocking) / seconds : 0
-        let mode = firstMode.map { "\($0)" } ?? "none"
-        var out = Output()
-        if args.flag("--json") {
-            let err = failure.map { "{\"code\":\($0.code.rawValue),\"name\":\(jsonString($0.code.name)),\"message\":\(jsonString($0.message))}" } ?? "null"
-            out.write("{\"store\":\(jsonString(storePath)),\"generation\":\(generation.id),\"slot\":\(index + 1),\"slots\":\(plan.slots.count),\"max_entries\":\(cap),\"identification\":\(identification),\"blocking\":\(blocking),\"requests\":\(requests),\"chunk\":\(chunk.map(String.init) ?? "null"),\"simulated\":\(simulate),\"seconds\":\(String(format: "%.4f", seconds)),\"entries_per_second\":\(Int(rate)),\"heap_peak_bytes\":\(heapPeak - baseline),\"mode\":\"\(mode)\",\"from_generation\":\(previousID.map(String.init) ?? "null"),\"removed_identification\":\(removedIdentification),\"removed_blocking\":\(removedBlocking),\"delta_changes\":\(weighed.map { String($0.changes) } ?? "null"),\"full_reload_calls\":\(weighed.map { String($0.fullReload) } ?? "null"),\"error\":\(err),\"note\":\(note.map(jsonString) ?? "null"),\"exit_code\":\(failure == nil ? Exit.ok : Exit.dataError)}\n")
+/// Serves requests until the load completes or CallKit (simulated or checked) fails one.
+private func runFeed(_ feeder: DirectoryFeeder, simulator: CallDirectorySimulator?, checker: CheckingSink?,
+                     from start: LoadCursor?, chunk: Int?) throws -> FeedTally {
+    var tally = FeedTally()
+    let baseline = currentHeapBytes()
+    tally.heapPeak = baseline
+    let started = DispatchTime.now().uptimeNanoseconds
+    var cursor = start
+    while tally.failure == nil {
+        let result: FeedResult
+        if let simulator {
+            do { try simulator.beginRequest() } catch { tally.failure = error; break }
+            result = try feeder.serve(simulator, cursor: cursor, chunk: chunk)
+            do { try simulator.complete() } catch { tally.failure = error }
         } else {
-            out.write("slot \(index + 1)/\(plan.slots.count) of generation \(generation.id) (\(simulate ? "CallKit simulator" : "streaming check")):\n")
-            if let previousID {
-                out.write("  from generation \(previousID): \(mode)\(weighed.map { " (\($0.changes) changes; a full reload would be \($0.fullReload) calls)" } ?? "")\n")
-                out.write("  removed         \(removedIdentification) identification, \(removedBlocking) blocking\n")
-                out.write("  added           \(identification) identification, \(blocking) blocking\n")
-                out.write("  loaded now      \(simulator?.count ?? 0) of at most \(cap)\n")
-            } else {
-                out.write("  identification  \(identification)\n  blocking        \(blocking)\n  total           \(total) of at most \(cap)\n")
-            }
-            out.write("  requests        \(requests)\(chunk.map { " (chunks of \($0))" } ?? "")\n")
-            out.write("  time            \(String(format: "%.3f", seconds)) s (\(Int(rate)) calls/s)\n")
-            out.write("  heap peak       \(heapPeak - baseline) bytes above the start\n")
-            out.write("  CallKit         \(failure.map { "error \($0.code.rawValue) \($0.code.name): \($0.message)" } ?? "OK")\n")
+            checker!.beginRequest(incremental: tally.requests > 0)
+            result = try feeder.serve(checker!, cursor: cursor, chunk: chunk)
+            tally.failure = checker!.error
         }
-        out.flush()
-        if let failure, !args.flag("--json") {
-            printError("error: CallKit would fail the request: \(failure.code.name) (\(failure.code.rawValue)): \(failure.message)"
-                       + (note.map { "\nnote: \($0)" } ?? ""))
-        }
-        return failure == nil ? Exit.ok : Exit.dataError
+        tally.heapPeak = max(tally.heapPeak, currentHeapBytes())
+        tally.add(result)
+        cursor = result.cursor
+        if result.isComplete { break }
     }
+    tally.seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+    if let checker { tally.heapPeak = max(tally.heapPeak, checker.heapPeak) }
+    tally.heapPeak -= baseline
+    return tally
+}
+
+private func writeFeedReport(_ request: FeedRequest, _ t: FeedTally, generation: UInt64, slot index: Int, slots: Int, cap: Int,
+                             loadedNow: Int, previousID: UInt64?, note: String?) {
+    let total = t.identification + t.blocking
+    let rate = t.seconds > 0 ? Double(total + t.removedIdentification + t.removedBlocking) / t.seconds : 0
+    let mode = t.firstMode.map { "\($0)" } ?? "none"
+    var out = Output()
+    if request.json {
+        let err = t.failure.map { "{\"code\":\($0.code.rawValue),\"name\":\(jsonString($0.code.name)),\"message\":\(jsonString($0.message))}" } ?? "null"
+        out.write("{\"store\":\(jsonString(request.storePath)),\"generation\":\(generation),\"slot\":\(index + 1),\"slots\":\(slots),\"max_entries\":\(cap),\"identification\":\(t.identification),\"blocking\":\(t.blocking),\"requests\":\(t.requests),\"chunk\":\(request.chunk.map(String.init) ?? "null"),\"simulated\":\(request.simulate),\"seconds\":\(String(format: "%.4f", t.seconds)),\"entries_per_second\":\(Int(rate)),\"heap_peak_bytes\":\(t.heapPeak),\"mode\":\"\(mode)\",\"from_generation\":\(previousID.map(String.init) ?? "null"),\"removed_identification\":\(t.removedIdentification),\"removed_blocking\":\(t.removedBlocking),\"delta_changes\":\(t.weighed.map { String($0.changes) } ?? "null"),\"full_reload_calls\":\(t.weighed.map { String($0.fullReload) } ?? "null"),\"error\":\(err),\"note\":\(note.map(jsonString) ?? "null"),\"exit_code\":\(t.failure == nil ? Exit.ok : Exit.dataError)}\n")
+    } else {
+        out.write("slot \(index + 1)/\(slots) of generation \(generation) (\(request.simulate ? "CallKit simulator" : "streaming check")):\n")
+        if let previousID {
+            out.write("  from generation \(previousID): \(mode)\(t.weighed.map { " (\($0.changes) changes; a full reload would be \($0.fullReload) calls)" } ?? "")\n")
+            out.write("  removed         \(t.removedIdentification) identification, \(t.removedBlocking) blocking\n")
+            out.write("  added           \(t.identification) identification, \(t.blocking) blocking\n")
+            out.write("  loaded now      \(loadedNow) of at most \(cap)\n")
+        } else {
+            out.write("  identification  \(t.identification)\n  blocking        \(t.blocking)\n  total           \(total) of at most \(cap)\n")
+        }
+        out.write("  requests        \(t.requests)\(request.chunk.map { " (chunks of \($0))" } ?? "")\n")
+        out.write("  time            \(String(format: "%.3f", t.seconds)) s (\(Int(rate)) calls/s)\n")
+        out.write("  heap peak       \(t.heapPeak) bytes above the start\n")
+        out.write("  CallKit         \(t.failure.map { "error \($0.code.rawValue) \($0.code.name): \($0.message)" } ?? "OK")\n")
+    }
+    out.flush()
 }
 
 // MARK: diff

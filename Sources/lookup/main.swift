@@ -2,28 +2,33 @@ import Foundation
 import CallerID
 
 let usage = """
-usage: lookup NUMBER [--db FILE|DIR] [--json]  look up one number (exit 0 found, 1 not found)
-       lookup - [--db FILE|DIR] [--json]       look up numbers from stdin, one per line
+usage: lookup NUMBER [--db FILE|DIR]... [--country XX] [--json]   look up one number (exit 0 found, 1 not found)
+       lookup - [--db FILE|DIR]... [--country XX] [--json]        look up numbers from stdin, one per line
        lookup build -o OUT INPUT.tsv...        build a database from TSV files
        lookup dump [--db FILE] [--from N] [--category NAMES] [--action A] [--json]
        lookup verify FILE|DIR...               check every checksum and decode everything
        lookup info FILE|DIR [--json]           format version, counts, section sizes
        lookup install --store DIR [BUILD_DIR]  verify and install a build into a store (Call Directory)
+       lookup keygen -o NAME                   a signing key pair: NAME (secret) and NAME.pub
+       lookup sign --key NAME BUILD_DIR        sign a build directory (manifest.json.sig)
+       lookup fetch URL --store DIR --trust NAME.pub   update a store from a signed set on a web server
        lookup feed --store DIR [--slot i/M] [--chunk K] [--simulate]   load a slot as an extension would
        lookup diff OLD NEW [--json]            the incremental change set between two sets
        lookup export --live-caller-id OUTDIR --db FILE|DIR...   datasets for iOS Live Caller ID Lookup
        lookup --version
 
-NUMBER may be written +7 913 123-45-67, 79131234567 or +79131234567.
+NUMBER may be written +7 913 123-45-67, 79131234567 or +79131234567; with --country RU
+also 8 (913) 123-45-67 (national forms, read by libphonenumber when it is installed).
 Set LOOKUP_DB instead of passing --db. DIR is a build directory (manifest.json) or an
 installed store: all of its databases, the first holding a number answers.
 'lookup COMMAND --help' describes a command.
-Exit codes: 0 ok/found, 1 not found, 64 usage, 65 bad data or damaged file, 66 missing input, 74 I/O error.
+Exit codes: 0 ok/found, 1 not found, 64 usage, 65 bad data or damaged file, 66 missing input,
+69 server unreachable, 74 I/O error.
 
 """
 
 func unknownCommand(_ word: String) throws(ToolError) -> Int32 {
-    throw .usage("unknown command '\(word)'; commands: build, dump, verify, info, install, feed, diff, export, or a NUMBER, or '-'",
+    throw .usage("unknown command '\(word)'; commands: build, dump, verify, info, install, keygen, sign, fetch, feed, diff, export, or a NUMBER, or '-'",
                  command: "")
 }
 
@@ -50,6 +55,12 @@ do {
         status = try infoCommand(Array(arguments.dropFirst()))
     case "install":
         status = try installCommand(Array(arguments.dropFirst()))
+    case "keygen":
+        status = try keygenCommand(Array(arguments.dropFirst()))
+    case "sign":
+        status = try signCommand(Array(arguments.dropFirst()))
+    case "fetch":
+        status = try fetchCommand(Array(arguments.dropFirst()))
     case "feed":
         status = try feedCommand(Array(arguments.dropFirst()))
     case "diff":

@@ -7,8 +7,10 @@ internal import Darwin
 #endif
 
 /// Reads a file (or standard input for "-") in large chunks and hands out whole lines.
-/// Memory stays bounded by the chunk size plus the longest line.
-struct LineReader {
+/// Memory stays bounded by the chunk size plus the longest line. The package's one line reader:
+/// the TSV import and `lookup -` (a co-process: `beforeRead` flushes its answers before a read
+/// that may block; one `read(2)` at a time, so lines piped one by one are handed out at once).
+package struct LineReader {
     let path: String
     private var fd: Int32
     private var buffer: [UInt8] = []
@@ -18,7 +20,7 @@ struct LineReader {
     private(set) var lineNumber = 0
     private static let chunk = 1 << 20
 
-    init(path: String) throws(CallerIDError) {
+    package init(path: String) throws(CallerIDError) {
         self.path = path
         if path == "-" {
             fd = 0
@@ -32,7 +34,7 @@ struct LineReader {
         buffer = [UInt8](repeating: 0, count: LineReader.chunk)
     }
 
-    mutating func close() {
+    package mutating func close() {
         if fd > 0 { Platform.close(fd) }
         fd = -1
     }
@@ -41,17 +43,21 @@ struct LineReader {
     ///
     /// - Parameters:
     ///   - maxLineBytes: a longer line is not held in memory: its bytes are counted and
-    ///     dropped up to its line end, then `overlong(lineNumber, lineBytes)` is called
-    ///     instead of `body`. Memory stays at about two chunks plus `maxLineBytes`.
+    ///     dropped up to its line end, then `overlong(lineNumber, lineBytes, prefix)` is called
+    ///     instead of `body`, `prefix` holding its first `overlongPrefix` bytes. Memory stays at
+    ///     about two chunks plus `maxLineBytes`.
     ///   - firstBytes: called once with the bytes of the first read (to refuse binary input
     ///     before anything else happens).
-    mutating func forEachLine(maxLineBytes: Int = Int.max,
-                              firstBytes: (UnsafeRawBufferPointer) throws(CallerIDError) -> Void = { _ in },
-                              overlong: (Int, Int) throws(CallerIDError) -> Void = { _, _ in },
-                              _ body: (UnsafeRawBufferPointer, Int) throws(CallerIDError) -> Void) throws(CallerIDError) {
+    ///   - beforeRead: called before every `read(2)`, which may block on a pipe or a terminal.
+    package mutating func forEachLine(maxLineBytes: Int = Int.max, overlongPrefix: Int = 0,
+                                      firstBytes: (UnsafeRawBufferPointer) throws(CallerIDError) -> Void = { _ in },
+                                      beforeRead: () -> Void = {},
+                                      overlong: (Int, Int, [UInt8]) throws(CallerIDError) -> Void = { _, _, _ in },
+                                      _ body: (UnsafeRawBufferPointer, Int) throws(CallerIDError) -> Void) throws(CallerIDError) {
         var sniffed = false
         var skipping = false   // inside a line longer than maxLineBytes
         var skipped = 0        // bytes of that line dropped so far
+        var skippedPrefix: [UInt8] = []
         while true {
             // Find a newline in [start, end).
             var nl = -1
@@ -67,14 +73,14 @@ struct LineReader {
                     if nl > start, buffer[nl - 1] == 0x0D { length -= 1 }
                     start = nl + 1
                     skipping = false
-                    try overlong(lineNumber, length)
+                    try overlong(lineNumber, length, skippedPrefix)
                     continue
                 }
                 skipped += end - start
                 start = end
                 if eof {
                     lineNumber += 1
-                    try overlong(lineNumber, skipped)
+                    try overlong(lineNumber, skipped, skippedPrefix)
                     start = 0; end = 0
                     return
                 }
@@ -85,7 +91,7 @@ struct LineReader {
                 let s = start, n = lineNumber
                 start = nl + 1
                 if lineEnd - s > maxLineBytes {
-                    try overlong(n, lineEnd - s)
+                    try overlong(n, lineEnd - s, Array(buffer[s..<(s + min(overlongPrefix, lineEnd - s))]))
                     continue
                 }
                 try buffer.withUnsafeBytes { raw in
@@ -95,6 +101,7 @@ struct LineReader {
             } else if end - start > maxLineBytes {
                 // No line end within the limit: drop what is held and look for the line end.
                 skipping = true
+                skippedPrefix = Array(buffer[start..<(start + min(overlongPrefix, end - start))])
                 skipped = end - start
                 start = end
                 continue
@@ -126,6 +133,7 @@ struct LineReader {
             }
             let capacity = buffer.count - end
             let e = end
+            beforeRead()
             let n = buffer.withUnsafeMutableBytes { raw in read(fd, raw.baseAddress! + e, capacity) }
             if n < 0 {
                 if errno == EINTR { continue }

@@ -82,6 +82,73 @@ enum FileSystem {
         (name.hasPrefix(".") && name.contains(".tmp-")) || name.contains(".dat.nosync")
     }
 
+    /// Creates `path` with `mode` (O_EXCL: fails if it exists), writes `bytes`, fsyncs.
+    static func createExclusively(_ bytes: [UInt8], at path: String, mode: mode_t) throws(DirectoryError) {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
+        guard fd >= 0 else {
+            if errno == EEXIST { throw DirectoryError(.invalidArgument, "\(path): exists; refusing to overwrite") }
+            throw ioError(path, "create")
+        }
+        var ok = true
+        bytes.withUnsafeBytes { buf in
+            var off = 0
+            while off < buf.count {
+                let n = write(fd, buf.baseAddress! + off, buf.count - off)
+                if n < 0 { if errno == EINTR { continue }; ok = false; return }
+                off += n
+            }
+        }
+        let code = errno
+        if !ok || fsync(fd) != 0 {
+            close(fd)
+            unlink(path)
+            throw ioError(path, "write", code)
+        }
+        close(fd)
+    }
+
+    /// A file written from its end (a download), fsynced by ``finish()``.
+    final class Appender {
+        let path: String
+        private var fd: Int32
+
+        /// Opens `path` for appending (created if missing); `truncate` empties it first.
+        init(_ path: String, truncate: Bool) throws(DirectoryError) {
+            self.path = path
+            fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | (truncate ? O_TRUNC : 0), 0o644)
+            guard fd >= 0 else { throw FileSystem.ioError(path, "open for writing") }
+        }
+
+        /// Empties the file (the server sent the whole file instead of the range asked for).
+        func truncate() throws(DirectoryError) {
+            guard ftruncate(fd, 0) == 0 else { throw FileSystem.ioError(path, "truncate") }
+        }
+
+        func write(_ bytes: UnsafeRawBufferPointer) throws(DirectoryError) {
+            var off = 0
+            while off < bytes.count {
+                let n = systemWrite(fd, bytes.baseAddress! + off, bytes.count - off)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    throw FileSystem.ioError(path, "write")
+                }
+                off += n
+            }
+        }
+
+        func finish() throws(DirectoryError) {
+            defer { close() }
+            guard fsync(fd) == 0 else { throw FileSystem.ioError(path, "fsync") }
+        }
+
+        func close() {
+            if fd >= 0 { _ = closeFD(fd) }
+            fd = -1
+        }
+
+        deinit { close() }
+    }
+
     static func removeTree(_ path: String) {
         try? FileManager.default.removeItem(atPath: path)
     }
@@ -110,4 +177,14 @@ private func systemRename(_ a: String, _ b: String) -> Int32 {
     #else
     Darwin.rename(a, b)
     #endif
+}
+
+/// `write(2)` and `close(2)`, named through the C library module (the Appender has methods of
+/// those names).
+private func systemWrite(_ fd: Int32, _ p: UnsafeRawPointer, _ n: Int) -> Int {
+    write(fd, p, n)
+}
+
+private func closeFD(_ fd: Int32) -> Int32 {
+    close(fd)
 }

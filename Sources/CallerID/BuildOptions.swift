@@ -1,0 +1,49 @@
+// What a build is told (BuildOptions) and what it reports (BuildSummary).
+/// Options for writing a database file (format 2.0, docs/FORMAT.md).
+public struct BuildOptions: Sendable {
+    /// Entries per block record (1…1024). Smaller blocks look up a little faster and cost
+    /// more index and header bytes per entry.
+    public var blockSize: Int = 256
+    /// A value sync point every 2^`syncShift` entries of a block (0…10): a lookup decodes at
+    /// most 2^`syncShift` − 1 value codes before its own; each sync point costs 2 bytes.
+    public var syncShift: Int = 5
+    /// Text bytes of the most frequent labels stored raw ("hot": read with no decoding).
+    /// The other ("cold") labels are coded one by one with a symbol table of frequent byte
+    /// strings and decoded on access.
+    public var hotLabelBytes: Int = 64 * 1024
+    /// When false, every label is stored raw (hot): larger files, no decoding on access.
+    public var compressLabels: Bool = true
+    /// Ranges per block of the ranges section (1…1024): a lookup that falls back to a range
+    /// decodes at most this many ranges; each block costs 12 bytes of index.
+    public var rangeBlockSize: Int = Format.defaultRangeBlockSize
+
+    /// The largest ``blockSize``.
+    public static let maxBlockSize = Format.maxBlockEntries
+
+    public init() {}
+}
+
+/// What a build wrote.
+public struct BuildSummary: Sendable, Equatable {
+    /// Entries written (distinct numbers).
+    public var entries: Int
+    /// Records dropped because a later record had the same number.
+    public var duplicatesMerged: Int
+    /// Distinct (label, category) values in the dictionary.
+    public var distinctLabels: Int
+    /// Size of the file written.
+    public var fileBytes: Int
+    /// Ranges written (after overlaps were resolved; see ``DatabaseBuilder/addRange(_:_:label:category:)``).
+    public var ranges: Int
+
+    public init(entries: Int, duplicatesMerged: Int, distinctLabels: Int, fileBytes: Int, ranges: Int = 0) {
+        self.entries = entries
+        self.duplicatesMerged = duplicatesMerged
+        self.distinctLabels = distinctLabels
+        self.fileBytes = fileBytes
+        self.ranges = ranges
+    }
+
+    /// File bytes per entry (0 for an empty database).
+    public var bytesPerEntry: Double { entries == 0 ? 0 : Double(fileBytes) / Double(entries) }
+}

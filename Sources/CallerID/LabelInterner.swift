@@ -1,0 +1,63 @@
+// The builder's dictionary of distinct (category, label) values.
+/// Interns (category, label bytes) pairs into dense ids with an open-addressing table.
+struct LabelInterner {
+    private var arena: [UInt8] = []
+    private var starts: [UInt32] = []
+    private(set) var categories: [UInt8] = []
+    private var table = [UInt32](repeating: 0, count: 1024)   // id + 1; 0 = empty
+    private var hashes: [UInt64] = []
+
+    var count: Int { starts.count - (starts.isEmpty ? 0 : 1) }
+
+    init() { starts = [0] }
+
+    func length(_ id: Int) -> Int { Int(starts[id + 1] - starts[id]) }
+    func bytes(_ id: Int) -> ArraySlice<UInt8> { arena[Int(starts[id])..<Int(starts[id + 1])] }
+
+    mutating func intern(category: UInt8, bytes: UnsafeRawBufferPointer) throws(CallerIDError) -> UInt32 {
+        let h = Codec.xxh3(bytes) &+ UInt64(category) &* 0x9E37_79B9_7F4A_7C15
+        let mask = table.count - 1
+        var slot = Int(truncatingIfNeeded: h) & mask
+        while true {
+            let e = table[slot]
+            if e == 0 { break }
+            let id = Int(e - 1)
+            if hashes[id] == h && categories[id] == category && length(id) == bytes.count
+                && arena.withUnsafeBytes({ a in memEqual(a, Int(starts[id]), bytes) }) {
+                return UInt32(id)
+            }
+            slot = (slot + 1) & mask
+        }
+        guard validUTF8(bytes) else {
+            throw CallerIDError(.invalidInput, "label is not valid UTF-8")
+        }
+        let id = count
+        guard arena.count + bytes.count <= Int(UInt32.max) else {
+            throw CallerIDError(.limitExceeded, "distinct labels exceed 4 GiB")
+        }
+        arena.append(contentsOf: bytes)
+        starts.append(UInt32(arena.count))
+        categories.append(category)
+        hashes.append(h)
+        table[slot] = UInt32(id + 1)
+        if count * 2 > table.count { grow() }
+        return UInt32(id)
+    }
+
+    private mutating func grow() {
+        var newTable = [UInt32](repeating: 0, count: table.count * 2)
+        let mask = newTable.count - 1
+        for id in 0..<count {
+            var slot = Int(truncatingIfNeeded: hashes[id]) & mask
+            while newTable[slot] != 0 { slot = (slot + 1) & mask }
+            newTable[slot] = UInt32(id + 1)
+        }
+        table = newTable
+    }
+}
+
+@inline(__always)
+private func memEqual(_ a: UnsafeRawBufferPointer, _ offset: Int, _ b: UnsafeRawBufferPointer) -> Bool {
+    for i in 0..<b.count where a[offset + i] != b[i] { return false }
+    return true
+}

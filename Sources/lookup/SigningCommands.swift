@@ -1,0 +1,162 @@
+import Foundation
+import CallerIDDirectory
+
+// `lookup keygen`, `lookup sign`, `lookup fetch`: signed build directories and updates over
+// HTTP (issue 16; docs/CALL-DIRECTORY.md "Updates over the network").
+
+extension Exit {
+    /// EX_UNAVAILABLE: the server could not be reached or answered with an error.
+    static let unavailable: Int32 = 69
+}
+
+// MARK: keygen
+
+let keygenHelp = """
+usage: lookup keygen -o NAME
+
+Writes a new Ed25519 key pair: the secret key NAME (mode 0600; keep it off the web server
+and out of the app) and the public key NAME.pub (ship it with the app; 'lookup install'
+and 'lookup fetch' take it to check signatures). Refuses to overwrite either file.
+
+Exit: 0 written, 64 usage or a file exists, 74 I/O error.
+
+"""
+
+func keygenCommand(_ raw: [String]) throws(ToolError) -> Int32 {
+    if raw.contains("--help") || raw.contains("-h") {
+        print(keygenHelp, terminator: "")
+        return Exit.ok
+    }
+    let args = try Arguments(raw, command: "keygen", valued: ["-o"], flags: [])
+    guard let name = args.value("-o") else { throw .usage("no key file: pass -o NAME", command: "keygen") }
+    guard args.positionals.isEmpty else { throw .usage("unexpected argument '\(args.positionals[0])'", command: "keygen") }
+    do {
+        let key = try SigningSecretKey.generate()
+        try key.write(to: name)
+        var out = Output()
+        out.write("wrote secret key \(name) (mode 0600) and public key \(name).pub, key id \(key.publicKey.keyID)\n")
+        out.flush()
+        return Exit.ok
+    } catch {
+        throw toolError(error)
+    }
+}
+
+// MARK: sign
+
+let signHelp = """
+usage: lookup sign --key NAME BUILD_DIR
+
+Signs BUILD_DIR/manifest.json (written by 'lookup build -o DIR'): writes
+BUILD_DIR/manifest.json.sig, a detached Ed25519 signature by the secret key NAME over the
+exact bytes of the manifest, which lists every file's size and SHA-256, the dataset version
+and the build time. Every file is checked against the manifest first: a damaged set is
+never signed. Upload the whole folder, signature included, to any web server.
+
+Exit: 0 signed, 64 usage, 65 bad manifest, damaged file or bad key, 66 missing, 74 I/O error.
+
+"""
+
+func signCommand(_ raw: [String]) throws(ToolError) -> Int32 {
+    if raw.contains("--help") || raw.contains("-h") {
+        print(signHelp, terminator: "")
+        return Exit.ok
+    }
+    let args = try Arguments(raw, command: "sign", valued: ["--key"], flags: [])
+    guard let keyPath = args.value("--key") else { throw .usage("no secret key: pass --key NAME", command: "sign") }
+    guard args.positionals.count == 1 else { throw .usage("give one build directory", command: "sign") }
+    let directory = args.positionals[0]
+    do {
+        let key = try SigningSecretKey(contentsOf: keyPath)
+        guard FileManager.default.fileExists(atPath: directory) else {
+            throw DirectoryError(.fileNotFound, "\(directory): no such build directory")
+        }
+        let signature = try ManifestSignature.sign(directory: directory, with: key)
+        var out = Output()
+        out.write("signed \(directory)/manifest.json with key \(signature.keyID): \(directory)/\(ManifestSignature.fileName)\n")
+        out.flush()
+        return Exit.ok
+    } catch {
+        throw toolError(error)
+    }
+}
+
+/// A public key file given on the command line.
+func readTrustedKey(_ path: String) throws(ToolError) -> SigningPublicKey {
+    do { return try SigningPublicKey(contentsOf: path) } catch { throw toolError(error) }
+}
+
+// MARK: fetch
+
+let fetchHelp = """
+usage: lookup fetch URL --store DIR --trust NAME.pub [--allow-downgrade] [--json]
+
+Brings the store DIR up to date from URL, a web folder holding a signed build directory
+(manifest.json, manifest.json.sig and the databases as static files):
+downloads the manifest and its signature and verifies them with the public key NAME.pub
+(and with the key the store requires, if an install recorded one);
+downloads only the files whose SHA-256 is not in the store's current generation, resuming
+an interrupted file with an HTTP Range request; checks each file's size and SHA-256; and
+installs the new generation through the install path (every file verified, one atomic
+switch; settings, slots and rules kept). The store's lock is held throughout: a second
+fetch waits, then finds the store up to date. Any failure leaves the current generation
+in place and in use. Uses libcurl (Debian: libcurl4), loaded only when a fetch runs.
+
+  --trust NAME.pub   the publisher's public key (required)
+  --allow-downgrade  install a set older than the installed one (by dataset version when
+                     both are numbers such as 42 or 2026.12.01, else by build time);
+                     without it an older set, such as a replayed manifest, is refused
+  --json             one JSON object: {"store":…,"url":…,"up_to_date":…,"generation":…,
+                     "dataset_version":…,"files_fetched":N,"files_reused":N,"fetched":[…],
+                     "bytes_downloaded":N,"bytes_resumed":N,"seconds":S}; a failure is one
+                     JSON object too: {"store":…,"error":{"code":…,"message":…},"exit_code":N}
+
+Exit: 0 installed or up to date, 64 usage, 65 bad signature, bad manifest, a file that
+differs from the signed manifest, or an older set; 69 server unreachable or an HTTP error;
+74 I/O error (a full disk).
+
+"""
+
+func fetchCommand(_ raw: [String]) throws(ToolError) -> Int32 {
+    if raw.contains("--help") || raw.contains("-h") {
+        print(fetchHelp, terminator: "")
+        return Exit.ok
+    }
+    return try reportingJSON(raw) { try fetchBody(raw) }
+}
+
+private func fetchBody(_ raw: [String]) throws -> Int32 {
+    let command = "fetch"
+    let args = try Arguments(raw, command: command, valued: ["--store", "--trust"], flags: ["--allow-downgrade", "--json"])
+    guard let storePath = args.value("--store") else { throw ToolError.usage("no store: pass --store DIR", command: command) }
+    guard let trustPath = args.value("--trust") else { throw ToolError.usage("no public key: pass --trust NAME.pub", command: command) }
+    guard args.positionals.count == 1 else { throw ToolError.usage("give one URL", command: command) }
+    let url = args.positionals[0]
+    guard url.hasPrefix("http://") || url.hasPrefix("https://") else {
+        throw ToolError.usage("URL must start with http:// or https://, not '\(url)'", command: command)
+    }
+    let key = try readTrustedKey(trustPath)
+    let store = try InstalledStore(path: storePath)
+    var fetcher = DirectoryFetcher(baseURL: url, store: store, trust: key, client: CurlHTTPClient(),
+                                   allowDowngrade: args.flag("--allow-downgrade"))
+    // Fault injection for the tests: a disk that fills after N bytes of downloads.
+    if let limit = ProcessInfo.processInfo.environment["CALLERID_TEST_DISK_SPACE"].flatMap({ Int($0) }) {
+        fetcher.simulatedDiskSpace = limit
+    }
+    let report = try fetcher.fetch()
+    var out = Output()
+    if args.flag("--json") {
+        func names(_ a: [String]) -> String { "[" + a.map(jsonString).joined(separator: ",") + "]" }
+        let generation = try report.install?.generation.id ?? store.current()?.id
+        out.write("{\"store\":\(jsonString(storePath)),\"url\":\(jsonString(url)),\"up_to_date\":\(report.upToDate),\"generation\":\(generation.map(String.init) ?? "null"),\"previous\":\(report.install?.previous.map { String($0.id) } ?? "null"),\"dataset_version\":\(report.datasetVersion.map(jsonString) ?? "null"),\"files_fetched\":\(report.fetchedFiles.count),\"files_reused\":\(report.reusedFiles.count),\"fetched\":\(names(report.fetchedFiles)),\"bytes_downloaded\":\(report.bytesDownloaded),\"bytes_resumed\":\(report.bytesResumed),\"seconds\":\(String(format: "%.3f", report.seconds))}\n")
+    } else if report.upToDate {
+        out.write("\(storePath) is up to date with \(url) (dataset \(report.datasetVersion ?? "?"))\n")
+    } else if let install = report.install {
+        out.write("installed generation \(install.generation.id)\(install.previous.map { " (previous \($0.id) kept)" } ?? "") of dataset \(report.datasetVersion ?? "?") from \(url) in \(String(format: "%.2f", report.seconds)) s\n")
+        out.write("files: \(report.fetchedFiles.count) fetched (\(report.bytesDownloaded) bytes\(report.bytesResumed > 0 ? ", \(report.bytesResumed) resumed" : "")), \(report.reusedFiles.count) reused from the previous generation\n")
+        let c = install.changes
+        out.write("regions: \(c.added.count) added, \(c.changed.count) changed, \(c.removed.count) removed, \(c.unchanged.count) unchanged\n")
+    }
+    out.flush()
+    return Exit.ok
+}
