@@ -14,7 +14,8 @@ public struct BuildOptions: Sendable {
     /// When false, every label is stored raw (hot): larger files, no decoding on access.
     public var compressLabels: Bool = true
     /// Ranges per block of the ranges section (1…1024): a lookup that falls back to a range
-    /// decodes at most this many ranges; each block costs 12 bytes of index.
+    /// decodes at most this many ranges; each block costs 6 bytes of index (10 with first
+    /// numbers more than 2^32 apart in a group of 16 blocks), plus 12 per 16 blocks.
     public var rangeBlockSize: Int = Format.defaultRangeBlockSize
 
     /// The largest ``blockSize``.

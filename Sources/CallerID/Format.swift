@@ -41,12 +41,20 @@ enum Format {
     /// eleven kinds there are required, this one is not.
     static let rangesKind: UInt32 = 12
     static let rangesName = "ranges"
-    /// Bytes of the ranges section's fixed header: 4 u32 counts … and 8 u32 part lengths.
-    static let rangesHeaderSize = 48
+    /// Bytes of the ranges section's fixed header: counts, 9 u32 part lengths, the label part
+    /// count, the span table.
+    static let rangesHeaderSize = 88
+    /// Entries of the ranges section's span table (u16 decimal codes at header offset 56).
+    static let rangeSpanTableSize = 16
     /// Parts of the ranges section, in order, after its header.
-    static let rangesPartCount = 8
+    static let rangesPartCount = 9
     /// The writer's ranges per block (each block but the last holds exactly this many).
-    static let defaultRangeBlockSize = 64
+    static let defaultRangeBlockSize = 4
+    /// Blocks per group of the ranges index (a lookup bisects the groups, then scans one
+    /// group's blocks).
+    static let rangeGroupBlocks = 16
+    /// Bytes of a group entry of the ranges index: u64 first number, u32 record offset.
+    static let rangeGroupEntrySize = 12
     /// The writer keeps at most this many bytes of range labels raw (hot).
     static let rangeHotLabelBytes = 4 * 1024
     /// The name of a section kind for messages and `lookup info`.

@@ -43,39 +43,55 @@ extension Database {
     /// across several databases: exact entries of every database first, then their ranges.
     @inlinable
     public func withRange<R>(_ number: UInt64, _ body: (EntryView) -> R) throws(CallerIDError) -> R? {
-        let found = try locateRange(number)
-        if found.located.value < 0 { return nil }
+        guard let found = try locateRange(number) else { return nil }
         let match = MatchKind.range(first: found.first, last: found.last)
-        if found.located.isHot {
-            return body(EntryView(number: number, categoryCode: found.located.category, labelBytes: found.located.bytes,
-                                  database: self, labelIsMapped: true, match: match))
-        }
-        return try withUnsafeTemporaryAllocation(byteCount: Database.coldBufferBytes(found.located.bytes), alignment: 8) { (buffer) throws(CallerIDError) -> R in
-            let n = try decodeRangeCold(found.located.bytes, found.located.value, into: buffer.baseAddress!, bufferBytes: buffer.count)
-            return body(EntryView(number: number, categoryCode: found.located.category, labelBytes: UnsafeRawBufferPointer(start: buffer.baseAddress!, count: n),
+        return try withUnsafeTemporaryAllocation(byteCount: max(found.bufferBytes, 8), alignment: 8) { (buffer) throws(CallerIDError) -> R in
+            let n = try rangeLabel(found, into: buffer.baseAddress!, capacity: buffer.count)
+            return body(EntryView(number: number, categoryCode: found.category, labelBytes: UnsafeRawBufferPointer(start: buffer.baseAddress!, count: n),
                                   database: self, labelIsMapped: false, match: match))
         }
     }
 
-    /// The non-generic part of ``withRange(_:_:)`` (so that it specializes in the caller's
-    /// module without runtime generic metadata): the range's bounds, its value's category and
-    /// its label's bytes (raw when hot, coded when cold); value −1 when no range holds `number`.
+    /// A range found by ``locateRange(_:)``: its bounds, its value and category, and its label's
+    /// two parts (raw when hot, coded when cold) with the bytes the label needs.
     @usableFromInline
-    func locateRange(_ number: UInt64) throws(CallerIDError) -> (located: Located, first: UInt64, last: UInt64) {
-        guard let table = ranges, let found = try table.find(number) else {
-            return (Located(value: -1, category: 0, isHot: false, bytes: UnsafeRawBufferPointer(start: nil, count: 0)), 0, 0)
+    struct RangeLocated {
+        @usableFromInline var value: Int
+        @usableFromInline var category: Int
+        @usableFromInline var first: UInt64
+        @usableFromInline var last: UInt64
+        @usableFromInline var prefix: Int
+        @usableFromInline var prefixBytes: UnsafeRawBufferPointer
+        @usableFromInline var suffix: Int
+        @usableFromInline var suffixBytes: UnsafeRawBufferPointer
+        @usableFromInline var bufferBytes: Int
+
+        @usableFromInline init(value: Int, category: Int, first: UInt64, last: UInt64, prefix: Int, prefixBytes: UnsafeRawBufferPointer,
+                               suffix: Int, suffixBytes: UnsafeRawBufferPointer, bufferBytes: Int) {
+            self.value = value
+            self.category = category
+            self.first = first
+            self.last = last
+            self.prefix = prefix
+            self.prefixBytes = prefixBytes
+            self.suffix = suffix
+            self.suffixBytes = suffixBytes
+            self.bufferBytes = bufferBytes
         }
-        let labels = table.labels
-        let category = try labels.categoryCode(found.value, categoryCount: categories.count)
-        if found.value < labels.hotCount {
-            return (Located(value: found.value, category: category, isHot: true, bytes: try labels.hotLabel(found.value)), found.first, found.last)
-        }
-        return (Located(value: found.value, category: category, isHot: false, bytes: try labels.coldCodes(found.value)), found.first, found.last)
     }
 
+    /// The non-generic part of ``withRange(_:_:)`` (so that it specializes in the caller's
+    /// module without runtime generic metadata): the range holding `number`, or nil.
     @usableFromInline
-    func decodeRangeCold(_ codes: UnsafeRawBufferPointer, _ id: Int, into out: UnsafeMutableRawPointer, bufferBytes: Int) throws(CallerIDError) -> Int {
-        try ranges!.labels.decodeCold(codes, id, into: out, bufferBytes: bufferBytes)
+    func locateRange(_ number: UInt64) throws(CallerIDError) -> RangeLocated? {
+        // Called on the stored property (not a local copy): no retain of the table per lookup.
+        try ranges?.locate(number, categoryCount: categories.count)
+    }
+
+    /// Writes a located range's label to `out`; its length.
+    @usableFromInline
+    func rangeLabel(_ found: RangeLocated, into out: UnsafeMutableRawPointer, capacity: Int) throws(CallerIDError) -> Int {
+        try ranges!.label(of: found, into: out, capacity: capacity)
     }
 
     /// The entry for `number`, or else the answer of the range holding it (``Entry/match`` says
@@ -104,7 +120,11 @@ public struct RangeCursor {
     init(database: Database, from: UInt64) {
         self.database = database
         self.from = from
-        block = max(0, database.ranges?.blockFor(from) ?? 0)
+        if let table = database.ranges, case let g = table.groupFor(from), g >= 0 {
+            block = table.blockFor(from, inGroup: g).block
+        } else {
+            block = 0
+        }
     }
 
     /// The next range, or nil at the end. Throws ``CallerIDError`` (`corrupt`) for a damaged block.
@@ -113,12 +133,11 @@ public struct RangeCursor {
         while true {
             if decoder == nil || decoder!.remaining == 0 {
                 guard block < table.blockCount else { done = true; return nil }
-                let first = table.firstKey(block)
-                if let p = previousLast, first <= p {
+                if let p = previousLast, let first = table.firstKey(block), first <= p {
                     done = true
                     throw CallerIDError.corrupt(database.path, "ranges: block \(block) starts at or before the previous block's last number")
                 }
-                decoder = try table.decoder(block)
+                do { decoder = try table.decoder(block, start: table.blockStart(block)) } catch { done = true; throw error }
                 block += 1
             }
             guard let r = decoder!.next() else {
@@ -127,8 +146,8 @@ public struct RangeCursor {
             }
             previousLast = r.last
             if r.last < from { continue }
-            let code = try table.labels.categoryCode(r.value, categoryCount: database.categories.count)
-            let label = try table.labels.withLabel(r.value) { (bytes, _) throws(CallerIDError) in String(decoding: bytes, as: UTF8.self) }
+            let code = try table.categoryCode(r.value, categoryCount: database.categories.count)
+            let label = try table.withLabel(r.value) { (bytes) throws(CallerIDError) in String(decoding: bytes, as: UTF8.self) }
             return LabeledRange(first: r.first, last: r.last, label: label, category: database.categories[code])
         }
     }

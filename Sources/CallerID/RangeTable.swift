@@ -1,14 +1,14 @@
 // Format 2.0, optional section kind 12 ("ranges"): the reader. docs/FORMAT.md 5.12 is the
 // normative description; `Layout/RangeWriter.swift` is the writer.
 
-/// A value table of hot (raw) and cold (symbol-coded) labels with a category per value: the
-/// layout of sections 6–11, here the one inside the ranges section. Every offset read from it
-/// is checked before use. A class: lookups borrow it without retaining its parts.
+/// A table of hot (raw) and cold (symbol-coded) labels: the layout of sections 7–11, here the
+/// one inside the ranges section, whose labels are the parts range labels are made of. Every
+/// offset read from it is checked before use. A class: lookups borrow it without retaining
+/// its parts.
 final class LabelTable: @unchecked Sendable {
     // @unchecked: views into the database's immutable mapping.
     let valueCount: Int
     let hotCount: Int
-    let valueCategories: ByteView
     let hotOffsets: ByteView
     let hotLabels: ByteView
     let coldIndex: ByteView
@@ -18,11 +18,10 @@ final class LabelTable: @unchecked Sendable {
     /// "range value" in messages.
     let what: String
 
-    init(valueCount: Int, hotCount: Int, valueCategories: ByteView, hotOffsets: ByteView, hotLabels: ByteView,
+    init(valueCount: Int, hotCount: Int, hotOffsets: ByteView, hotLabels: ByteView,
          coldIndex: ByteView, coldLabels: ByteView, symbols: LabelSymbolDecoder, path: String, what: String) {
         self.valueCount = valueCount
         self.hotCount = hotCount
-        self.valueCategories = valueCategories
         self.hotOffsets = hotOffsets
         self.hotLabels = hotLabels
         self.coldIndex = coldIndex
@@ -33,13 +32,6 @@ final class LabelTable: @unchecked Sendable {
     }
 
     var coldGroups: Int { (valueCount - hotCount + (1 << Format.coldGroupShift) - 1) >> Format.coldGroupShift }
-
-    @inline(__always)
-    func categoryCode(_ value: Int, categoryCount: Int) throws(CallerIDError) -> Int {
-        let code = Int(valueCategories.u8(value))
-        guard code < categoryCount else { throw CallerIDError.corrupt(path, "\(what) \(value) has unknown category code \(code)") }
-        return code
-    }
 
     @inline(__always)
     func hotLabel(_ id: Int) throws(CallerIDError) -> UnsafeRawBufferPointer {
@@ -93,9 +85,32 @@ final class LabelTable: @unchecked Sendable {
         }
     }
 
+    /// The bytes a label needs to be copied or decoded into (its length when hot).
+    @inline(__always)
+    func bufferBytes(_ id: Int, _ bytes: UnsafeRawBufferPointer) -> Int {
+        id < hotCount ? bytes.count : Database.coldBufferBytes(bytes)
+    }
+
+    /// Label `id`'s bytes as ``locate(_:)`` gave them (raw when hot, coded when cold) copied or
+    /// decoded to `out`, which has `capacity` bytes (≥ ``bufferBytes(_:_:)``); the length.
+    @inline(__always)
+    func copy(_ id: Int, _ bytes: UnsafeRawBufferPointer, to out: UnsafeMutableRawPointer, capacity: Int) throws(CallerIDError) -> Int {
+        if id < hotCount {
+            if bytes.count > 0 { out.copyMemory(from: bytes.baseAddress!, byteCount: bytes.count) }
+            return bytes.count
+        }
+        return try decodeCold(bytes, id, into: out, bufferBytes: capacity)
+    }
+
+    /// Label `id`'s bytes: raw (mapped) when hot, coded when cold.
+    @inline(__always)
+    func locate(_ id: Int) throws(CallerIDError) -> UnsafeRawBufferPointer {
+        id < hotCount ? try hotLabel(id) : try coldCodes(id)
+    }
+
     /// Verify: hot offsets ascend, every label is valid text, every cold group is consumed
-    /// exactly by its labels, every category code is known.
-    func verify(categoryCount: Int) throws(CallerIDError) {
+    /// exactly by its labels.
+    func verify() throws(CallerIDError) {
         func bad(_ m: String) -> CallerIDError { CallerIDError.corrupt(path, m) }
         var last = 0
         for v in 0..<hotCount {
@@ -111,7 +126,6 @@ final class LabelTable: @unchecked Sendable {
             }
         }
         for v in 0..<valueCount {
-            _ = try categoryCode(v, categoryCount: categoryCount)
             if v < hotCount {
                 try checkText(try hotLabel(v), v)
             } else {
@@ -144,20 +158,36 @@ final class RangeTable: @unchecked Sendable {
     let rangeCount: Int
     let blockCount: Int
     let blockSize: Int
-    let index: ByteView
+    let groupCount: Int
+    /// Bytes of a block entry's first-number delta: 4 or 8.
+    let keyBytes: Int
+    /// The group entries (12 bytes each, then the sentinel).
+    let groups: ByteView
+    /// The block entries (`keyBytes + 2` bytes each).
+    let blocks: ByteView
     let records: ByteView
+    /// Range values: per value a category code (P2) and its label's two parts (P8).
+    let valueCount: Int
+    let valueCategories: ByteView
+    let valueParts: ByteView
+    /// Bytes of a part id in P8: 2 when there are at most 65,536 parts, else 4.
+    let partIdBytes: Int
+    /// The label parts.
     let labels: LabelTable
     let path: String
+    /// 10^0 … 10^15, then the span table's 16 spans, then its 16 codes.
     private let powers: UnsafeMutablePointer<UInt64>
+    /// The span table's decimal codes (verify: an escaped span must not be one of them).
+    let spanCodes: [UInt64]
 
     /// Checks the section's header, the sizes of its parts, the index's ends, the hot offsets'
     /// and cold index's spans and the symbol table: O(1) in the number of ranges.
     init(_ s: ByteView, path: String) throws(CallerIDError) {
         func bad(_ what: String) -> CallerIDError { CallerIDError.corrupt(path, "ranges: \(what)") }
         guard s.count >= Format.rangesHeaderSize else { throw bad("section is \(s.count) bytes, shorter than its \(Format.rangesHeaderSize)-byte header") }
-        let rangeCount = Int(s.u32(0)), valueCount = Int(s.u32(4)), hotCount = Int(s.u32(8))
-        let blockSize = Int(s.u16(12))
-        guard s.u16(14) == 0 else { throw bad("reserved field is \(s.u16(14)), not 0") }
+        let rangeCount = Int(s.u32(0)), valueCount = Int(s.u32(4)), hotCount = Int(s.u32(8)), partCount = Int(s.u32(52))
+        let blockSize = Int(s.u16(12)), keyBytes = Int(s.u16(14))
+        guard keyBytes == 4 || keyBytes == 8 else { throw bad("key width \(keyBytes) is neither 4 nor 8") }
         guard (1...Format.maxBlockEntries).contains(blockSize) else { throw bad("block size \(blockSize) outside 1...\(Format.maxBlockEntries)") }
         var parts: [ByteView] = []
         var at = Format.rangesHeaderSize
@@ -169,22 +199,26 @@ final class RangeTable: @unchecked Sendable {
         }
         guard at == s.count else { throw bad("parts end at \(at), the section at \(s.count)") }
         let index = parts[0], records = parts[1], categories = parts[2], hotOffsets = parts[3]
-        let hotLabels = parts[4], symbolTable = parts[5], coldIndex = parts[6], coldLabels = parts[7]
+        let hotLabels = parts[4], symbolTable = parts[5], coldIndex = parts[6], coldLabels = parts[7], valueParts = parts[8]
         let blockCount = (rangeCount + blockSize - 1) / blockSize
+        let groupCount = (blockCount + Format.rangeGroupBlocks - 1) / Format.rangeGroupBlocks
         // Every range costs at least 1 record byte (its head).
         guard rangeCount <= records.count else { throw bad("\(rangeCount) ranges cannot fit \(records.count) record bytes") }
-        guard hotCount <= valueCount, valueCount <= rangeCount, (valueCount == 0) == (rangeCount == 0) else {
-            throw bad("\(valueCount) values (\(hotCount) hot) for \(rangeCount) ranges")
+        guard hotCount <= partCount, valueCount <= rangeCount, (valueCount == 0) == (rangeCount == 0), (partCount == 0) == (valueCount == 0) else {
+            throw bad("\(valueCount) values of \(partCount) label parts (\(hotCount) hot) for \(rangeCount) ranges")
         }
+        let partIdBytes = partCount <= 1 << 16 ? 2 : 4
         func size(_ name: String, _ view: ByteView, _ expected: Int) throws(CallerIDError) {
             guard view.count == expected else { throw bad("\(name) is \(view.count) bytes; it must be \(expected)") }
         }
-        try size("index", index, Format.indexEntrySize * (blockCount + 1))
+        let groupBytes = Format.rangeGroupEntrySize * (groupCount + 1)
+        try size("index", index, groupBytes + (keyBytes + 2) * blockCount)
         try size("value categories", categories, valueCount)
+        try size("value parts", valueParts, 2 * partIdBytes * valueCount)
         try size("hot label offsets", hotOffsets, 4 * (hotCount + 1))
-        let coldGroups = (valueCount - hotCount + (1 << Format.coldGroupShift) - 1) >> Format.coldGroupShift
+        let coldGroups = (partCount - hotCount + (1 << Format.coldGroupShift) - 1) >> Format.coldGroupShift
         try size("cold label index", coldIndex, 4 * (coldGroups + 1))
-        guard Int(index.u32(Format.indexEntrySize * blockCount + 8)) == records.count, blockCount == 0 || index.u32(8) == 0 else {
+        guard Int(index.u32(Format.rangeGroupEntrySize * groupCount + 8)) == records.count, groupCount == 0 || index.u32(8) == 0 else {
             throw bad("the index does not start at 0 and end at the records' \(records.count) bytes")
         }
         guard hotOffsets.u32(0) == 0, Int(hotOffsets.u32(4 * hotCount)) == hotLabels.count else {
@@ -194,74 +228,266 @@ final class RangeTable: @unchecked Sendable {
             throw bad("cold label index does not span the cold labels")
         }
         guard let symbols = LabelSymbolDecoder(symbolTable.buffer) else { throw bad("label symbol table is malformed") }
-        powers = UnsafeMutablePointer<UInt64>.allocate(capacity: 16)
+        var spanCodes: [UInt64] = []
+        for i in 0..<Format.rangeSpanTableSize {
+            let code = UInt64(s.u16(56 + 2 * i))
+            guard RangeTable.span(ofCode: code) != nil else { throw bad("span table entry \(i) (code \(code)) exceeds the largest number") }
+            spanCodes.append(code)
+        }
+        powers = UnsafeMutablePointer<UInt64>.allocate(capacity: 16 + 2 * Format.rangeSpanTableSize)
         for e in 0..<16 { powers[e] = RangeTable.powerOf10(e) }
+        for (i, code) in spanCodes.enumerated() {
+            powers[16 + i] = RangeTable.span(ofCode: code)!
+            powers[16 + Format.rangeSpanTableSize + i] = code
+        }
+        self.spanCodes = spanCodes
         self.rangeCount = rangeCount
         self.blockCount = blockCount
         self.blockSize = blockSize
-        self.index = index
+        self.groupCount = groupCount
+        self.keyBytes = keyBytes
+        groups = index.slice(0, groupBytes)!
+        blocks = index.slice(groupBytes, index.count - groupBytes)!
         self.records = records
         self.path = path
-        labels = LabelTable(valueCount: valueCount, hotCount: hotCount, valueCategories: categories, hotOffsets: hotOffsets,
+        self.valueCount = valueCount
+        valueCategories = categories
+        self.valueParts = valueParts
+        self.partIdBytes = partIdBytes
+        labels = LabelTable(valueCount: partCount, hotCount: hotCount, hotOffsets: hotOffsets,
                             hotLabels: hotLabels, coldIndex: coldIndex, coldLabels: coldLabels, symbols: symbols, path: path,
-                            what: "range value")
+                            what: "range label part")
     }
 
     deinit { powers.deallocate() }
 
     @inline(__always)
-    func firstKey(_ b: Int) -> UInt64 { index.u64(Format.indexEntrySize &* b) }
+    func groupKey(_ g: Int) -> UInt64 { groups.u64(Format.rangeGroupEntrySize &* g) }
 
-    /// The last block whose first number is ≤ x, or −1.
     @inline(__always)
-    func blockFor(_ x: UInt64) -> Int {
-        var lo = 0, n = blockCount
-        guard n > 0, firstKey(0) <= x else { return -1 }
+    func groupOffset(_ g: Int) -> Int { Int(groups.u32(Format.rangeGroupEntrySize &* g &+ 8)) }
+
+    /// Block `b`'s first number minus its group's.
+    @inline(__always)
+    func blockDelta(_ b: Int) -> UInt64 {
+        let at = (keyBytes &+ 2) &* b
+        return keyBytes == 4 ? UInt64(blocks.u32(at)) : blocks.u64(at)
+    }
+
+    /// Block `b`'s record length.
+    @inline(__always)
+    func blockLength(_ b: Int) -> Int { Int(blocks.u16((keyBytes &+ 2) &* b &+ keyBytes)) }
+
+    /// The last group whose first number is ≤ x, or −1: a four-way search (three keys compared
+    /// at once, independent loads; the step is their count, not a branch), then bisection
+    /// steps for the last three or fewer candidates.
+    @inline(__always)
+    func groupFor(_ x: UInt64) -> Int {
+        var lo = 0, n = groupCount
+        guard n > 0, groupKey(0) <= x else { return -1 }
+        @inline(__always) func le(_ g: Int) -> Int { groupKey(g) <= x ? 1 : 0 }
+        while n >= 4 {
+            let q = n &>> 2
+            lo &+= q &* (le(lo &+ q) &+ le(lo &+ 2 &* q) &+ le(lo &+ 3 &* q))
+            n &-= 3 &* q
+        }
         while n > 1 {
             let half = n &>> 1
-            lo = firstKey(lo &+ half) <= x ? lo &+ half : lo
+            lo &+= half &* le(lo &+ half)
             n &-= half
         }
         return lo
+    }
+
+    /// The last block of group `g` whose first number is ≤ x (the group's first block when
+    /// none is), with the offset of its record: every block entry of the group is read, without
+    /// branches on their keys.
+    @inline(__always)
+    func blockFor(_ x: UInt64, inGroup g: Int) -> (block: Int, start: Int) {
+        let b0 = g &* Format.rangeGroupBlocks
+        let bEnd = min(b0 &+ Format.rangeGroupBlocks, blockCount)
+        let d = x &- groupKey(g)
+        var b = b0, start = groupOffset(g)
+        var k = b0 &+ 1
+        while k < bEnd {
+            let above = Int(truncatingIfNeeded: Int64(bitPattern: d &- blockDelta(k)) &>> 63)
+            start &+= blockLength(k &- 1) & ~above
+            b &+= 1 &+ above
+            k &+= 1
+        }
+        return (b, start)
+    }
+
+    /// Block `b`'s record offset (its group's offset plus the lengths of the blocks before it
+    /// in the group).
+    func blockStart(_ b: Int) -> Int {
+        let g = b / Format.rangeGroupBlocks
+        var start = groupOffset(g)
+        for k in (g * Format.rangeGroupBlocks)..<b { start += blockLength(k) }
+        return start
+    }
+
+    /// Block `b`'s first number: nil when the sum overflows (a damaged index).
+    @inline(__always)
+    func firstKey(_ b: Int) -> UInt64? {
+        let (v, o) = groupKey(b / Format.rangeGroupBlocks).addingReportingOverflow(blockDelta(b))
+        return o ? nil : v
     }
 
     /// Ranges in block `b`.
     @inline(__always)
     func count(ofBlock b: Int) -> Int { b == blockCount &- 1 ? rangeCount &- b &* blockSize : blockSize }
 
-    /// A decoder positioned at block `b`'s first range; checks the record's bounds.
+    /// A decoder positioned at block `b`'s first range, whose record starts at `start`; checks
+    /// the record's bounds and the block's first number.
     @inline(__always)
-    func decoder(_ b: Int) throws(CallerIDError) -> BlockDecoder {
-        let start = Int(index.u32(Format.indexEntrySize &* b &+ 8)), end = Int(index.u32(Format.indexEntrySize &* b &+ 20))
-        let first = firstKey(b)
-        guard start < end, end <= records.count, first <= Format.maxNumber else {
-            throw CallerIDError.corrupt(path, "ranges: block \(b): record at \(start)..<\(end) or first number \(first) is damaged")
+    func decoder(_ b: Int, start: Int) throws(CallerIDError) -> BlockDecoder {
+        let end = start &+ blockLength(b)
+        guard start < end, end <= records.count, let first = firstKey(b), first <= Format.maxNumber else {
+            throw CallerIDError.corrupt(path, "ranges: block \(b): record at \(start)..<\(end) or first number is damaged")
         }
         return BlockDecoder(records: records, powers: powers, at: start, end: end, upcoming: first, remaining: count(ofBlock: b), isFirst: true,
-                            valueCount: labels.valueCount)
+                            valueCount: valueCount)
     }
 
-    /// The range holding `x`, or nil.
+    /// The range holding `x`, or nil. The same decoding and checks as ``BlockDecoder/next()``,
+    /// in a loop shaped for the common case (one- and two-byte heads, gaps of 0 or 1 number, the
+    /// value one of the two most recent) with few branches that depend on the data.
     @inline(__always)
     func find(_ x: UInt64) throws(CallerIDError) -> RawRange? {
         guard x <= Format.maxNumber else { return nil }
-        let b = blockFor(x)
-        guard b >= 0 else { return nil }
-        var d = try decoder(b)
-        while d.remaining > 0 {
-            guard let r = d.next() else { throw CallerIDError.corrupt(path, "ranges: block \(b) is damaged") }
-            if x < r.first { return nil }
-            if x <= r.last { return r }
+        let g = groupFor(x)
+        guard g >= 0 else { return nil }
+        let (b, start) = blockFor(x, inGroup: g)
+        var d = try decoder(b, start: start)
+        let end = d.end
+        var at = d.at
+        var upcoming = d.upcoming
+        var remaining = d.remaining
+        var recent0 = -1, recent1 = -1
+        let valueCount = d.valueCount
+        func damaged() -> CallerIDError { CallerIDError.corrupt(path, "ranges: block \(b) is damaged") }
+        var isFirst = true
+        while remaining > 0 {
+            // The head: one or two bytes without a branch on which; longer ones the slow way.
+            var head: UInt64
+            if at &+ 2 <= end, case let two = UInt64(records.u16(at)), two & 0x8080 != 0x8080 {
+                let more = (two &>> 7) & 1
+                head = (two & 0x7F) | (((two &>> 8) & 0x7F) &<< 7) & (0 &- more)
+                at &+= 1 &+ Int(more)
+            } else {
+                d.at = at
+                guard let h = d.varint() else { throw damaged() }
+                head = h
+                at = d.at
+            }
+            // The span: table entry or decimal code, both computed (no branch on which).
+            let symbol = head &>> 3
+            let inTable = symbol < UInt64(Format.rangeSpanTableSize)
+            guard let coded = d.decimal(inTable ? 0 : symbol &- UInt64(Format.rangeSpanTableSize)) else { throw damaged() }
+            let span = inTable ? d.powers[16 &+ Int(symbol & 15)] : coded
+            let k = Int(head & 7)
+            let gap = (k &* 11) &>> 5   // k / 3 for k < 8
+            let mode = k &- 3 &* gap
+            var first = upcoming &+ UInt64(gap & 1)
+            if gap != 0 {
+                guard !isFirst else { throw damaged() }
+                if gap == 2 {
+                    d.at = at
+                    guard let c = d.varint(), let size = d.decimal(c) else { throw damaged() }
+                    at = d.at
+                    first = upcoming &+ size
+                }
+            }
+            var value: Int
+            if mode == 0 {
+                d.at = at
+                guard let v = d.varint(), v < UInt64(valueCount) else { throw damaged() }
+                at = d.at
+                value = Int(v)
+            } else {
+                value = mode == 1 ? recent0 : recent1
+                guard value >= 0 else { throw damaged() }
+            }
+            let changed = value != recent0
+            recent1 = changed ? recent0 : recent1
+            recent0 = value
+            let last = first &+ (span &- 1)
+            guard first <= Format.maxNumber, last <= Format.maxNumber else { throw damaged() }
+            if x <= last { return x < first ? nil : RawRange(first: first, last: last, value: value) }
+            upcoming = last &+ 1
+            remaining &-= 1
+            isFirst = false
         }
         return nil
     }
 
+    /// Range value `v`'s category code, checked against the number of categories.
+    @inline(__always)
+    func categoryCode(_ v: Int, categoryCount: Int) throws(CallerIDError) -> Int {
+        let code = Int(valueCategories.u8(v))
+        guard code < categoryCount else { throw CallerIDError.corrupt(path, "range value \(v) has unknown category code \(code)") }
+        return code
+    }
+
+    /// Range value `v`'s two label parts (prefix, suffix), checked against the part count.
+    @inline(__always)
+    func parts(_ v: Int) throws(CallerIDError) -> (Int, Int) {
+        let a: Int, b: Int
+        if partIdBytes == 2 {
+            a = Int(valueParts.u16(4 &* v)); b = Int(valueParts.u16(4 &* v &+ 2))
+        } else {
+            a = Int(valueParts.u32(8 &* v)); b = Int(valueParts.u32(8 &* v &+ 4))
+        }
+        guard a < labels.valueCount, b < labels.valueCount else {
+            throw CallerIDError.corrupt(path, "range value \(v) names label part \(max(a, b)) of \(labels.valueCount)")
+        }
+        return (a, b)
+    }
+
+    /// The range holding `x` with its value's category and its label's parts, or nil.
+    @inline(__always)
+    func locate(_ x: UInt64, categoryCount: Int) throws(CallerIDError) -> Database.RangeLocated? {
+        guard let found = try find(x) else { return nil }
+        let category = try categoryCode(found.value, categoryCount: categoryCount)
+        let (a, b) = try parts(found.value)
+        let aBytes = try labels.locate(a), bBytes = try labels.locate(b)
+        return Database.RangeLocated(value: found.value, category: category, first: found.first, last: found.last,
+                                     prefix: a, prefixBytes: aBytes, suffix: b, suffixBytes: bBytes,
+                                     bufferBytes: labels.bufferBytes(a, aBytes) &+ labels.bufferBytes(b, bBytes))
+    }
+
+    /// Writes a located range's label (its two parts) to `out` (`capacity` ≥ its
+    /// `bufferBytes`); the length, at most 65,535 bytes.
+    @inline(__always)
+    func label(of r: Database.RangeLocated, into out: UnsafeMutableRawPointer, capacity: Int) throws(CallerIDError) -> Int {
+        let n = try labels.copy(r.prefix, r.prefixBytes, to: out, capacity: capacity)
+        let m = try labels.copy(r.suffix, r.suffixBytes, to: out + n, capacity: capacity &- n)
+        guard n &+ m <= Format.maxLabelBytes else {
+            throw CallerIDError.corrupt(path, "range value \(r.value)'s label is longer than \(Format.maxLabelBytes) bytes")
+        }
+        return n &+ m
+    }
+
+    /// Calls `body` with range value `v`'s label.
+    func withLabel<R>(_ v: Int, _ body: (UnsafeRawBufferPointer) throws(CallerIDError) -> R) throws(CallerIDError) -> R {
+        let (a, b) = try parts(v)
+        let aBytes = try labels.locate(a), bBytes = try labels.locate(b)
+        let r = Database.RangeLocated(value: v, category: 0, first: 0, last: 0, prefix: a, prefixBytes: aBytes, suffix: b, suffixBytes: bBytes,
+                                      bufferBytes: labels.bufferBytes(a, aBytes) + labels.bufferBytes(b, bBytes))
+        return try withUnsafeTemporaryAllocation(byteCount: max(r.bufferBytes, 8), alignment: 8) { (buffer) throws(CallerIDError) -> R in
+            let n = try label(of: r, into: buffer.baseAddress!, capacity: buffer.count)
+            return try body(UnsafeRawBufferPointer(start: buffer.baseAddress!, count: n))
+        }
+    }
+
     /// Decodes a block's ranges one at a time, each checked: varints inside the record and at
     /// most 9 bytes, decimal codes in range, numbers ≤ maxNumber without overflow, value ids below
-    /// the value count, no gap flag on a block's first range.
+    /// the value count, no gap on a block's first range.
     struct BlockDecoder {
         let records: ByteView
-        /// 10^0 … 10^15 (a load instead of a switch: no indirect branch per range).
+        /// 10^0 … 10^15 (a load instead of a switch: no indirect branch per range), the span
+        /// table's spans and its codes.
         let powers: UnsafePointer<UInt64>
         var at: Int
         let end: Int
@@ -311,25 +537,45 @@ final class RangeTable: @unchecked Sendable {
             return v
         }
 
+        /// The span of symbol `s`: table entry `s` (< 16), else the decimal code `s − 16`.
+        @inline(__always)
+        mutating func span(_ s: UInt64) -> UInt64? {
+            if s < UInt64(Format.rangeSpanTableSize) { return powers[16 &+ Int(s)] }
+            let code = s &- UInt64(Format.rangeSpanTableSize)
+            if checkCanonical {
+                for i in 0..<Format.rangeSpanTableSize where powers[16 + Format.rangeSpanTableSize + i] == code { nonCanonical = true }
+            }
+            return decimal(code)
+        }
+
         /// The next range; nil when the record is damaged (or exhausted).
         @inline(__always)
         mutating func next() -> RawRange? {
-            guard remaining > 0, let head = varint(), let span = decimal(head &>> 3) else { return nil }
+            guard remaining > 0, let head = varint(), let span = span(head &>> 3) else { return nil }
+            // The kind k = 3 × gap + mode (0 … 7): gap 0 adjacent, 1 one number, 2 coded;
+            // mode 0 explicit, 1 recent0, 2 recent1.
+            let k = Int(head & 7)
+            let gap = k / 3, mode = k &- 3 &* gap
             var first = upcoming
-            if head & 1 != 0 {
-                guard !isFirst, let g = varint(), let gap = decimal(g) else { return nil }
-                first &+= gap   // upcoming ≤ maxNumber + 1 and gap ≤ maxNumber + 1: no overflow
+            if gap != 0 {
+                guard !isFirst else { return nil }
+                if gap == 1 {
+                    first &+= 1
+                } else {
+                    guard let g = varint(), let size = decimal(g) else { return nil }
+                    if checkCanonical && size == 1 { nonCanonical = true }
+                    first &+= size   // upcoming ≤ maxNumber + 1 and size ≤ maxNumber + 1: no overflow
+                }
             }
-            let mode = (head &>> 1) & 3
             var value: Int
             if mode == 0 {
                 guard let v = varint(), v < UInt64(valueCount) else { return nil }
                 value = Int(v)
-                if checkCanonical && (value == recent0 || value == recent1) { nonCanonical = true }
+                if checkCanonical && (value == recent0 || (value == recent1 && gap != 2)) { nonCanonical = true }
             } else {
-                // 1: the last value, 2: the one before (selects, not branches); 3 is invalid.
+                // 1: the last value, 2: the one before (selects, not branches).
                 value = mode == 1 ? recent0 : recent1
-                guard mode != 3, value >= 0 else { return nil }
+                guard value >= 0 else { return nil }
             }
             let changed = value != recent0
             recent1 = changed ? recent0 : recent1
@@ -341,6 +587,13 @@ final class RangeTable: @unchecked Sendable {
             isFirst = false
             return RawRange(first: first, last: last, value: value)
         }
+    }
+
+    /// `m × 10^e` for the decimal code `(m − 1) << 4 | e`; nil above maxNumber + 1.
+    static func span(ofCode code: UInt64) -> UInt64? {
+        let m = (code >> 4) + 1
+        let (v, overflow) = m.multipliedReportingOverflow(by: powerOf10(Int(code & 15)))
+        return !overflow && v <= Format.maxNumber + 1 ? v : nil
     }
 
     /// 10^e for e in 0…15.
@@ -366,16 +619,30 @@ final class RangeTable: @unchecked Sendable {
         }
     }
 
-    /// Verify: every block decodes completely and canonically, ends exactly at the next block's
-    /// record, its first number is above the previous block's last, and the labels check out.
+    /// Verify: every block decodes completely and canonically, its record follows the previous
+    /// block's, its first number is above the previous block's last, each group's first block
+    /// is the group's first number, the key width is the narrowest, and the labels check out.
     func verify(categoryCount: Int) throws(CallerIDError) {
         func bad(_ m: String) -> CallerIDError { CallerIDError.corrupt(path, "ranges: \(m)") }
-        try labels.verify(categoryCount: categoryCount)
+        try labels.verify()
+        for v in 0..<valueCount {
+            _ = try categoryCode(v, categoryCount: categoryCount)
+            _ = try withLabel(v) { (bytes) throws(CallerIDError) in bytes.count }
+        }
         var previousLast: UInt64? = nil
         var total = 0
+        var start = 0
+        var widest: UInt64 = 0
         for b in 0..<blockCount {
-            if let p = previousLast { guard firstKey(b) > p else { throw bad("block \(b) starts at or before the previous block's last number") } }
-            var d = try decoder(b)
+            if b % Format.rangeGroupBlocks == 0 {
+                guard groupOffset(b / Format.rangeGroupBlocks) == start, blockDelta(b) == 0 else {
+                    throw bad("group \(b / Format.rangeGroupBlocks) does not start at its first block")
+                }
+            }
+            widest = max(widest, blockDelta(b))
+            guard let first = firstKey(b) else { throw bad("block \(b)'s first number overflows") }
+            if let p = previousLast { guard first > p else { throw bad("block \(b) starts at or before the previous block's last number") } }
+            var d = try decoder(b, start: start)
             d.checkCanonical = true
             while d.remaining > 0 {
                 guard let r = d.next() else { throw bad("block \(b) is damaged") }
@@ -383,8 +650,11 @@ final class RangeTable: @unchecked Sendable {
                 total += 1
             }
             guard d.at == d.end else { throw bad("block \(b) has \(d.end - d.at) unused bytes") }
-            guard !d.nonCanonical else { throw bad("block \(b) has a varint or decimal code the writer would not write") }
+            guard !d.nonCanonical else { throw bad("block \(b) has a varint, decimal code or value the writer would not write") }
+            start = d.end
         }
+        guard start == records.count else { throw bad("blocks end at \(start); the records at \(records.count)") }
         guard total == rangeCount else { throw bad("blocks hold \(total) ranges; the header says \(rangeCount)") }
+        guard keyBytes == 4 || widest > UInt64(UInt32.max) else { throw bad("key width 8 where 4 would do") }
     }
 }

@@ -211,6 +211,61 @@ private func build(ranges: [LabeledRange], entries: [Entry] = [], rangeBlockSize
         #expect(throws: CallerIDError.self) { try c.write(to: dir.path("x.cid")) }
     }
 
+    /// The index's block entries hold each block's first number as a distance from its group's
+    /// first number: 4 bytes when every distance fits, 8 otherwise; both read back every range.
+    @Test(arguments: [(UInt64(1_000), 4), (1_000_000_000, 8)])
+    func keyWidthIsTheNarrowest(spacing: UInt64, width: Int) throws {
+        let dir = TempDir()
+        let ranges = (0..<40).map { LabeledRange(first: 5 + UInt64($0) * spacing, last: 5 + UInt64($0) * spacing + 9, label: "r\($0 % 3)") }
+        let path = dir.path("w.cid")
+        _ = try build(ranges: ranges, rangeBlockSize: 1, at: path)
+        let e = ImageEditor(Array(try Data(contentsOf: URL(fileURLWithPath: path))))
+        #expect(e.rangeKeyBytes == width)
+        let db = try Database(path: path, verify: true)
+        for r in ranges {
+            #expect(try db.answer(r.last)?.match == .range(first: r.first, last: r.last))
+            #expect(try db.answer(r.last + 1) == nil)
+        }
+    }
+
+    /// A numbering plan's shapes: ranges one number apart (the single number between them an
+    /// entry), adjacent ranges, spans that repeat, labels "operator, region"; the most frequent
+    /// span is the span table's first entry, labels share their parts, and every number
+    /// answers as before.
+    @Test func gapsOfOneAndTheSpanTable() throws {
+        let dir = TempDir()
+        var ranges: [LabeledRange] = []
+        var entries: [Entry] = []
+        var next: UInt64 = 73_012_100_000
+        var g = SeededGenerator(seed: 42)
+        for i in 0..<300 {
+            let span: UInt64 = [20_000, 20_000, 20_000, 10_000, 500, 7][Int.random(in: 0..<6, using: &g)]
+            ranges.append(LabeledRange(first: next, last: next + span - 1, label: ["МТС, Москва", "Билайн, Тверь", "Ростелеком"][i % 3]))
+            next += span
+            if Bool.random(using: &g) {
+                entries.append(Entry(number: next, label: "single"))
+                next += 1
+            }
+        }
+        let path = dir.path("p.cid")
+        _ = try build(ranges: ranges, entries: entries, rangeBlockSize: 10, at: path)
+        let e = ImageEditor(Array(try Data(contentsOf: URL(fileURLWithPath: path))))
+        #expect(UInt64(e.u16(e.rangesStart + 56)) == RangeWriter.decimalCode(20_000))
+        // Labels are stored as two parts, split after the last ", ": "МТС, " + "Москва",
+        // "Билайн, " + "Тверь", "Ростелеком" + "" — six parts for three values.
+        #expect(e.u32(e.rangesStart + 4) == 3 && e.u32(e.rangesStart + 52) == 6)
+        let db = try Database(path: path, verify: true)
+        for r in ranges {
+            for x in [r.first, r.last, r.first + (r.last - r.first) / 2] {
+                let a = try db.answer(x)
+                #expect(a?.match == .range(first: r.first, last: r.last) && a?.label == r.label)
+            }
+        }
+        for s in entries { #expect(try db.answer(s.number)?.match == .entry) }
+        var c = db.rangeCursor(from: ranges[150].first + 1)
+        #expect(try c.collect() == Array(ranges[150...]).map { LabeledRange(first: $0.first, last: $0.last, label: $0.label) })
+    }
+
     @Test func decimalCodes() {
         for (v, m, e) in [(UInt64(1), UInt64(1), UInt64(0)), (10_000, 1, 4), (20_000, 2, 4), (12_345, 12_345, 0),
                           (1_000_000_000_000_000, 1, 15), (Format.maxNumber + 1, 1, 15), (990, 99, 1), (10_000_000_000_000_000, 10, 15)] {
@@ -236,6 +291,15 @@ extension ImageEditor {
     var rangesLength: Int { Int(u64(rangesEntry + 16)) }
     /// Absolute offset of part `i` of the ranges section.
     func rangePart(_ i: Int) -> Int { rangesStart + Format.rangesHeaderSize + (0..<i).reduce(0) { $0 + Int(u32(rangesStart + 16 + 4 * $1)) } }
+    /// Bytes of a block entry's first-number delta (4 or 8).
+    var rangeKeyBytes: Int { Int(u16(rangesStart + 14)) }
+    /// Absolute offset of block `b`'s index entry (first-number delta, then u16 record length),
+    /// for a sample of one group (60 ranges of 8 per block).
+    func rangeBlockEntry(_ b: Int) -> Int { rangePart(0) + 2 * Format.rangeGroupEntrySize + (rangeKeyBytes + 2) * b }
+    /// Sets block `b`'s first-number delta.
+    mutating func setRangeDelta(_ b: Int, _ v: UInt64) {
+        if rangeKeyBytes == 4 { set32(rangeBlockEntry(b), UInt32(truncatingIfNeeded: v)) } else { set64(rangeBlockEntry(b), v) }
+    }
 }
 
 /// Opens, looks up, enumerates and verifies `bytes`; returns the first error's message (nil
@@ -264,17 +328,23 @@ private func exercise(_ bytes: [UInt8], probes: [UInt64], dir: TempDir) -> Strin
         let dir = TempDir()
         let cases: [(String, String, (inout ImageEditor) -> Void)] = [
             ("short section", "shorter than its", { e in e.set64(e.rangesEntry + 16, 20) }),
-            ("reserved", "reserved field", { e in e.set16(e.rangesStart + 14, 1) }),
+            ("key width", "key width 5", { e in e.set16(e.rangesStart + 14, 5) }),
+            ("span table entry", "span table entry 3", { e in e.set16(e.rangesStart + 56 + 2 * 3, 0xFFFF) }),
             ("block size 0", "block size 0", { e in e.set16(e.rangesStart + 12, 0) }),
             ("block size 2000", "block size 2000", { e in e.set16(e.rangesStart + 12, 2000) }),
             ("block size 9: index size", "index is", { e in e.set16(e.rangesStart + 12, 9) }),
             ("range count huge", "cannot fit", { e in e.set32(e.rangesStart, .max) }),
-            ("more values than ranges", "values (", { e in e.set32(e.rangesStart + 4, 61) }),
-            ("more hot than values", "values (", { e in e.set32(e.rangesStart + 8, e.u32(e.rangesStart + 4) + 1) }),
-            ("no values for ranges", "values (", { e in e.set32(e.rangesStart + 4, 0); e.set32(e.rangesStart + 8, 0) }),
+            ("more values than ranges", "label parts (", { e in e.set32(e.rangesStart + 4, 61) }),
+            ("more hot than parts", "label parts (", { e in e.set32(e.rangesStart + 8, e.u32(e.rangesStart + 52) + 1) }),
+            ("no values for ranges", "label parts (", { e in e.set32(e.rangesStart + 4, 0); e.set32(e.rangesStart + 8, 0) }),
+            ("no parts for values", "label parts (", { e in e.set32(e.rangesStart + 52, 0); e.set32(e.rangesStart + 8, 0) }),
+            ("value parts size", "value parts is", { e in
+                e.set32(e.rangesStart + 16 + 4 * 8, e.u32(e.rangesStart + 16 + 4 * 8) - 4)
+                e.set32(e.rangesStart + 16 + 4 * 7, e.u32(e.rangesStart + 16 + 4 * 7) + 4)
+            }),
             ("part past the section", "runs past", { e in e.set32(e.rangesStart + 16, .max) }),
             ("parts short of the section", "parts end at", { e in e.set32(e.rangesStart + 16 + 4 * 4, e.u32(e.rangesStart + 16 + 4 * 4) - 1) }),
-            ("index sentinel", "the index does not", { e in e.set32(e.rangePart(0) + 12 * 8 + 8, 1) }),
+            ("index sentinel", "the index does not", { e in e.set32(e.rangePart(0) + 12 * 1 + 8, 1) }),
             ("index start", "the index does not", { e in e.set32(e.rangePart(0) + 8, 1) }),
             ("hot offsets", "hot label offsets do not span", { e in e.set32(e.rangePart(3), 1) }),
             ("cold index", "cold label index does not span", { e in e.set32(e.rangePart(6), 1) }),
@@ -295,8 +365,10 @@ private func exercise(_ bytes: [UInt8], probes: [UInt64], dir: TempDir) -> Strin
         let dir = TempDir()
         let probes = ranges.map(\.first)
         let cases: [(String, (inout ImageEditor) -> Void)] = [
-            ("block 1 record offset past the records", { e in e.set32(e.rangePart(0) + 12 + 8, e.u32(e.rangePart(0) + 12 * 8 + 8) + 5) }),
-            ("block first number past the largest", { e in e.set64(e.rangePart(0) + 12, Format.maxNumber + 1) }),
+            ("block 0 record length past the records", { e in e.set16(e.rangeBlockEntry(0) + e.rangeKeyBytes, 0xFFFF) }),
+            ("block 0 record length 0", { e in e.set16(e.rangeBlockEntry(0) + e.rangeKeyBytes, 0) }),
+            ("group first number past the largest", { e in e.set64(e.rangePart(0), Format.maxNumber + 1) }),
+            ("block 2 first number past the largest", { e in e.setRangeDelta(2, UInt64(UInt32.max)); e.set64(e.rangePart(0), Format.maxNumber - 1000) }),
             ("a value id past the values", { e in
                 // Block 0, range 0: head varint, then the value varint: make it 0x7F (127 > values).
                 var at = e.rangePart(1)
@@ -304,9 +376,11 @@ private func exercise(_ bytes: [UInt8], probes: [UInt64], dir: TempDir) -> Strin
                 at += 1
                 e.set8(at, 0x7F)
             }),
-            ("gap flag on a block's first range", { e in e.set8(e.rangePart(1), e.u8(e.rangePart(1)) | 1) }),
+            ("a gap on a block's first range", { e in e.set8(e.rangePart(1), e.u8(e.rangePart(1)) | 3) }),
+            ("a coded gap on a block's first range", { e in e.set8(e.rangePart(1), e.u8(e.rangePart(1)) | 6) }),
             ("a category code past the categories", { e in e.set8(e.rangePart(2), 200) }),
-            ("block 1 starts before block 0 ends", { e in e.set64(e.rangePart(0) + 12, e.u64(e.rangePart(0))) }),
+            ("a label part past the parts", { e in e.set16(e.rangePart(8) + 2, 0xFFFF) }),
+            ("block 1 starts before block 0 ends", { e in e.setRangeDelta(1, 0) }),
         ]
         for (name, edit) in cases {
             var e = ImageEditor(image)
@@ -315,6 +389,51 @@ private func exercise(_ bytes: [UInt8], probes: [UInt64], dir: TempDir) -> Strin
             let message = exercise(e.bytes, probes: probes, dir: dir)
             #expect(message?.contains("ranges") == true || message?.contains("range value") == true, "\(name): \(message ?? "accepted")")
         }
+    }
+
+    /// A lookup's decoding loop (`RangeTable.find`) and the block decoder the cursor and verify
+    /// use (`BlockDecoder.next`) are separate code: with every record byte changed, both answer
+    /// every probe the same way (the same range, not found, or damaged).
+    @Test func lookupLoopAgreesWithTheBlockDecoder() throws {
+        let (image, ranges) = try rangeSample()
+        let dir = TempDir()
+        let e0 = ImageEditor(image)
+        var probes = ranges.flatMap { [$0.first + ($0.last - $0.first) / 2, $0.last + 1] }
+        probes += [0, Format.maxNumber]
+        func reference(_ t: RangeTable, _ x: UInt64) -> RawRange?? {
+            guard x <= Format.maxNumber else { return .some(nil) }
+            let g = t.groupFor(x)
+            guard g >= 0 else { return .some(nil) }
+            let (b, start) = t.blockFor(x, inGroup: g)
+            guard var d = try? t.decoder(b, start: start) else { return nil }
+            while d.remaining > 0 {
+                guard let r = d.next() else { return nil }
+                if x < r.first { return .some(nil) }
+                if x <= r.last { return .some(r) }
+            }
+            return .some(nil)
+        }
+        var compared = 0
+        for offset in e0.rangePart(1)..<e0.rangePart(2) {
+            // A low bit (kinds, values), the continuation bit, or a head's gap kind.
+            for delta: UInt8 in offset & 1 == 0 ? [0x01, 0x06] : [0x80] {
+                var e = e0
+                e.set8(offset, e.u8(offset) ^ delta)
+                e.seal()
+                let path = dir.path("d.cid")
+                FileManager.default.createFile(atPath: path, contents: Data(e.bytes))
+                guard let db = try? Database(path: path), let t = db.ranges else { continue }
+                for x in probes {
+                    // Not `try?`: it would flatten "damaged" (nil) and "not found" (.some(nil)).
+                    let found: RawRange??
+                    do { found = .some(try t.find(x)) } catch { found = nil }
+                    let expected = reference(t, x)
+                    #expect(found == expected, "byte \(offset - e0.rangePart(1)) ^ \(delta), number \(x): \(String(describing: found)) vs \(String(describing: expected))")
+                    compared += 1
+                }
+            }
+        }
+        #expect(compared > 1_000)
     }
 
     /// Every byte of the ranges section changed (checksums recomputed): open, lookups, the

@@ -67,6 +67,14 @@ func rangeBench(_ a: Arguments) throws -> Int32 {
         return samples.sorted()
     }
     let answer = { (n: UInt64) throws -> Int? in try db.withAnswer(n) { $0.labelBytes.count } }
+    if a.flags.contains("--profile-ranges") {
+        // Only range lookups, for `perf record`: 20 passes over the probes.
+        let rangeOnly = { (n: UInt64) throws -> Int? in try db.withRange(n) { $0.labelBytes.count } }
+        var p50: [Double] = []
+        for _ in 0..<20 { p50.append(percentile(try timed(inRanges, rangeOnly), 0.5)) }
+        print("range_only_p50_ns \(median(p50))")
+        return 0
+    }
     let entryOnly = { (n: UInt64) throws -> Int? in try db.withEntry(n) { $0.labelBytes.count } }
     // Warm-up passes, then the measured ones (interleaved twice to even out drift).
     _ = try timed(Array(inRanges.prefix(200_000)), answer)

@@ -61,9 +61,19 @@ enum RangeWriter {
         return (m - 1) << 4 | e
     }
 
-    /// How a range's value is given: the value of the block's last range, the one before it
-    /// (of the two most recently used), or explicitly.
+    /// A range's value: given explicitly, or the value of the block's most recently used
+    /// value (`recent0`), or the one used before it (`recent1`).
     static let valueExplicit: UInt64 = 0, valueRecent0: UInt64 = 1, valueRecent1: UInt64 = 2
+    /// A range's start: adjacent to the previous range, one number after it (a single number
+    /// between two ranges: a numbering plan's one-number rows are entries), or after a coded gap.
+    static let gapNone: UInt64 = 0, gapOne: UInt64 = 1, gapCoded: UInt64 = 2
+
+    /// The head's kind `3 × gap + mode`, and the mode actually written: kind 8 (a coded gap
+    /// with `recent1`) does not exist, so such a range writes its value explicitly (kind 6).
+    @inline(__always)
+    static func kind(gap: UInt64, mode: UInt64) -> (kind: UInt64, mode: UInt64) {
+        gap == gapCoded && mode == valueRecent1 ? (6, valueExplicit) : (3 * gap + mode, mode)
+    }
 
     static func appendVarint(_ v: UInt64, to out: inout [UInt8]) {
         var v = v
@@ -72,6 +82,14 @@ enum RangeWriter {
             v >>= 7
         }
         out.append(UInt8(v))
+    }
+
+    /// The gap kind between `previous` (nil: a block's first range) and `p`.
+    @inline(__always)
+    static func gapKind(_ p: Piece, after previous: Piece?) -> (kind: UInt64, gap: UInt64) {
+        guard let q = previous else { return (gapNone, 0) }
+        let gap = p.first - q.last - 1
+        return (gap == 0 ? gapNone : gap == 1 ? gapOne : gapCoded, gap)
     }
 
     /// The section image for sorted, non-overlapping `pieces` whose values index `label` and
@@ -84,14 +102,16 @@ enum RangeWriter {
         guard pieces.count <= Int(UInt32.max) else { throw CallerIDError(.limitExceeded, "more than 2^32 - 1 ranges") }
         // Value ids by descending frequency of explicit use (ties: first occurrence), so that
         // the values most often written get one-byte varints. Within a block, a value equal to
-        // one of the two most recently used is not written (a numbering plan's neighbouring
-        // ranges mostly share their operator and region).
+        // one of the two most recently used is mostly not written (a numbering plan's
+        // neighbouring ranges mostly share their operator and region).
         var freq = [Int](repeating: 0, count: labelCount)
         var firstUse = [Int](repeating: Int.max, count: labelCount)
         var recent: (UInt32?, UInt32?) = (nil, nil)
         for (i, p) in pieces.enumerated() {
             if i % blockSize == 0 { recent = (nil, nil) }
-            if recent.0 != p.value && recent.1 != p.value { freq[Int(p.value)] += 1 }
+            let gap = gapKind(p, after: i % blockSize == 0 ? nil : pieces[i - 1]).kind
+            let mode = recent.0 == p.value ? valueRecent0 : recent.1 == p.value ? valueRecent1 : valueExplicit
+            if kind(gap: gap, mode: mode).mode == valueExplicit { freq[Int(p.value)] += 1 }
             if recent.0 != p.value { recent = (p.value, recent.0) }
             if firstUse[Int(p.value)] == Int.max { firstUse[Int(p.value)] = i }
         }
@@ -100,44 +120,118 @@ enum RangeWriter {
         var idOf = [UInt32](repeating: 0, count: labelCount)
         for (id, v) in ordered.enumerated() { idOf[v] = UInt32(id) }
 
-        var index: [UInt8] = []
+        // The span table: the most frequent span codes that fit 16 bits (ties: the smaller code),
+        // written as symbols 0 … 15 in one-byte heads; other spans are symbol 16 + their code.
+        var spanUses: [UInt64: Int] = [:]
+        for p in pieces { spanUses[decimalCode(p.last - p.first + 1), default: 0] += 1 }
+        let spanTable = spanUses.filter { $0.key <= 0xFFFF }.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
+            .prefix(Format.rangeSpanTableSize).map(\.key)
+        var spanSymbol: [UInt64: UInt64] = [:]
+        for (i, c) in spanTable.enumerated() { spanSymbol[c] = UInt64(i) }
+
+        // The records, and per block its first number and record length.
         var records: [UInt8] = []
+        var blockFirst: [UInt64] = [], blockStart: [Int] = []
         var start = 0
         while start < pieces.count {
             let n = min(blockSize, pieces.count - start)
             guard records.count <= Int(UInt32.max) - (1 << 20) else { throw CallerIDError(.limitExceeded, "range records exceed 4 GiB") }
-            index.appendLE(pieces[start].first)
-            index.appendLE(UInt32(records.count))
+            blockFirst.append(pieces[start].first)
+            blockStart.append(records.count)
             var recent: (UInt32?, UInt32?) = (nil, nil)
             for i in start..<(start + n) {
                 let p = pieces[i]
-                let span = decimalCode(p.last - p.first + 1)  // ≤ maxNumber + 1: never 0, never overflows
-                let gap = i == start ? 0 : p.first - pieces[i - 1].last - 1
-                let mode = recent.0 == p.value ? valueRecent0 : recent.1 == p.value ? valueRecent1 : valueExplicit
-                appendVarint(span << 3 | mode << 1 | (gap > 0 ? 1 : 0), to: &records)
-                if gap > 0 { appendVarint(decimalCode(gap), to: &records) }
+                let code = decimalCode(p.last - p.first + 1)  // ≤ maxNumber + 1: never 0, never overflows
+                let span = spanSymbol[code] ?? UInt64(Format.rangeSpanTableSize) + code
+                let (gap, gapSize) = gapKind(p, after: i == start ? nil : pieces[i - 1])
+                let (k, mode) = kind(gap: gap, mode: recent.0 == p.value ? valueRecent0 : recent.1 == p.value ? valueRecent1 : valueExplicit)
+                appendVarint(span << 3 | k, to: &records)
+                if gap == gapCoded { appendVarint(decimalCode(gapSize), to: &records) }
                 if mode == valueExplicit { appendVarint(UInt64(idOf[Int(p.value)]), to: &records) }
                 if recent.0 != p.value { recent = (p.value, recent.0) }
             }
             start += n
         }
         guard records.count <= Int(UInt32.max) else { throw CallerIDError(.limitExceeded, "range records exceed 4 GiB") }
+        blockStart.append(records.count)
+
+        // The index: per group of blocks its first number and record offset (then a sentinel),
+        // then per block its first number's distance from its group's and its record length.
+        let groupBlocks = Format.rangeGroupBlocks
+        var wide = false
+        for b in 0..<blockFirst.count where blockFirst[b] - blockFirst[b - b % groupBlocks] > UInt64(UInt32.max) { wide = true }
+        var index: [UInt8] = []
+        for b in stride(from: 0, to: blockFirst.count, by: groupBlocks) {
+            index.appendLE(blockFirst[b])
+            index.appendLE(UInt32(blockStart[b]))
+        }
         index.appendLE(UInt64(0))
         index.appendLE(UInt32(records.count))
+        for b in 0..<blockFirst.count {
+            let delta = blockFirst[b] - blockFirst[b - b % groupBlocks]
+            if wide { index.appendLE(delta) } else { index.appendLE(UInt32(delta)) }
+            index.appendLE(UInt16(blockStart[b + 1] - blockStart[b]))  // ≤ 1,024 × 27 bytes
+        }
 
-        let labels = try FileWriter.encodeLabels(count: ordered.count, label: { label(ordered[$0]) }, hotLabelBytes: hotLabelBytes)
+        // Labels as two parts each, split after the last ", " (a plan's labels join operator and
+        // region: 8,448 Rossvyaz labels are pairs of 1,803 operators and 2,355 regions), the
+        // parts deduplicated and stored like entry labels, most used first (hot).
+        var rangesOf = [Int](repeating: 0, count: ordered.count)
+        var valueOf = [Int](repeating: -1, count: labelCount)
+        for (id, v) in ordered.enumerated() { valueOf[v] = id }
+        for p in pieces { rangesOf[valueOf[Int(p.value)]] += 1 }
+        var partId: [ArraySlice<UInt8>: Int] = [:]
+        var partBytes: [ArraySlice<UInt8>] = []
+        var partWeight: [Int] = []
+        var pairs: [(Int, Int)] = []
+        pairs.reserveCapacity(ordered.count)
+        func intern(_ bytes: ArraySlice<UInt8>, _ weight: Int) -> Int {
+            if let id = partId[bytes] { partWeight[id] += weight; return id }
+            partId[bytes] = partBytes.count
+            partBytes.append(bytes)
+            partWeight.append(weight)
+            return partBytes.count - 1
+        }
+        for (id, v) in ordered.enumerated() {
+            let bytes = label(v)
+            var cut = bytes.endIndex
+            var i = bytes.endIndex - 1
+            while i > bytes.startIndex {
+                if bytes[i] == 0x20 && bytes[i - 1] == 0x2C { cut = i + 1; break }
+                i -= 1
+            }
+            pairs.append((intern(bytes[..<cut], rangesOf[id]), intern(bytes[cut...], rangesOf[id])))
+        }
+        let partOrder = partBytes.indices.sorted { partWeight[$0] != partWeight[$1] ? partWeight[$0] > partWeight[$1] : $0 < $1 }
+        var partRank = [Int](repeating: 0, count: partBytes.count)
+        for (rank, p) in partOrder.enumerated() { partRank[p] = rank }
+        guard partBytes.count <= Int(UInt32.max) else { throw CallerIDError(.limitExceeded, "more than 2^32 - 1 range label parts") }
+        let labels = try FileWriter.encodeLabels(count: partBytes.count, label: { partBytes[partOrder[$0]] }, hotLabelBytes: hotLabelBytes)
         let categories = ordered.map(valueCategory)
-        let parts = [index, records, categories, labels.hotOffsets, labels.hotLabels, labels.symbols, labels.coldIndex, labels.coldLabels]
+        var valueParts: [UInt8] = []
+        let narrow = partBytes.count <= 1 << 16
+        for (a, b) in pairs {
+            if narrow {
+                valueParts.appendLE(UInt16(partRank[a]))
+                valueParts.appendLE(UInt16(partRank[b]))
+            } else {
+                valueParts.appendLE(UInt32(partRank[a]))
+                valueParts.appendLE(UInt32(partRank[b]))
+            }
+        }
+        let parts = [index, records, categories, labels.hotOffsets, labels.hotLabels, labels.symbols, labels.coldIndex, labels.coldLabels, valueParts]
         var out: [UInt8] = []
         out.appendLE(UInt32(pieces.count))
         out.appendLE(UInt32(ordered.count))
         out.appendLE(UInt32(labels.hotCount))
         out.appendLE(UInt16(blockSize))
-        out.appendLE(UInt16(0))
+        out.appendLE(UInt16(wide ? 8 : 4))
         for p in parts {
             guard p.count <= Int(UInt32.max) else { throw CallerIDError(.limitExceeded, "a part of the ranges section exceeds 4 GiB") }
             out.appendLE(UInt32(p.count))
         }
+        out.appendLE(UInt32(partBytes.count))
+        for i in 0..<Format.rangeSpanTableSize { out.appendLE(UInt16(i < spanTable.count ? spanTable[i] : 0)) }
         assert(out.count == Format.rangesHeaderSize)
         for p in parts { out.append(contentsOf: p) }
         return out
