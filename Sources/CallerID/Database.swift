@@ -19,13 +19,16 @@ public struct Entry: Hashable, Sendable, CustomStringConvertible {
     public var description: String { "\(number)\t\(label)\t\(category.name)" }
 }
 
-/// A borrowed view of an entry: the label bytes point into the mapped file (a hot label) or
-/// into memory holding a decoded cold label, and are valid only inside the closure that
-/// receives the view (or, for an ``EntryBatch``, until the batch is filled again). No allocation.
+/// A borrowed view of an entry: the label bytes live in the mapped file (a hot label) or in
+/// memory holding a decoded cold label, and are valid only inside the closure that receives
+/// the view (or, for an ``EntryBatch``, until the batch is filled again). No allocation.
+///
+/// The bytes are lent, never handed out: ``withLabelBytes(_:)`` passes them to a closure, and
+/// ``label`` copies them into a `String`.
 public struct EntryView {
     public let number: UInt64
-    /// The label's UTF-8 bytes; do not let them escape the closure.
-    public let labelBytes: UnsafeRawBufferPointer
+    /// The label's UTF-8 bytes (package access: the C ABI and the tool pass them on in place).
+    package let labelBytes: UnsafeRawBufferPointer
     let categoryCode: Int
     /// How the answer was found: ``MatchKind/entry`` for every view but those of
     /// ``Database/withAnswer(_:_:)`` that fell back to a range.
@@ -54,6 +57,15 @@ public struct EntryView {
 
     /// The label as a `String` (allocates for labels over 15 bytes).
     public var label: String { String(decoding: labelBytes, as: UTF8.self) }
+
+    /// Calls `body` with the label's UTF-8 bytes, without a copy. The buffer is valid only
+    /// during the call: do not store it or a pointer into it.
+    public func withLabelBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+        try body(labelBytes)
+    }
+
+    /// The label's length in UTF-8 bytes.
+    public var labelByteCount: Int { labelBytes.count }
 
     /// A copy that owns its label.
     public var entry: Entry { Entry(number: number, label: label, category: category, match: match) }

@@ -66,23 +66,23 @@ func rangeBench(_ a: Arguments) throws -> Int32 {
         blackHole(checksum)
         return samples.sorted()
     }
-    let answer = { (n: UInt64) throws -> Int? in try db.withAnswer(n) { $0.labelBytes.count } }
+    let answer = { (n: UInt64) throws -> Int? in try db.withAnswer(n) { $0.labelByteCount } }
     if a.flags.contains("--profile-ranges") {
         // Only range lookups, for `perf record`: 20 passes over the probes.
-        let rangeOnly = { (n: UInt64) throws -> Int? in try db.withRange(n) { $0.labelBytes.count } }
+        let rangeOnly = { (n: UInt64) throws -> Int? in try db.withRange(n) { $0.labelByteCount } }
         var p50: [Double] = []
         for _ in 0..<20 { p50.append(percentile(try timed(inRanges, rangeOnly), 0.5)) }
         print("range_only_p50_ns \(median(p50))")
         return 0
     }
-    let entryOnly = { (n: UInt64) throws -> Int? in try db.withEntry(n) { $0.labelBytes.count } }
+    let entryOnly = { (n: UInt64) throws -> Int? in try db.withEntry(n) { $0.labelByteCount } }
     // Warm-up passes, then the measured ones (interleaved twice to even out drift).
     _ = try timed(Array(inRanges.prefix(200_000)), answer)
     _ = try timed(Array(exact.prefix(200_000)), answer)
     var rangeP50: [Double] = [], exactP50: [Double] = [], entryP50: [Double] = []
     var rangeP99: [Double] = [], exactP99: [Double] = []
     var missP50: [Double] = [], rangeOnlyP50: [Double] = []
-    let rangeOnly = { (n: UInt64) throws -> Int? in try db.withRange(n) { $0.labelBytes.count } }
+    let rangeOnly = { (n: UInt64) throws -> Int? in try db.withRange(n) { $0.labelByteCount } }
     for _ in 0..<3 {
         let r = try timed(inRanges, answer), e = try timed(exact, answer), w = try timed(exact, entryOnly)
         rangeP50.append(percentile(r, 0.5)); exactP50.append(percentile(e, 0.5)); entryP50.append(percentile(w, 0.5))

@@ -25,7 +25,7 @@ struct CallerIDEngine: Engine {
 
         @inline(__always) func lookup(_ number: UInt64) throws -> Int? {
             try db.withEntry(number) { v in
-                v.labelBytes.count &+ Int(v.labelBytes.first ?? 0) &+ Int(v.category.action.rawValue)
+                v.withLabelBytes { $0.count &+ Int($0.first ?? 0) } &+ Int(v.category.action.rawValue)
             }
         }
 
@@ -43,7 +43,7 @@ struct CallerIDEngine: Engine {
                 if n == 0 { break }
                 for i in 0..<n {
                     let v = batch[i]
-                    sum &+= Int(truncatingIfNeeded: v.number) &+ v.labelBytes.count &+ Int(v.labelBytes.first ?? 0)
+                    sum &+= Int(truncatingIfNeeded: v.number) &+ v.withLabelBytes { $0.count &+ Int($0.first ?? 0) }
                 }
                 seen &+= n
                 if seen >= nextSample {
