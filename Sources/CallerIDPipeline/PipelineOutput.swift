@@ -459,7 +459,7 @@ extension Pipeline {
 }
 
 /// A JSON string literal (RFC 8259 escapes), as the manifest and the `lookup` tool write them.
-public func jsonQuote(_ s: String) -> String {
+package func jsonQuote(_ s: String) -> String {
     var out = "\""
     for u in s.unicodeScalars {
         switch u {
