@@ -179,7 +179,7 @@ public struct DatabaseBuilder {
         // 3. Ranges (an optional section: a file without ranges has none).
         var extra: [(kind: UInt32, bytes: [UInt8])] = []
         if !pieces.isEmpty {
-            let section = try RangeWriter.encode(pieces, labelCount: interner.count, label: { interner.bytes($0) },
+            let section = try RangeWriter.encode(pieces, entryKeys: keys, labelCount: interner.count, label: { interner.bytes($0) },
                                                  valueCategory: { newCode[Int(interner.categories[$0])] }, blockSize: options.rangeBlockSize,
                                                  hotLabelBytes: options.compressLabels ? min(options.hotLabelBytes, Format.rangeHotLabelBytes) : Int.max)
             extra.append((Format.rangesKind, section))

@@ -34,6 +34,12 @@ extension Database {
     /// way (mapped, or decoded for this call).
     @inlinable
     public func withAnswer<R>(_ number: UInt64, _ body: (EntryView) -> R) throws(CallerIDError) -> R? {
+        // A file of more ranges than entries (a numbering plan) is asked for its range first:
+        // when no entry lies inside that range's block, the range answers without the entry
+        // lookup (an entry wins over a range, so it must be looked for otherwise).
+        if rangeCount > count, let found = try locateRange(number), !found.entriesInside {
+            return try answer(from: found, number, body)
+        }
         if let r = try withEntry(number, body) { return r }
         return try withRange(number, body)
     }
@@ -44,6 +50,12 @@ extension Database {
     @inlinable
     public func withRange<R>(_ number: UInt64, _ body: (EntryView) -> R) throws(CallerIDError) -> R? {
         guard let found = try locateRange(number) else { return nil }
+        return try answer(from: found, number, body)
+    }
+
+    /// The view of a located range's answer for `number`.
+    @inlinable
+    func answer<R>(from found: RangeLocated, _ number: UInt64, _ body: (EntryView) -> R) throws(CallerIDError) -> R {
         let match = MatchKind.range(first: found.first, last: found.last)
         return try withUnsafeTemporaryAllocation(byteCount: max(found.bufferBytes, 8), alignment: 8) { (buffer) throws(CallerIDError) -> R in
             let n = try rangeLabel(found, into: buffer.baseAddress!, capacity: buffer.count)
@@ -65,9 +77,12 @@ extension Database {
         @usableFromInline var suffix: Int
         @usableFromInline var suffixBytes: UnsafeRawBufferPointer
         @usableFromInline var bufferBytes: Int
+        /// An entry of the file lies inside a range of this range's block (so maybe inside this one).
+        @usableFromInline var entriesInside: Bool
 
         @usableFromInline init(value: Int, category: Int, first: UInt64, last: UInt64, prefix: Int, prefixBytes: UnsafeRawBufferPointer,
-                               suffix: Int, suffixBytes: UnsafeRawBufferPointer, bufferBytes: Int) {
+                               suffix: Int, suffixBytes: UnsafeRawBufferPointer, bufferBytes: Int, entriesInside: Bool) {
+            self.entriesInside = entriesInside
             self.value = value
             self.category = category
             self.first = first

@@ -276,7 +276,10 @@ final class RangeTable: @unchecked Sendable {
 
     /// Block `b`'s record length.
     @inline(__always)
-    func blockLength(_ b: Int) -> Int { Int(blocks.u16((keyBytes &+ 2) &* b &+ keyBytes)) }
+    func blockLength(_ b: Int) -> Int { Int(blocks.u16((keyBytes &+ 2) &* b &+ keyBytes)) & 0x7FFF }
+    /// Bit 15 of the block's length field: an entry of the file lies inside one of its ranges
+    /// (the writer sets it; verify recomputes it). Clear: no number of these ranges has an entry.
+    func blockHasEntries(_ b: Int) -> Bool { blocks.u16((keyBytes &+ 2) &* b &+ keyBytes) & 0x8000 != 0 }
 
     /// The last group whose first number is ≤ x, or −1: a four-way search (three keys compared
     /// at once, independent loads; the step is their count, not a branch), then bisection
@@ -354,7 +357,10 @@ final class RangeTable: @unchecked Sendable {
     /// in a loop shaped for the common case (one- and two-byte heads, gaps of 0 or 1 number, the
     /// value one of the two most recent) with few branches that depend on the data.
     @inline(__always)
-    func find(_ x: UInt64) throws(CallerIDError) -> RawRange? {
+    func find(_ x: UInt64) throws(CallerIDError) -> RawRange? { try findInBlock(x)?.range }
+
+    /// ``find(_:)`` and the block the range is in.
+    func findInBlock(_ x: UInt64) throws(CallerIDError) -> (range: RawRange, block: Int)? {
         guard x <= Format.maxNumber else { return nil }
         let g = groupFor(x)
         guard g >= 0 else { return nil }
@@ -414,7 +420,7 @@ final class RangeTable: @unchecked Sendable {
             recent0 = value
             let last = first &+ (span &- 1)
             guard first <= Format.maxNumber, last <= Format.maxNumber else { throw damaged() }
-            if x <= last { return x < first ? nil : RawRange(first: first, last: last, value: value) }
+            if x <= last { return x < first ? nil : (RawRange(first: first, last: last, value: value), b) }
             upcoming = last &+ 1
             remaining &-= 1
             isFirst = false
@@ -448,13 +454,14 @@ final class RangeTable: @unchecked Sendable {
     /// The range holding `x` with its value's category and its label's parts, or nil.
     @inline(__always)
     func locate(_ x: UInt64, categoryCount: Int) throws(CallerIDError) -> Database.RangeLocated? {
-        guard let found = try find(x) else { return nil }
+        guard let (found, block) = try findInBlock(x) else { return nil }
         let category = try categoryCode(found.value, categoryCount: categoryCount)
         let (a, b) = try parts(found.value)
         let aBytes = try labels.locate(a), bBytes = try labels.locate(b)
         return Database.RangeLocated(value: found.value, category: category, first: found.first, last: found.last,
                                      prefix: a, prefixBytes: aBytes, suffix: b, suffixBytes: bBytes,
-                                     bufferBytes: labels.bufferBytes(a, aBytes) &+ labels.bufferBytes(b, bBytes))
+                                     bufferBytes: labels.bufferBytes(a, aBytes) &+ labels.bufferBytes(b, bBytes),
+                                     entriesInside: blockHasEntries(block))
     }
 
     /// Writes a located range's label (its two parts) to `out` (`capacity` ≥ its
@@ -474,7 +481,7 @@ final class RangeTable: @unchecked Sendable {
         let (a, b) = try parts(v)
         let aBytes = try labels.locate(a), bBytes = try labels.locate(b)
         let r = Database.RangeLocated(value: v, category: 0, first: 0, last: 0, prefix: a, prefixBytes: aBytes, suffix: b, suffixBytes: bBytes,
-                                      bufferBytes: labels.bufferBytes(a, aBytes) + labels.bufferBytes(b, bBytes))
+                                      bufferBytes: labels.bufferBytes(a, aBytes) + labels.bufferBytes(b, bBytes), entriesInside: true)
         return try withUnsafeTemporaryAllocation(byteCount: max(r.bufferBytes, 8), alignment: 8) { (buffer) throws(CallerIDError) -> R in
             let n = try label(of: r, into: buffer.baseAddress!, capacity: buffer.count)
             return try body(UnsafeRawBufferPointer(start: buffer.baseAddress!, count: n))

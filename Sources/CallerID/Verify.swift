@@ -117,6 +117,34 @@ extension Database {
         }
         guard total == count else { throw bad("blocks hold \(total) entries; the header says \(count)") }
         try ranges?.verify(categoryCount: categories.count)
+        try verifyEntriesInsideBits()
+    }
+
+    /// The "entries inside" bit of every range block (FORMAT.md 5.12), recomputed from the
+    /// entries: a bit cleared in a damaged file would let a range answer hide an entry.
+    private func verifyEntriesInsideBits() throws(CallerIDError) {
+        guard let table = ranges, table.blockCount > 0 else { return }
+        var entries = cursor(from: 0)
+        var nextEntry: UInt64? = try entries.next { $0.number }
+        var rangeCursor = rangeCursor(from: 0)
+        var index = 0
+        var inside = false
+        func check(_ block: Int) throws(CallerIDError) {
+            guard table.blockHasEntries(block) == inside else {
+                throw CallerIDError.corrupt(path, "ranges: block \(block)'s entries-inside bit is \(inside ? "clear" : "set"); "
+                                            + "an entry \(inside ? "lies" : "does not lie") inside its ranges")
+            }
+        }
+        while let r = try rangeCursor.next() {
+            while let e = nextEntry, e < r.first { nextEntry = try entries.next { $0.number } }
+            if let e = nextEntry, e <= r.last { inside = true }
+            index += 1
+            if index % table.blockSize == 0 {
+                try check(index / table.blockSize - 1)
+                inside = false
+            }
+        }
+        if index % table.blockSize != 0 { try check(index / table.blockSize) }
     }
 
     /// Facts about the file: version, counts, section sizes.

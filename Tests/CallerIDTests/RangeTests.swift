@@ -460,3 +460,73 @@ private func exercise(_ bytes: [UInt8], probes: [UInt64], dir: TempDir) -> Strin
         #expect(refused > e0.rangesLength / 2)
     }
 }
+
+/// The "entries inside" bit of a range block (FORMAT.md 5.12): a file of more ranges than
+/// entries answers a range without the entry lookup when no entry lies inside the block's
+/// ranges; the bit is set exactly where one does, and verify recomputes it.
+@Suite struct RangeEntriesInsideTests {
+    /// 60 ranges (blocks of 8), entries in gaps and inside some ranges; the model's answers.
+    func sample(seed: UInt64) throws -> (db: Database, ranges: [LabeledRange], entries: [Entry], dir: TempDir, path: String) {
+        var rng = SeededGenerator(seed: seed)
+        let ranges = randomRanges(count: 60, seed: seed, atEdges: false)
+        var entries: [Entry] = []
+        for (i, r) in ranges.enumerated() where i % 17 == 3 && r.last > r.first {   // blocks 0, 2, 4, 6
+            entries.append(Entry(number: UInt64.random(in: r.first...r.last, using: &rng), label: "inside \(i)", category: .block))
+        }
+        for (a, b) in zip(ranges, ranges.dropFirst()) where b.first > a.last + 1 {
+            entries.append(Entry(number: a.last + 1, label: "gap"))
+        }
+        entries = Array(entries.prefix(ranges.count - 1))   // fewer entries than ranges: range first
+        let dir = TempDir()
+        let path = dir.path("p.cid")
+        _ = try build(ranges: ranges, entries: entries, rangeBlockSize: 8, at: path)
+        return (try Database(path: path), ranges, entries, dir, path)
+    }
+
+    @Test(arguments: [5 as UInt64, 6, 7])
+    func answersFollowTheModelAndTheBitsAreExact(seed: UInt64) throws {
+        let (db, ranges, entries, _, _) = try sample(seed: seed)
+        #expect(db.rangeCount > db.count)
+        let byNumber = Dictionary(entries.map { ($0.number, $0) }, uniquingKeysWith: { _, b in b })
+        func model(_ x: UInt64) -> String? {
+            if let e = byNumber[x] { return "e \(e.label)" }
+            return ranges.first { $0.first <= x && x <= $0.last }.map { "r \($0.label)" }
+        }
+        var rng = SeededGenerator(seed: seed &* 3)
+        var probes = entries.map(\.number) + ranges.flatMap { [$0.first, $0.last, $0.last &+ 1] }
+        for r in ranges { probes.append(UInt64.random(in: r.first...r.last, using: &rng)) }
+        for x in probes {
+            let got = try db.answer(x).map { ($0.match == .entry ? "e " : "r ") + $0.label }
+            #expect(got == model(x), "\(x)")
+        }
+        let table = try #require(db.ranges)
+        for b in 0..<table.blockCount {
+            let mine = ranges[(b * 8)..<min(b * 8 + 8, ranges.count)]
+            let expected = entries.contains { e in mine.contains { $0.first <= e.number && e.number <= $0.last } }
+            #expect(table.blockHasEntries(b) == expected, "block \(b)")
+        }
+        let bits = (0..<table.blockCount).map { table.blockHasEntries($0) }
+        #expect(bits.contains(true) && bits.contains(false), "both kinds of block: \(bits)")
+        try db.verify()
+    }
+
+    @Test func aWrongBitIsFoundByVerify() throws {
+        let (db, _, _, dir, path) = try sample(seed: 5)
+        let table = try #require(db.ranges)
+        let image = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+        for b in [0, table.blockCount - 1] {
+            var e = ImageEditor(image)
+            let at = e.rangeBlockEntry(b) + e.rangeKeyBytes
+            e.set16(at, e.u16(at) ^ 0x8000)
+            e.seal()
+            let damaged = dir.path("d\(b).cid")
+            FileManager.default.createFile(atPath: damaged, contents: Data(e.bytes))
+            let d = try Database(path: damaged)
+            #expect {
+                try d.verify()
+            } throws: { error in
+                (error as? CallerIDError)?.message.contains("entries-inside bit") == true
+            }
+        }
+    }
+}

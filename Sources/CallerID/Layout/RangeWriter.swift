@@ -94,8 +94,10 @@ enum RangeWriter {
 
     /// The section image for sorted, non-overlapping `pieces` whose values index `label` and
     /// `valueCategory` (interned ids; only the ones used are stored).
-    static func encode(_ pieces: [Piece], labelCount: Int, label: (Int) -> ArraySlice<UInt8>, valueCategory: (Int) -> UInt8,
-                       blockSize: Int, hotLabelBytes: Int) throws(CallerIDError) -> [UInt8] {
+    /// - Parameter entryKeys: the file's entry numbers, ascending: a block whose ranges hold one
+    ///   of them gets its "entries inside" bit (bit 15 of its record length, FORMAT.md 5.12).
+    static func encode(_ pieces: [Piece], entryKeys: [UInt64] = [], labelCount: Int, label: (Int) -> ArraySlice<UInt8>,
+                       valueCategory: (Int) -> UInt8, blockSize: Int, hotLabelBytes: Int) throws(CallerIDError) -> [UInt8] {
         guard (1...Format.maxBlockEntries).contains(blockSize) else {
             throw CallerIDError(.invalidInput, "rangeBlockSize must be 1...\(Format.maxBlockEntries)")
         }
@@ -132,9 +134,17 @@ enum RangeWriter {
         // The records, and per block its first number and record length.
         var records: [UInt8] = []
         var blockFirst: [UInt64] = [], blockStart: [Int] = []
+        var blockHasEntries: [Bool] = []
+        var nextEntry = 0   // the first entry key not below the current piece (both ascend)
         var start = 0
         while start < pieces.count {
             let n = min(blockSize, pieces.count - start)
+            var inside = false
+            for p in pieces[start..<(start + n)] {
+                while nextEntry < entryKeys.count && entryKeys[nextEntry] < p.first { nextEntry += 1 }
+                if nextEntry < entryKeys.count && entryKeys[nextEntry] <= p.last { inside = true }
+            }
+            blockHasEntries.append(inside)
             guard records.count <= Int(UInt32.max) - (1 << 20) else { throw CallerIDError(.limitExceeded, "range records exceed 4 GiB") }
             blockFirst.append(pieces[start].first)
             blockStart.append(records.count)
@@ -170,7 +180,9 @@ enum RangeWriter {
         for b in 0..<blockFirst.count {
             let delta = blockFirst[b] - blockFirst[b - b % groupBlocks]
             if wide { index.appendLE(delta) } else { index.appendLE(UInt32(delta)) }
-            index.appendLE(UInt16(blockStart[b + 1] - blockStart[b]))  // ≤ 1,024 × 27 bytes
+            let length = blockStart[b + 1] - blockStart[b]   // ≤ 1,024 × 27 bytes: bit 15 is free
+            guard length < 0x8000 else { throw CallerIDError(.limitExceeded, "range block record of \(length) bytes (at most 32,767)") }
+            index.appendLE(UInt16(length) | (blockHasEntries[b] ? 0x8000 : 0))
         }
 
         // Labels as two parts each, split after the last ", " (a plan's labels join operator and
