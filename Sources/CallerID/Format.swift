@@ -107,9 +107,6 @@ extension Array where Element == UInt8 {
         let r = count % alignment
         if r != 0 { append(contentsOf: repeatElement(0, count: alignment - r)) }
     }
-    mutating func storeLE(_ v: UInt64, at offset: Int) {
-        Swift.withUnsafeBytes(of: v.littleEndian) { for i in 0..<8 { self[offset + i] = $0[i] } }
-    }
 }
 
 /// LSB-first bit packer used for key and value columns.
@@ -139,10 +136,5 @@ struct BitWriter {
             nbits = 0
         }
         return bytes.count
-    }
-
-    mutating func appendBytes(_ b: [UInt8]) {
-        alignToByte()
-        bytes.append(contentsOf: b)
     }
 }

@@ -43,19 +43,9 @@ struct ByteView: @unchecked Sendable {
         return base.load(fromByteOffset: offset, as: UInt8.self)
     }
 
-    func readU16(_ offset: Int) -> UInt16? {
-        guard offset >= 0, offset <= count - 2 else { return nil }
-        return UInt16(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt16.self))
-    }
-
     func readU32(_ offset: Int) -> UInt32? {
         guard offset >= 0, offset <= count - 4 else { return nil }
         return UInt32(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
-    }
-
-    func readU64(_ offset: Int) -> UInt64? {
-        guard offset >= 0, offset <= count - 8 else { return nil }
-        return UInt64(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
     }
 
     // MARK: Unchecked reads on validated ranges

@@ -131,11 +131,6 @@ final class MappedFile: @unchecked Sendable {
         return now == identity ? .none : .modifiedInPlace
     }
 
-    /// Tells the kernel the whole file will be needed soon (the lookup path touches it randomly).
-    func adviseWillNeed() {
-        if let mapping { _ = madvise(mapping, bytes.count, MADV_WILLNEED) }
-    }
-
     deinit {
         if let mapping { munmap(mapping, bytes.count) }
         copied?.deallocate()
