@@ -100,49 +100,13 @@ extension Pipeline {
         onProgress(PipelineProgress(file: "", bytesRead: 0, totalBytes: nil, rowsRead: rowsRead, phase: .sorting, count: numbers.count))
         let groups = groupEntries()
         let duplicates = groups.duplicates
-        let exists = resolved.kind != .missing
         // A trailing slash names a directory: a build directory with manifest.json even when the data
         // fits one database (`-o bundle/`).
         let namesDirectory = output.hasSuffix("/") && output != "/"
         let isDir = wantsDirectory || namesDirectory || groups.lists.contains { $0.indices.count > options.maxEntries }
             || resolved.kind == .directory
-        if isDir && resolved.kind == .stream {
-            throw PipelineError(.io, "\(output): this build writes several files, so -o must name a directory, and this is a device or a pipe")
-        }
-        if isDir && exists && resolved.kind != .directory {
-            throw PipelineError(.io, "\(output): this build writes several files, so -o must name a directory, and this is a file")
-        }
-        if isDir && exists {
-            let contents = (try? FileManager.default.contentsOfDirectory(atPath: target)) ?? []
-            guard contents.isEmpty || contents.contains("manifest.json") else {
-                throw PipelineError(.io, "\(output): the directory exists and is not the output of a build (no manifest.json); refusing to replace it")
-            }
-        }
-
-        // The databases to write, in order.
-        struct Planned {
-            var list: Int
-            var shard: ArraySlice<Int32>
-            var index: Int
-            var count: Int
-            var fileName: String
-        }
-        var plan: [Planned] = []
-        var usedNames = Set<String>()
-        for (l, list) in groups.lists.enumerated() {
-            let shards = list.indices.isEmpty ? [list.indices[...]] : stride(from: 0, to: list.indices.count, by: options.maxEntries).map {
-                list.indices[$0..<min($0 + options.maxEntries, list.indices.count)]
-            }
-            let base = uniqueFileBase(list.fileBase, &usedNames)
-            let width = String(shards.count).count
-            for (k, shard) in shards.enumerated() {
-                var fileName = base
-                if shards.count > 1 { fileName += "-" + String(repeating: "0", count: width - String(k + 1).count) + String(k + 1) }
-                fileName += ".cid"
-                if !isDir { fileName = OutputPath.split(target).name }
-                plan.append(Planned(list: l, shard: shard, index: k, count: shards.count, fileName: fileName))
-            }
-        }
+        if isDir { try checkDirectoryTarget(output, resolved: resolved) }
+        let plan = plannedFiles(groups.lists, isDirectory: isDir, target: target)
         let fileCount = plan.count + (options.top == nil ? 0 : 1)
         func announce(_ name: String, _ entries: Int, _ index: Int) {
             onProgress(PipelineProgress(file: name, bytesRead: 0, totalBytes: nil, rowsRead: rowsRead, phase: .writing,
@@ -164,6 +128,61 @@ extension Pipeline {
             return summary(output: output, isDirectory: false, files: [file], lists: groups.lists, duplicates: duplicates)
         }
 
+        return try writeDirectory(plan, groups: groups, output: output, target: target, announce: announce)
+    }
+
+    /// One database of the plan: which entry list, which shard of it, and its file name.
+    private struct PlannedFile {
+        var list: Int
+        var shard: ArraySlice<Int32>
+        var index: Int
+        var count: Int
+        var fileName: String
+    }
+
+    /// A directory output must be a directory, or missing, or an earlier build's (manifest.json).
+    private func checkDirectoryTarget(_ output: String, resolved: ResolvedOutput) throws(PipelineError) {
+        if resolved.kind == .stream {
+            throw PipelineError(.io, "\(output): this build writes several files, so -o must name a directory, and this is a device or a pipe")
+        }
+        if resolved.kind == .missing { return }
+        if resolved.kind != .directory {
+            throw PipelineError(.io, "\(output): this build writes several files, so -o must name a directory, and this is a file")
+        }
+        let contents = (try? FileManager.default.contentsOfDirectory(atPath: resolved.path)) ?? []
+        guard contents.isEmpty || contents.contains("manifest.json") else {
+            throw PipelineError(.io, "\(output): the directory exists and is not the output of a build (no manifest.json); refusing to replace it")
+        }
+    }
+
+    /// The databases to write, in order: each list cut into shards of at most `maxEntries`,
+    /// named after the list (numbered when there are several shards).
+    private func plannedFiles(_ lists: [EntryList], isDirectory: Bool, target: String) -> [PlannedFile] {
+        var plan: [PlannedFile] = []
+        var usedNames = Set<String>()
+        for (l, list) in lists.enumerated() {
+            let shards = list.indices.isEmpty ? [list.indices[...]] : stride(from: 0, to: list.indices.count, by: options.maxEntries).map {
+                list.indices[$0..<min($0 + options.maxEntries, list.indices.count)]
+            }
+            let base = uniqueFileBase(list.fileBase, &usedNames)
+            let width = String(shards.count).count
+            for (k, shard) in shards.enumerated() {
+                var fileName = base
+                if shards.count > 1 { fileName += "-" + String(repeating: "0", count: width - String(k + 1).count) + String(k + 1) }
+                fileName += ".cid"
+                if !isDirectory { fileName = OutputPath.split(target).name }
+                plan.append(PlannedFile(list: l, shard: shard, index: k, count: shards.count, fileName: fileName))
+            }
+        }
+        return plan
+    }
+
+    /// Writes every planned database (and the starter set) into a temporary folder beside
+    /// `target`, then its manifest, and switches it into place.
+    private func writeDirectory(_ plan: [PlannedFile], groups: (lists: [EntryList], duplicates: Int), output: String, target: String,
+                                announce: (String, Int, Int) -> Void) throws(PipelineError) -> PipelineSummary {
+        let duplicates = groups.duplicates
+        let fileCount = plan.count + (options.top == nil ? 0 : 1)
         let temp: DirectorySwitch.TemporaryDirectory
         do { temp = try DirectorySwitch.makeTemporaryDirectory(for: target) } catch { throw PipelineError(error) }
         var committed = false
