@@ -1,8 +1,9 @@
 // Format 2.0, optional section kind 12 ("ranges"): the reader. docs/FORMAT.md 5.12 is the
 // normative description; `Layout/RangeWriter.swift` is the writer.
 
-/// A table of hot (raw) and cold (symbol-coded) labels: the layout of sections 7–11, here the
-/// one inside the ranges section, whose labels are the parts range labels are made of. Every
+/// A table of hot (raw) and cold (symbol-coded) labels: the layout of sections 7–11 (whose
+/// verify runs through it) and of the one inside the ranges section, whose labels are the parts
+/// range labels are made of. Every
 /// offset read from it is checked before use. A class: lookups borrow it without retaining
 /// its parts.
 final class LabelTable: @unchecked Sendable {
@@ -15,7 +16,7 @@ final class LabelTable: @unchecked Sendable {
     let coldLabels: ByteView
     let symbols: LabelSymbolDecoder
     let path: String
-    /// "range value" in messages.
+    /// "value" or "range label part" in messages.
     let what: String
 
     init(valueCount: Int, hotCount: Int, hotOffsets: ByteView, hotLabels: ByteView,

@@ -50,38 +50,12 @@ extension Database {
     /// A full decode of everything a reader may touch.
     func verifyContent() throws(CallerIDError) {
         func bad(_ what: String) -> CallerIDError { CallerIDError.corrupt(path, what) }
-        // Labels: hot offsets ascend; every label (hot and cold) is valid text; each cold group
-        // is consumed exactly by its labels.
-        var last = 0
-        for v in 0..<hotCount {
-            let e = Int(hotOffsets.u32(4 * v + 4))
-            guard e >= last else { throw bad("hot label offsets descend at value \(v)") }
-            last = e
-        }
-        let scratch = UnsafeMutableRawPointer.allocate(byteCount: Format.maxLabelBytes + 8, alignment: 8)
-        defer { scratch.deallocate() }
-        func checkText(_ label: UnsafeRawBufferPointer, _ v: Int) throws(CallerIDError) {
-            guard label.count <= Format.maxLabelBytes, validUTF8(label), !label.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
-                throw bad("label of value \(v) is too long, not UTF-8 or has a control byte")
-            }
-        }
-        for v in 0..<valueCount {
-            _ = try categoryCode(v)
-            if v < hotCount {
-                try checkText(try hotLabel(v), v)
-            } else {
-                let codes = try coldCodes(v)
-                let n = try decodeCold(codes, v, into: scratch, bufferBytes: Database.coldBufferBytes(codes))
-                try checkText(UnsafeRawBufferPointer(start: scratch, count: n), v)
-                let c = v - hotCount
-                let groupEnd = Int(coldIndex.u32(4 * ((c >> Format.coldGroupShift) + 1)))
-                if c & ((1 << Format.coldGroupShift) - 1) == (1 << Format.coldGroupShift) - 1 || v == valueCount - 1 {
-                    guard codes.baseAddress! + codes.count == coldLabels.base + groupEnd else {
-                        throw bad("cold label group of value \(v) has unused bytes")
-                    }
-                }
-            }
-        }
+        // Labels (sections 7–11): hot offsets ascend; every label (hot and cold) is valid text;
+        // each cold group is consumed exactly by its labels — the checks of the ranges section's
+        // label parts, through the same table type. Then every value's category.
+        try LabelTable(valueCount: valueCount, hotCount: hotCount, hotOffsets: hotOffsets, hotLabels: hotLabels,
+                       coldIndex: coldIndex, coldLabels: coldLabels, symbols: symbols, path: path, what: "value").verify()
+        for v in 0..<valueCount { _ = try categoryCode(v) }
         // Index: first keys strictly ascending, record offsets ascending, the summary = every
         // 2^summaryShift-th first key; then every block decodes canonically.
         var previousOffset = 0
