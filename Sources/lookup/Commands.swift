@@ -183,27 +183,26 @@ struct QueryAnswers {
     /// Writes the answer for `number`; true when found.
     func answer(_ number: UInt64, to out: inout Output) throws(ToolError) -> Bool {
         do {
+            var found: Bool? = nil
             if databases.count == 1 {
                 // One database: its own precedence (a numbering plan answers from its ranges
                 // without an entry lookup where no entry lies inside them).
-                let found = try databases[0].withAnswer(number) { view in
+                found = try databases[0].withAnswer(number) { view in
                     writeAnswer(view, json: json, to: &out)
                     return true
                 }
-                if found == nil { out.write(json ? "{\"number\":\(number),\"found\":false}\n" : "\(number)\t-\n") }
-                return found != nil
-            }
-            var found: Bool? = nil
-            for db in databases where found == nil {
-                found = try db.withEntry(number) { view in
-                    writeAnswer(view, json: json, to: &out)
-                    return true
+            } else {
+                for db in databases where found == nil {
+                    found = try db.withEntry(number) { view in
+                        writeAnswer(view, json: json, to: &out)
+                        return true
+                    }
                 }
-            }
-            for db in databases where found == nil && db.rangeCount > 0 {
-                found = try db.withRange(number) { view in
-                    writeAnswer(view, json: json, to: &out)
-                    return true
+                for db in databases where found == nil && db.rangeCount > 0 {
+                    found = try db.withRange(number) { view in
+                        writeAnswer(view, json: json, to: &out)
+                        return true
+                    }
                 }
             }
             if found == nil {
