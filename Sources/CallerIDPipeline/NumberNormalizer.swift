@@ -97,7 +97,7 @@ public struct NumberNormalizer: Sendable {
             }
         }
         library = loaded
-        lengths = loaded.map { PossibleLengths.of($0) }
+        lengths = loaded?.possibleLengths
         userCodeTable = NumberNormalizer.codeTable(plan.userCodes)
         rulesDescription = loaded == nil ? "built-in table" + why : "libphonenumber"
     }
@@ -528,23 +528,19 @@ struct PossibleLengths: Sendable {
     private let localMasks: [UInt32]
     private let assigned: [Bool]
 
-    nonisolated(unsafe) private static var cache: PossibleLengths?
-    private static let lock = NSLock()
-
-    static func of(_ library: PhoneNumberLibrary) -> PossibleLengths {
-        lock.lock()
-        defer { lock.unlock() }
-        if let cache { return cache }
+    /// Read with `lengthsOf` (libphonenumber's, about 17,000 calls: once per process, when the
+    /// library is loaded).
+    init(_ lengthsOf: (Int) -> (possible: UInt32, localOnly: UInt32)?) {
         var possible = [UInt32](repeating: 0, count: 1000), local = possible
         var assigned = [Bool](repeating: false, count: 1000)
         for cc in 1..<1000 {
-            if let m = library.possibleLengths(countryCode: cc) {
+            if let m = lengthsOf(cc) {
                 (possible[cc], local[cc], assigned[cc]) = (m.possible, m.localOnly, true)
             }
         }
-        let table = PossibleLengths(possibleMasks: possible, localMasks: local, assigned: assigned)
-        cache = table
-        return table
+        possibleMasks = possible
+        localMasks = local
+        self.assigned = assigned
     }
 
     /// The calling code `digits` starts with (calling codes are prefix-free).

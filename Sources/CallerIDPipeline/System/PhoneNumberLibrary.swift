@@ -57,7 +57,8 @@ package final class PhoneNumberLibrary: Sendable {
     private let parseFunction: ParseFunction
     private let checkFunction: CheckFunction
     private let regionFunction: RegionFunction
-    private let lengthsFunction: LengthsFunction
+    /// libphonenumber's possible national lengths per calling code, read once at load.
+    let possibleLengths: PossibleLengths
 
     /// The process's library, or why it could not be loaded. Looked for, in order: the file
     /// `$CALLERID_PHONENUMBER_LIBRARY` names; beside the running executable; in `../lib` of its
@@ -120,7 +121,11 @@ package final class PhoneNumberLibrary: Sendable {
         parseFunction = try symbol("cidpn_parse", as: ParseFunction.self)
         checkFunction = try symbol("cidpn_check", as: CheckFunction.self)
         regionFunction = try symbol("cidpn_country_code_for_region", as: RegionFunction.self)
-        lengthsFunction = try symbol("cidpn_possible_lengths", as: LengthsFunction.self)
+        let lengths = try symbol("cidpn_possible_lengths", as: LengthsFunction.self)
+        possibleLengths = PossibleLengths { cc in
+            var possible: UInt32 = 0, local: UInt32 = 0
+            return lengths(Int32(cc), &possible, &local) == 1 ? (possible, local) : nil
+        }
     }
 
     /// Why `parse` found no number (libphonenumber's `ErrorType`).
@@ -161,14 +166,6 @@ package final class PhoneNumberLibrary: Sendable {
     package func countryCode(region: String) -> Int? {
         let code = region.withCString { regionFunction($0) }
         return code > 0 ? Int(code) : nil
-    }
-
-    /// Bit masks of the national lengths possible for `countryCode` (bit n: n digits) and of
-    /// those possible for local dialling only; nil when the code is not assigned.
-    package func possibleLengths(countryCode: Int) -> (possible: UInt32, localOnly: UInt32)? {
-        var possible: UInt32 = 0, local: UInt32 = 0
-        guard lengthsFunction(Int32(countryCode), &possible, &local) == 1 else { return nil }
-        return (possible, local)
     }
 
     private static func info(_ r: [UInt8]) -> PhoneNumberInfo {
