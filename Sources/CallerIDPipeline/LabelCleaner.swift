@@ -154,11 +154,8 @@ public struct LabelCleaner: Sendable {
             switch v {
             case 0x85, 0xA0, 0x1680, 0x180E, 0x2000...0x200B, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000:
                 return false   // Unicode whitespace: collapsed to a space
-            case 0x80..<0x300, 0x400...0x482, 0x48A...0x52F, 0x3041...0x3096, 0x30A1...0x30FA,
-                 0x4E00...0x9FFF, 0xAC00...0xD7A3, 0x2000...0x206F, 0x20A0...0x20BF, 0xFF01...0xFF5E:
-                break
             default:
-                return false   // maybe not NFC: the slow path decides
+                guard LabelCleaner.isQuickNFC(scalar: v) else { return false }   // the slow path decides
             }
             previousSpace = false
             i += length
@@ -167,15 +164,19 @@ public struct LabelCleaner: Sendable {
     }
 
     static func isQuickNFC(_ s: String) -> Bool {
-        for u in s.unicodeScalars {
-            switch u.value {
-            case 0..<0x300, 0x400...0x482, 0x48A...0x52F, 0x3041...0x3096, 0x30A1...0x30FA,
-                 0x4E00...0x9FFF, 0xAC00...0xD7A3, 0x2000...0x206F, 0x20A0...0x20BF, 0xFF01...0xFF5E:
-                continue
-            default:
-                return false
-            }
+        s.unicodeScalars.allSatisfy { isQuickNFC(scalar: $0.value) }
+    }
+
+    /// True for characters in ranges that are NFC as they stand (Latin up to the combining
+    /// marks, Cyrillic, kana, CJK, Hangul syllables, punctuation, currency, full-width forms).
+    @inline(__always)
+    static func isQuickNFC(scalar v: UInt32) -> Bool {
+        switch v {
+        case 0..<0x300, 0x400...0x482, 0x48A...0x52F, 0x3041...0x3096, 0x30A1...0x30FA,
+             0x4E00...0x9FFF, 0xAC00...0xD7A3, 0x2000...0x206F, 0x20A0...0x20BF, 0xFF01...0xFF5E:
+            return true
+        default:
+            return false
         }
-        return true
     }
 }
