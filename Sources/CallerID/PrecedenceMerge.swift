@@ -19,9 +19,16 @@ package struct PrecedenceMerge {
         var category = 0
     }
 
+    /// A live cursor's head in the heap: equal numbers come out in precedence order.
+    private struct Head: Comparable {
+        var number: UInt64
+        var source: Int32
+        static func < (a: Head, b: Head) -> Bool { a.number < b.number || (a.number == b.number && a.source < b.source) }
+    }
+
     private var sources: [Source]
-    /// Indices into `sources` with a head, a min-heap on (number, index).
-    private var heap: [Int32] = []
+    /// One head per cursor that has one, least (number, cursor index) on top.
+    private var heap: MinHeap<Head>
     /// The source whose head was handed out last (advanced by the next call), or -1.
     private var winner: Int32 = -1
     private var started = false
@@ -38,7 +45,7 @@ package struct PrecedenceMerge {
     /// Merges `cursors`; on a number several hold, the first in this order wins.
     package init(_ cursors: [EntryCursor]) {
         sources = cursors.map { Source(cursor: $0) }
-        heap.reserveCapacity(sources.count)
+        heap = MinHeap(capacity: sources.count)
     }
 
     /// Moves to the next number; false at the end. Throws when a database is damaged; after
@@ -56,11 +63,11 @@ package struct PrecedenceMerge {
                 winner = -1
                 return false
             }
-            let best = popMin()
+            let best = heap.popMin()!.source
             let n = sources[Int(best)].number
             // The later cursors' entries for the same number are hidden by the winner.
-            while let top = heap.first, sources[Int(top)].number == n {
-                try advance(popMin())
+            while let top = heap.min, top.number == n {
+                try advance(heap.popMin()!.source)
             }
             winner = best
             let s = sources[Int(best)]
@@ -93,43 +100,6 @@ package struct PrecedenceMerge {
         sources[Int(i)].number = number
         sources[Int(i)].label = label
         sources[Int(i)].category = category
-        push(i)
-    }
-
-    @inline(__always)
-    private func less(_ a: Int32, _ b: Int32) -> Bool {
-        let x = sources[Int(a)].number, y = sources[Int(b)].number
-        return x < y || (x == y && a < b)
-    }
-
-    private mutating func push(_ s: Int32) {
-        heap.append(s)
-        var i = heap.count - 1
-        while i > 0 {
-            let parent = (i - 1) / 2
-            guard less(heap[i], heap[parent]) else { break }
-            heap.swapAt(i, parent)
-            i = parent
-        }
-    }
-
-    private mutating func popMin() -> Int32 {
-        let top = heap[0]
-        let last = heap.removeLast()
-        if !heap.isEmpty {
-            heap[0] = last
-            var i = 0
-            let n = heap.count
-            while true {
-                let l = 2 * i + 1
-                guard l < n else { break }
-                var c = l
-                if l + 1 < n && less(heap[l + 1], heap[l]) { c = l + 1 }
-                guard less(heap[c], heap[i]) else { break }
-                heap.swapAt(i, c)
-                i = c
-            }
-        }
-        return top
+        heap.push(Head(number: number, source: i))
     }
 }

@@ -42,3 +42,32 @@ import Testing
         #expect(k == order.map { original[Int($0)] })
     }
 }
+
+/// The module's one heap against a sort: any interleaving of pushes and pops must hand out the
+/// least element held each time (duplicates included), and nothing when empty.
+@Suite struct MinHeapTests {
+    @Test(arguments: [1 as UInt64, 2, 3, 4])
+    func popsInSortedOrderUnderInterleavedPushes(seed: UInt64) {
+        var rng = SeededGenerator(seed: seed)
+        var heap = MinHeap<UInt64>()
+        var model: [UInt64] = []
+        for _ in 0..<5_000 {
+            if model.isEmpty || Int.random(in: 0..<3, using: &rng) > 0 {
+                // Few distinct values, so equal elements meet in the heap.
+                let x = UInt64.random(in: 0...50, using: &rng) == 0 ? UInt64.max : UInt64.random(in: 0...200, using: &rng)
+                heap.push(x)
+                model.append(x)
+            } else {
+                let least = model.min()!
+                model.remove(at: model.firstIndex(of: least)!)
+                #expect(heap.popMin() == least)
+            }
+            #expect(heap.count == model.count)
+            #expect(heap.min == model.min())
+        }
+        var drained: [UInt64] = []
+        while let x = heap.popMin() { drained.append(x) }
+        #expect(drained == model.sorted())
+        #expect(heap.isEmpty && heap.min == nil && heap.popMin() == nil)
+    }
+}

@@ -24,20 +24,17 @@ enum RangeWriter {
         if !overlaps { return order.map { Piece(first: first[$0], last: last[$0], value: value[$0]) } }
 
         // Sweep: a heap of the ranges that started, best (narrowest, then latest) on top.
-        func better(_ a: Int, _ b: Int) -> Bool {
-            let wa = last[a] - first[a], wb = last[b] - first[b]
-            return wa != wb ? wa < wb : a > b
-        }
-        var heap = BinaryHeap(better: better)
+        var heap = MinHeap<Candidate>()
+        func candidate(_ i: Int) -> Candidate { Candidate(width: last[i] - first[i], index: i) }
         var pieces: [Piece] = []
         var owners: [Int] = []
         var k = 0
         var pos = first[order[0]]
         while k < n || !heap.isEmpty {
             if heap.isEmpty { pos = max(pos, first[order[k]]) }
-            while k < n && first[order[k]] <= pos { heap.push(order[k]); k += 1 }
-            while let top = heap.top, last[top] < pos { heap.pop() }
-            guard let top = heap.top else { continue }
+            while k < n && first[order[k]] <= pos { heap.push(candidate(order[k])); k += 1 }
+            while let top = heap.min, last[top.index] < pos { heap.popMin() }
+            guard let top = heap.min?.index else { continue }
             var end = last[top]
             if k < n && first[order[k]] - 1 < end { end = first[order[k]] - 1 }
             if let o = owners.last, o == top, pieces[pieces.count - 1].last &+ 1 == pos {
@@ -250,40 +247,10 @@ enum RangeWriter {
     }
 }
 
-/// A binary heap of indices ordered by `better` (the best on top).
-private struct BinaryHeap {
-    private var items: [Int] = []
-    let better: (Int, Int) -> Bool
-
-    init(better: @escaping (Int, Int) -> Bool) { self.better = better }
-
-    var isEmpty: Bool { items.isEmpty }
-    var top: Int? { items.first }
-
-    mutating func push(_ x: Int) {
-        items.append(x)
-        var i = items.count - 1
-        while i > 0 {
-            let parent = (i - 1) / 2
-            guard better(items[i], items[parent]) else { break }
-            items.swapAt(i, parent)
-            i = parent
-        }
-    }
-
-    mutating func pop() {
-        guard !items.isEmpty else { return }
-        items.swapAt(0, items.count - 1)
-        items.removeLast()
-        var i = 0
-        while true {
-            let l = 2 * i + 1, r = l + 1
-            var best = i
-            if l < items.count && better(items[l], items[best]) { best = l }
-            if r < items.count && better(items[r], items[best]) { best = r }
-            if best == i { break }
-            items.swapAt(i, best)
-            i = best
-        }
-    }
+/// A range in the sweep of ``RangeWriter/resolve(first:last:value:)``: the narrowest is least,
+/// and among ranges of equal width the one added last.
+private struct Candidate: Comparable {
+    var width: UInt64
+    var index: Int
+    static func < (a: Candidate, b: Candidate) -> Bool { a.width != b.width ? a.width < b.width : a.index > b.index }
 }
