@@ -131,19 +131,15 @@ public final class Database: @unchecked Sendable {
     /// Entries of the largest block (the writer's block size; ≤ Format.maxBlockEntries).
     let blockSize: Int
     let valueCount: Int
-    let hotCount: Int
     let syncShift: Int
     let summaryShift: Int
     let summary: ByteView
     let index: ByteView
     let blocks: ByteView
     let valueCategories: ByteView
-    let hotOffsets: ByteView
-    let hotLabels: ByteView
-    let coldIndex: ByteView
-    let coldLabels: ByteView
+    /// The values' labels (sections 7–11).
+    @usableFromInline let labels: LabelTable
     let code: ValueCode
-    let symbols: LabelSymbolDecoder
     let sections: [(kind: UInt32, offset: Int, length: Int, checksum: UInt64)]
     let tableOffset: Int
     /// The optional ranges section (kind 12), nil when the file has none.
@@ -195,27 +191,18 @@ public final class Database: @unchecked Sendable {
         try size(.summary, summary, 8 * ((blockCount + (1 << summaryShift) - 1) >> summaryShift))
         try size(.blockIndex, index, Format.indexEntrySize * (blockCount + 1))
         try size(.valueCategories, valueCategories, valueCount)
-        try size(.hotOffsets, hotOffsets, 4 * (hotCount + 1))
-        let coldGroups = (valueCount - hotCount + (1 << Format.coldGroupShift) - 1) >> Format.coldGroupShift
-        try size(.coldIndex, coldIndex, 4 * (coldGroups + 1))
         try size(.codeLengths, codeLengths, 4 * (Format.maxCodeLength + 1))
         guard blocks.count >= Format.recordPadding, blocks.isZero(blocks.count - Format.recordPadding, Format.recordPadding),
               index.u32(Format.indexEntrySize * blockCount + 8) == UInt32(blocks.count - Format.recordPadding),
               index.u32(8) == 0 || blockCount == 0 else {
             throw bad("block records do not end with the block index's last offset and 8 zero bytes")
         }
-        guard hotOffsets.u32(0) == 0, Int(hotOffsets.u32(4 * hotCount)) == hotLabels.count else {
-            throw bad("hot label offsets do not span the hot labels (first \(hotOffsets.u32(0)), last \(hotOffsets.u32(4 * hotCount)), \(hotLabels.count) bytes)")
-        }
-        guard coldIndex.u32(0) == 0, Int(coldIndex.u32(4 * coldGroups)) == coldLabels.count else {
-            throw bad("cold label index does not span the cold labels")
-        }
         guard let code = ValueCode(counts: (0...Format.maxCodeLength).map { Int(codeLengths.u32(4 * $0)) }, symbols: valueCount) else {
             throw bad("value code lengths are not a prefix code for \(valueCount) values")
         }
-        guard let symbols = LabelSymbolDecoder(try section(.symbolTable).buffer) else {
-            throw bad("label symbol table is malformed")
-        }
+        let labels = try LabelTable(valueCount: valueCount, hotCount: hotCount, hotOffsets: hotOffsets, hotLabels: hotLabels,
+                                    coldIndex: coldIndex, coldLabels: coldLabels, symbolTable: try section(.symbolTable), path: path,
+                                    what: "value", part: { "section '\($0)'" }, bad: bad)
         let categories = try Database.parseCategories(try section(.categories), path: path)
         let ranges = try rangesView.map { v throws(CallerIDError) in try RangeTable(v, path: path) }
 
@@ -223,19 +210,14 @@ public final class Database: @unchecked Sendable {
         self.blockCount = blockCount
         self.blockSize = blockSize
         self.valueCount = valueCount
-        self.hotCount = hotCount
         self.syncShift = syncShift
         self.summaryShift = summaryShift
         self.summary = summary
         self.index = index
         self.blocks = blocks
         self.valueCategories = valueCategories
-        self.hotOffsets = hotOffsets
-        self.hotLabels = hotLabels
-        self.coldIndex = coldIndex
-        self.coldLabels = coldLabels
+        self.labels = labels
         self.code = code
-        self.symbols = symbols
         self.categories = categories
         self.sections = list
         self.tableOffset = table
@@ -459,57 +441,6 @@ public final class Database: @unchecked Sendable {
         return code
     }
 
-    /// The raw bytes of hot value `id` (< hotCount).
-    @inline(__always)
-    func hotLabel(_ id: Int) throws(CallerIDError) -> UnsafeRawBufferPointer {
-        let a = Int(hotOffsets.u32(4 &* id)), e = Int(hotOffsets.u32(4 &* id &+ 4))
-        guard a <= e, e <= hotLabels.count, e &- a <= Format.maxLabelBytes else {
-            throw CallerIDError.corrupt(path, "hot label offsets of value \(id)")
-        }
-        return hotLabels.bytes(a, e &- a)
-    }
-
-    /// The coded bytes of cold value `id` (hotCount ≤ id < valueCount).
-    @inline(__always)
-    func coldCodes(_ id: Int) throws(CallerIDError) -> UnsafeRawBufferPointer {
-        let c = id &- hotCount
-        let g = c &>> Format.coldGroupShift
-        var at = Int(coldIndex.u32(4 &* g))
-        let end = Int(coldIndex.u32(4 &* g &+ 4))
-        guard at <= end, end <= coldLabels.count else { throw CallerIDError.corrupt(path, "cold label index of value \(id)") }
-        var k = c & ((1 &<< Format.coldGroupShift) &- 1)
-        while true {
-            var len = 0, shift = 0
-            while true {
-                guard at < end, shift < 21 else { throw CallerIDError.corrupt(path, "cold label length of value \(id)") }
-                let byte = Int(coldLabels.u8(at))
-                at &+= 1
-                len |= (byte & 0x7F) &<< shift
-                shift &+= 7
-                if byte < 0x80 { break }
-            }
-            guard len <= end &- at else { throw CallerIDError.corrupt(path, "cold label of value \(id) runs past its group") }
-            if k == 0 { return coldLabels.bytes(at, len) }
-            at &+= len
-            k &-= 1
-        }
-    }
-
-    /// Decodes cold value `id`'s label from `codes` into `out`, which has room for
-    /// `bufferBytes` = min(8 × codes, 65,535) + 8 bytes (the slack lets the decoder store whole
-    /// 8-byte symbols): its length, at most 65,535.
-    @usableFromInline
-    func decodeCold(_ codes: UnsafeRawBufferPointer, _ id: Int, into out: UnsafeMutableRawPointer, bufferBytes: Int) throws(CallerIDError) -> Int {
-        guard let n = symbols.decode(codes, into: out, capacity: bufferBytes), n <= Format.maxLabelBytes else {
-            throw CallerIDError.corrupt(path, "cold label of value \(id) does not decode to at most \(Format.maxLabelBytes) bytes")
-        }
-        return n
-    }
-
-    /// Bytes of decode buffer for a cold label of `codes` (see ``decodeCold(_:_:into:bufferBytes:)``).
-    @inlinable @inline(__always)
-    static func coldBufferBytes(_ codes: UnsafeRawBufferPointer) -> Int { min(codes.count &* 8, 65_535) &+ 8 }
-
     /// Where a lookup's answer is: the value id (−1 when absent), its category code, and its
     /// label — raw bytes in the mapping (hot) or the coded bytes to decode (cold).
     @usableFromInline
@@ -533,8 +464,8 @@ public final class Database: @unchecked Sendable {
     func locate(_ number: UInt64) throws(CallerIDError) -> Located {
         guard let v = try findValue(number) else { return Located(value: -1, category: 0, isHot: false, bytes: UnsafeRawBufferPointer(start: nil, count: 0)) }
         let code = try categoryCode(v)
-        if v < hotCount { return Located(value: v, category: code, isHot: true, bytes: try hotLabel(v)) }
-        return Located(value: v, category: code, isHot: false, bytes: try coldCodes(v))
+        if v < labels.hotCount { return Located(value: v, category: code, isHot: true, bytes: try labels.hotLabel(v)) }
+        return Located(value: v, category: code, isHot: false, bytes: try labels.coldCodes(v))
     }
 
     // MARK: Point lookup
@@ -557,8 +488,8 @@ public final class Database: @unchecked Sendable {
         if found.isHot {
             return body(EntryView(number: number, categoryCode: found.category, labelBytes: found.bytes, database: self, labelIsMapped: true))
         }
-        return try withUnsafeTemporaryAllocation(byteCount: Database.coldBufferBytes(found.bytes), alignment: 8) { (buffer) throws(CallerIDError) -> R in
-            let n = try decodeCold(found.bytes, found.value, into: buffer.baseAddress!, bufferBytes: buffer.count)
+        return try withUnsafeTemporaryAllocation(byteCount: LabelTable.coldBufferBytes(found.bytes), alignment: 8) { (buffer) throws(CallerIDError) -> R in
+            let n = try labels.decodeCold(found.bytes, found.value, into: buffer.baseAddress!, bufferBytes: buffer.count)
             return body(EntryView(number: number, categoryCode: found.category, labelBytes: UnsafeRawBufferPointer(start: buffer.baseAddress!, count: n),
                                   database: self, labelIsMapped: false))
         }

@@ -74,7 +74,7 @@ public struct EntryCursor {
     /// one (decoded once per run of equal cold values).
     @inline(__always)
     private mutating func label(_ id: Int) throws(CallerIDError) -> UnsafeRawBufferPointer {
-        if id < db.hotCount { return try db.hotLabel(id) }
+        if id < db.labels.hotCount { return try db.labels.hotLabel(id) }
         if !isKnownUniquelyReferenced(&storage) {
             let copy = CursorStorage(blockSize: db.blockSize)
             copy.keys.update(from: storage.keys, count: n)
@@ -82,10 +82,10 @@ public struct EntryCursor {
             storage = copy
         }
         if storage.decodedID == id { return UnsafeRawBufferPointer(start: storage.label, count: storage.decodedLength) }
-        let codes = try db.coldCodes(id)
-        let capacity = Database.coldBufferBytes(codes)
+        let codes = try db.labels.coldCodes(id)
+        let capacity = LabelTable.coldBufferBytes(codes)
         storage.reserveLabel(capacity)
-        let length = try db.decodeCold(codes, id, into: storage.label, bufferBytes: capacity)
+        let length = try db.labels.decodeCold(codes, id, into: storage.label, bufferBytes: capacity)
         storage.decodedID = id
         storage.decodedLength = length
         return UnsafeRawBufferPointer(start: storage.label, count: length)
@@ -154,17 +154,17 @@ public struct EntryCursor {
                     pos += 1
                     continue
                 }
-                if v < db.hotCount {
-                    batch.append(k, try db.hotLabel(v), UInt8(truncatingIfNeeded: code))
+                if v < db.labels.hotCount {
+                    batch.append(k, try db.labels.hotLabel(v), UInt8(truncatingIfNeeded: code))
                 } else if v == lastCold {
                     batch.append(k, UnsafeRawBufferPointer(start: batch.arena + lastColdStart, count: lastColdLength), UInt8(truncatingIfNeeded: code))
                 } else {
-                    let codes = try db.coldCodes(v)
-                    let needed = Database.coldBufferBytes(codes)  // always enough for a valid label
+                    let codes = try db.labels.coldCodes(v)
+                    let needed = LabelTable.coldBufferBytes(codes)  // always enough for a valid label
                     if lastCold < 0 && batch.arenaUsed == 0 { batch.growArena(to: needed) }  // no cold label of this fill points into it yet
                     let at = batch.arenaUsed
                     let room = batch.arenaCapacity &- at
-                    guard let length = db.symbols.decode(codes, into: batch.arena + at, capacity: room), length <= Format.maxLabelBytes else {
+                    guard let length = db.labels.symbols.decode(codes, into: batch.arena + at, capacity: room), length <= Format.maxLabelBytes else {
                         if room >= needed { throw CallerIDError.corrupt(db.path, "cold label of value \(v) does not decode to at most \(Format.maxLabelBytes) bytes") }
                         batch.growArenaLater(to: needed)
                         break  // the buffer is full: the next call starts here
@@ -194,8 +194,8 @@ extension EntryCursor {
     @inline(__always)
     fileprivate mutating func hotRun(_ batch: EntryBatch, _ wanted: Int) -> Bool {
         let keys = storage.keys, ids = storage.ids
-        let hot = db.hotCount, categoryCount = db.categories.count
-        let cats = db.valueCategories, offsets = db.hotOffsets, labels = db.hotLabels
+        let hot = db.labels.hotCount, categoryCount = db.categories.count
+        let cats = db.valueCategories, offsets = db.labels.hotOffsets, labels = db.labels.hotLabels
         var c = batch.count, p = pos
         let end = min(n, p &+ (wanted &- c))
         while p < end {

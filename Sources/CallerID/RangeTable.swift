@@ -1,150 +1,6 @@
 // Format 2.0, optional section kind 12 ("ranges"): the reader. docs/FORMAT.md 5.12 is the
 // normative description; `Layout/RangeWriter.swift` is the writer.
 
-/// A table of hot (raw) and cold (symbol-coded) labels: the layout of sections 7–11 (whose
-/// verify runs through it) and of the one inside the ranges section, whose labels are the parts
-/// range labels are made of. Every
-/// offset read from it is checked before use. A class: lookups borrow it without retaining
-/// its parts.
-final class LabelTable: @unchecked Sendable {
-    // @unchecked: views into the database's immutable mapping.
-    let valueCount: Int
-    let hotCount: Int
-    let hotOffsets: ByteView
-    let hotLabels: ByteView
-    let coldIndex: ByteView
-    let coldLabels: ByteView
-    let symbols: LabelSymbolDecoder
-    let path: String
-    /// "value" or "range label part" in messages.
-    let what: String
-
-    init(valueCount: Int, hotCount: Int, hotOffsets: ByteView, hotLabels: ByteView,
-         coldIndex: ByteView, coldLabels: ByteView, symbols: LabelSymbolDecoder, path: String, what: String) {
-        self.valueCount = valueCount
-        self.hotCount = hotCount
-        self.hotOffsets = hotOffsets
-        self.hotLabels = hotLabels
-        self.coldIndex = coldIndex
-        self.coldLabels = coldLabels
-        self.symbols = symbols
-        self.path = path
-        self.what = what
-    }
-
-    var coldGroups: Int { (valueCount - hotCount + (1 << Format.coldGroupShift) - 1) >> Format.coldGroupShift }
-
-    @inline(__always)
-    func hotLabel(_ id: Int) throws(CallerIDError) -> UnsafeRawBufferPointer {
-        let a = Int(hotOffsets.u32(4 &* id)), e = Int(hotOffsets.u32(4 &* id &+ 4))
-        guard a <= e, e <= hotLabels.count, e &- a <= Format.maxLabelBytes else {
-            throw CallerIDError.corrupt(path, "hot label offsets of \(what) \(id)")
-        }
-        return hotLabels.bytes(a, e &- a)
-    }
-
-    /// The coded bytes of cold value `id` (hotCount ≤ id < valueCount).
-    func coldCodes(_ id: Int) throws(CallerIDError) -> UnsafeRawBufferPointer {
-        let c = id &- hotCount
-        let g = c &>> Format.coldGroupShift
-        var at = Int(coldIndex.u32(4 &* g))
-        let end = Int(coldIndex.u32(4 &* g &+ 4))
-        guard at <= end, end <= coldLabels.count else { throw CallerIDError.corrupt(path, "cold label index of \(what) \(id)") }
-        var k = c & ((1 &<< Format.coldGroupShift) &- 1)
-        while true {
-            var len = 0, shift = 0
-            while true {
-                guard at < end, shift < 21 else { throw CallerIDError.corrupt(path, "cold label length of \(what) \(id)") }
-                let byte = Int(coldLabels.u8(at))
-                at &+= 1
-                len |= (byte & 0x7F) &<< shift
-                shift &+= 7
-                if byte < 0x80 { break }
-            }
-            guard len <= end &- at else { throw CallerIDError.corrupt(path, "cold label of \(what) \(id) runs past its group") }
-            if k == 0 { return coldLabels.bytes(at, len) }
-            at &+= len
-            k &-= 1
-        }
-    }
-
-    func decodeCold(_ codes: UnsafeRawBufferPointer, _ id: Int, into out: UnsafeMutableRawPointer, bufferBytes: Int) throws(CallerIDError) -> Int {
-        guard let n = symbols.decode(codes, into: out, capacity: bufferBytes), n <= Format.maxLabelBytes else {
-            throw CallerIDError.corrupt(path, "cold label of \(what) \(id) does not decode to at most \(Format.maxLabelBytes) bytes")
-        }
-        return n
-    }
-
-    /// Calls `body` with value `id`'s label bytes (mapped when hot, decoded on the stack or a
-    /// temporary allocation when cold) and whether they are mapped.
-    func withLabel<R>(_ id: Int, _ body: (UnsafeRawBufferPointer, Bool) throws(CallerIDError) -> R) throws(CallerIDError) -> R {
-        if id < hotCount { return try body(try hotLabel(id), true) }
-        let codes = try coldCodes(id)
-        return try withUnsafeTemporaryAllocation(byteCount: Database.coldBufferBytes(codes), alignment: 8) { (buffer) throws(CallerIDError) -> R in
-            let n = try decodeCold(codes, id, into: buffer.baseAddress!, bufferBytes: buffer.count)
-            return try body(UnsafeRawBufferPointer(start: buffer.baseAddress!, count: n), false)
-        }
-    }
-
-    /// The bytes a label needs to be copied or decoded into (its length when hot).
-    @inline(__always)
-    func bufferBytes(_ id: Int, _ bytes: UnsafeRawBufferPointer) -> Int {
-        id < hotCount ? bytes.count : Database.coldBufferBytes(bytes)
-    }
-
-    /// Label `id`'s bytes as ``locate(_:)`` gave them (raw when hot, coded when cold) copied or
-    /// decoded to `out`, which has `capacity` bytes (≥ ``bufferBytes(_:_:)``); the length.
-    @inline(__always)
-    func copy(_ id: Int, _ bytes: UnsafeRawBufferPointer, to out: UnsafeMutableRawPointer, capacity: Int) throws(CallerIDError) -> Int {
-        if id < hotCount {
-            if bytes.count > 0 { out.copyMemory(from: bytes.baseAddress!, byteCount: bytes.count) }
-            return bytes.count
-        }
-        return try decodeCold(bytes, id, into: out, bufferBytes: capacity)
-    }
-
-    /// Label `id`'s bytes: raw (mapped) when hot, coded when cold.
-    @inline(__always)
-    func locate(_ id: Int) throws(CallerIDError) -> UnsafeRawBufferPointer {
-        id < hotCount ? try hotLabel(id) : try coldCodes(id)
-    }
-
-    /// Verify: hot offsets ascend, every label is valid text, every cold group is consumed
-    /// exactly by its labels.
-    func verify() throws(CallerIDError) {
-        func bad(_ m: String) -> CallerIDError { CallerIDError.corrupt(path, m) }
-        var last = 0
-        for v in 0..<hotCount {
-            let e = Int(hotOffsets.u32(4 * v + 4))
-            guard e >= last else { throw bad("hot label offsets of \(what)s descend at \(what) \(v)") }
-            last = e
-        }
-        let scratch = UnsafeMutableRawPointer.allocate(byteCount: Format.maxLabelBytes + 8, alignment: 8)
-        defer { scratch.deallocate() }
-        func checkText(_ label: UnsafeRawBufferPointer, _ v: Int) throws(CallerIDError) {
-            guard label.count <= Format.maxLabelBytes, validUTF8(label), !label.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
-                throw bad("label of \(what) \(v) is too long, not UTF-8 or has a control byte")
-            }
-        }
-        for v in 0..<valueCount {
-            if v < hotCount {
-                try checkText(try hotLabel(v), v)
-            } else {
-                let codes = try coldCodes(v)
-                let n = try decodeCold(codes, v, into: scratch, bufferBytes: Database.coldBufferBytes(codes))
-                try checkText(UnsafeRawBufferPointer(start: scratch, count: n), v)
-                let c = v - hotCount
-                let groupEnd = Int(coldIndex.u32(4 * ((c >> Format.coldGroupShift) + 1)))
-                if c & ((1 << Format.coldGroupShift) - 1) == (1 << Format.coldGroupShift) - 1 || v == valueCount - 1 {
-                    guard codes.baseAddress! + codes.count == coldLabels.base + groupEnd else {
-                        throw bad("cold label group of \(what) \(v) has unused bytes")
-                    }
-                }
-            }
-        }
-    }
-}
-
 /// One decoded range of the ranges section.
 struct RawRange: Equatable {
     var first: UInt64
@@ -216,19 +72,12 @@ final class RangeTable: @unchecked Sendable {
         try size("index", index, groupBytes + (keyBytes + 2) * blockCount)
         try size("value categories", categories, valueCount)
         try size("value parts", valueParts, 2 * partIdBytes * valueCount)
-        try size("hot label offsets", hotOffsets, 4 * (hotCount + 1))
-        let coldGroups = (partCount - hotCount + (1 << Format.coldGroupShift) - 1) >> Format.coldGroupShift
-        try size("cold label index", coldIndex, 4 * (coldGroups + 1))
         guard Int(index.u32(Format.rangeGroupEntrySize * groupCount + 8)) == records.count, groupCount == 0 || index.u32(8) == 0 else {
             throw bad("the index does not start at 0 and end at the records' \(records.count) bytes")
         }
-        guard hotOffsets.u32(0) == 0, Int(hotOffsets.u32(4 * hotCount)) == hotLabels.count else {
-            throw bad("hot label offsets do not span the hot labels")
-        }
-        guard coldIndex.u32(0) == 0, Int(coldIndex.u32(4 * coldGroups)) == coldLabels.count else {
-            throw bad("cold label index does not span the cold labels")
-        }
-        guard let symbols = LabelSymbolDecoder(symbolTable.buffer) else { throw bad("label symbol table is malformed") }
+        let labels = try LabelTable(valueCount: partCount, hotCount: hotCount, hotOffsets: hotOffsets, hotLabels: hotLabels,
+                                    coldIndex: coldIndex, coldLabels: coldLabels, symbolTable: symbolTable, path: path,
+                                    what: "range label part", part: { $0 }, bad: bad)
         var spanCodes: [UInt64] = []
         for i in 0..<Format.rangeSpanTableSize {
             let code = UInt64(s.u16(56 + 2 * i))
@@ -255,9 +104,7 @@ final class RangeTable: @unchecked Sendable {
         valueCategories = categories
         self.valueParts = valueParts
         self.partIdBytes = partIdBytes
-        labels = LabelTable(valueCount: partCount, hotCount: hotCount, hotOffsets: hotOffsets,
-                            hotLabels: hotLabels, coldIndex: coldIndex, coldLabels: coldLabels, symbols: symbols, path: path,
-                            what: "range label part")
+        self.labels = labels
     }
 
     deinit { powers.deallocate() }

@@ -53,8 +53,7 @@ extension Database {
         // Labels (sections 7–11): hot offsets ascend; every label (hot and cold) is valid text;
         // each cold group is consumed exactly by its labels — the checks of the ranges section's
         // label parts, through the same table type. Then every value's category.
-        try LabelTable(valueCount: valueCount, hotCount: hotCount, hotOffsets: hotOffsets, hotLabels: hotLabels,
-                       coldIndex: coldIndex, coldLabels: coldLabels, symbols: symbols, path: path, what: "value").verify()
+        try labels.verify()
         for v in 0..<valueCount { _ = try categoryCode(v) }
         // Index: first keys strictly ascending, record offsets ascending, the summary = every
         // 2^summaryShift-th first key; then every block decodes canonically.
@@ -131,8 +130,8 @@ extension Database {
             distinctLabels: valueCount,
             blockSize: blockSize,
             blocks: blockCount,
-            hotLabels: hotCount,
-            labelSymbols: symbols.symbolCount,
+            hotLabels: labels.hotCount,
+            labelSymbols: labels.symbols.symbolCount,
             fileBytes: b.count,
             sections: sections.map { SectionInfo(name: Format.sectionName($0.kind), offset: $0.offset, bytes: $0.length, checksum: $0.checksum) },
             categories: categories,

@@ -134,7 +134,7 @@ import Testing
             return db
         }
         func hotSet(_ db: Database) throws -> Set<String> {
-            Set(try (0..<db.info.hotLabels).map { String(decoding: try db.hotLabel($0), as: UTF8.self) })
+            Set(try (0..<db.info.hotLabels).map { String(decoding: try db.labels.hotLabel($0), as: UTF8.self) })
         }
         let three = labels.prefix(3).reduce(0) { $0 + $1.utf8.count }
         let exact = try build("three.cid", hotBytes: three)

@@ -355,11 +355,6 @@ extension Database {
     /// The label of value `id`, read the way lookups read it (raw for a hot value, decoded for
     /// a cold one).
     fileprivate func labelString(_ id: Int) throws(CallerIDError) -> String {
-        if id < hotCount { return String(decoding: try hotLabel(id), as: UTF8.self) }
-        let codes = try coldCodes(id)
-        let buffer = UnsafeMutableRawPointer.allocate(byteCount: Database.coldBufferBytes(codes), alignment: 8)
-        defer { buffer.deallocate() }
-        let n = try decodeCold(codes, id, into: buffer, bufferBytes: Database.coldBufferBytes(codes))
-        return String(decoding: UnsafeRawBufferPointer(start: buffer, count: n), as: UTF8.self)
+        try labels.withLabel(id) { bytes, _ in String(decoding: bytes, as: UTF8.self) }
     }
 }
