@@ -10,8 +10,7 @@ import Foundation
 /// number are skipped. Each list is merged on its own: a number may be identified by one file
 /// and blocked by another. ``FeedSettings/blockCategories`` is applied to the winning entry;
 /// the allow list removes a number from the blocking list whatever blocks it, rules included.
-public final class DirectorySnapshot: @unchecked Sendable {
-    // @unchecked: immutable after init; `Database` is itself safe to share.
+public final class DirectorySnapshot: Sendable {
     /// The folder holding `manifest.json`.
     public let directory: String
     public let manifest: DirectoryManifest

@@ -1,3 +1,4 @@
+import CallerID
 import Foundation
 
 /// Cleans labels: replacements (`_` → space, say), whitespace trimmed and collapsed to one
@@ -123,7 +124,7 @@ public struct LabelCleaner: Sendable {
         while i < n {
             // Eight printable ASCII bytes other than space at a time (most of most labels).
             if i + 8 <= n {
-                let w = bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                let w = bytes.littleEndianWord(at: i)
                 // A byte < 0x21 or >= 0x7F sets its high bit in one of these (no borrow crosses
                 // bytes: every byte of w | 0x80… is >= 0x80 before the subtraction).
                 let low = ((w | 0x8080_8080_8080_8080) &- 0x2121_2121_2121_2121) ^ 0x8080_8080_8080_8080

@@ -347,16 +347,14 @@ private struct Keyword {
         var v = number
         repeat { digits += 1; v /= 10 } while v > 0
         count = digits + 1
-        bytes.withUnsafeMutableBufferPointer { p in
-            p[0] = 0x2B
-            var v = number
-            var i = digits
-            repeat {
-                p[i] = 0x30 + UInt8(v % 10)
-                v /= 10
-                i -= 1
-            } while v > 0
-        }
+        bytes[0] = 0x2B
+        v = number
+        var i = digits
+        repeat {
+            bytes[i] = 0x30 + UInt8(v % 10)
+            v /= 10
+            i -= 1
+        } while v > 0
     }
 
     func withBytes(_ body: (UnsafeRawBufferPointer) -> Void) {

@@ -3,6 +3,7 @@
 // home-made: every primitive is the library's. The CryptoKit branch cannot be compiled on
 // the Linux machines this package is developed on; it is written against CryptoKit's
 // documented API (Curve25519.Signing, SHA256) and must be built on a Mac before a release.
+// In System/: it calls C and hands libsodium raw pointers.
 #if canImport(CryptoKit)
 internal import CryptoKit
 #else
