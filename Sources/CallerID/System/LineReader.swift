@@ -6,18 +6,134 @@ internal import Musl
 internal import Darwin
 #endif
 
-/// Reads a file (or standard input for "-") in large chunks and hands out whole lines.
-/// Memory stays bounded by the chunk size plus the longest line. The package's one line reader:
-/// the TSV import and `lookup -` (a co-process: `beforeRead` flushes its answers before a read
-/// that may block; one `read(2)` at a time, so lines piped one by one are handed out at once).
+/// Splits a byte stream, given in chunks of any size, into lines (LF or CRLF; a trailing CR is
+/// removed). The package's one line splitter: ``LineReader`` feeds it the chunks it reads from
+/// a file descriptor, the pipeline the UTF-8 chunks of its decoders.
+///
+/// A line inside one chunk is handed out in place; only a line that crosses a chunk boundary
+/// is copied (into `pending`). A line longer than `maxLineBytes` is never held: its bytes are
+/// counted up to its line end and `overlong(lineNumber, lineBytes, prefix)` is called instead
+/// of `line`, `prefix` holding its first `overlongPrefix` bytes. Memory stays at most about
+/// `maxLineBytes` beyond the caller's chunk.
+package struct LineSplitter {
+    package private(set) var lineNumber = 0
+    package var maxLineBytes: Int
+    package var overlongPrefix: Int
+    /// The start of a line that crosses a chunk boundary.
+    private var pending: [UInt8] = []
+    /// Inside a line over the limit: its bytes so far (nil otherwise), its first bytes, and
+    /// whether the last byte counted was a CR (the CR of a CRLF split across chunks).
+    private var skipped: Int? = nil
+    private var skippedPrefix: [UInt8] = []
+    private var skippedEndsInCR = false
+
+    package init(maxLineBytes: Int = Int.max, overlongPrefix: Int = 0) {
+        self.maxLineBytes = maxLineBytes
+        self.overlongPrefix = overlongPrefix
+    }
+
+    /// Calls `line` for every line `chunk` completes, and with `final` (the end of the
+    /// stream) for the unterminated rest.
+    package mutating func feed<E: Error>(_ chunk: UnsafeRawBufferPointer, final: Bool,
+                                         overlong: (_ lineNumber: Int, _ lineBytes: Int, _ prefix: [UInt8]) throws(E) -> Void,
+                                         _ line: (_ bytes: UnsafeRawBufferPointer, _ lineNumber: Int) throws(E) -> Void) throws(E) {
+        let n = chunk.count
+        var start = 0
+        while start < n {
+            guard let found = memchr(chunk.baseAddress! + start, 0x0A, n - start) else { break }
+            let nl = chunk.baseAddress!.distance(to: UnsafeRawPointer(found))
+            lineNumber += 1
+            let number = lineNumber
+            var end = nl
+            if let s = skipped {
+                if end > start ? chunk[end - 1] == 0x0D : skippedEndsInCR { end -= 1 }
+                let length = s + end - start
+                keepPrefix(chunk, start, end)
+                skipped = nil
+                start = nl + 1
+                try overlong(number, length, Array(skippedPrefix.prefix(length)))
+            } else if pending.isEmpty {
+                if end > start && chunk[end - 1] == 0x0D { end -= 1 }
+                let s = start
+                start = nl + 1
+                if end - s > maxLineBytes {
+                    try overlong(number, end - s, Array(chunk[s..<(s + min(overlongPrefix, end - s))]))
+                } else {
+                    try line(UnsafeRawBufferPointer(rebasing: chunk[s..<end]), number)
+                }
+            } else {
+                pending.append(contentsOf: chunk[start..<nl])
+                if pending.last == 0x0D { pending.removeLast() }
+                start = nl + 1
+                if pending.count > maxLineBytes {
+                    let prefix = Array(pending.prefix(overlongPrefix))
+                    let length = pending.count
+                    pending.removeAll()
+                    try overlong(number, length, prefix)
+                } else {
+                    try withPending(number, line)
+                }
+            }
+        }
+        if start < n {
+            if let s = skipped {
+                keepPrefix(chunk, start, n)
+                skipped = s + n - start
+                skippedEndsInCR = chunk[n - 1] == 0x0D
+            } else if pending.count + n - start - 1 > maxLineBytes {
+                // No line end, and more bytes than the limit and a CR: keep the first bytes,
+                // count on to the line end.
+                skippedPrefix = Array(pending.prefix(overlongPrefix))
+                keepPrefix(chunk, start, n)
+                skipped = pending.count + n - start
+                skippedEndsInCR = chunk[n - 1] == 0x0D
+                pending.removeAll()
+            } else {
+                pending.append(contentsOf: chunk[start..<n])
+            }
+        }
+        guard final else { return }
+        if let s = skipped {
+            lineNumber += 1
+            skipped = nil
+            let length = skippedEndsInCR ? s - 1 : s
+            try overlong(lineNumber, length, Array(skippedPrefix.prefix(length)))
+        } else if !pending.isEmpty {
+            lineNumber += 1
+            if pending.last == 0x0D { pending.removeLast() }
+            if pending.count > maxLineBytes {
+                try overlong(lineNumber, pending.count, Array(pending.prefix(overlongPrefix)))
+            } else {
+                try withPending(lineNumber, line)
+            }
+        }
+        pending.removeAll()
+    }
+
+    /// Adds `chunk[from..<to]` to the first bytes of a skipped line, up to `overlongPrefix`.
+    private mutating func keepPrefix(_ chunk: UnsafeRawBufferPointer, _ from: Int, _ to: Int) {
+        let room = overlongPrefix - skippedPrefix.count
+        if room > 0 && to > from { skippedPrefix.append(contentsOf: chunk[from..<min(to, from + room)]) }
+    }
+
+    /// Hands out the held line and forgets it (keeping a buffer of up to 4 MiB for the next).
+    private mutating func withPending<E: Error>(_ number: Int, _ line: (UnsafeRawBufferPointer, Int) throws(E) -> Void) throws(E) {
+        defer { pending.removeAll(keepingCapacity: pending.count <= 4 << 20) }
+        try pending.withUnsafeBytes { raw in Result { () throws(E) in try line(raw, number) } }.get()
+    }
+}
+
+/// Reads a file (or standard input for "-") in chunks of 1 MiB and hands out whole lines
+/// through a ``LineSplitter``. Memory stays bounded by the chunk size plus the longest line.
+/// Used by the TSV import and `lookup -` (a co-process: `beforeRead` flushes its answers before
+/// a read that may block; one `read(2)` at a time, so lines piped one by one are handed out at
+/// once).
 package struct LineReader {
     let path: String
     private var fd: Int32
-    private var buffer: [UInt8] = []
-    private var start = 0
-    private var end = 0
-    private var eof = false
-    private(set) var lineNumber = 0
+    private var buffer: [UInt8]
+    private var splitter = LineSplitter()
+    package var lineNumber: Int { splitter.lineNumber }
     private static let chunk = 1 << 20
 
     package init(path: String) throws(CallerIDError) {
@@ -44,8 +160,7 @@ package struct LineReader {
     /// - Parameters:
     ///   - maxLineBytes: a longer line is not held in memory: its bytes are counted and
     ///     dropped up to its line end, then `overlong(lineNumber, lineBytes, prefix)` is called
-    ///     instead of `body`, `prefix` holding its first `overlongPrefix` bytes. Memory stays at
-    ///     about two chunks plus `maxLineBytes`.
+    ///     instead of `body`, `prefix` holding its first `overlongPrefix` bytes.
     ///   - firstBytes: called once with the bytes of the first read (to refuse binary input
     ///     before anything else happens).
     ///   - beforeRead: called before every `read(2)`, which may block on a pipe or a terminal.
@@ -54,99 +169,28 @@ package struct LineReader {
                                       beforeRead: () -> Void = {},
                                       overlong: (Int, Int, [UInt8]) throws(CallerIDError) -> Void = { _, _, _ in },
                                       _ body: (UnsafeRawBufferPointer, Int) throws(CallerIDError) -> Void) throws(CallerIDError) {
+        splitter.maxLineBytes = maxLineBytes
+        splitter.overlongPrefix = overlongPrefix
         var sniffed = false
-        var skipping = false   // inside a line longer than maxLineBytes
-        var skipped = 0        // bytes of that line dropped so far
-        var skippedPrefix: [UInt8] = []
         while true {
-            // Find a newline in [start, end).
-            var nl = -1
-            buffer.withUnsafeBytes { raw in
-                if end > start, let p = memchr(raw.baseAddress! + start, 0x0A, end - start) {
-                    nl = raw.baseAddress!.distance(to: UnsafeRawPointer(p))
-                }
-            }
-            if skipping {
-                if nl >= 0 {
-                    lineNumber += 1
-                    var length = skipped + nl - start
-                    if nl > start, buffer[nl - 1] == 0x0D { length -= 1 }
-                    start = nl + 1
-                    skipping = false
-                    try overlong(lineNumber, length, skippedPrefix)
-                    continue
-                }
-                skipped += end - start
-                start = end
-                if eof {
-                    lineNumber += 1
-                    try overlong(lineNumber, skipped, skippedPrefix)
-                    start = 0; end = 0
-                    return
-                }
-            } else if nl >= 0 {
-                lineNumber += 1
-                var lineEnd = nl
-                if lineEnd > start, buffer[lineEnd - 1] == 0x0D { lineEnd -= 1 }
-                let s = start, n = lineNumber
-                start = nl + 1
-                if lineEnd - s > maxLineBytes {
-                    try overlong(n, lineEnd - s, Array(buffer[s..<(s + min(overlongPrefix, lineEnd - s))]))
-                    continue
-                }
-                try buffer.withUnsafeBytes { raw in
-                    Result { () throws(CallerIDError) in try body(UnsafeRawBufferPointer(rebasing: raw[s..<lineEnd]), n) }
-                }.get()
-                continue
-            } else if end - start > maxLineBytes {
-                // No line end within the limit: drop what is held and look for the line end.
-                skipping = true
-                skippedPrefix = Array(buffer[start..<(start + min(overlongPrefix, end - start))])
-                skipped = end - start
-                start = end
-                continue
-            } else if eof {
-                if end > start {
-                    lineNumber += 1
-                    var lineEnd = end
-                    if buffer[lineEnd - 1] == 0x0D { lineEnd -= 1 }
-                    let s = start, n = lineNumber
-                    try buffer.withUnsafeBytes { raw in
-                        Result { () throws(CallerIDError) in try body(UnsafeRawBufferPointer(rebasing: raw[s..<lineEnd]), n) }
-                    }.get()
-                }
-                start = 0; end = 0
-                return
-            }
-            // Compact, grow if one line fills the buffer, then read more.
-            if start > 0 {
-                let pending = end - start
-                buffer.withUnsafeMutableBytes { raw in
-                    _ = memmove(raw.baseAddress!, raw.baseAddress! + start, pending)
-                }
-                start = 0; end = pending
-            }
-            if end == buffer.count {
-                // An array, not repeatElement: appending that goes element by element (a 10 MB
-                // line took seconds in a debug build).
-                buffer.append(contentsOf: [UInt8](repeating: 0, count: buffer.count))
-            }
-            let capacity = buffer.count - end
-            let e = end
             beforeRead()
-            let n = buffer.withUnsafeMutableBytes { raw in read(fd, raw.baseAddress! + e, capacity) }
+            let capacity = buffer.count
+            let n = buffer.withUnsafeMutableBytes { raw in read(fd, raw.baseAddress!, capacity) }
             if n < 0 {
                 if errno == EINTR { continue }
                 throw CallerIDError(.io, "\(path): read failed: \(errnoMessage())")
             }
-            if n == 0 { eof = true } else { end += n }
-            if !sniffed && end > 0 {
-                sniffed = true
-                let count = end
-                try buffer.withUnsafeBytes { raw in
-                    Result { () throws(CallerIDError) in try firstBytes(UnsafeRawBufferPointer(rebasing: raw[0..<count])) }
-                }.get()
-            }
+            try buffer.withUnsafeBytes { raw in
+                Result { () throws(CallerIDError) in
+                    let chunk = UnsafeRawBufferPointer(rebasing: raw[0..<n])
+                    if !sniffed && n > 0 {
+                        sniffed = true
+                        try firstBytes(chunk)
+                    }
+                    try splitter.feed(chunk, final: n == 0, overlong: overlong, body)
+                }
+            }.get()
+            if n == 0 { return }
         }
     }
 }
