@@ -406,6 +406,7 @@ func buildCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     let rules = normalizer.tsvRowRules()
     var builder = DatabaseBuilder(options: options)
     var badRows = 0
+    var rowsAdded = 0
     var reasons: [String: Int] = [:]
     let shown = 1000
     // Progress on a terminal: one line per phase, redrawn in place and cleared at the end.
@@ -413,7 +414,7 @@ func buildCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     for input in args.positionals {
         progress.phase("reading \(input)")
         do {
-            _ = try builder.addTSV(path: input, rules: rules) { error in
+            rowsAdded += try builder.addTSV(path: input, rules: rules) { error in
                 badRows += 1
                 if badRows <= shown { progress.printLine(error.description) }
                 reasons[reasonKey(error.reason), default: 0] += 1
@@ -445,10 +446,11 @@ func buildCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     let seconds = Date().timeIntervalSince(started)
     var out = Output()
     if args.flag("--json") {
-        out.write("{\"output\":\(jsonString(output)),\"entries\":\(summary.entries),\"duplicates_merged\":\(summary.duplicatesMerged),\"bad_rows\":\(badRows),\"distinct_labels\":\(summary.distinctLabels),\"bytes\":\(summary.fileBytes),\"bytes_per_entry\":\(String(format: "%.3f", summary.bytesPerEntry)),\"seconds\":\(String(format: "%.3f", seconds))}\n")
+        out.write("{\"output\":\(jsonString(output)),\"rows\":\(rowsAdded + badRows),\"entries\":\(summary.entries),\"duplicates_merged\":\(summary.duplicatesMerged),\"bad_rows\":\(badRows),\"distinct_labels\":\(summary.distinctLabels),\"bytes\":\(summary.fileBytes),\"bytes_per_entry\":\(String(format: "%.3f", summary.bytesPerEntry)),\"seconds\":\(String(format: "%.3f", seconds))}\n")
     } else {
         out.write("""
         wrote \(output)
+          rows read          \(rowsAdded + badRows)
           entries            \(summary.entries)
           duplicates merged  \(summary.duplicatesMerged)
           bad rows skipped   \(badRows)

@@ -31,6 +31,24 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: dir.path("one.cid"), isDirectory: &isDirectory) && !isDirectory.boolValue)
     }
 
+    /// The plain TSV build and the pipeline count the same file the same way in their JSON
+    /// summaries: rows read (bad ones included), entries, duplicates merged, bad rows.
+    @Test func plainAndPipelineSummariesCountAlike() throws {
+        let dir = TempDir()
+        let tsv = dir.path("in.tsv")
+        try Data("79131234567\tA\n79131234567\tB\tblock\nbad\tx\n44200000001\tPub\n".utf8).write(to: URL(fileURLWithPath: tsv))
+        func counts(_ extra: [String], _ name: String, pipeline: Bool) throws -> [String: Int] {
+            let r = try lookup(["build", "-o", dir.path(name), tsv, "--json"] + extra)
+            #expect(r.status == 0, "\(extra): \(r.stderr)")
+            let json = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+            #expect((json["rejected_by_reason"] != nil) == pipeline, "which path built \(name)")
+            return ["rows", "entries", "duplicates_merged", "bad_rows"].reduce(into: [:]) { $0[$1] = json[$1] as? Int }
+        }
+        let plain = try counts(["--skip-bad-rows"], "plain.cid", pipeline: false)
+        #expect(plain == ["rows": 4, "entries": 2, "duplicates_merged": 1, "bad_rows": 1])
+        #expect(try counts(["--max-bad-rows", "1"], "pipeline.cid", pipeline: true) == plain)
+    }
+
     /// A build stopped by the bad-row count limit says how much it read rather than giving a
     /// share of a total it never counted; a build that read everything gives the share.
     @Test func badRowCountsSayWhatWasRead() throws {
