@@ -29,119 +29,15 @@ enum FileWriter {
         }
         precondition(keys.count == values.count)
         var parts = LayoutParts()
+        let ids = try ValueIds(values: values, labelCount: labelCount)
+        let blocks = try encodeBlocks(keys: keys, values: values, ids: ids, options: options, parts: &parts)
 
-        // 1. Value ids: code lengths from the frequencies; ids ordered by (code length, first
-        //    occurrence in number order), so that the canonical code maps to ids by arithmetic
-        //    and a scan meets the values of each length class in id order.
-        var freq = [Int](repeating: 0, count: labelCount)
-        var first = [Int](repeating: Int.max, count: labelCount)
-        for (i, v) in values.enumerated() {
-            freq[Int(v)] += 1
-            if first[Int(v)] == Int.max { first[Int(v)] = i }
-        }
-        let used = (0..<labelCount).filter { freq[$0] > 0 }
-        guard used.count < 1 << Format.maxCodeLength else {
-            throw CallerIDError(.limitExceeded, "more than \(1 << Format.maxCodeLength) distinct labels")
-        }
-        let byFreq = used.sorted { freq[$0] != freq[$1] ? freq[$0] > freq[$1] : first[$0] < first[$1] }
-        let counts = valueCodeLengthCounts(frequencies: byFreq.map { freq[$0] })
-        var lengthOf = [Int](repeating: 0, count: labelCount)
-        var r = 0
-        for len in 1..<counts.count {
-            for _ in 0..<counts[len] {
-                lengthOf[byFreq[r]] = len
-                r += 1
-            }
-        }
-        let ordered = used.sorted { lengthOf[$0] != lengthOf[$1] ? lengthOf[$0] < lengthOf[$1] : first[$0] < first[$1] }
-        var idOf = [UInt32](repeating: 0, count: labelCount)
-        for (id, v) in ordered.enumerated() { idOf[v] = UInt32(id) }
-        let codes = valueCodes(counts: counts)
-        let valueCount = ordered.count
+        // Labels: hot ones raw, cold ones coded with the symbol table in groups.
+        let labels = try encodeLabels(count: ids.valueCount, label: { label(ids.ordered[$0]) }, hotLabelBytes: options.hotLabelBytes)
+        parts.hotValues = labels.hotCount
+        for v in values where ids.idOf[Int(v)] < labels.hotCount { parts.hotEntries += 1 }
+        let valueCats = ids.ordered.map(valueCategory)
 
-        // 2. Block records and the block index.
-        var index: [UInt8] = []
-        var blocks: [UInt8] = []
-        var blockFirstKeys: [UInt64] = []
-        let syncInterval = 1 << options.syncShift
-        var start = 0
-        while start < keys.count {
-            let n = min(options.blockSize, keys.count - start)
-            let firstKey = keys[start]
-            blockFirstKeys.append(firstKey)
-            guard blocks.count <= Int(UInt32.max) - (1 << 20) else {
-                throw CallerIDError(.limitExceeded, "block records exceed 4 GiB")
-            }
-            index.appendLE(firstKey)
-            index.appendLE(UInt32(blocks.count))
-            let m = n - 1
-            let u = keys[start + n - 1] - firstKey
-            var codec = Format.keyCodecEliasFano
-            var l = 0
-            var upper: [UInt64] = []
-            var lower = BitWriter()
-            if m > 0 && u == UInt64(m) {
-                codec = Format.keyCodecRun  // consecutive numbers: nothing to store
-            } else if m > 0 {
-                if u / UInt64(m) >= 1 { l = min(56, 63 - (u / UInt64(m)).leadingZeroBitCount) }
-                let bits = Int(u >> UInt64(l)) + m
-                upper = [UInt64](repeating: 0, count: (bits + 63) / 64)
-                for j in 0..<m {
-                    let x = keys[start + 1 + j] - firstKey
-                    let p = Int(x >> UInt64(l)) + j
-                    upper[p >> 6] |= 1 << UInt64(p & 63)
-                    lower.write(x, width: l)
-                }
-                lower.alignToByte()
-            }
-            var stream = MSBBitWriter()
-            var sync: [UInt16] = []
-            for i in 0..<n {
-                if i > 0 && i % syncInterval == 0 {
-                    guard stream.bitCount <= Int(UInt16.max) else {
-                        throw CallerIDError(.limitExceeded, "a block's value codes exceed 65,535 bits: use a smaller block size")
-                    }
-                    sync.append(UInt16(stream.bitCount))
-                }
-                if valueCount > 1 {
-                    let c = codes[Int(idOf[Int(values[start + i])])]
-                    stream.write(c.code, c.length)
-                }
-            }
-            guard upper.count <= Int(UInt16.max), lower.bytes.count <= Int(UInt16.max) else {
-                throw CallerIDError(.limitExceeded, "block keys too sparse for one record")
-            }
-            blocks.appendLE(UInt16(n))
-            blocks.append(UInt8(l))
-            blocks.append(codec)
-            blocks.appendLE(UInt16(upper.count))
-            blocks.appendLE(UInt16(lower.bytes.count))
-            for s in sync { blocks.appendLE(s) }
-            for w in upper { blocks.appendLE(w) }
-            blocks.append(contentsOf: lower.bytes)
-            let valueBytes = stream.finished
-            blocks.append(contentsOf: valueBytes)
-            parts.keys += Format.recordHeaderSize + 8 * upper.count + lower.bytes.count
-            parts.values += 2 * sync.count + valueBytes.count
-            start += n
-        }
-        index.appendLE(UInt64(0))
-        index.appendLE(UInt32(blocks.count))
-        blocks.append(contentsOf: repeatElement(0, count: Format.recordPadding))
-        parts.keys += Format.recordPadding
-        var summary: [UInt8] = []
-        for b in stride(from: 0, to: blockFirstKeys.count, by: 1 << options.summaryShift) { summary.appendLE(blockFirstKeys[b]) }
-
-        // 3. Labels: hot ones raw, cold ones coded with the symbol table in groups.
-        let labels = try encodeLabels(count: valueCount, label: { label(ordered[$0]) }, hotLabelBytes: options.hotLabelBytes)
-        let hotCount = labels.hotCount
-        let hotOffsets = labels.hotOffsets, hotLabels = labels.hotLabels, coldIndex = labels.coldIndex, coldLabels = labels.coldLabels
-        let symbols = labels.symbols
-        parts.hotValues = hotCount
-        for v in values where idOf[Int(v)] < hotCount { parts.hotEntries += 1 }
-        let valueCats = ordered.map(valueCategory)
-
-        // 4. Sections, section table, header, footer.
         var names: [UInt8] = []
         names.appendLE(UInt32(categories.count))
         for c in categories {
@@ -150,23 +46,169 @@ enum FileWriter {
             names.append(contentsOf: c.name.utf8)
         }
         var codeLengths: [UInt8] = []
-        for c in counts { codeLengths.appendLE(UInt32(c)) }
+        for c in ids.counts { codeLengths.appendLE(UInt32(c)) }
         let sections: [(UInt32, [UInt8])] = [
             (Format.Section.categories.rawValue, names),
-            (Format.Section.summary.rawValue, summary),
-            (Format.Section.blockIndex.rawValue, index),
-            (Format.Section.blocks.rawValue, blocks),
+            (Format.Section.summary.rawValue, blocks.summary),
+            (Format.Section.blockIndex.rawValue, blocks.index),
+            (Format.Section.blocks.rawValue, blocks.records),
             (Format.Section.codeLengths.rawValue, codeLengths),
             (Format.Section.valueCategories.rawValue, valueCats),
-            (Format.Section.hotOffsets.rawValue, hotOffsets),
-            (Format.Section.hotLabels.rawValue, hotLabels),
-            (Format.Section.symbolTable.rawValue, symbols),
-            (Format.Section.coldIndex.rawValue, coldIndex),
-            (Format.Section.coldLabels.rawValue, coldLabels),
+            (Format.Section.hotOffsets.rawValue, labels.hotOffsets),
+            (Format.Section.hotLabels.rawValue, labels.hotLabels),
+            (Format.Section.symbolTable.rawValue, labels.symbols),
+            (Format.Section.coldIndex.rawValue, labels.coldIndex),
+            (Format.Section.coldLabels.rawValue, labels.coldLabels),
         ] + extraSections.map { ($0.kind, $0.bytes) }
-        parts.index = summary.count + index.count
+        parts.index = blocks.summary.count + blocks.index.count
         parts.values += codeLengths.count
-        parts.labels = valueCats.count + hotOffsets.count + hotLabels.count + symbols.count + coldIndex.count + coldLabels.count
+        parts.labels = valueCats.count + labels.hotOffsets.count + labels.hotLabels.count + labels.symbols.count
+            + labels.coldIndex.count + labels.coldLabels.count
+        let file = assemble(sections: sections, entries: keys.count, blockCount: blocks.count, valueCount: ids.valueCount,
+                            hotCount: labels.hotCount, options: options)
+        parts.other = file.count - parts.keys - parts.values - parts.index - parts.labels
+        return (file, parts, ids.valueCount)
+    }
+
+    /// Value ids: code lengths from the frequencies; ids ordered by (code length, first
+    /// occurrence in number order), so that the canonical code maps to ids by arithmetic and a
+    /// scan meets the values of each length class in id order.
+    struct ValueIds {
+        /// The values in id order (indices into the caller's labels).
+        let ordered: [Int]
+        /// The id of each of the caller's values.
+        let idOf: [UInt32]
+        /// Code lengths: how many ids have a code of each length.
+        let counts: [Int]
+        let codes: [(code: UInt32, length: Int)]
+        var valueCount: Int { ordered.count }
+
+        init(values: [UInt32], labelCount: Int) throws(CallerIDError) {
+            var freq = [Int](repeating: 0, count: labelCount)
+            var first = [Int](repeating: Int.max, count: labelCount)
+            for (i, v) in values.enumerated() {
+                freq[Int(v)] += 1
+                if first[Int(v)] == Int.max { first[Int(v)] = i }
+            }
+            let used = (0..<labelCount).filter { freq[$0] > 0 }
+            guard used.count < 1 << Format.maxCodeLength else {
+                throw CallerIDError(.limitExceeded, "more than \(1 << Format.maxCodeLength) distinct labels")
+            }
+            let byFreq = used.sorted { freq[$0] != freq[$1] ? freq[$0] > freq[$1] : first[$0] < first[$1] }
+            let counts = valueCodeLengthCounts(frequencies: byFreq.map { freq[$0] })
+            var lengthOf = [Int](repeating: 0, count: labelCount)
+            var r = 0
+            for len in 1..<counts.count {
+                for _ in 0..<counts[len] {
+                    lengthOf[byFreq[r]] = len
+                    r += 1
+                }
+            }
+            ordered = used.sorted { lengthOf[$0] != lengthOf[$1] ? lengthOf[$0] < lengthOf[$1] : first[$0] < first[$1] }
+            var idOf = [UInt32](repeating: 0, count: labelCount)
+            for (id, v) in ordered.enumerated() { idOf[v] = UInt32(id) }
+            self.idOf = idOf
+            self.counts = counts
+            codes = valueCodes(counts: counts)
+        }
+    }
+
+    /// The block records (sections 3–4) and their summary (section 2).
+    struct EncodedBlocks {
+        var index: [UInt8] = []
+        var records: [UInt8] = []
+        var summary: [UInt8] = []
+        var count = 0
+    }
+
+    /// Every block's record, the block index and the summary; counts key and value bytes in `parts`.
+    static func encodeBlocks(keys: [UInt64], values: [UInt32], ids: ValueIds, options: LayoutOptions,
+                             parts: inout LayoutParts) throws(CallerIDError) -> EncodedBlocks {
+        var out = EncodedBlocks()
+        var firstKeys: [UInt64] = []
+        var start = 0
+        while start < keys.count {
+            let n = min(options.blockSize, keys.count - start)
+            firstKeys.append(keys[start])
+            guard out.records.count <= Int(UInt32.max) - (1 << 20) else {
+                throw CallerIDError(.limitExceeded, "block records exceed 4 GiB")
+            }
+            out.index.appendLE(keys[start])
+            out.index.appendLE(UInt32(out.records.count))
+            try appendRecord(keys: keys[start..<(start + n)], values: values[start..<(start + n)], ids: ids,
+                             syncInterval: 1 << options.syncShift, to: &out.records, parts: &parts)
+            start += n
+        }
+        out.index.appendLE(UInt64(0))
+        out.index.appendLE(UInt32(out.records.count))
+        out.records.append(contentsOf: repeatElement(0, count: Format.recordPadding))
+        parts.keys += Format.recordPadding
+        for b in stride(from: 0, to: firstKeys.count, by: 1 << options.summaryShift) { out.summary.appendLE(firstKeys[b]) }
+        out.count = firstKeys.count
+        return out
+    }
+
+    /// One block's record (docs/FORMAT.md §5.4): the header, the sync points, the keys as
+    /// Elias–Fano (or nothing for a run of consecutive numbers), then the value codes.
+    static func appendRecord(keys: ArraySlice<UInt64>, values: ArraySlice<UInt32>, ids: ValueIds, syncInterval: Int,
+                             to blocks: inout [UInt8], parts: inout LayoutParts) throws(CallerIDError) {
+        let n = keys.count
+        let firstKey = keys.first!
+        let m = n - 1
+        let u = keys.last! - firstKey
+        var codec = Format.keyCodecEliasFano
+        var l = 0
+        var upper: [UInt64] = []
+        var lower = BitWriter()
+        if m > 0 && u == UInt64(m) {
+            codec = Format.keyCodecRun  // consecutive numbers: nothing to store
+        } else if m > 0 {
+            if u / UInt64(m) >= 1 { l = min(56, 63 - (u / UInt64(m)).leadingZeroBitCount) }
+            let bits = Int(u >> UInt64(l)) + m
+            upper = [UInt64](repeating: 0, count: (bits + 63) / 64)
+            for j in 0..<m {
+                let x = keys[keys.startIndex + 1 + j] - firstKey
+                let p = Int(x >> UInt64(l)) + j
+                upper[p >> 6] |= 1 << UInt64(p & 63)
+                lower.write(x, width: l)
+            }
+            lower.alignToByte()
+        }
+        var stream = MSBBitWriter()
+        var sync: [UInt16] = []
+        for i in 0..<n {
+            if i > 0 && i % syncInterval == 0 {
+                guard stream.bitCount <= Int(UInt16.max) else {
+                    throw CallerIDError(.limitExceeded, "a block's value codes exceed 65,535 bits: use a smaller block size")
+                }
+                sync.append(UInt16(stream.bitCount))
+            }
+            if ids.valueCount > 1 {
+                let c = ids.codes[Int(ids.idOf[Int(values[values.startIndex + i])])]
+                stream.write(c.code, c.length)
+            }
+        }
+        guard upper.count <= Int(UInt16.max), lower.bytes.count <= Int(UInt16.max) else {
+            throw CallerIDError(.limitExceeded, "block keys too sparse for one record")
+        }
+        blocks.appendLE(UInt16(n))
+        blocks.append(UInt8(l))
+        blocks.append(codec)
+        blocks.appendLE(UInt16(upper.count))
+        blocks.appendLE(UInt16(lower.bytes.count))
+        for s in sync { blocks.appendLE(s) }
+        for w in upper { blocks.appendLE(w) }
+        blocks.append(contentsOf: lower.bytes)
+        let valueBytes = stream.finished
+        blocks.append(contentsOf: valueBytes)
+        parts.keys += Format.recordHeaderSize + 8 * upper.count + lower.bytes.count
+        parts.values += 2 * sync.count + valueBytes.count
+    }
+
+    /// The file around its sections (docs/FORMAT.md §3): header, sections at aligned offsets,
+    /// section table, footer.
+    static func assemble(sections: [(UInt32, [UInt8])], entries: Int, blockCount: Int, valueCount: Int, hotCount: Int,
+                         options: LayoutOptions) -> [UInt8] {
         var file = [UInt8](repeating: 0, count: Format.headerSize)
         var table: [UInt8] = []
         for (kind, bytes) in sections {
@@ -188,8 +230,8 @@ enum FileWriter {
         header.appendLE(Format.minor)
         header.appendLE(UInt32(Format.headerSize))
         header.appendLE(UInt64(fileSize))
-        header.appendLE(UInt64(keys.count))
-        header.appendLE(UInt32(blockFirstKeys.count))
+        header.appendLE(UInt64(entries))
+        header.appendLE(UInt32(blockCount))
         header.appendLE(UInt32(valueCount))
         header.appendLE(UInt32(hotCount))
         header.append(UInt8(options.syncShift))
@@ -202,12 +244,11 @@ enum FileWriter {
         var footer: [UInt8] = []
         footer.appendLE(UInt64(fileSize))
         footer.appendLE(Codec.xxh3(table))
-        footer.appendLE(UInt64(keys.count))
+        footer.appendLE(UInt64(entries))
         footer.append(contentsOf: Format.footerMagic)
         file.append(contentsOf: footer)
         assert(file.count == fileSize)
-        parts.other = fileSize - parts.keys - parts.values - parts.index - parts.labels
-        return (file, parts, valueCount)
+        return file
     }
 }
 

@@ -99,10 +99,38 @@ enum RangeWriter {
             throw CallerIDError(.invalidInput, "rangeBlockSize must be 1...\(Format.maxBlockEntries)")
         }
         guard pieces.count <= Int(UInt32.max) else { throw CallerIDError(.limitExceeded, "more than 2^32 - 1 ranges") }
-        // Value ids by descending frequency of explicit use (ties: first occurrence), so that
-        // the values most often written get one-byte varints. Within a block, a value equal to
-        // one of the two most recently used is mostly not written (a numbering plan's
-        // neighbouring ranges mostly share their operator and region).
+        let (ordered, idOf) = valueIds(pieces, labelCount: labelCount, blockSize: blockSize)
+        let spanTable = spanTable(pieces)
+        let blocks = try encodeRecords(pieces, entryKeys: entryKeys, idOf: idOf, spanTable: spanTable, blockSize: blockSize)
+        let (index, wide) = try encodeIndex(blocks)
+        let labels = try encodeLabelParts(pieces, ordered: ordered, labelCount: labelCount, label: label, hotLabelBytes: hotLabelBytes)
+        let categories = ordered.map(valueCategory)
+
+        let parts = [index, blocks.records, categories, labels.table.hotOffsets, labels.table.hotLabels, labels.table.symbols,
+                     labels.table.coldIndex, labels.table.coldLabels, labels.valueParts]
+        var out: [UInt8] = []
+        out.appendLE(UInt32(pieces.count))
+        out.appendLE(UInt32(ordered.count))
+        out.appendLE(UInt32(labels.table.hotCount))
+        out.appendLE(UInt16(blockSize))
+        out.appendLE(UInt16(wide ? 8 : 4))
+        for p in parts {
+            guard p.count <= Int(UInt32.max) else { throw CallerIDError(.limitExceeded, "a part of the ranges section exceeds 4 GiB") }
+            out.appendLE(UInt32(p.count))
+        }
+        out.appendLE(UInt32(labels.partCount))
+        for i in 0..<Format.rangeSpanTableSize { out.appendLE(UInt16(i < spanTable.count ? spanTable[i] : 0)) }
+        assert(out.count == Format.rangesHeaderSize)
+        for p in parts { out.append(contentsOf: p) }
+        return out
+    }
+
+    /// Value ids by descending frequency of explicit use (ties: first occurrence), so that the
+    /// values most often written get one-byte varints. Within a block, a value equal to one of
+    /// the two most recently used is mostly not written (a numbering plan's neighbouring ranges
+    /// mostly share their operator and region). Returns the used values in id order and the id
+    /// of each value.
+    static func valueIds(_ pieces: [Piece], labelCount: Int, blockSize: Int) -> (ordered: [Int], idOf: [UInt32]) {
         var freq = [Int](repeating: 0, count: labelCount)
         var firstUse = [Int](repeating: Int.max, count: labelCount)
         var recent: (UInt32?, UInt32?) = (nil, nil)
@@ -118,20 +146,32 @@ enum RangeWriter {
             .sorted { freq[$0] != freq[$1] ? freq[$0] > freq[$1] : firstUse[$0] < firstUse[$1] }
         var idOf = [UInt32](repeating: 0, count: labelCount)
         for (id, v) in ordered.enumerated() { idOf[v] = UInt32(id) }
+        return (ordered, idOf)
+    }
 
-        // The span table: the most frequent span codes that fit 16 bits (ties: the smaller code),
-        // written as symbols 0 … 15 in one-byte heads; other spans are symbol 16 + their code.
+    /// The span table: the most frequent span codes that fit 16 bits (ties: the smaller code),
+    /// written as symbols 0 … 15 in one-byte heads; other spans are symbol 16 + their code.
+    static func spanTable(_ pieces: [Piece]) -> [UInt64] {
         var spanUses: [UInt64: Int] = [:]
         for p in pieces { spanUses[decimalCode(p.last - p.first + 1), default: 0] += 1 }
-        let spanTable = spanUses.filter { $0.key <= 0xFFFF }.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
+        return spanUses.filter { $0.key <= 0xFFFF }.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
             .prefix(Format.rangeSpanTableSize).map(\.key)
+    }
+
+    /// The records, and per block its first number, record start and "entries inside" bit.
+    struct EncodedRecords {
+        var records: [UInt8] = []
+        var blockFirst: [UInt64] = []
+        /// Record offsets of the blocks, then the records' end.
+        var blockStart: [Int] = []
+        var blockHasEntries: [Bool] = []
+    }
+
+    static func encodeRecords(_ pieces: [Piece], entryKeys: [UInt64], idOf: [UInt32], spanTable: [UInt64],
+                              blockSize: Int) throws(CallerIDError) -> EncodedRecords {
         var spanSymbol: [UInt64: UInt64] = [:]
         for (i, c) in spanTable.enumerated() { spanSymbol[c] = UInt64(i) }
-
-        // The records, and per block its first number and record length.
-        var records: [UInt8] = []
-        var blockFirst: [UInt64] = [], blockStart: [Int] = []
-        var blockHasEntries: [Bool] = []
+        var out = EncodedRecords()
         var nextEntry = 0   // the first entry key not below the current piece (both ascend)
         var start = 0
         while start < pieces.count {
@@ -141,10 +181,10 @@ enum RangeWriter {
                 while nextEntry < entryKeys.count && entryKeys[nextEntry] < p.first { nextEntry += 1 }
                 if nextEntry < entryKeys.count && entryKeys[nextEntry] <= p.last { inside = true }
             }
-            blockHasEntries.append(inside)
-            guard records.count <= Int(UInt32.max) - (1 << 20) else { throw CallerIDError(.limitExceeded, "range records exceed 4 GiB") }
-            blockFirst.append(pieces[start].first)
-            blockStart.append(records.count)
+            out.blockHasEntries.append(inside)
+            guard out.records.count <= Int(UInt32.max) - (1 << 20) else { throw CallerIDError(.limitExceeded, "range records exceed 4 GiB") }
+            out.blockFirst.append(pieces[start].first)
+            out.blockStart.append(out.records.count)
             var recent: (UInt32?, UInt32?) = (nil, nil)
             for i in start..<(start + n) {
                 let p = pieces[i]
@@ -152,19 +192,24 @@ enum RangeWriter {
                 let span = spanSymbol[code] ?? UInt64(Format.rangeSpanTableSize) + code
                 let (gap, gapSize) = gapKind(p, after: i == start ? nil : pieces[i - 1])
                 let (k, mode) = kind(gap: gap, mode: recent.0 == p.value ? valueRecent0 : recent.1 == p.value ? valueRecent1 : valueExplicit)
-                appendVarint(span << 3 | k, to: &records)
-                if gap == gapCoded { appendVarint(decimalCode(gapSize), to: &records) }
-                if mode == valueExplicit { appendVarint(UInt64(idOf[Int(p.value)]), to: &records) }
+                appendVarint(span << 3 | k, to: &out.records)
+                if gap == gapCoded { appendVarint(decimalCode(gapSize), to: &out.records) }
+                if mode == valueExplicit { appendVarint(UInt64(idOf[Int(p.value)]), to: &out.records) }
                 if recent.0 != p.value { recent = (p.value, recent.0) }
             }
             start += n
         }
-        guard records.count <= Int(UInt32.max) else { throw CallerIDError(.limitExceeded, "range records exceed 4 GiB") }
-        blockStart.append(records.count)
+        guard out.records.count <= Int(UInt32.max) else { throw CallerIDError(.limitExceeded, "range records exceed 4 GiB") }
+        out.blockStart.append(out.records.count)
+        return out
+    }
 
-        // The index: per group of blocks its first number and record offset (then a sentinel),
-        // then per block its first number's distance from its group's and its record length.
+    /// The index: per group of blocks its first number and record offset (then a sentinel),
+    /// then per block its first number's distance from its group's and its record length.
+    /// `wide`: the distances need 8 bytes.
+    static func encodeIndex(_ blocks: EncodedRecords) throws(CallerIDError) -> (index: [UInt8], wide: Bool) {
         let groupBlocks = Format.rangeGroupBlocks
+        let blockFirst = blocks.blockFirst, blockStart = blocks.blockStart
         var wide = false
         for b in 0..<blockFirst.count where blockFirst[b] - blockFirst[b - b % groupBlocks] > UInt64(UInt32.max) { wide = true }
         var index: [UInt8] = []
@@ -173,18 +218,23 @@ enum RangeWriter {
             index.appendLE(UInt32(blockStart[b]))
         }
         index.appendLE(UInt64(0))
-        index.appendLE(UInt32(records.count))
+        index.appendLE(UInt32(blocks.records.count))
         for b in 0..<blockFirst.count {
             let delta = blockFirst[b] - blockFirst[b - b % groupBlocks]
             if wide { index.appendLE(delta) } else { index.appendLE(UInt32(delta)) }
             let length = blockStart[b + 1] - blockStart[b]   // ≤ 1,024 × 27 bytes: bit 15 is free
             guard length < 0x8000 else { throw CallerIDError(.limitExceeded, "range block record of \(length) bytes (at most 32,767)") }
-            index.appendLE(UInt16(length) | (blockHasEntries[b] ? 0x8000 : 0))
+            index.appendLE(UInt16(length) | (blocks.blockHasEntries[b] ? 0x8000 : 0))
         }
+        return (index, wide)
+    }
 
-        // Labels as two parts each, split after the last ", " (a plan's labels join operator and
-        // region: 8,448 Rossvyaz labels are pairs of 1,803 operators and 2,355 regions), the
-        // parts deduplicated and stored like entry labels, most used first (hot).
+    /// Labels as two parts each, split after the last ", " (a plan's labels join operator and
+    /// region: 8,448 Rossvyaz labels are pairs of 1,803 operators and 2,355 regions), the parts
+    /// deduplicated and stored like entry labels, most used first (hot); and per value its two
+    /// part ids.
+    static func encodeLabelParts(_ pieces: [Piece], ordered: [Int], labelCount: Int, label: (Int) -> ArraySlice<UInt8>,
+                                 hotLabelBytes: Int) throws(CallerIDError) -> (table: EncodedLabels, valueParts: [UInt8], partCount: Int) {
         var rangesOf = [Int](repeating: 0, count: ordered.count)
         var valueOf = [Int](repeating: -1, count: labelCount)
         for (id, v) in ordered.enumerated() { valueOf[v] = id }
@@ -215,8 +265,7 @@ enum RangeWriter {
         var partRank = [Int](repeating: 0, count: partBytes.count)
         for (rank, p) in partOrder.enumerated() { partRank[p] = rank }
         guard partBytes.count <= Int(UInt32.max) else { throw CallerIDError(.limitExceeded, "more than 2^32 - 1 range label parts") }
-        let labels = try FileWriter.encodeLabels(count: partBytes.count, label: { partBytes[partOrder[$0]] }, hotLabelBytes: hotLabelBytes)
-        let categories = ordered.map(valueCategory)
+        let table = try FileWriter.encodeLabels(count: partBytes.count, label: { partBytes[partOrder[$0]] }, hotLabelBytes: hotLabelBytes)
         var valueParts: [UInt8] = []
         let narrow = partBytes.count <= 1 << 16
         for (a, b) in pairs {
@@ -228,22 +277,7 @@ enum RangeWriter {
                 valueParts.appendLE(UInt32(partRank[b]))
             }
         }
-        let parts = [index, records, categories, labels.hotOffsets, labels.hotLabels, labels.symbols, labels.coldIndex, labels.coldLabels, valueParts]
-        var out: [UInt8] = []
-        out.appendLE(UInt32(pieces.count))
-        out.appendLE(UInt32(ordered.count))
-        out.appendLE(UInt32(labels.hotCount))
-        out.appendLE(UInt16(blockSize))
-        out.appendLE(UInt16(wide ? 8 : 4))
-        for p in parts {
-            guard p.count <= Int(UInt32.max) else { throw CallerIDError(.limitExceeded, "a part of the ranges section exceeds 4 GiB") }
-            out.appendLE(UInt32(p.count))
-        }
-        out.appendLE(UInt32(partBytes.count))
-        for i in 0..<Format.rangeSpanTableSize { out.appendLE(UInt16(i < spanTable.count ? spanTable[i] : 0)) }
-        assert(out.count == Format.rangesHeaderSize)
-        for p in parts { out.append(contentsOf: p) }
-        return out
+        return (table, valueParts, partBytes.count)
     }
 }
 
