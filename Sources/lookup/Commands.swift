@@ -403,14 +403,33 @@ func buildCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     } catch {
         throw ToolError(code: pipelineExitCode(error), message: error.message)
     }
-    let rules = normalizer.tsvRowRules()
     var builder = DatabaseBuilder(options: options)
+    // Progress on a terminal: one line per phase, redrawn in place and cleared at the end.
+    let progress = ProgressLine(enabled: stderrIsTTY)
+    let (rowsAdded, badRows) = try addRows(args, rules: normalizer.tsvRowRules(), to: &builder, progress: progress)
+    let summary: BuildSummary
+    do {
+        progress.phase("writing \(output)")
+        summary = try builder.write(to: output)
+        progress.clear()
+    } catch {
+        progress.clear()
+        throw ToolError(code: error.code == .fileNotFound || error.code == .io ? Exit.ioError : Exit.dataError, message: error.message)
+    }
+    printBuildSummary(summary, output: output, rows: rowsAdded + badRows, badRows: badRows,
+                      seconds: Date().timeIntervalSince(started), json: args.flag("--json"))
+    return Exit.ok
+}
+
+/// Reads the input files' rows into `builder`: bad rows are reported on stderr (the first
+/// 1,000, then a count by reason) and end the build unless `--skip-bad-rows` is given.
+/// Returns the rows added and the bad rows.
+private func addRows(_ args: Arguments, rules: some TSVRowRules, to builder: inout DatabaseBuilder,
+                     progress: ProgressLine) throws(ToolError) -> (added: Int, bad: Int) {
     var badRows = 0
     var rowsAdded = 0
     var reasons: [String: Int] = [:]
     let shown = 1000
-    // Progress on a terminal: one line per phase, redrawn in place and cleared at the end.
-    let progress = ProgressLine(enabled: stderrIsTTY)
     for input in args.positionals {
         progress.phase("reading \(input)")
         do {
@@ -434,23 +453,17 @@ func buildCommand(_ raw: [String]) throws(ToolError) -> Int32 {
             throw ToolError(code: Exit.dataError, message: "\(badRows) bad row\(badRows == 1 ? "" : "s"); nothing written (use --skip-bad-rows to build from the good rows)")
         }
     }
-    let summary: BuildSummary
-    do {
-        progress.phase("writing \(output)")
-        summary = try builder.write(to: output)
-        progress.clear()
-    } catch {
-        progress.clear()
-        throw ToolError(code: error.code == .fileNotFound || error.code == .io ? Exit.ioError : Exit.dataError, message: error.message)
-    }
-    let seconds = Date().timeIntervalSince(started)
+    return (rowsAdded, badRows)
+}
+
+private func printBuildSummary(_ summary: BuildSummary, output: String, rows: Int, badRows: Int, seconds: Double, json: Bool) {
     var out = Output()
-    if args.flag("--json") {
-        out.write("{\"output\":\(jsonString(output)),\"rows\":\(rowsAdded + badRows),\"entries\":\(summary.entries),\"duplicates_merged\":\(summary.duplicatesMerged),\"bad_rows\":\(badRows),\"distinct_labels\":\(summary.distinctLabels),\"bytes\":\(summary.fileBytes),\"bytes_per_entry\":\(String(format: "%.3f", summary.bytesPerEntry)),\"seconds\":\(String(format: "%.3f", seconds))}\n")
+    if json {
+        out.write("{\"output\":\(jsonString(output)),\"rows\":\(rows),\"entries\":\(summary.entries),\"duplicates_merged\":\(summary.duplicatesMerged),\"bad_rows\":\(badRows),\"distinct_labels\":\(summary.distinctLabels),\"bytes\":\(summary.fileBytes),\"bytes_per_entry\":\(String(format: "%.3f", summary.bytesPerEntry)),\"seconds\":\(String(format: "%.3f", seconds))}\n")
     } else {
         out.write("""
         wrote \(output)
-          rows read          \(rowsAdded + badRows)
+          rows read          \(rows)
           entries            \(summary.entries)
           duplicates merged  \(summary.duplicatesMerged)
           bad rows skipped   \(badRows)
@@ -462,7 +475,6 @@ func buildCommand(_ raw: [String]) throws(ToolError) -> Int32 {
         """)
     }
     out.flush()
-    return Exit.ok
 }
 
 /// A bad row's reason without the input it quotes ('…' runs become …), so that 100,000 rows
