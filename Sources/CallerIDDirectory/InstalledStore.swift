@@ -302,11 +302,7 @@ public final class InstalledStore: Sendable {
         // dataset that drops a category must not block installs).
         let newCategoryChoice = settings.blockCategories != currentSettings?.blockCategories
 
-        // A fresh id above every generation folder on disk (a crashed install may have left one).
-        var newID = (pointer.current ?? 0) + 1
-        for name in FileSystem.list(path) where name.hasPrefix("gen-") {
-            if let id = UInt64(name.dropFirst(4)), id >= newID { newID = id + 1 }
-        }
+        let newID = newGenerationID(above: pointer.current)
         for name in FileSystem.list(path) where name.hasPrefix(".staging-") {
             FileSystem.removeTree(path + "/" + name)
         }
@@ -315,18 +311,7 @@ public final class InstalledStore: Sendable {
         var linked = 0, copied = 0
         let plan: SlotPlan
         do throws(DirectoryError) {
-            for f in manifest.files {
-                let to = staging + "/" + f.file
-                let same = currentManifest?.files.first { $0.file == f.file && $0.bytes == f.bytes && $0.xxh3 == f.xxh3 }
-                if let current, same != nil, FileSystem.hardLink(current.path + "/" + f.file, to) {
-                    linked += 1
-                } else if src.linkFromSource, FileSystem.hardLink(source + "/" + f.file, to) {
-                    copied += 1
-                } else {
-                    try FileSystem.copy(source + "/" + f.file, to)
-                    copied += 1
-                }
-            }
+            (linked, copied) = try stageFiles(src, into: staging, current: current, currentManifest: currentManifest)
             try FileSystem.writeAtomically(manifestData, to: staging + "/manifest.json")
             if let sig = src.signatureData {
                 try FileSystem.writeAtomically(sig, to: staging + "/" + ManifestSignature.fileName)
@@ -339,13 +324,7 @@ public final class InstalledStore: Sendable {
             let snapshot = try DirectorySnapshot(directory: staging, settings: settings)
             if newCategoryChoice { try Self.checkCategories(settings, snapshot) }
             plan = try SlotPlan.make(snapshot, slots: settings.slots, maxEntries: settings.maxEntries)
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            let planData: Data
-            do { planData = try encoder.encode(plan) } catch {
-                throw DirectoryError(.io, "\(staging)/plan.json: cannot encode the slot plan: \(error)")
-            }
-            try FileSystem.writeAtomically(planData, to: staging + "/plan.json")
+            try Self.writePlan(plan, in: staging)
             try FileSystem.sync(staging, directory: true)
             // The requirement is recorded before the switch: a crash in between leaves a store
             // stricter than asked, never laxer.
@@ -363,18 +342,64 @@ public final class InstalledStore: Sendable {
             FileSystem.removeTree(generationPath(newID))
             throw error
         }
-        // Only now: drop generations that are neither current nor previous, and what killed
-        // writers left (we hold the lock, so no other install is writing here).
+        pruneGenerations(keeping: [newID] + (pointer.current.map { [$0] } ?? []))
+        return InstallReport(generation: Generation(id: newID, path: generationPath(newID)), previous: current,
+                             changes: changedRegions(currentManifest, manifest), linkedFiles: linked, copiedFiles: copied,
+                             plan: plan, settings: settings)
+    }
+
+    /// A fresh generation id above the current one and every generation folder on disk (a
+    /// crashed install may have left one).
+    private func newGenerationID(above current: UInt64?) -> UInt64 {
+        var newID = (current ?? 0) + 1
+        for name in FileSystem.list(path) where name.hasPrefix("gen-") {
+            if let id = UInt64(name.dropFirst(4)), id >= newID { newID = id + 1 }
+        }
+        return newID
+    }
+
+    /// Puts the source's database files into `staging`: a hard link to the current
+    /// generation's file when it is the same (name, size, XXH3), else a hard link to the
+    /// source's file when allowed, else a copy. Returns the files linked from the current
+    /// generation and the files brought from the source.
+    private func stageFiles(_ src: Source, into staging: String, current: Generation?,
+                            currentManifest: DirectoryManifest?) throws(DirectoryError) -> (linked: Int, copied: Int) {
+        var linked = 0, copied = 0
+        for f in src.manifest.files {
+            let to = staging + "/" + f.file
+            let same = currentManifest?.files.first { $0.file == f.file && $0.bytes == f.bytes && $0.xxh3 == f.xxh3 }
+            if let current, same != nil, FileSystem.hardLink(current.path + "/" + f.file, to) {
+                linked += 1
+            } else if src.linkFromSource, FileSystem.hardLink(src.directory + "/" + f.file, to) {
+                copied += 1
+            } else {
+                try FileSystem.copy(src.directory + "/" + f.file, to)
+                copied += 1
+            }
+        }
+        return (linked, copied)
+    }
+
+    private static func writePlan(_ plan: SlotPlan, in staging: String) throws(DirectoryError) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let planData: Data
+        do { planData = try encoder.encode(plan) } catch {
+            throw DirectoryError(.io, "\(staging)/plan.json: cannot encode the slot plan: \(error)")
+        }
+        try FileSystem.writeAtomically(planData, to: staging + "/plan.json")
+    }
+
+    /// Drops generations other than `keeping`, and what killed writers left. Only after the
+    /// switch, under the store lock (no other install is writing here).
+    private func pruneGenerations(keeping: [UInt64]) {
         for name in FileSystem.list(path) {
-            if name.hasPrefix("gen-"), let id = UInt64(name.dropFirst(4)), id != newID, id != pointer.current {
+            if name.hasPrefix("gen-"), let id = UInt64(name.dropFirst(4)), !keeping.contains(id) {
                 FileSystem.removeTree(path + "/" + name)
             } else if FileSystem.isWriteLeftover(name) {
                 FileSystem.removeTree(path + "/" + name)
             }
         }
-        return InstallReport(generation: Generation(id: newID, path: generationPath(newID)), previous: current,
-                             changes: changedRegions(currentManifest, manifest), linkedFiles: linked, copiedFiles: copied,
-                             plan: plan, settings: settings)
     }
 
     /// Size, whole-file XXH3 and full database verification of one staged file; errors name
