@@ -1,4 +1,4 @@
-public import CallerID
+package import CallerID
 
 extension NumberNormalizer {
     /// The rules a plain TSV build reads rows with (`lookup build` without pipeline options), so
