@@ -122,9 +122,9 @@ public struct MergedStream {
 
     /// The current entry's number (valid after ``next()`` returned true).
     public private(set) var number: UInt64 = 0
-    /// The current entry's label bytes (UTF-8), valid until the following ``next()``.
-    /// Empty for blocking entries that come from a rule.
-    public private(set) var label = UnsafeRawBufferPointer(start: nil, count: 0)
+    /// The current entry's label bytes (UTF-8), valid until the following ``next()``; empty for
+    /// blocking entries that come from a rule. Lent through ``withLabelBytes(_:)`` only.
+    private(set) var label = UnsafeRawBufferPointer(start: nil, count: 0)
     /// True when the current blocking entry comes from a prefix or range rule.
     public private(set) var fromRule = false
     /// The file the current entry comes from (index in manifest order), -1 for a rule.
@@ -165,6 +165,16 @@ public struct MergedStream {
 
     /// The current label as a `String`.
     public var labelString: String { String(decoding: label, as: UTF8.self) }
+
+    /// Calls `body` with the current label's UTF-8 bytes, without a copy (empty for an entry
+    /// from a rule). The buffer is valid only during the call: do not store it or a pointer
+    /// into it.
+    public func withLabelBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+        try body(label)
+    }
+
+    /// The current label's length in UTF-8 bytes.
+    public var labelByteCount: Int { label.count }
 
     /// Moves to the next entry; false at the end. Throws when a file is damaged; after that
     /// every call throws the same error.

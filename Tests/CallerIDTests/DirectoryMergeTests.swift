@@ -123,7 +123,7 @@ import Testing
                 peak = max(peak, started)
                 var labelBytes = 0
                 while try s.next() {
-                    labelBytes &+= s.label.count
+                    labelBytes &+= s.labelByteCount
                     seen += 1
                     if seen & 63 == 0 {
                         let now = currentHeapBytes()
