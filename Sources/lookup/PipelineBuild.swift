@@ -4,7 +4,7 @@ import CallerIDPipeline
 
 /// Options of `lookup build` that take a value and turn on the pipeline.
 let pipelineValued: [String] = [
-    "--format", "--delimiter", "--encoding", "--header",
+    "--preset", "--format", "--delimiter", "--encoding", "--header",
     "--number-field", "--label-field", "--category-field", "--region-field", "--weight-field", "--country-field",
     "--range-end-field", "--number-prefix-field", "--pad-number",
     "--country", "--numbering-plan", "--validity", "--number-rules", "--label-replace", "--max-label-bytes", "--category-map", "--category",
@@ -17,6 +17,13 @@ let pipelineBuildHelp = """
 
 Directory pipeline (any of these options, or a .csv/.json/.jsonl input, turns it on):
 
+Presets (the options given with one override it)
+  --preset rossvyaz             the Russian numbering plan (Rossvyaz Kody_*.csv: windows-1251, ';',
+                                code + 7-digit range, operator, region) as ranges in one database,
+                                labelled 'operator, region'
+  --preset rossvyaz-regions     the same files expanded into entries labelled with the operator, one
+                                database per region (the text after '|'); ranges over
+                                --max-range-expansion are bad rows (--skip-bad-rows or a higher limit)
 Input
   --format tsv|csv|json|jsonl   default: from the file name (.csv .json .jsonl/.ndjson, else tsv)
   --delimiter C                 CSV field separator (default ','; 'tab' or '\\t' for a tab)
@@ -89,8 +96,14 @@ func pipelineExitCode(_ error: PipelineError) -> Int32 {
 }
 
 func pipelineOptions(_ args: Arguments) throws(ToolError) -> PipelineOptions {
-    var o = PipelineOptions()
     func usage(_ m: String) -> ToolError { .usage(m, command: "build") }
+    var o = PipelineOptions()
+    if let name = args.value("--preset") {
+        guard let preset = PipelinePreset(rawValue: name) else {
+            throw usage("unknown preset '\(name)': use \(PipelinePreset.allCases.map(\.rawValue).joined(separator: " or "))")
+        }
+        o = preset.options
+    }
     func int(_ name: String, min: Int = 0) throws(ToolError) -> Int? {
         guard let v = args.value(name) else { return nil }
         guard let n = Int(v.replacingOccurrences(of: "_", with: "")), n >= min else { throw usage("\(name) must be an integer >= \(min)") }
@@ -115,8 +128,10 @@ func pipelineOptions(_ args: Arguments) throws(ToolError) -> PipelineOptions {
             }
             byte = b
         }
-        if o.format == nil || o.format == .csv(delimiter: UInt8(ascii: ",")) { o.format = .csv(delimiter: byte) } else {
-            throw usage("--delimiter applies to CSV input")
+        // CSV from --format csv (always ',' until here) or from a preset.
+        switch o.format {
+        case nil, .csv?: o.format = .csv(delimiter: byte)
+        default: throw usage("--delimiter applies to CSV input")
         }
     }
     if let e = args.value("--encoding") {
@@ -133,18 +148,24 @@ func pipelineOptions(_ args: Arguments) throws(ToolError) -> PipelineOptions {
         default: throw usage("--header must be auto, yes or no")
         }
     }
-    o.numberField = args.value("--number-field").map(FieldSelector.init)
+    // A field given replaces the preset's (the label fields all together).
+    func field(_ name: String, _ slot: inout FieldSelector?) {
+        if let v = args.value(name) { slot = FieldSelector(v) }
+    }
+    field("--number-field", &o.numberField)
     let labelFields = args.values("--label-field").map(FieldSelector.init)
-    o.labelField = labelFields.first
-    o.additionalLabelFields = Array(labelFields.dropFirst())
-    o.keepRanges = args.flag("--keep-ranges")
-    o.categoryField = args.value("--category-field").map(FieldSelector.init)
-    o.regionField = args.value("--region-field").map(FieldSelector.init)
-    o.weightField = args.value("--weight-field").map(FieldSelector.init)
-    o.countryField = args.value("--country-field").map(FieldSelector.init)
-    o.rangeEndField = args.value("--range-end-field").map(FieldSelector.init)
-    o.numberPrefixField = args.value("--number-prefix-field").map(FieldSelector.init)
-    o.padNumber = try int("--pad-number", min: 1)
+    if !labelFields.isEmpty {
+        o.labelField = labelFields.first
+        o.additionalLabelFields = Array(labelFields.dropFirst())
+    }
+    if args.flag("--keep-ranges") { o.keepRanges = true }
+    field("--category-field", &o.categoryField)
+    field("--region-field", &o.regionField)
+    field("--weight-field", &o.weightField)
+    field("--country-field", &o.countryField)
+    field("--range-end-field", &o.rangeEndField)
+    field("--number-prefix-field", &o.numberPrefixField)
+    if let n = try int("--pad-number", min: 1) { o.padNumber = n }
     do throws(PipelineError) {
         if let plan = args.value("--numbering-plan") { o.numberingPlan = try o.numberingPlan.adding(contentsOf: plan) }
         if let map = args.value("--category-map") { o.categories = try CategoryMap(contentsOf: map) }
@@ -157,7 +178,8 @@ func pipelineOptions(_ args: Arguments) throws(ToolError) -> PipelineOptions {
         o.validity = validity
     }
     switch args.value("--number-rules") {
-    case nil, "auto": o.numberRules = .automatic
+    case nil: break
+    case "auto": o.numberRules = .automatic
     case "libphonenumber": o.numberRules = .libphonenumber
     case "table": o.numberRules = .builtInTable
     case let other?: throw usage("--number-rules takes auto, libphonenumber or table, not '\(other)'")
@@ -172,7 +194,7 @@ func pipelineOptions(_ args: Arguments) throws(ToolError) -> PipelineOptions {
         guard let pair = LabelCleaner.parseReplacement(r) else { throw usage("--label-replace takes FROM=TO, like '_= '") }
         o.labels.replacements.append(pair)
     }
-    o.labels.maxBytes = try int("--max-label-bytes", min: 1)
+    if let n = try int("--max-label-bytes", min: 1) { o.labels.maxBytes = n }
     if let c = args.value("--category") {
         do { o.fixedCategory = try o.categories.category(for: c) } catch { throw usage("--category: \(error.message)") }
     }
@@ -187,7 +209,7 @@ func pipelineOptions(_ args: Arguments) throws(ToolError) -> PipelineOptions {
         if o.split == .field && o.regionField == nil { throw usage("--split-by field needs --region-field") }
         if o.split == .prefix && args.value("--region-map") == nil { throw usage("--split-by prefix needs --region-map FILE") }
     }
-    o.regionAfter = args.value("--region-after")
+    if let sep = args.value("--region-after") { o.regionAfter = sep }
     if let b = args.value("--block-list") {
         switch b {
         case "combined": o.blockList = .combined
