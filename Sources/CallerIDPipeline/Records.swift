@@ -237,54 +237,53 @@ struct RecordReader {
     }
 
     private func readTSV(_ source: inout ByteSource) throws(PipelineError) {
-        var splitter = LineSplitter()
-        splitter.maxLineBytes = limits.recordBytes
         var record = Record()
         let limits = limits
-        while true {
-            let chunk = try source.next()
-            try splitter.feed(chunk ?? [], final: chunk == nil, overlong: { (number, length) throws(PipelineError) in
-                try onSyntaxIssue(limits.recordIssue(line: number, bytes: length))
-            }) { (line, number) throws(PipelineError) in
-                if line.isEmpty || line[0] == UInt8(ascii: "#") { return }
-                record.reset(line: number)
-                record.storage.append(contentsOf: line)
-                var fieldStart = 0
-                for i in 0..<line.count where line[i] == 0x09 {
-                    record.values.append(fieldStart..<i)
-                    fieldStart = i + 1
-                }
-                record.values.append(fieldStart..<line.count)
-                if let issue = limits.fieldIssue(record) { try onSyntaxIssue(issue); return }
-                try onRecord(&record)
+        try readLines(&source) { (line, number) throws(PipelineError) in
+            if line.isEmpty || line[0] == UInt8(ascii: "#") { return }
+            record.reset(line: number)
+            record.storage.append(contentsOf: line)
+            var fieldStart = 0
+            for i in 0..<line.count where line[i] == 0x09 {
+                record.values.append(fieldStart..<i)
+                fieldStart = i + 1
             }
-            onProgress(source.bytesRead)
-            if chunk == nil { return }
+            record.values.append(fieldStart..<line.count)
+            if let issue = limits.fieldIssue(record) { try onSyntaxIssue(issue); return }
+            try onRecord(&record)
         }
     }
 
     private func readJSONLines(_ source: inout ByteSource) throws(PipelineError) {
+        var record = Record()
+        let limits = limits
+        try readLines(&source) { (line, number) throws(PipelineError) in
+            if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return }
+            record.reset(line: number)
+            do throws(JSONSyntaxError) {
+                try JSONObjectParser.parseLine(line, into: &record)
+            } catch {
+                try onSyntaxIssue(SyntaxIssue(line: number, raw: InputQuote.excerpt(bytes: line),
+                                              message: "JSON syntax: \(error.message)"))
+                return
+            }
+            if let issue = limits.fieldIssue(record) { try onSyntaxIssue(issue); return }
+            try onRecord(&record)
+        }
+    }
+
+    /// The lines of a line-based format (TSV, JSON Lines), each with its number, chunk by
+    /// chunk; a line over the record limit is a `record-too-long` issue, never held.
+    private func readLines(_ source: inout ByteSource,
+                           _ body: (UnsafeRawBufferPointer, Int) throws(PipelineError) -> Void) throws(PipelineError) {
         var splitter = LineSplitter()
         splitter.maxLineBytes = limits.recordBytes
-        var record = Record()
         let limits = limits
         while true {
             let chunk = try source.next()
             try splitter.feed(chunk ?? [], final: chunk == nil, overlong: { (number, length) throws(PipelineError) in
                 try onSyntaxIssue(limits.recordIssue(line: number, bytes: length))
-            }) { (line, number) throws(PipelineError) in
-                if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return }
-                record.reset(line: number)
-                do throws(JSONSyntaxError) {
-                    try JSONObjectParser.parseLine(line, into: &record)
-                } catch {
-                    try onSyntaxIssue(SyntaxIssue(line: number, raw: InputQuote.excerpt(bytes: line),
-                                                  message: "JSON syntax: \(error.message)"))
-                    return
-                }
-                if let issue = limits.fieldIssue(record) { try onSyntaxIssue(issue); return }
-                try onRecord(&record)
-            }
+            }, body)
             onProgress(source.bytesRead)
             if chunk == nil { return }
         }
