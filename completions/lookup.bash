@@ -8,7 +8,7 @@ _lookup_options() {
     case $1 in
         build)
             echo "-o --output --skip-bad-rows --block-size --raw-labels --json" \
-                "--format --delimiter --encoding --header" \
+                "--preset --format --delimiter --encoding --header" \
                 "--number-field --label-field --category-field --weight-field --region-field --country-field" \
                 "--range-end-field --number-prefix-field --pad-number" \
                 "--country --numbering-plan --validity --number-rules --keep-ranges --max-range-expansion --max-expanded-total" \
@@ -62,6 +62,7 @@ _lookup() {
             _lookup_paths "$cur"; return ;;
         --store|--live-caller-id|--icons)
             _lookup_paths "$cur" -d; return ;;
+        --preset)   COMPREPLY=($(compgen -W "rossvyaz rossvyaz-regions" -- "$cur")); return ;;
         --format)   COMPREPLY=($(compgen -W "tsv csv json jsonl" -- "$cur")); return ;;
         --header)   COMPREPLY=($(compgen -W "auto yes no" -- "$cur")); return ;;
         --encoding) COMPREPLY=($(compgen -W "utf-8 utf-16 utf-16le utf-16be windows-1251 windows-1252 iso-8859-1 koi8-r" -- "$cur")); return ;;

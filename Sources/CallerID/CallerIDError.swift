@@ -21,6 +21,11 @@ public protocol CallerIDFailure: Error, Sendable, CustomStringConvertible {
     var underlying: CallerIDError? { get }
 }
 
+extension CallerIDFailure {
+    /// The message (``message``): what `print(error)` and string interpolation show.
+    public var description: String { message }
+}
+
 /// The one error type of CallerID: a stable ``Code`` for programs and a message for people
 /// that names the file and, where there is one, the byte offset, section or input line.
 public struct CallerIDError: CallerIDFailure, Equatable {
@@ -59,7 +64,6 @@ public struct CallerIDError: CallerIDFailure, Equatable {
         self.message = message
     }
 
-    public var description: String { message }
     public var codeName: String { code.rawValue }
     /// Always nil: a core error is a cause, never a wrapper.
     public var underlying: CallerIDError? { nil }

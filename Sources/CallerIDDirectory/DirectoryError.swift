@@ -11,11 +11,11 @@ public struct DirectoryError: CallerIDFailure, Equatable {
         private init(_ rawValue: String) { self.rawValue = rawValue }
 
         /// A file or directory is missing.
-        public static let fileNotFound = Code("file-not-found")
+        public static let fileNotFound = Code(CallerIDError.Code.fileNotFound)
         /// A system call failed (open, write, fsync, rename, link…).
-        public static let io = Code("io")
+        public static let io = Code(CallerIDError.Code.io)
         /// A database file fails verification: wrong size, wrong XXH3, damaged content.
-        public static let corrupt = Code("corrupt")
+        public static let corrupt = Code(CallerIDError.Code.corrupt)
         /// `manifest.json` (or `settings.json`, `plan.json`) is missing a field, malformed or inconsistent.
         public static let badManifest = Code("bad-manifest")
         /// The entries do not fit: more than slots × max entries, or a rule larger than the budget.
@@ -32,17 +32,18 @@ public struct DirectoryError: CallerIDFailure, Equatable {
         /// The server could not be reached, or answered with an error status.
         public static let unreachable = Code("unreachable")
         /// The database format is newer than this reader.
-        public static let unsupportedVersion = Code("unsupported-version")
+        public static let unsupportedVersion = Code(CallerIDError.Code.unsupportedVersion)
         /// A database file was modified in place while it was open (a core error passed on).
-        public static let fileChanged = Code(CallerIDError.Code.fileChanged.rawValue)
+        public static let fileChanged = Code(CallerIDError.Code.fileChanged)
         /// The data exceeds a format limit (a core error passed on).
-        public static let limitExceeded = Code(CallerIDError.Code.limitExceeded.rawValue)
+        public static let limitExceeded = Code(CallerIDError.Code.limitExceeded)
         /// A number is not a valid E.164 number (a core error passed on).
-        public static let invalidNumber = Code(CallerIDError.Code.invalidNumber.rawValue)
+        public static let invalidNumber = Code(CallerIDError.Code.invalidNumber)
         /// A record, label or category cannot be stored (a core error passed on).
-        public static let invalidInput = Code(CallerIDError.Code.invalidInput.rawValue)
+        public static let invalidInput = Code(CallerIDError.Code.invalidInput)
 
-        /// The code of a core error, under the same name.
+        /// The code of a core error, under the same name (the codes both layers have are the
+        /// core's: one spelling of each).
         init(_ code: CallerIDError.Code) { self.init(code.rawValue) }
 
         public var description: String { rawValue }
@@ -60,7 +61,6 @@ public struct DirectoryError: CallerIDFailure, Equatable {
         underlying = nil
     }
 
-    public var description: String { message }
     public var codeName: String { code.rawValue }
 
     /// Wraps a core library error, keeping its code (same name), its message and the error

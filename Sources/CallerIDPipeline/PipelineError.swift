@@ -11,27 +11,28 @@ public struct PipelineError: CallerIDFailure, Equatable {
         private init(_ rawValue: String) { self.rawValue = rawValue }
 
         /// An input or configuration file is missing.
-        public static let fileNotFound = Code("file-not-found")
+        public static let fileNotFound = Code(CallerIDError.Code.fileNotFound)
         /// Reading or writing failed.
-        public static let io = Code("io")
+        public static let io = Code(CallerIDError.Code.io)
         /// An option or a configuration file (numbering plan, category map, region map) is wrong.
         public static let invalidConfiguration = Code("invalid-configuration")
         /// An input file as a whole cannot be read as declared (not a JSON array, no such column…).
-        public static let invalidInput = Code("invalid-input")
+        public static let invalidInput = Code(CallerIDError.Code.invalidInput)
         /// More rows were rejected than ``PipelineOptions/maxBadRows`` allows.
         public static let tooManyBadRows = Code("too-many-bad-rows")
         /// The data breaks a limit of the database format or of the build.
-        public static let limitExceeded = Code("limit-exceeded")
+        public static let limitExceeded = Code(CallerIDError.Code.limitExceeded)
         /// A database file is damaged (a core error passed on: reading an existing database).
-        public static let corrupt = Code(CallerIDError.Code.corrupt.rawValue)
+        public static let corrupt = Code(CallerIDError.Code.corrupt)
         /// A database was written by an incompatible format version (a core error passed on).
-        public static let unsupportedVersion = Code(CallerIDError.Code.unsupportedVersion.rawValue)
+        public static let unsupportedVersion = Code(CallerIDError.Code.unsupportedVersion)
         /// A number is not a valid E.164 number (a core error passed on).
-        public static let invalidNumber = Code(CallerIDError.Code.invalidNumber.rawValue)
+        public static let invalidNumber = Code(CallerIDError.Code.invalidNumber)
         /// A file was modified in place while it was open (a core error passed on).
-        public static let fileChanged = Code(CallerIDError.Code.fileChanged.rawValue)
+        public static let fileChanged = Code(CallerIDError.Code.fileChanged)
 
-        /// The code of a core error, under the same name.
+        /// The code of a core error, under the same name (the codes both layers have are the
+        /// core's: one spelling of each).
         init(_ code: CallerIDError.Code) { self.init(code.rawValue) }
 
         public var description: String { rawValue }
@@ -56,6 +57,5 @@ public struct PipelineError: CallerIDFailure, Equatable {
         underlying = error
     }
 
-    public var description: String { message }
     public var codeName: String { code.rawValue }
 }

@@ -237,181 +237,66 @@ struct RecordReader {
     }
 
     private func readTSV(_ source: inout ByteSource) throws(PipelineError) {
-        var splitter = LineSplitter()
-        splitter.maxLineBytes = limits.recordBytes
         var record = Record()
         let limits = limits
-        while true {
-            let chunk = try source.next()
-            try splitter.feed(chunk ?? [], final: chunk == nil, overlong: { (number, length) throws(PipelineError) in
-                try onSyntaxIssue(limits.recordIssue(line: number, bytes: length))
-            }) { (line, number) throws(PipelineError) in
-                if line.isEmpty || line[0] == UInt8(ascii: "#") { return }
-                record.reset(line: number)
-                record.storage.append(contentsOf: line)
-                var fieldStart = 0
-                for i in 0..<line.count where line[i] == 0x09 {
-                    record.values.append(fieldStart..<i)
-                    fieldStart = i + 1
-                }
-                record.values.append(fieldStart..<line.count)
-                if let issue = limits.fieldIssue(record) { try onSyntaxIssue(issue); return }
-                try onRecord(&record)
+        try readLines(&source) { (line, number) throws(PipelineError) in
+            if line.isEmpty || line[0] == UInt8(ascii: "#") { return }
+            record.reset(line: number)
+            record.storage.append(contentsOf: line)
+            var fieldStart = 0
+            for i in 0..<line.count where line[i] == 0x09 {
+                record.values.append(fieldStart..<i)
+                fieldStart = i + 1
             }
-            onProgress(source.bytesRead)
-            if chunk == nil { return }
+            record.values.append(fieldStart..<line.count)
+            if let issue = limits.fieldIssue(record) { try onSyntaxIssue(issue); return }
+            try onRecord(&record)
         }
     }
 
     private func readJSONLines(_ source: inout ByteSource) throws(PipelineError) {
-        var splitter = LineSplitter()
-        splitter.maxLineBytes = limits.recordBytes
         var record = Record()
         let limits = limits
-        while true {
-            let chunk = try source.next()
-            try splitter.feed(chunk ?? [], final: chunk == nil, overlong: { (number, length) throws(PipelineError) in
-                try onSyntaxIssue(limits.recordIssue(line: number, bytes: length))
-            }) { (line, number) throws(PipelineError) in
-                if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return }
-                record.reset(line: number)
-                do throws(JSONSyntaxError) {
-                    try JSONObjectParser.parseLine(line, into: &record)
-                } catch {
-                    try onSyntaxIssue(SyntaxIssue(line: number, raw: InputQuote.excerpt(bytes: line),
-                                                  message: "JSON syntax: \(error.message)"))
-                    return
-                }
-                if let issue = limits.fieldIssue(record) { try onSyntaxIssue(issue); return }
-                try onRecord(&record)
-            }
-            onProgress(source.bytesRead)
-            if chunk == nil { return }
-        }
-    }
-
-    /// RFC 4180 state machine over the byte stream.
-    private func readCSV(_ source: inout ByteSource, delimiter: UInt8) throws(PipelineError) {
-        enum State { case fieldStart, unquoted, quoted, quoteInQuoted, afterQuoteJunk }
-        var state = State.fieldStart
-        var record = Record()
-        var line = 1
-        var recordLine = 1
-        var fieldStart = 0
-        var recordHasContent = false
-        var bad: String? = nil
-        // Bytes of the record not kept because it passed the limit (nil: under it).
-        var dropped: Int? = nil
-        let limits = limits
-
-        func endField() {
-            record.values.append(fieldStart..<record.storage.count)
-            fieldStart = record.storage.count
-        }
-        func endRecord() throws(PipelineError) {
-            defer {
-                record.reset(line: line)
-                fieldStart = 0
-                recordHasContent = false
-                bad = nil
-                dropped = nil
-                recordLine = line
-            }
-            guard recordHasContent else { return }   // a blank line
-            endField()
-            let size = record.storage.count + record.values.count + (dropped ?? 0)
-            if size > limits.recordBytes, state != .quoted {
-                try onSyntaxIssue(limits.recordIssue(line: recordLine, bytes: size, unit: "record"))
-                return
-            }
-            if let bad {
-                try onSyntaxIssue(SyntaxIssue(line: recordLine, raw: record.rawText, message: "CSV syntax: \(bad)"))
+        try readLines(&source) { (line, number) throws(PipelineError) in
+            if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return }
+            record.reset(line: number)
+            do throws(JSONSyntaxError) {
+                try JSONObjectParser.parseLine(line, into: &record)
+            } catch {
+                try onSyntaxIssue(SyntaxIssue(line: number, raw: InputQuote.excerpt(bytes: line),
+                                              message: "JSON syntax: \(error.message)"))
                 return
             }
             if let issue = limits.fieldIssue(record) { try onSyntaxIssue(issue); return }
             try onRecord(&record)
         }
-        record.reset(line: 1)
+    }
+
+    /// The lines of a line-based format (TSV, JSON Lines), each with its number, chunk by
+    /// chunk; a line over the record limit is a `record-too-long` issue, never held.
+    private func readLines(_ source: inout ByteSource,
+                           _ body: (UnsafeRawBufferPointer, Int) throws(PipelineError) -> Void) throws(PipelineError) {
+        var splitter = LineSplitter()
+        splitter.maxLineBytes = limits.recordBytes
+        let limits = limits
+        while true {
+            let chunk = try source.next()
+            try splitter.feed(chunk ?? [], final: chunk == nil, overlong: { (number, length) throws(PipelineError) in
+                try onSyntaxIssue(limits.recordIssue(line: number, bytes: length))
+            }, body)
+            onProgress(source.bytesRead)
+            if chunk == nil { return }
+        }
+    }
+
+    /// RFC 4180 (``CSVReader``), chunk by chunk.
+    private func readCSV(_ source: inout ByteSource, delimiter: UInt8) throws(PipelineError) {
+        var reader = CSVReader(delimiter: delimiter, limits: limits, onRecord: onRecord, onSyntaxIssue: onSyntaxIssue)
         while let chunk = try source.next() {
-            // Checked once a chunk: memory stays under the limit plus a chunk or two.
-            if record.storage.count + record.values.count > limits.recordBytes {
-                // Over the limit: keep the parse state, drop what the record holds.
-                dropped = (dropped ?? 0) + record.storage.count + record.values.count
-                record.storage.removeAll(keepingCapacity: true)
-                record.values.removeAll(keepingCapacity: true)
-                fieldStart = 0
-            }
-            for b in chunk {
-                switch state {
-                case .fieldStart, .unquoted:
-                    if b == delimiter {
-                        recordHasContent = true
-                        endField()
-                        state = .fieldStart
-                    } else if b == 0x0A {
-                        if record.storage.last == 0x0D && state == .unquoted && record.storage.count > fieldStart {
-                            record.storage.removeLast()
-                        }
-                        line += 1
-                        try endRecord()
-                        state = .fieldStart
-                    } else if b == 0x22 && state == .fieldStart {
-                        recordHasContent = true
-                        state = .quoted
-                    } else {
-                        record.storage.append(b)
-                        if b != 0x0D { recordHasContent = true }   // a line holding only CR is blank
-                        state = .unquoted
-                        if b == 0x22 && bad == nil { bad = "a quote inside an unquoted field" }
-                    }
-                case .quoted:
-                    if b == 0x22 {
-                        state = .quoteInQuoted
-                    } else {
-                        if b == 0x0A { line += 1 }
-                        record.storage.append(b)
-                    }
-                case .quoteInQuoted:
-                    if b == 0x22 {
-                        record.storage.append(0x22)
-                        state = .quoted
-                    } else if b == delimiter {
-                        endField()
-                        state = .fieldStart
-                    } else if b == 0x0A {
-                        line += 1
-                        try endRecord()
-                        state = .fieldStart
-                    } else if b == 0x0D {
-                        // CR of a CRLF after a closing quote.
-                    } else {
-                        if bad == nil { bad = "text after a closing quote" }
-                        record.storage.append(b)
-                        state = .afterQuoteJunk
-                    }
-                case .afterQuoteJunk:
-                    if b == delimiter {
-                        endField()
-                        state = .fieldStart
-                    } else if b == 0x0A {
-                        line += 1
-                        try endRecord()
-                        state = .fieldStart
-                    } else {
-                        record.storage.append(b)
-                    }
-                }
-            }
+            try reader.feed(chunk)
             onProgress(source.bytesRead)
         }
-        if state == .quoted {
-            bad = "unterminated quoted field (started on line \(recordLine))"
-            recordHasContent = true
-        }
-        if state == .unquoted, record.storage.last == 0x0D, record.storage.count > fieldStart {
-            record.storage.removeLast()
-        }
-        try endRecord()
+        try reader.finish()
     }
 }
 

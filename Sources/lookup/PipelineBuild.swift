@@ -4,7 +4,7 @@ import CallerIDPipeline
 
 /// Options of `lookup build` that take a value and turn on the pipeline.
 let pipelineValued: [String] = [
-    "--format", "--delimiter", "--encoding", "--header",
+    "--preset", "--format", "--delimiter", "--encoding", "--header",
     "--number-field", "--label-field", "--category-field", "--region-field", "--weight-field", "--country-field",
     "--range-end-field", "--number-prefix-field", "--pad-number",
     "--country", "--numbering-plan", "--validity", "--number-rules", "--label-replace", "--max-label-bytes", "--category-map", "--category",
@@ -17,6 +17,13 @@ let pipelineBuildHelp = """
 
 Directory pipeline (any of these options, or a .csv/.json/.jsonl input, turns it on):
 
+Presets (the options given with one override it)
+  --preset rossvyaz             the Russian numbering plan (Rossvyaz Kody_*.csv: windows-1251, ';',
+                                code + 7-digit range, operator, region) as ranges in one database,
+                                labelled 'operator, region'
+  --preset rossvyaz-regions     the same files expanded into entries labelled with the operator, one
+                                database per region (the text after '|'); ranges over
+                                --max-range-expansion are bad rows (--skip-bad-rows or a higher limit)
 Input
   --format tsv|csv|json|jsonl   default: from the file name (.csv .json .jsonl/.ndjson, else tsv)
   --delimiter C                 CSV field separator (default ','; 'tab' or '\\t' for a tab)
@@ -89,131 +96,193 @@ func pipelineExitCode(_ error: PipelineError) -> Int32 {
 }
 
 func pipelineOptions(_ args: Arguments) throws(ToolError) -> PipelineOptions {
-    var o = PipelineOptions()
-    func usage(_ m: String) -> ToolError { .usage(m, command: "build") }
-    func int(_ name: String, min: Int = 0) throws(ToolError) -> Int? {
+    var reader = try PipelineOptionReader(args)
+    // The groups of --help, in its order (which also decides which of two bad options is named).
+    try reader.readInput()
+    try reader.readFields()
+    try reader.readNumbers()
+    try reader.readLabels()
+    try reader.readOutputs()
+    try reader.readBadRowsAndBuild()
+    return reader.options
+}
+
+/// Turns `lookup build`'s options into ``PipelineOptions``: the preset's (or the defaults),
+/// then each option given, group by group.
+struct PipelineOptionReader {
+    let args: Arguments
+    private(set) var options: PipelineOptions
+
+    init(_ args: Arguments) throws(ToolError) {
+        self.args = args
+        options = PipelineOptions()
+        if let name = args.value("--preset") {
+            guard let preset = PipelinePreset(rawValue: name) else {
+                throw usage("unknown preset '\(name)': use \(PipelinePreset.allCases.map(\.rawValue).joined(separator: " or "))")
+            }
+            options = preset.options
+        }
+    }
+
+    private func usage(_ m: String) -> ToolError { .usage(m, command: "build") }
+
+    private func int(_ name: String, min: Int = 0) throws(ToolError) -> Int? {
         guard let v = args.value(name) else { return nil }
         guard let n = Int(v.replacingOccurrences(of: "_", with: "")), n >= min else { throw usage("\(name) must be an integer >= \(min)") }
         return n
     }
-    if let f = args.value("--format") {
-        switch f.lowercased() {
-        case "tsv": o.format = .tsv
-        case "csv": o.format = .csv(delimiter: UInt8(ascii: ","))
-        case "json": o.format = .json
-        case "jsonl", "ndjson", "json-lines": o.format = .jsonLines
-        default: throw usage("--format must be tsv, csv, json or jsonl")
-        }
-    }
-    if let d = args.value("--delimiter") {
-        let byte: UInt8
-        switch d {
-        case "tab", "\\t", "\t": byte = 0x09
-        default:
-            guard d.utf8.count == 1, let b = d.utf8.first, b != 0x22, b != 0x0A, b != 0x0D else {
-                throw usage("--delimiter must be one ASCII character (or 'tab')")
+
+    /// `--format`, `--delimiter`, `--encoding`, `--header`.
+    mutating func readInput() throws(ToolError) {
+        if let f = args.value("--format") {
+            switch f.lowercased() {
+            case "tsv": options.format = .tsv
+            case "csv": options.format = .csv(delimiter: UInt8(ascii: ","))
+            case "json": options.format = .json
+            case "jsonl", "ndjson", "json-lines": options.format = .jsonLines
+            default: throw usage("--format must be tsv, csv, json or jsonl")
             }
-            byte = b
         }
-        if o.format == nil || o.format == .csv(delimiter: UInt8(ascii: ",")) { o.format = .csv(delimiter: byte) } else {
-            throw usage("--delimiter applies to CSV input")
+        if let d = args.value("--delimiter") {
+            let byte: UInt8
+            switch d {
+            case "tab", "\\t", "\t": byte = 0x09
+            default:
+                guard d.utf8.count == 1, let b = d.utf8.first, b != 0x22, b != 0x0A, b != 0x0D else {
+                    throw usage("--delimiter must be one ASCII character (or 'tab')")
+                }
+                byte = b
+            }
+            // CSV from --format csv (always ',' until here) or from a preset.
+            switch options.format {
+            case nil, .csv?: options.format = .csv(delimiter: byte)
+            default: throw usage("--delimiter applies to CSV input")
+            }
         }
-    }
-    if let e = args.value("--encoding") {
-        guard let enc = TextEncoding.named(e) else {
-            throw usage("unknown encoding '\(e)': use one of \(TextEncoding.allCases.map(\.rawValue).joined(separator: ", "))")
+        if let e = args.value("--encoding") {
+            guard let enc = TextEncoding.named(e) else {
+                throw usage("unknown encoding '\(e)': use one of \(TextEncoding.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            options.encoding = enc
         }
-        o.encoding = enc
-    }
-    if let h = args.value("--header") {
-        switch h.lowercased() {
-        case "auto": o.header = .auto
-        case "yes", "true", "1": o.header = .present
-        case "no", "false", "0": o.header = .absent
-        default: throw usage("--header must be auto, yes or no")
-        }
-    }
-    o.numberField = args.value("--number-field").map(FieldSelector.init)
-    let labelFields = args.values("--label-field").map(FieldSelector.init)
-    o.labelField = labelFields.first
-    o.additionalLabelFields = Array(labelFields.dropFirst())
-    o.keepRanges = args.flag("--keep-ranges")
-    o.categoryField = args.value("--category-field").map(FieldSelector.init)
-    o.regionField = args.value("--region-field").map(FieldSelector.init)
-    o.weightField = args.value("--weight-field").map(FieldSelector.init)
-    o.countryField = args.value("--country-field").map(FieldSelector.init)
-    o.rangeEndField = args.value("--range-end-field").map(FieldSelector.init)
-    o.numberPrefixField = args.value("--number-prefix-field").map(FieldSelector.init)
-    o.padNumber = try int("--pad-number", min: 1)
-    do throws(PipelineError) {
-        if let plan = args.value("--numbering-plan") { o.numberingPlan = try o.numberingPlan.adding(contentsOf: plan) }
-        if let map = args.value("--category-map") { o.categories = try CategoryMap(contentsOf: map) }
-        if let map = args.value("--region-map") { o.regionMap = try RegionMap(contentsOf: map) }
-    } catch {
-        throw ToolError(code: pipelineExitCode(error), message: error.message)
-    }
-    if let v = args.value("--validity") {
-        guard let validity = NumberValidity(rawValue: v) else { throw usage("--validity takes possible, valid or any, not '\(v)'") }
-        o.validity = validity
-    }
-    switch args.value("--number-rules") {
-    case nil, "auto": o.numberRules = .automatic
-    case "libphonenumber": o.numberRules = .libphonenumber
-    case "table": o.numberRules = .builtInTable
-    case let other?: throw usage("--number-rules takes auto, libphonenumber or table, not '\(other)'")
-    }
-    if let c = args.value("--country") {
-        guard o.numberingPlan.callingCode(country: c) != nil else {
-            throw usage("--country: unknown country '\(c)' (use an ISO 3166 alpha-2 code such as RU, US, KR)")
-        }
-        o.country = c.uppercased()
-    }
-    for r in args.values("--label-replace") {
-        guard let pair = LabelCleaner.parseReplacement(r) else { throw usage("--label-replace takes FROM=TO, like '_= '") }
-        o.labels.replacements.append(pair)
-    }
-    o.labels.maxBytes = try int("--max-label-bytes", min: 1)
-    if let c = args.value("--category") {
-        do { o.fixedCategory = try o.categories.category(for: c) } catch { throw usage("--category: \(error.message)") }
-    }
-    if let n = try int("--max-range-expansion", min: 1) { o.maxRangeExpansion = n }
-    if let n = try int("--max-expanded-total", min: 1) { o.maxExpandedTotal = n }
-    if let s = args.value("--split-by") {
-        switch s {
-        case "field", "region-field", "region": o.split = .field
-        case "prefix": o.split = .prefix
-        default: throw usage("--split-by must be field or prefix")
-        }
-        if o.split == .field && o.regionField == nil { throw usage("--split-by field needs --region-field") }
-        if o.split == .prefix && args.value("--region-map") == nil { throw usage("--split-by prefix needs --region-map FILE") }
-    }
-    o.regionAfter = args.value("--region-after")
-    if let b = args.value("--block-list") {
-        switch b {
-        case "combined": o.blockList = .combined
-        case "separate": o.blockList = .separate
-        default: throw usage("--block-list must be combined or separate")
+        if let h = args.value("--header") {
+            switch h.lowercased() {
+            case "auto": options.header = .auto
+            case "yes", "true", "1": options.header = .present
+            case "no", "false", "0": options.header = .absent
+            default: throw usage("--header must be auto, yes or no")
+            }
         }
     }
-    if let n = try int("--max-entries", min: 1) { o.maxEntries = n }
-    if let n = try int("--top", min: 1) {
-        guard o.weightField != nil else { throw usage("--top needs --weight-field") }
-        guard n <= o.maxEntries else { throw usage("--top \(n) is more than --max-entries \(o.maxEntries)") }
-        o.top = n
+
+    /// The fields, `--keep-ranges` and `--pad-number`. A field given replaces the preset's (the
+    /// label fields all together).
+    mutating func readFields() throws(ToolError) {
+        func field(_ name: String, _ slot: inout FieldSelector?) {
+            if let v = args.value(name) { slot = FieldSelector(v) }
+        }
+        field("--number-field", &options.numberField)
+        let labelFields = args.values("--label-field").map(FieldSelector.init)
+        if !labelFields.isEmpty {
+            options.labelField = labelFields.first
+            options.additionalLabelFields = Array(labelFields.dropFirst())
+        }
+        if args.flag("--keep-ranges") { options.keepRanges = true }
+        field("--category-field", &options.categoryField)
+        field("--region-field", &options.regionField)
+        field("--weight-field", &options.weightField)
+        field("--country-field", &options.countryField)
+        field("--range-end-field", &options.rangeEndField)
+        field("--number-prefix-field", &options.numberPrefixField)
+        if let n = try int("--pad-number", min: 1) { options.padNumber = n }
     }
-    if args.flag("--skip-bad-rows") { o.maxBadRows = .unlimited }
-    if let m = args.value("--max-bad-rows") {
-        guard let limit = BadRowLimit(m) else { throw usage("--max-bad-rows takes a count (100) or a percentage (0.5%)") }
-        if args.flag("--skip-bad-rows") { throw usage("give --skip-bad-rows or --max-bad-rows, not both") }
-        o.maxBadRows = limit
+
+    /// The files read with the options (numbering plan, category map, region map), then
+    /// `--validity`, `--number-rules` and `--country` (checked against the plan).
+    mutating func readNumbers() throws(ToolError) {
+        do throws(PipelineError) {
+            if let plan = args.value("--numbering-plan") { options.numberingPlan = try options.numberingPlan.adding(contentsOf: plan) }
+            if let map = args.value("--category-map") { options.categories = try CategoryMap(contentsOf: map) }
+            if let map = args.value("--region-map") { options.regionMap = try RegionMap(contentsOf: map) }
+        } catch {
+            throw ToolError(code: pipelineExitCode(error), message: error.message)
+        }
+        if let v = args.value("--validity") {
+            guard let validity = NumberValidity(rawValue: v) else { throw usage("--validity takes possible, valid or any, not '\(v)'") }
+            options.validity = validity
+        }
+        switch args.value("--number-rules") {
+        case nil: break
+        case "auto": options.numberRules = .automatic
+        case "libphonenumber": options.numberRules = .libphonenumber
+        case "table": options.numberRules = .builtInTable
+        case let other?: throw usage("--number-rules takes auto, libphonenumber or table, not '\(other)'")
+        }
+        if let c = args.value("--country") {
+            guard options.numberingPlan.callingCode(country: c) != nil else {
+                throw usage("--country: unknown country '\(c)' (use an ISO 3166 alpha-2 code such as RU, US, KR)")
+            }
+            options.country = c.uppercased()
+        }
     }
-    o.datasetVersion = args.value("--dataset-version")
-    if let bs = args.value("--block-size") {
-        guard let n = parseBlockSize(bs) else { throw usage(blockSizeUsage) }
-        o.buildOptions.blockSize = n
+
+    /// `--label-replace`, `--max-label-bytes`, `--category` (through the category map).
+    mutating func readLabels() throws(ToolError) {
+        for r in args.values("--label-replace") {
+            guard let pair = LabelCleaner.parseReplacement(r) else { throw usage("--label-replace takes FROM=TO, like '_= '") }
+            options.labels.replacements.append(pair)
+        }
+        if let n = try int("--max-label-bytes", min: 1) { options.labels.maxBytes = n }
+        if let c = args.value("--category") {
+            do { options.fixedCategory = try options.categories.category(for: c) } catch { throw usage("--category: \(error.message)") }
+        }
     }
-    o.buildOptions.compressLabels = !args.flag("--raw-labels")
-    return o
+
+    /// The range limits and what is written: `--split-by`, `--region-after`, `--block-list`,
+    /// `--max-entries`, `--top`.
+    mutating func readOutputs() throws(ToolError) {
+        if let n = try int("--max-range-expansion", min: 1) { options.maxRangeExpansion = n }
+        if let n = try int("--max-expanded-total", min: 1) { options.maxExpandedTotal = n }
+        if let s = args.value("--split-by") {
+            switch s {
+            case "field", "region-field", "region": options.split = .field
+            case "prefix": options.split = .prefix
+            default: throw usage("--split-by must be field or prefix")
+            }
+            if options.split == .field && options.regionField == nil { throw usage("--split-by field needs --region-field") }
+            if options.split == .prefix && args.value("--region-map") == nil { throw usage("--split-by prefix needs --region-map FILE") }
+        }
+        if let sep = args.value("--region-after") { options.regionAfter = sep }
+        if let b = args.value("--block-list") {
+            switch b {
+            case "combined": options.blockList = .combined
+            case "separate": options.blockList = .separate
+            default: throw usage("--block-list must be combined or separate")
+            }
+        }
+        if let n = try int("--max-entries", min: 1) { options.maxEntries = n }
+        if let n = try int("--top", min: 1) {
+            guard options.weightField != nil else { throw usage("--top needs --weight-field") }
+            guard n <= options.maxEntries else { throw usage("--top \(n) is more than --max-entries \(options.maxEntries)") }
+            options.top = n
+        }
+    }
+
+    /// The bad-row limit, `--dataset-version` and the database's own options.
+    mutating func readBadRowsAndBuild() throws(ToolError) {
+        if args.flag("--skip-bad-rows") { options.maxBadRows = .unlimited }
+        if let m = args.value("--max-bad-rows") {
+            guard let limit = BadRowLimit(m) else { throw usage("--max-bad-rows takes a count (100) or a percentage (0.5%)") }
+            if args.flag("--skip-bad-rows") { throw usage("give --skip-bad-rows or --max-bad-rows, not both") }
+            options.maxBadRows = limit
+        }
+        options.datasetVersion = args.value("--dataset-version")
+        if let bs = args.value("--block-size") {
+            guard let n = parseBlockSize(bs) else { throw usage(blockSizeUsage) }
+            options.buildOptions.blockSize = n
+        }
+        options.buildOptions.compressLabels = !args.flag("--raw-labels")
+    }
 }
 
 /// Escapes a value for one TSV cell.
@@ -234,6 +303,37 @@ func tsvCell(_ s: String) -> String {
 func pipelineBuild(_ args: Arguments, output: String) throws(ToolError) -> Int32 {
     let options = try pipelineOptions(args)
     let started = Date()
+    let pipeline = try makePipeline(options, output: output)
+    let report = BuildReport(args: args, started: started)
+    report.attach(to: pipeline)
+    let summary: PipelineSummary
+    do {
+        for input in args.positionals { try pipeline.add(file: input) }
+        summary = try pipeline.write(to: output)
+        report.progress.clear()
+    } catch {
+        report.progress.clear()
+        // The count limit throws while reading; the percentage limit only after every row is read.
+        var stoppedEarly = false
+        if error.code == .tooManyBadRows, case .count = options.maxBadRows { stoppedEarly = true }
+        report.printReasons(pipeline, stoppedEarly: stoppedEarly)
+        report.writeErrorsFile()
+        throw ToolError(code: pipelineExitCode(error), message: error.message)
+    }
+    report.printReasons(pipeline)
+    report.writeErrorsFile()
+
+    let seconds = Date().timeIntervalSince(started)
+    var out = Output()
+    out.write(args.flag("--json") ? summaryJSON(summary, output: output, seconds: seconds)
+                                  : summaryText(summary, output: output, seconds: seconds))
+    out.flush()
+    return Exit.ok
+}
+
+/// The pipeline of a build, with the test seams of the environment, after putting back the
+/// output a killed build may have left switched out.
+private func makePipeline(_ options: PipelineOptions, output: String) throws(ToolError) -> Pipeline {
     let pipeline: Pipeline
     do { pipeline = try Pipeline(options: options) } catch { throw ToolError(code: pipelineExitCode(error), message: error.message) }
     // A build killed while switching directories: the previous output back first, so that even
@@ -245,42 +345,58 @@ func pipelineBuild(_ args: Arguments, output: String) throws(ToolError) -> Int32
         pipeline.switchHook = { if $0 == step { killCurrentProcessForTesting() } }
     }
     if environment["LOOKUP_TEST_NO_EXCHANGE"] != nil { pipeline.allowDirectoryExchange = false }
+    return pipeline
+}
 
-    let progress = ProgressLine(enabled: args.flag("--progress") || (stderrIsTTY && !args.flag("--no-progress")))
-    let shown = 1000
-    var errorsOut: [UInt8] = Array("file\tline\traw\treason\tmessage\n".utf8)
-    let errorsPath = args.value("--errors")
-    // The callbacks count for themselves: capturing `pipeline` here would be a retain cycle.
-    var rejected = 0
-    pipeline.onRejected = { row in
-        rejected += 1
-        if rejected <= shown { progress.printLine(row.description) }
-        if errorsPath != nil {
-            errorsOut.append(contentsOf: "\(tsvCell(row.file))\t\(row.line)\t\(tsvCell(row.raw))\t\(row.reason)\t\(tsvCell(row.message))\n".utf8)
-        }
+/// What a build tells its user while it runs and when it ends: rejected rows and warnings on
+/// stderr (the first 1,000 and 100), all rejected rows in the `--errors` file, progress.
+/// The pipeline's callbacks hold this object, never the pipeline (that would be a cycle).
+private final class BuildReport {
+    let progress: ProgressLine
+    let started: Date
+    let errorsPath: String?
+    static let rejectedShown = 1000, warningsShown = 100
+    private var errorsOut: [UInt8] = Array("file\tline\traw\treason\tmessage\n".utf8)
+    private var rejected = 0
+    private var warnings = 0
+    private var lastFile: String? = nil
+
+    init(args: Arguments, started: Date) {
+        progress = ProgressLine(enabled: args.flag("--progress") || (stderrIsTTY && !args.flag("--no-progress")))
+        self.started = started
+        errorsPath = args.value("--errors")
     }
-    var warningsShown = 0
-    pipeline.onWarning = { w in
-        warningsShown += 1
-        if warningsShown <= 100 { progress.printLine(w.description) }
-    }
-    if progress.enabled {
-        var lastFile: String? = nil
-        pipeline.onProgress = { p in
-            switch p.phase {
-            case .reading:
-                let seconds = max(Date().timeIntervalSince(started), 0.001)
-                let percent = p.totalBytes.map { $0 > 0 ? String(format: "%3.0f%%", Double(p.bytesRead) * 100 / Double($0)) : "100%" } ?? "    "
-                let text = "\(p.file): \(percent)  \(p.rowsRead) rows  \(Int(Double(p.rowsRead) / seconds)) rows/s"
-                if p.file != lastFile { progress.phase(text) } else { progress.update(text) }
-                lastFile = p.file
-            case .sorting:
-                progress.phase("sorting \(p.count) numbers")
-            case .writing:
-                progress.phase("writing \(p.file) (\(p.fileIndex) of \(p.fileCount))")
+
+    func attach(to pipeline: Pipeline) {
+        pipeline.onRejected = { [self] row in
+            rejected += 1
+            if rejected <= Self.rejectedShown { progress.printLine(row.description) }
+            if errorsPath != nil {
+                errorsOut.append(contentsOf: "\(tsvCell(row.file))\t\(row.line)\t\(tsvCell(row.raw))\t\(row.reason)\t\(tsvCell(row.message))\n".utf8)
             }
         }
+        pipeline.onWarning = { [self] w in
+            warnings += 1
+            if warnings <= Self.warningsShown { progress.printLine(w.description) }
+        }
+        if progress.enabled { pipeline.onProgress = { [self] in show($0) } }
     }
+
+    private func show(_ p: PipelineProgress) {
+        switch p.phase {
+        case .reading:
+            let seconds = max(Date().timeIntervalSince(started), 0.001)
+            let percent = p.totalBytes.map { $0 > 0 ? String(format: "%3.0f%%", Double(p.bytesRead) * 100 / Double($0)) : "100%" } ?? "    "
+            let text = "\(p.file): \(percent)  \(p.rowsRead) rows  \(Int(Double(p.rowsRead) / seconds)) rows/s"
+            if p.file != lastFile { progress.phase(text) } else { progress.update(text) }
+            lastFile = p.file
+        case .sorting:
+            progress.phase("sorting \(p.count) numbers")
+        case .writing:
+            progress.phase("writing \(p.file) (\(p.fileIndex) of \(p.fileCount))")
+        }
+    }
+
     func writeErrorsFile() {
         guard let errorsPath else { return }
         // The core's writer: through a symlink to its target, in place to a FIFO or device.
@@ -290,9 +406,11 @@ func pipelineBuild(_ args: Arguments, output: String) throws(ToolError) -> Int32
             printError("error: \(errorsPath): cannot write the errors file: \(error.message)")
         }
     }
-    func reportReasons(stoppedEarly: Bool = false) {
+
+    func printReasons(_ pipeline: Pipeline, stoppedEarly: Bool = false) {
+        let shown = Self.rejectedShown
         if pipeline.rowsRejected > shown { printError("(\(pipeline.rowsRejected - shown) more rejected rows not shown\(errorsPath == nil ? "; --errors FILE lists them all" : ""))") }
-        if warningsShown > 100 { printError("(\(warningsShown - 100) more warnings not shown)") }
+        if warnings > Self.warningsShown { printError("(\(warnings - Self.warningsShown) more warnings not shown)") }
         if pipeline.rowsRejected > 0 {
             printError("rejected rows by reason:")
             for (reason, n) in pipeline.rejectedByReason.sorted(by: { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }) {
@@ -309,55 +427,43 @@ func pipelineBuild(_ args: Arguments, output: String) throws(ToolError) -> Int32
             printError("warnings: " + pipeline.warningsByKind.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", "))
         }
     }
+}
 
-    let summary: PipelineSummary
-    do {
-        for input in args.positionals { try pipeline.add(file: input) }
-        summary = try pipeline.write(to: output)
-        progress.clear()
-    } catch {
-        progress.clear()
-        // The count limit throws while reading; the percentage limit only after every row is read.
-        var stoppedEarly = false
-        if error.code == .tooManyBadRows, case .count = options.maxBadRows { stoppedEarly = true }
-        reportReasons(stoppedEarly: stoppedEarly)
-        writeErrorsFile()
-        throw ToolError(code: pipelineExitCode(error), message: error.message)
-    }
-    reportReasons()
-    writeErrorsFile()
+/// Bytes per entry of the databases written (top.cid left out: its entries are counted twice).
+private func bytesPerEntry(_ summary: PipelineSummary) -> Double {
+    summary.entries == 0 ? 0 : Double(summary.files.filter { $0.kind != "top" }.reduce(0) { $0 + $1.bytes }) / Double(summary.entries)
+}
 
-    let seconds = Date().timeIntervalSince(started)
-    let bytesPerEntry = summary.entries == 0 ? 0 : Double(summary.files.filter { $0.kind != "top" }.reduce(0) { $0 + $1.bytes }) / Double(summary.entries)
-    var out = Output()
-    if args.flag("--json") {
-        let reasons = summary.rejectedByReason.keys.sorted().map { "\(jsonString($0.rawValue)):\(summary.rejectedByReason[$0]!)" }.joined(separator: ",")
-        let warnings = summary.warningsByKind.keys.sorted().map { "\(jsonString($0.rawValue)):\(summary.warningsByKind[$0]!)" }.joined(separator: ",")
-        let files = summary.files.map { f in
-            "{\"file\":\(jsonString(f.file)),\"region\":\(jsonString(f.region)),\"kind\":\(jsonString(f.kind)),\"shard\":\(f.shard),\"entries\":\(f.entries),\"bytes\":\(f.bytes),\"xxh3\":\"\(String(format: "%016llx", f.xxh3))\"}"
-        }.joined(separator: ",")
-        out.write("{\"output\":\(jsonString(output)),\"directory\":\(summary.isDirectory),\"rows\":\(summary.rowsRead),\"entries\":\(summary.entries),\"duplicates_merged\":\(summary.duplicatesMerged),\"bad_rows\":\(summary.rowsRejected),\"distinct_labels\":\(summary.distinctLabels),\"bytes\":\(summary.bytes),\"bytes_per_entry\":\(String(format: "%.3f", bytesPerEntry)),\"range_rows\":\(summary.rangeRows),\"range_numbers\":\(summary.rangeNumbers),\"ranges_kept\":\(summary.rangesKept),\"rejected_by_reason\":{\(reasons)},\"warnings\":{\(warnings)},\"dataset_version\":\(jsonString(summary.datasetVersion)),\"files\":[\(files)],\"seconds\":\(String(format: "%.3f", seconds))}\n")
-    } else {
-        out.write("""
-        wrote \(output)\(summary.isDirectory ? "\(output.hasSuffix("/") ? "" : "/") (\(summary.files.count) database\(summary.files.count == 1 ? "" : "s") and manifest.json)" : "")
-          rows read          \(summary.rowsRead)
-          entries            \(summary.entries)
-          duplicates merged  \(summary.duplicatesMerged)
-          bad rows skipped   \(summary.rowsRejected)
-          distinct labels    \(summary.distinctLabels)
-          bytes              \(summary.bytes)
-          bytes/entry        \(String(format: "%.2f", bytesPerEntry))
-          seconds            \(String(format: "%.2f", seconds))
+/// The summary of a build for `--json`: one line.
+private func summaryJSON(_ summary: PipelineSummary, output: String, seconds: Double) -> String {
+    let reasons = summary.rejectedByReason.keys.sorted().map { "\(jsonString($0.rawValue)):\(summary.rejectedByReason[$0]!)" }.joined(separator: ",")
+    let warnings = summary.warningsByKind.keys.sorted().map { "\(jsonString($0.rawValue)):\(summary.warningsByKind[$0]!)" }.joined(separator: ",")
+    let files = summary.files.map { f in
+        "{\"file\":\(jsonString(f.file)),\"region\":\(jsonString(f.region)),\"kind\":\(jsonString(f.kind)),\"shard\":\(f.shard),\"entries\":\(f.entries),\"bytes\":\(f.bytes),\"xxh3\":\"\(String(format: "%016llx", f.xxh3))\"}"
+    }.joined(separator: ",")
+    return "{\"output\":\(jsonString(output)),\"directory\":\(summary.isDirectory),\"rows\":\(summary.rowsRead),\"entries\":\(summary.entries),\"duplicates_merged\":\(summary.duplicatesMerged),\"bad_rows\":\(summary.rowsRejected),\"distinct_labels\":\(summary.distinctLabels),\"bytes\":\(summary.bytes),\"bytes_per_entry\":\(String(format: "%.3f", bytesPerEntry(summary))),\"range_rows\":\(summary.rangeRows),\"range_numbers\":\(summary.rangeNumbers),\"ranges_kept\":\(summary.rangesKept),\"rejected_by_reason\":{\(reasons)},\"warnings\":{\(warnings)},\"dataset_version\":\(jsonString(summary.datasetVersion)),\"files\":[\(files)],\"seconds\":\(String(format: "%.3f", seconds))}\n"
+}
 
-        """)
-        if summary.rangeRows > 0 { out.write("  range rows         \(summary.rangeRows) (\(summary.rangeNumbers) numbers)\n") }
-        if summary.rangesKept > 0 { out.write("  ranges kept        \(summary.rangesKept)\n") }
-        if summary.isDirectory {
-            for f in summary.files {
-                out.write("  \(column(f.file, width: 28)) \(String(f.entries).leftPad(9)) entries \(String(f.bytes).leftPad(10)) bytes  \(String(format: "%016llx", f.xxh3))\n")
-            }
+/// The summary of a build for people.
+private func summaryText(_ summary: PipelineSummary, output: String, seconds: Double) -> String {
+    var text = """
+    wrote \(output)\(summary.isDirectory ? "\(output.hasSuffix("/") ? "" : "/") (\(summary.files.count) database\(summary.files.count == 1 ? "" : "s") and manifest.json)" : "")
+      rows read          \(summary.rowsRead)
+      entries            \(summary.entries)
+      duplicates merged  \(summary.duplicatesMerged)
+      bad rows skipped   \(summary.rowsRejected)
+      distinct labels    \(summary.distinctLabels)
+      bytes              \(summary.bytes)
+      bytes/entry        \(String(format: "%.2f", bytesPerEntry(summary)))
+      seconds            \(String(format: "%.2f", seconds))
+
+    """
+    if summary.rangeRows > 0 { text += "  range rows         \(summary.rangeRows) (\(summary.rangeNumbers) numbers)\n" }
+    if summary.rangesKept > 0 { text += "  ranges kept        \(summary.rangesKept)\n" }
+    if summary.isDirectory {
+        for f in summary.files {
+            text += "  \(column(f.file, width: 28)) \(String(f.entries).leftPad(9)) entries \(String(f.bytes).leftPad(10)) bytes  \(String(format: "%016llx", f.xxh3))\n"
         }
     }
-    out.flush()
-    return Exit.ok
+    return text
 }

@@ -40,6 +40,36 @@ import Testing
         #expect(DirectoryError(.budgetExceeded, "m").codeName == "budget-exceeded")
     }
 
+    /// Every layer's error prints as its message (the protocol's one `description`).
+    @Test func anErrorPrintsAsItsMessage() {
+        let errors: [any CallerIDFailure] = [CallerIDError(.corrupt, "a.cid: damaged database: x"),
+                                             DirectoryError(.budgetExceeded, "12 entries over the budget"),
+                                             PipelineError(.tooManyBadRows, "3 bad rows")]
+        for e in errors {
+            #expect(e.description == e.message)
+            #expect("\(e)" == e.message)
+            #expect(String(describing: e) == e.message)
+        }
+    }
+
+    /// The stable code names, as programs see them: the same text in every layer.
+    @Test func codeNamesAreStable() {
+        #expect([CallerIDError.Code.fileNotFound, .io, .corrupt, .unsupportedVersion, .invalidNumber, .invalidInput,
+                  .fileChanged, .limitExceeded].map(\.rawValue)
+                == ["file-not-found", "io", "corrupt", "unsupported-version", "invalid-number", "invalid-input",
+                    "file-changed", "limit-exceeded"])
+        #expect([DirectoryError.Code.fileNotFound, .io, .corrupt, .badManifest, .budgetExceeded, .invalidRule,
+                  .invalidArgument, .badSignature, .downgrade, .unreachable, .unsupportedVersion, .fileChanged,
+                  .limitExceeded, .invalidNumber, .invalidInput].map(\.rawValue)
+                == ["file-not-found", "io", "corrupt", "bad-manifest", "budget-exceeded", "invalid-rule",
+                    "invalid-argument", "bad-signature", "downgrade", "unreachable", "unsupported-version",
+                    "file-changed", "limit-exceeded", "invalid-number", "invalid-input"])
+        #expect([PipelineError.Code.fileNotFound, .io, .invalidConfiguration, .invalidInput, .tooManyBadRows,
+                  .limitExceeded, .corrupt, .unsupportedVersion, .invalidNumber, .fileChanged].map(\.rawValue)
+                == ["file-not-found", "io", "invalid-configuration", "invalid-input", "too-many-bad-rows",
+                    "limit-exceeded", "corrupt", "unsupported-version", "invalid-number", "file-changed"])
+    }
+
     /// A damaged file met through the Directory layer: the core's verdict arrives intact.
     @Test func aDamagedDatabaseSeenThroughASnapshot() throws {
         let dir = TempDir()

@@ -556,19 +556,12 @@ func starbucksOptions() -> PipelineOptions {
     return o
 }
 
-/// How the Rossvyaz numbering-plan files are read (windows-1251, ';', an area code column, 7-digit
-/// range numbers, operator in column 5, region in column 6), for the whole files and the fixtures.
+/// How the tests read the Rossvyaz numbering plan expanded by region: the pipeline's preset
+/// (`PipelinePreset.rossvyazRegions`: windows-1251, ';', an area code column, 7-digit range
+/// numbers, operator in column 5, one database per region of column 6), every bad row tolerated.
 func rossvyazOptions(maxRangeExpansion: Int) -> PipelineOptions {
-    var o = lenient()
-    o.format = .csv(delimiter: UInt8(ascii: ";"))
-    o.encoding = .windows1251
-    o.numberPrefixField = .position(1)
-    o.numberField = .position(2)
-    o.rangeEndField = .position(3)
-    o.padNumber = 7
-    o.labelField = .position(5)
-    o.regionField = .position(6)
-    o.country = "RU"
+    var o = PipelinePreset.rossvyazRegions.options
+    o.maxBadRows = .unlimited
     o.maxRangeExpansion = maxRangeExpansion
     return o
 }
@@ -637,10 +630,7 @@ struct PipelineRealDataTests {
         var lines = 0
         let cut = raw.firstIndex { b in if b == 0x0A { lines += 1 }; return lines == 1_001 }!
         try raw.prefix(upTo: cut + 1).write(to: URL(fileURLWithPath: dir.path("excerpt.csv")))
-        var o = options(1_000)
-        o.split = .field
-        o.regionAfter = "|"
-        let r = try runPipeline([dir.path("excerpt.csv")], o, to: dir.path("regions"))
+        let r = try runPipeline([dir.path("excerpt.csv")], options(1_000), to: dir.path("regions"))
         #expect(r.pipeline.rowsRead == 1_000)
         #expect(Set(r.pipeline.rejectedByReason.keys).isSubset(of: [.rangeTooLarge]))
         let s = try #require(r.summary)

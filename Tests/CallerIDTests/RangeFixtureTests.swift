@@ -56,13 +56,12 @@ private func planRows() throws -> [PlanRow] {
     return rows
 }
 
+/// The pipeline's preset for the plan as ranges (`lookup build --preset rossvyaz`).
 private func keepRangesOptions() -> PipelineOptions {
-    var o = rossvyazOptions(maxRangeExpansion: 1)   // the limit must not matter with --keep-ranges
-    o.regionField = nil
-    o.labelField = .position(5)
-    o.additionalLabelFields = [.position(6)]
-    o.keepRanges = true
+    var o = PipelinePreset.rossvyaz.options
+    o.maxRangeExpansion = 1        // the limit must not matter with --keep-ranges
     o.maxExpandedTotal = 100_000   // one-number rows still count here
+    o.maxBadRows = .unlimited
     return o
 }
 
@@ -144,5 +143,65 @@ private func keepRangesOptions() -> PipelineOptions {
         o.split = .field
         o.regionField = .position(6)
         #expect(throws: PipelineError.self) { try Pipeline(options: o) }
+    }
+}
+
+/// `lookup build --preset NAME` is the library's preset: the same bytes as the options it stands
+/// for, spelled out on the command line or set through `PipelinePreset` in the library.
+@Suite struct PipelinePresetCLITests {
+    static let inputs = rossvyazFixtures.map { fixtureDir.appendingPathComponent($0).path }
+    static let reading = ["--delimiter", ";", "--encoding", "windows-1251", "--number-prefix-field", "1",
+                          "--number-field", "2", "--range-end-field", "3", "--pad-number", "7", "--country", "RU",
+                          "--label-field", "5"]
+
+    private func bytes(_ path: String) throws -> Data { try Data(contentsOf: URL(fileURLWithPath: path)) }
+
+    @Test func rangesPresetEqualsItsOptions() throws {
+        let dir = TempDir()
+        let preset = try lookup(["build", "-o", dir.path("preset.cid"), "--preset", "rossvyaz"] + Self.inputs)
+        #expect(preset.status == 0, "\(preset.stderr)")
+        let explicit = try lookup(["build", "-o", dir.path("explicit.cid")] + Self.reading + ["--label-field", "6", "--keep-ranges"] + Self.inputs)
+        #expect(explicit.status == 0, "\(explicit.stderr)")
+        _ = try runPipeline(Self.inputs, PipelinePreset.rossvyaz.options, to: dir.path("library.cid"))
+        let built = try bytes(dir.path("preset.cid"))
+        #expect(built == (try bytes(dir.path("explicit.cid"))))
+        #expect(built == (try bytes(dir.path("library.cid"))))
+        let db = try Database(path: dir.path("preset.cid"), verify: true)
+        #expect(db.rangeCount > 2_500)
+        var cursor = db.rangeCursor()
+        #expect(try cursor.next()?.label.contains(", ") == true)        // "operator, region"
+    }
+
+    @Test func regionsPresetEqualsItsOptions() throws {
+        let dir = TempDir()
+        let policy = ["--max-range-expansion", "1000", "--skip-bad-rows", "--dataset-version", "v1"]
+        let env = ["SOURCE_DATE_EPOCH": "1700000000"]
+        let preset = try lookup(["build", "-o", dir.path("preset"), "--preset", "rossvyaz-regions"] + policy + Self.inputs, environment: env)
+        #expect(preset.status == 0, "\(preset.stderr)")
+        let explicit = try lookup(["build", "-o", dir.path("explicit")] + Self.reading
+                                  + ["--region-field", "6", "--region-after", "|", "--split-by", "field"] + policy + Self.inputs, environment: env)
+        #expect(explicit.status == 0, "\(explicit.stderr)")
+        let files = try FileManager.default.contentsOfDirectory(atPath: dir.path("preset")).sorted()
+        #expect(files.filter { $0.hasSuffix(".cid") }.count >= 5 && files.contains("manifest.json"), "\(files)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path("explicit")).sorted() == files)
+        for f in files { #expect(try bytes(dir.path("preset/\(f)")) == (try bytes(dir.path("explicit/\(f)"))), "\(f)") }
+    }
+
+    /// An option given with a preset replaces the preset's: the label fields all together, the
+    /// delimiter of its CSV format.
+    @Test func optionsOverrideThePreset() throws {
+        let dir = TempDir()
+        let r = try lookup(["build", "-o", dir.path("operators.cid"), "--preset", "rossvyaz", "--label-field", "5"] + Self.inputs)
+        #expect(r.status == 0, "\(r.stderr)")
+        var cursor = try Database(path: dir.path("operators.cid"), verify: true).rangeCursor()
+        let labels = try cursor.collect().map(\.label)
+        #expect(!labels.isEmpty && !labels.contains { $0.contains("|") })   // no region column in them
+
+        let comma = try lookup(["build", "-o", dir.path("comma.cid"), "--preset", "rossvyaz", "--delimiter", ","] + Self.inputs)
+        #expect(comma.status == 65, "\(comma.stderr)")                     // one field per row: no number
+
+        let unknown = try lookup(["build", "-o", dir.path("x.cid"), "--preset", "gosuslugi"] + Self.inputs)
+        #expect(unknown.status == 64)
+        #expect(unknown.stderr.contains("unknown preset 'gosuslugi': use rossvyaz or rossvyaz-regions"), "\(unknown.stderr)")
     }
 }

@@ -206,11 +206,8 @@ private extension Character {
         }
         #expect(accepted.count > 500 && tooLarge.count > 50)
 
-        var o = rossvyazOptions(maxRangeExpansion: limit)
-        o.split = .field
-        o.regionAfter = "|"
         let dir = TempDir()
-        let r = try runPipeline([path], o, to: dir.path("regions"))
+        let r = try runPipeline([path], rossvyazOptions(maxRangeExpansion: limit), to: dir.path("regions"))
 
         // Rows read, ranges taken, and the larger ranges rejected at their lines, with why.
         #expect(r.pipeline.rowsRead == records.count - 1)

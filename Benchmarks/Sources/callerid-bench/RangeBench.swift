@@ -1,5 +1,5 @@
 // `callerid-bench ranges --plan DIR`: the Rossvyaz numbering plan (its three CSV files in DIR)
-// built as `lookup build --keep-ranges --label-field 5 --label-field 6` builds it, then
+// built as `lookup build --preset rossvyaz` builds it (`PipelinePreset.rossvyaz`), then
 // lookups that fall back to a range against exact hits on the same file (issue 15).
 import CallerID
 import CallerIDPipeline
@@ -12,17 +12,7 @@ func rangeBench(_ a: Arguments) throws -> Int32 {
     let lookups = try a.int("--lookups") ?? 2_000_000
     let builds = max(1, try a.int("--builds") ?? 5)
 
-    var o = PipelineOptions()
-    o.format = .csv(delimiter: UInt8(ascii: ";"))
-    o.encoding = .windows1251
-    o.numberPrefixField = .position(1)
-    o.numberField = .position(2)
-    o.rangeEndField = .position(3)
-    o.padNumber = 7
-    o.labelField = .position(5)
-    o.additionalLabelFields = [.position(6)]
-    o.country = "RU"
-    o.keepRanges = true
+    var o = PipelinePreset.rossvyaz.options
     o.maxBadRows = .unlimited
     if let n = try a.int("--block-size") { o.buildOptions.rangeBlockSize = n }
 
