@@ -1,3 +1,5 @@
+import CallerID
+
 /// The layout of an input file.
 public enum InputFormat: Sendable, Equatable, CustomStringConvertible {
     /// Tab-separated lines, no quoting. Empty lines and lines starting with `#` are skipped.
@@ -138,83 +140,6 @@ struct ReadLimits {
     }
 }
 
-/// Splits a UTF-8 stream into lines (LF or CRLF), across chunk boundaries. A line longer
-/// than `maxLineBytes` is not held: its bytes are counted up to its line end and `overlong`
-/// gets its number and length instead of `body` getting the line.
-struct LineSplitter {
-    private var pending: [UInt8] = []
-    private(set) var lineNumber = 0
-    var maxLineBytes = Int.max
-    /// Inside a line over the limit: the bytes seen so far (nil otherwise).
-    private var skipped: Int? = nil
-
-    /// Calls `body` for every complete line of `chunk` (and for the rest when `final`).
-    mutating func feed(_ chunk: [UInt8], final: Bool,
-                       overlong: (Int, Int) throws(PipelineError) -> Void = { _, _ in },
-                       _ body: (UnsafeRawBufferPointer, Int) throws(PipelineError) -> Void) throws(PipelineError) {
-        var start = 0
-        let n = chunk.count
-        let limit = maxLineBytes
-        try withBytes(chunk) { (raw) throws(PipelineError) in
-            var i = 0
-            while i < n {
-                if raw[i] == 0x0A {
-                    lineNumber += 1
-                    if let s = skipped {
-                        var length = s + i - start
-                        if i > start ? raw[i - 1] == 0x0D : false { length -= 1 }
-                        skipped = nil
-                        try overlong(lineNumber, length)
-                    } else if pending.isEmpty {
-                        var end = i
-                        if end > start && raw[end - 1] == 0x0D { end -= 1 }
-                        if end - start > limit {
-                            try overlong(lineNumber, end - start)
-                        } else {
-                            try body(UnsafeRawBufferPointer(rebasing: raw[start..<end]), lineNumber)
-                        }
-                    } else {
-                        pending.append(contentsOf: raw[start..<i])
-                        if pending.last == 0x0D { pending.removeLast() }
-                        let line = lineNumber
-                        if pending.count > limit {
-                            try overlong(line, pending.count)
-                        } else {
-                            try withBytes(pending) { (p) throws(PipelineError) in try body(p, line) }
-                        }
-                        pending.removeAll(keepingCapacity: pending.count <= 4 << 20)
-                    }
-                    start = i + 1
-                }
-                i += 1
-            }
-            if start < n {
-                if let s = skipped {
-                    skipped = s + n - start
-                } else if pending.count + n - start > limit {
-                    skipped = pending.count + n - start
-                    pending.removeAll()
-                } else {
-                    pending.append(contentsOf: raw[start..<n])
-                }
-            }
-        }
-        if final {
-            if let s = skipped {
-                lineNumber += 1
-                skipped = nil
-                try overlong(lineNumber, s)
-            } else if !pending.isEmpty {
-                lineNumber += 1
-                if pending.last == 0x0D { pending.removeLast() }
-                let line = lineNumber
-                try withBytes(pending) { (p) throws(PipelineError) in try body(p, line) }
-                pending.removeAll()
-            }
-        }
-    }
-}
-
 /// Reads records of any ``InputFormat`` from a ``ByteSource``.
 struct RecordReader {
     let format: InputFormat
@@ -276,14 +201,15 @@ struct RecordReader {
     /// chunk; a line over the record limit is a `record-too-long` issue, never held.
     private func readLines(_ source: inout ByteSource,
                            _ body: (UnsafeRawBufferPointer, Int) throws(PipelineError) -> Void) throws(PipelineError) {
-        var splitter = LineSplitter()
-        splitter.maxLineBytes = limits.recordBytes
+        var splitter = LineSplitter(maxLineBytes: limits.recordBytes)
         let limits = limits
         while true {
             let chunk = try source.next()
-            try splitter.feed(chunk ?? [], final: chunk == nil, overlong: { (number, length) throws(PipelineError) in
-                try onSyntaxIssue(limits.recordIssue(line: number, bytes: length))
-            }, body)
+            try withBytes(chunk ?? []) { (bytes) throws(PipelineError) in
+                try splitter.feed(bytes, final: chunk == nil, overlong: { (number, length, _) throws(PipelineError) in
+                    try onSyntaxIssue(limits.recordIssue(line: number, bytes: length))
+                }, body)
+            }
             onProgress(source.bytesRead)
             if chunk == nil { return }
         }
