@@ -64,6 +64,7 @@ final class LabelTable: @unchecked Sendable {
     }
 
     /// The coded bytes of cold value `id` (hotCount ≤ id < valueCount).
+    @inline(__always)
     func coldCodes(_ id: Int) throws(CallerIDError) -> UnsafeRawBufferPointer {
         let c = id &- hotCount
         let g = c &>> Format.coldGroupShift

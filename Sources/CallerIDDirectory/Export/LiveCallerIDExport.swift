@@ -339,22 +339,11 @@ public enum LiveCallerIDExport {
 
 /// `+` and the decimal digits of a number, in a reused buffer.
 private struct Keyword {
-    private var bytes = [UInt8](repeating: 0, count: 17)
+    private var bytes = [0x2B] + [UInt8](repeating: 0, count: 20)   // "+" stays, digits follow
     private(set) var count = 0
 
     mutating func set(_ number: UInt64) {
-        var digits = 0
-        var v = number
-        repeat { digits += 1; v /= 10 } while v > 0
-        count = digits + 1
-        bytes[0] = 0x2B
-        v = number
-        var i = digits
-        repeat {
-            bytes[i] = 0x30 + UInt8(v % 10)
-            v /= 10
-            i -= 1
-        } while v > 0
+        count = 1 + bytes.writeDecimal(number, at: 1)
     }
 
     func withBytes(_ body: (UnsafeRawBufferPointer) -> Void) {
