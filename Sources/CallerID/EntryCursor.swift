@@ -196,6 +196,7 @@ extension EntryCursor {
         let keys = storage.keys.elements, ids = storage.ids.elements
         let hot = db.labels.hotCount, categoryCount = db.categories.count
         let cats = db.valueCategories, offsets = db.labels.hotOffsets, labels = db.labels.hotLabels
+        let numbers = batch.numberStorage.writer(), labelColumn = batch.labelStorage.writer(), categories = batch.categoryStorage.writer()
         var c = batch.count, p = pos
         let end = min(n, p &+ (wanted &- c))
         while p < end {
@@ -204,9 +205,9 @@ extension EntryCursor {
             let code = cats.u8(v)
             let a = Int(offsets.u32(4 &* v)), e = Int(offsets.u32(4 &* v &+ 4))
             guard Int(code) < categoryCount, a <= e, e <= labels.count, e &- a <= Format.maxLabelBytes else { break }
-            batch.numberStorage[c] = keys[p]
-            batch.labelStorage[c] = labels.bytes(a, e &- a)
-            batch.categoryStorage[c] = code
+            numbers[c] = keys[p]
+            labelColumn[c] = labels.bytes(a, e &- a)
+            categories[c] = code
             c &+= 1
             p &+= 1
         }

@@ -70,6 +70,7 @@ final class LabelTable: Sendable {
     }
 
     /// Where the coded bytes of cold value `id` lie in the cold labels (inside its group).
+    @inline(__always)
     func coldCodeRange(_ id: Int) throws(CallerIDError) -> Range<Int> {
         let c = id &- hotCount
         let g = c &>> Format.coldGroupShift

@@ -59,6 +59,14 @@ package struct FixedBuffer<Element: BitwiseCopyable>: ~Copyable {
         return UnsafeBufferPointer(start: start, count: n)
     }
 
+    /// All elements, lent for writing to the one caller that holds the owner exclusively (a
+    /// hot loop that fills a batch keeps the writer in a register; stores through the owner
+    /// of a class's buffer reload its address after each store). Valid while the owner lives.
+    @inline(__always)
+    mutating func writer() -> FixedBufferWriter<Element> {
+        FixedBufferWriter(start: start, count: count)
+    }
+
     /// Sets every element to `value`.
     mutating func fill(with value: Element) {
         start.update(repeating: value, count: count)
@@ -68,6 +76,31 @@ package struct FixedBuffer<Element: BitwiseCopyable>: ~Copyable {
     mutating func copyPrefix(_ n: Int, from other: borrowing FixedBuffer<Element>) {
         precondition(n >= 0 && n <= count && n <= other.count, "FixedBuffer copy out of range")
         start.update(from: other.start, count: n)
+    }
+}
+
+/// The elements of a ``FixedBuffer`` lent for writing (``FixedBuffer/writer()``): the same
+/// unchecked, asserted subscript, in a value that stays in a register. It does not own the
+/// memory and must not outlive the owner's exclusive use that made it.
+struct FixedBufferWriter<Element: BitwiseCopyable> {
+    private let start: UnsafeMutablePointer<Element>
+    let count: Int
+
+    fileprivate init(start: UnsafeMutablePointer<Element>, count: Int) {
+        self.start = start
+        self.count = count
+    }
+
+    /// Element `i` (`0 ≤ i < count`, asserted; unchecked in release builds).
+    subscript(i: Int) -> Element {
+        @inline(__always) get {
+            assert(i >= 0 && i < count, "FixedBuffer index out of range")
+            return start[i]
+        }
+        @inline(__always) nonmutating set {
+            assert(i >= 0 && i < count, "FixedBuffer index out of range")
+            start[i] = newValue
+        }
     }
 }
 
