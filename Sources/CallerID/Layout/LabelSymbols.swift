@@ -388,7 +388,7 @@ struct LabelSymbolDecoder {
             let c = Int(codes[i])
             let l = Int(lengths[c])
             if l != 0 && o <= fastLimit {
-                out.storeLE64(symbols[c], at: o)
+                out.store(symbols[c], at: o)
                 o &+= l
                 i &+= 1
                 continue
@@ -400,12 +400,12 @@ struct LabelSymbolDecoder {
                 var word = symbols[c]
                 var k = 0
                 if l & 4 != 0 {
-                    out.storeLE32(UInt32(truncatingIfNeeded: word), at: o)
+                    out.store(UInt32(truncatingIfNeeded: word), at: o)
                     word &>>= 32
                     k = 4
                 }
                 if l & 2 != 0 {
-                    out.storeLE16(UInt16(truncatingIfNeeded: word), at: o &+ k)
+                    out.store(UInt16(truncatingIfNeeded: word), at: o &+ k)
                     word &>>= 16
                     k &+= 2
                 }

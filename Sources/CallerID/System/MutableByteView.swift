@@ -30,28 +30,12 @@ struct MutableByteView {
         self.count = buffer.count
     }
 
+    /// Stores `value` little-endian (the same bytes on every host) at `offset`; the bytes must
+    /// lie inside the view (asserted).
     @inline(__always)
-    func store(_ byte: UInt8, at offset: Int) {
-        assert(offset >= 0 && offset < count, "MutableByteView store out of range")
-        start.storeBytes(of: byte, toByteOffset: offset, as: UInt8.self)
-    }
-
-    @inline(__always)
-    func storeLE16(_ value: UInt16, at offset: Int) {
-        assert(offset >= 0 && offset <= count &- 2, "MutableByteView store out of range")
-        start.storeBytes(of: value.littleEndian, toByteOffset: offset, as: UInt16.self)
-    }
-
-    @inline(__always)
-    func storeLE32(_ value: UInt32, at offset: Int) {
-        assert(offset >= 0 && offset <= count &- 4, "MutableByteView store out of range")
-        start.storeBytes(of: value.littleEndian, toByteOffset: offset, as: UInt32.self)
-    }
-
-    @inline(__always)
-    func storeLE64(_ value: UInt64, at offset: Int) {
-        assert(offset >= 0 && offset <= count &- 8, "MutableByteView store out of range")
-        start.storeBytes(of: value.littleEndian, toByteOffset: offset, as: UInt64.self)
+    func store<T: FixedWidthInteger & BitwiseCopyable>(_ value: T, at offset: Int) {
+        assert(offset >= 0 && offset <= count &- MemoryLayout<T>.size, "MutableByteView store out of range")
+        start.storeBytes(of: value.littleEndian, toByteOffset: offset, as: T.self)
     }
 
     /// Copies `bytes` to `[offset, offset + bytes.count)` (inside the view: a precondition, as
