@@ -15,9 +15,11 @@
 ///   never with a number read from a file without a check.
 /// - Writing needs the owner's exclusive access (`mutating`): a buffer held in a `let` is
 ///   immutable, so a class that holds its tables in `let`s can be `Sendable`.
-/// - ``elements`` and ``bytes(_:_:)`` lend the memory read-only, ``writableBytes(_:_:)``
-///   writable; a lent buffer is valid while the owner lives and does not grow (a cursor's or
-///   batch's buffers are replaced only by their own owner, between uses).
+/// - ``elements``, ``prefix(_:)`` and ``bytes(_:_:)`` lend the memory read-only,
+///   ``writer()`` and ``writableBytes(_:_:)`` for writing (both `mutating`: only the caller
+///   that holds the owner exclusively gets them). What is lent is valid while the owner lives
+///   and is not replaced (a cursor's or batch's buffers are replaced only by their own owner,
+///   between uses), and is never kept beyond that.
 @usableFromInline
 package struct FixedBuffer<Element: BitwiseCopyable>: ~Copyable {
     @usableFromInline let start: UnsafeMutablePointer<Element>
