@@ -36,8 +36,9 @@ public struct EntryView {
     /// True when `labelBytes` point into the database's own bytes (valid while it is open),
     /// false when they point into a decode buffer.
     package let labelIsMapped: Bool
-    // Unretained: a view never outlives the closure of the database call that made it.
-    unowned(unsafe) let database: Database
+    // Unretained: a view never outlives the closure of the database call that made it (or
+    // the fill of the batch that holds it).
+    let unretainedDatabase: Unretained<Database>
 
     @usableFromInline
     init(number: UInt64, categoryCode: Int, labelBytes: UnsafeRawBufferPointer, database: Database, labelIsMapped: Bool = false,
@@ -46,9 +47,11 @@ public struct EntryView {
         self.number = number
         self.categoryCode = categoryCode
         self.labelBytes = labelBytes
-        self.database = database
+        self.unretainedDatabase = Unretained(database)
         self.labelIsMapped = labelIsMapped
     }
+
+    var database: Database { unretainedDatabase.object }
 
     public var category: Category { database.categories[categoryCode] }
 
@@ -120,8 +123,7 @@ public struct DatabaseInfo: Sendable, Equatable {
 /// detects such a change cheaply (one `stat`); long-running readers call it from time to
 /// time (the `lookup -` batch mode does, every 1,024 lookups and whenever input arrives).
 /// When the writer is not under your control, open with ``DatabaseMapping/copy``.
-public final class Database: @unchecked Sendable {
-    // @unchecked: all stored state is immutable after init.
+public final class Database: Sendable {
     public let path: String
     public let categories: [Category]
     /// Number of entries (distinct numbers).
@@ -419,11 +421,11 @@ public final class Database: @unchecked Sendable {
     /// reader needs: the record header, a first key above `previous` (the last key before it),
     /// keys strictly ascending and at most the largest number, every value code valid and every
     /// id below the value count. Returns the record and the bits of value codes it read.
-    func decodeBlock(_ b: Int, after previous: UInt64, keys: UnsafeMutablePointer<UInt64>,
-                     ids: UnsafeMutablePointer<UInt32>) throws(CallerIDError) -> (record: BlockRecord, codeBits: Int) {
+    func decodeBlock(_ b: Int, after previous: UInt64, keys: inout FixedBuffer<UInt64>,
+                     ids: inout FixedBuffer<UInt32>) throws(CallerIDError) -> (record: BlockRecord, codeBits: Int) {
         let r = try record(b)
         let first = firstKey(b)
-        guard first > previous, let bits = r.decodeAllBits(firstKey: first, code: code, keys: keys, ids: ids) else {
+        guard first > previous, let bits = r.decodeAllBits(firstKey: first, code: code, keys: &keys, ids: &ids) else {
             throw CallerIDError.corrupt(path, "block \(b): keys out of order, beyond the largest number, or a damaged value code")
         }
         for i in 0..<r.n where Int(ids[i]) >= valueCount {
@@ -488,9 +490,9 @@ public final class Database: @unchecked Sendable {
         if found.isHot {
             return body(EntryView(number: number, categoryCode: found.category, labelBytes: found.bytes, database: self, labelIsMapped: true))
         }
-        return try withUnsafeTemporaryAllocation(byteCount: LabelTable.coldBufferBytes(found.bytes), alignment: 8) { (buffer) throws(CallerIDError) -> R in
-            let n = try labels.decodeCold(found.bytes, found.value, into: buffer.baseAddress!, bufferBytes: buffer.count)
-            return body(EntryView(number: number, categoryCode: found.category, labelBytes: UnsafeRawBufferPointer(start: buffer.baseAddress!, count: n),
+        return try withScratchBytes(LabelTable.coldBufferBytes(found.bytes)) { (out) throws(CallerIDError) -> R in
+            let n = try labels.decodeCold(found.bytes, found.value, into: out)
+            return body(EntryView(number: number, categoryCode: found.category, labelBytes: out.bytes(upTo: n),
                                   database: self, labelIsMapped: false))
         }
     }

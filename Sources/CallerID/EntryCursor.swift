@@ -50,7 +50,7 @@ public struct EntryCursor {
         pos = 0
         n = 0
         guard block < db.blockCount else { return false }
-        let r = try db.decodeBlock(block, after: previous, keys: storage.keys, ids: storage.ids).record
+        let r = try db.decodeBlock(block, after: previous, keys: &storage.keys, ids: &storage.ids).record
         decoded &+= r.n
         guard decoded <= db.count else {
             throw CallerIDError.corrupt(db.path, "block \(block): the blocks hold more entries than the header's \(db.count)")
@@ -77,18 +77,18 @@ public struct EntryCursor {
         if id < db.labels.hotCount { return try db.labels.hotLabel(id) }
         if !isKnownUniquelyReferenced(&storage) {
             let copy = CursorStorage(blockSize: db.blockSize)
-            copy.keys.update(from: storage.keys, count: n)
-            copy.ids.update(from: storage.ids, count: n)
+            copy.keys.copyPrefix(n, from: storage.keys)
+            copy.ids.copyPrefix(n, from: storage.ids)
             storage = copy
         }
-        if storage.decodedID == id { return UnsafeRawBufferPointer(start: storage.label, count: storage.decodedLength) }
+        if storage.decodedID == id { return storage.label.bytes(0, storage.decodedLength) }
         let codes = try db.labels.coldCodes(id)
         let capacity = LabelTable.coldBufferBytes(codes)
         storage.reserveLabel(capacity)
-        let length = try db.labels.decodeCold(codes, id, into: storage.label, bufferBytes: capacity)
+        let length = try db.labels.decodeCold(codes, id, into: storage.label.writableBytes(0, capacity))
         storage.decodedID = id
         storage.decodedLength = length
-        return UnsafeRawBufferPointer(start: storage.label, count: length)
+        return storage.label.bytes(0, length)
     }
 
     /// Calls `body` with each following entry (a borrowed view) until it returns false or the
@@ -157,14 +157,14 @@ public struct EntryCursor {
                 if v < db.labels.hotCount {
                     batch.append(k, try db.labels.hotLabel(v), UInt8(truncatingIfNeeded: code))
                 } else if v == lastCold {
-                    batch.append(k, UnsafeRawBufferPointer(start: batch.arena + lastColdStart, count: lastColdLength), UInt8(truncatingIfNeeded: code))
+                    batch.append(k, batch.arena.bytes(lastColdStart, lastColdLength), UInt8(truncatingIfNeeded: code))
                 } else {
                     let codes = try db.labels.coldCodes(v)
                     let needed = LabelTable.coldBufferBytes(codes)  // always enough for a valid label
                     if lastCold < 0 && batch.arenaUsed == 0 { batch.growArena(to: needed) }  // no cold label of this fill points into it yet
                     let at = batch.arenaUsed
                     let room = batch.arenaCapacity &- at
-                    guard let length = db.labels.symbols.decode(codes, into: batch.arena + at, capacity: room), length <= Format.maxLabelBytes else {
+                    guard let length = db.labels.symbols.decode(codes, into: batch.arena.writableBytes(at, room)), length <= Format.maxLabelBytes else {
                         if room >= needed { throw CallerIDError.corrupt(db.path, "cold label of value \(v) does not decode to at most \(Format.maxLabelBytes) bytes") }
                         batch.growArenaLater(to: needed)
                         break  // the buffer is full: the next call starts here
@@ -173,7 +173,7 @@ public struct EntryCursor {
                     lastCold = v
                     lastColdStart = at
                     lastColdLength = length
-                    batch.append(k, UnsafeRawBufferPointer(start: batch.arena + at, count: length), UInt8(truncatingIfNeeded: code))
+                    batch.append(k, batch.arena.bytes(at, length), UInt8(truncatingIfNeeded: code))
                 }
                 pos += 1
                 lastNumber = k
@@ -193,9 +193,10 @@ extension EntryCursor {
     /// general path (a cold value, or a check that fails and must be reported by it).
     @inline(__always)
     fileprivate mutating func hotRun(_ batch: EntryBatch, _ wanted: Int) -> Bool {
-        let keys = storage.keys, ids = storage.ids
+        let keys = storage.keys.elements, ids = storage.ids.elements
         let hot = db.labels.hotCount, categoryCount = db.categories.count
         let cats = db.valueCategories, offsets = db.labels.hotOffsets, labels = db.labels.hotLabels
+        let numbers = batch.numberStorage.writer(), labelColumn = batch.labelStorage.writer(), categories = batch.categoryStorage.writer()
         var c = batch.count, p = pos
         let end = min(n, p &+ (wanted &- c))
         while p < end {
@@ -204,10 +205,9 @@ extension EntryCursor {
             let code = cats.u8(v)
             let a = Int(offsets.u32(4 &* v)), e = Int(offsets.u32(4 &* v &+ 4))
             guard Int(code) < categoryCount, a <= e, e <= labels.count, e &- a <= Format.maxLabelBytes else { break }
-            batch.numberStorage[c] = keys[p]
-            batch.labelStarts[c] = labels.base + a
-            batch.labelLengths[c] = Int32(truncatingIfNeeded: e &- a)
-            batch.categoryCodes[c] = code
+            numbers[c] = keys[p]
+            labelColumn[c] = labels.bytes(a, e &- a)
+            categories[c] = code
             c &+= 1
             p &+= 1
         }
@@ -222,32 +222,22 @@ extension EntryCursor {
 /// The cursor's buffers (a class, so that copies of a cursor value share them and they are
 /// freed once).
 final class CursorStorage {
-    let keys: UnsafeMutablePointer<UInt64>
-    let ids: UnsafeMutablePointer<UInt32>
     // Used by one cursor call at a time: no dynamic exclusivity checks.
-    @exclusivity(unchecked) private(set) var label: UnsafeMutableRawPointer
-    @exclusivity(unchecked) private var labelCapacity = 256
+    @exclusivity(unchecked) var keys: FixedBuffer<UInt64>
+    @exclusivity(unchecked) var ids: FixedBuffer<UInt32>
+    @exclusivity(unchecked) var label = FixedBuffer<UInt8>(repeating: 0, count: 256)
     @exclusivity(unchecked) var decodedID = -1
     @exclusivity(unchecked) var decodedLength = 0
 
     init(blockSize: Int) {
-        keys = .allocate(capacity: blockSize)
-        ids = .allocate(capacity: blockSize)
-        label = .allocate(byteCount: labelCapacity, alignment: 8)
+        keys = FixedBuffer(repeating: 0, count: blockSize)
+        ids = FixedBuffer(repeating: 0, count: blockSize)
     }
 
     func reserveLabel(_ capacity: Int) {
-        guard capacity > labelCapacity else { return }
-        label.deallocate()
-        labelCapacity = max(capacity, min(2 * labelCapacity, Format.maxLabelBytes + 8))
-        label = .allocate(byteCount: labelCapacity, alignment: 8)
+        guard capacity > label.count else { return }
+        label = FixedBuffer(repeating: 0, count: max(capacity, min(2 * label.count, Format.maxLabelBytes + 8)))
         decodedID = -1
-    }
-
-    deinit {
-        keys.deallocate()
-        ids.deallocate()
-        label.deallocate()
     }
 }
 
@@ -255,7 +245,7 @@ final class CursorStorage {
 /// ``capacity`` entries whose labels point into the database's mapping (hot labels) or into
 /// the batch's own label buffer (cold labels decoded for this batch: 16 KiB, grown when a
 /// fill runs out, up to 64 KiB + 8 bytes, which one longest label always fits). Views are valid until the batch is
-/// filled again or released, and while the database is open. Heap: 21 bytes per entry of
+/// filled again or released, and while the database is open. Heap: 25 bytes per entry of
 /// capacity plus the label buffer.
 public final class EntryBatch {
     /// Most bytes of the cold-label buffer.
@@ -265,32 +255,30 @@ public final class EntryBatch {
     // The batch belongs to one cursor call at a time: no dynamic exclusivity checks.
     /// Entries of the last fill.
     @exclusivity(unchecked) public private(set) var count = 0
-    @usableFromInline package let numberStorage: UnsafeMutablePointer<UInt64>
-    @usableFromInline package let labelStarts: UnsafeMutablePointer<UnsafeRawPointer?>
-    @usableFromInline package let labelLengths: UnsafeMutablePointer<Int32>
-    @usableFromInline package let categoryCodes: UnsafeMutablePointer<UInt8>
-    @exclusivity(unchecked) private(set) var arena: UnsafeMutableRawPointer
-    @exclusivity(unchecked) private(set) var arenaCapacity = 16 * 1024
+    /// The entries' numbers, labels and category codes (package access: the C ABI reads them in place).
+    @exclusivity(unchecked) @usableFromInline package internal(set) var numberStorage: FixedBuffer<UInt64>
+    @exclusivity(unchecked) @usableFromInline package internal(set) var labelStorage: FixedBuffer<UnsafeRawBufferPointer>
+    @exclusivity(unchecked) @usableFromInline package internal(set) var categoryStorage: FixedBuffer<UInt8>
+    /// The cold labels decoded for this fill.
+    @exclusivity(unchecked) var arena = FixedBuffer<UInt8>(repeating: 0, count: 16 * 1024)
     @exclusivity(unchecked) var arenaUsed = 0
     @exclusivity(unchecked) @usableFromInline var database: Database?
 
     /// Storage for up to `capacity` (≥ 1) entries per fill.
     public init(capacity: Int = 1024) {
         self.capacity = max(1, capacity)
-        numberStorage = .allocate(capacity: self.capacity)
-        labelStarts = .allocate(capacity: self.capacity)
-        labelLengths = .allocate(capacity: self.capacity)
-        categoryCodes = .allocate(capacity: self.capacity)
-        arena = .allocate(byteCount: arenaCapacity, alignment: 8)
+        numberStorage = FixedBuffer(repeating: 0, count: self.capacity)
+        labelStorage = FixedBuffer(repeating: UnsafeRawBufferPointer(start: nil, count: 0), count: self.capacity)
+        categoryStorage = FixedBuffer(repeating: 0, count: self.capacity)
     }
+
+    var arenaCapacity: Int { arena.count }
 
     /// Grows the label buffer to at least `bytes` (up to 64 KiB + 8); only while it holds
     /// nothing of the current fill.
     func growArena(to bytes: Int) {
-        guard bytes > arenaCapacity else { return }
-        arena.deallocate()
-        arenaCapacity = min(EntryBatch.arenaLimit, max(2 &* arenaCapacity, bytes))
-        arena = .allocate(byteCount: arenaCapacity, alignment: 8)
+        guard bytes > arena.count else { return }
+        arena = FixedBuffer(repeating: 0, count: min(EntryBatch.arenaLimit, max(2 &* arena.count, bytes)))
     }
 
     /// The buffer ran out during a fill: the next fill starts with room for `bytes` more.
@@ -298,14 +286,6 @@ public final class EntryBatch {
         pendingGrowth = min(EntryBatch.arenaLimit, max(pendingGrowth, arenaUsed &+ bytes))
     }
     @exclusivity(unchecked) private var pendingGrowth = 0
-
-    deinit {
-        numberStorage.deallocate()
-        labelStarts.deallocate()
-        labelLengths.deallocate()
-        categoryCodes.deallocate()
-        arena.deallocate()
-    }
 
     @inline(__always)
     func setCount(_ n: Int) { count = n }
@@ -321,22 +301,20 @@ public final class EntryBatch {
     @inline(__always)
     func append(_ number: UInt64, _ label: UnsafeRawBufferPointer, _ category: UInt8) {
         numberStorage[count] = number
-        labelStarts[count] = label.baseAddress
-        labelLengths[count] = Int32(truncatingIfNeeded: label.count)
-        categoryCodes[count] = category
+        labelStorage[count] = label
+        categoryStorage[count] = category
         count &+= 1
     }
 
     /// The numbers of the last fill, ascending.
     @inlinable
-    public var numbers: UnsafeBufferPointer<UInt64> { UnsafeBufferPointer(start: numberStorage, count: count) }
+    public var numbers: UnsafeBufferPointer<UInt64> { numberStorage.prefix(count) }
 
     /// Entry `i` (< ``count``) of the last fill, as a borrowed view.
     @inlinable
     public subscript(i: Int) -> EntryView {
         precondition(i >= 0 && i < count, "batch index out of range")
-        return EntryView(number: numberStorage[i], categoryCode: Int(categoryCodes[i]),
-                         labelBytes: UnsafeRawBufferPointer(start: labelStarts[i], count: Int(labelLengths[i])), database: database.unsafelyUnwrapped)
+        return EntryView(number: numberStorage[i], categoryCode: Int(categoryStorage[i]), labelBytes: labelStorage[i], database: database!)
     }
 }
 

@@ -5,8 +5,7 @@
 /// section, whose labels are the parts range labels are made of. Every offset read from it is
 /// checked before use. A class: lookups borrow it without retaining its parts.
 @usableFromInline
-final class LabelTable: @unchecked Sendable {
-    // @unchecked: views into the database's immutable mapping.
+final class LabelTable: Sendable {
     let valueCount: Int
     let hotCount: Int
     let hotOffsets: ByteView
@@ -66,6 +65,13 @@ final class LabelTable: @unchecked Sendable {
     /// The coded bytes of cold value `id` (hotCount ≤ id < valueCount).
     @inline(__always)
     func coldCodes(_ id: Int) throws(CallerIDError) -> UnsafeRawBufferPointer {
+        let range = try coldCodeRange(id)
+        return coldLabels.bytes(range.lowerBound, range.count)
+    }
+
+    /// Where the coded bytes of cold value `id` lie in the cold labels (inside its group).
+    @inline(__always)
+    func coldCodeRange(_ id: Int) throws(CallerIDError) -> Range<Int> {
         let c = id &- hotCount
         let g = c &>> Format.coldGroupShift
         var at = Int(coldIndex.u32(4 &* g))
@@ -83,18 +89,18 @@ final class LabelTable: @unchecked Sendable {
                 if byte < 0x80 { break }
             }
             guard len <= end &- at else { throw CallerIDError.corrupt(path, "cold label of \(what) \(id) runs past its group") }
-            if k == 0 { return coldLabels.bytes(at, len) }
+            if k == 0 { return at..<(at &+ len) }
             at &+= len
             k &-= 1
         }
     }
 
     /// Decodes cold value `id`'s label from `codes` into `out`, which has room for
-    /// `bufferBytes` = ``coldBufferBytes(_:)`` (the slack lets the decoder store whole 8-byte
-    /// symbols): its length, at most 65,535.
+    /// ``coldBufferBytes(_:)`` (the slack lets the decoder store whole 8-byte symbols): its
+    /// length, at most 65,535.
     @usableFromInline
-    func decodeCold(_ codes: UnsafeRawBufferPointer, _ id: Int, into out: UnsafeMutableRawPointer, bufferBytes: Int) throws(CallerIDError) -> Int {
-        guard let n = symbols.decode(codes, into: out, capacity: bufferBytes), n <= Format.maxLabelBytes else {
+    func decodeCold(_ codes: UnsafeRawBufferPointer, _ id: Int, into out: MutableByteView) throws(CallerIDError) -> Int {
+        guard let n = symbols.decode(codes, into: out), n <= Format.maxLabelBytes else {
             throw CallerIDError.corrupt(path, "cold label of \(what) \(id) does not decode to at most \(Format.maxLabelBytes) bytes")
         }
         return n
@@ -109,9 +115,9 @@ final class LabelTable: @unchecked Sendable {
     func withLabel<R>(_ id: Int, _ body: (UnsafeRawBufferPointer, Bool) throws(CallerIDError) -> R) throws(CallerIDError) -> R {
         if id < hotCount { return try body(try hotLabel(id), true) }
         let codes = try coldCodes(id)
-        return try withUnsafeTemporaryAllocation(byteCount: LabelTable.coldBufferBytes(codes), alignment: 8) { (buffer) throws(CallerIDError) -> R in
-            let n = try decodeCold(codes, id, into: buffer.baseAddress!, bufferBytes: buffer.count)
-            return try body(UnsafeRawBufferPointer(start: buffer.baseAddress!, count: n), false)
+        return try withScratchBytes(LabelTable.coldBufferBytes(codes)) { (out) throws(CallerIDError) -> R in
+            let n = try decodeCold(codes, id, into: out)
+            return try body(out.bytes(upTo: n), false)
         }
     }
 
@@ -122,14 +128,14 @@ final class LabelTable: @unchecked Sendable {
     }
 
     /// Label `id`'s bytes as ``locate(_:)`` gave them (raw when hot, coded when cold) copied or
-    /// decoded to `out`, which has `capacity` bytes (≥ ``bufferBytes(_:_:)``); the length.
+    /// decoded to `out`, which has room for ``bufferBytes(_:_:)``; the length.
     @inline(__always)
-    func copy(_ id: Int, _ bytes: UnsafeRawBufferPointer, to out: UnsafeMutableRawPointer, capacity: Int) throws(CallerIDError) -> Int {
+    func copy(_ id: Int, _ bytes: UnsafeRawBufferPointer, to out: MutableByteView) throws(CallerIDError) -> Int {
         if id < hotCount {
-            if bytes.count > 0 { out.copyMemory(from: bytes.baseAddress!, byteCount: bytes.count) }
+            out.copy(bytes, at: 0)
             return bytes.count
         }
-        return try decodeCold(bytes, id, into: out, bufferBytes: capacity)
+        return try decodeCold(bytes, id, into: out)
     }
 
     /// Label `id`'s bytes: raw (mapped) when hot, coded when cold.
@@ -148,8 +154,7 @@ final class LabelTable: @unchecked Sendable {
             guard e >= last else { throw bad("hot label offsets of \(what)s descend at \(what) \(v)") }
             last = e
         }
-        let scratch = UnsafeMutableRawPointer.allocate(byteCount: Format.maxLabelBytes + 8, alignment: 8)
-        defer { scratch.deallocate() }
+        var scratch = FixedBuffer<UInt8>(repeating: 0, count: Format.maxLabelBytes + 8)
         func checkText(_ label: UnsafeRawBufferPointer, _ v: Int) throws(CallerIDError) {
             guard label.count <= Format.maxLabelBytes, validUTF8(label), !label.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
                 throw bad("label of \(what) \(v) is too long, not UTF-8 or has a control byte")
@@ -159,13 +164,14 @@ final class LabelTable: @unchecked Sendable {
             if v < hotCount {
                 try checkText(try hotLabel(v), v)
             } else {
-                let codes = try coldCodes(v)
-                let n = try decodeCold(codes, v, into: scratch, bufferBytes: LabelTable.coldBufferBytes(codes))
-                try checkText(UnsafeRawBufferPointer(start: scratch, count: n), v)
+                let range = try coldCodeRange(v)
+                let codes = coldLabels.bytes(range.lowerBound, range.count)
+                let n = try decodeCold(codes, v, into: scratch.writableBytes(0, LabelTable.coldBufferBytes(codes)))
+                try checkText(scratch.bytes(0, n), v)
                 let c = v - hotCount
                 let groupEnd = Int(coldIndex.u32(4 * ((c >> Format.coldGroupShift) + 1)))
                 if c & ((1 << Format.coldGroupShift) - 1) == (1 << Format.coldGroupShift) - 1 || v == valueCount - 1 {
-                    guard codes.baseAddress! + codes.count == coldLabels.base + groupEnd else {
+                    guard range.upperBound == groupEnd else {
                         throw bad("cold label group of \(what) \(v) has unused bytes")
                     }
                 }

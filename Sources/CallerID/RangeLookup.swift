@@ -57,9 +57,9 @@ extension Database {
     @inlinable
     func answer<R>(from found: RangeLocated, _ number: UInt64, _ body: (EntryView) -> R) throws(CallerIDError) -> R {
         let match = MatchKind.range(first: found.first, last: found.last)
-        return try withUnsafeTemporaryAllocation(byteCount: max(found.bufferBytes, 8), alignment: 8) { (buffer) throws(CallerIDError) -> R in
-            let n = try rangeLabel(found, into: buffer.baseAddress!, capacity: buffer.count)
-            return body(EntryView(number: number, categoryCode: found.category, labelBytes: UnsafeRawBufferPointer(start: buffer.baseAddress!, count: n),
+        return try withScratchBytes(max(found.bufferBytes, 8)) { (out) throws(CallerIDError) -> R in
+            let n = try rangeLabel(found, into: out)
+            return body(EntryView(number: number, categoryCode: found.category, labelBytes: out.bytes(upTo: n),
                                   database: self, labelIsMapped: false, match: match))
         }
     }
@@ -103,10 +103,10 @@ extension Database {
         try ranges?.locate(number, categoryCount: categories.count)
     }
 
-    /// Writes a located range's label to `out`; its length.
+    /// Writes a located range's label to `out` (room for its `bufferBytes`); its length.
     @usableFromInline
-    func rangeLabel(_ found: RangeLocated, into out: UnsafeMutableRawPointer, capacity: Int) throws(CallerIDError) -> Int {
-        try ranges!.label(of: found, into: out, capacity: capacity)
+    func rangeLabel(_ found: RangeLocated, into out: MutableByteView) throws(CallerIDError) -> Int {
+        try ranges!.label(of: found, into: out)
     }
 
     /// The entry for `number`, or else the answer of the range holding it (``Entry/match`` says

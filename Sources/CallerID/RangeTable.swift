@@ -10,8 +10,7 @@ struct RawRange: Equatable {
 
 /// The ranges section (kind 12), checked at open in O(1) and at use. A class: a lookup
 /// borrows it without copying (and retaining) its views and decoders.
-final class RangeTable: @unchecked Sendable {
-    // @unchecked: views into the database's immutable mapping.
+final class RangeTable: Sendable {
     let rangeCount: Int
     let blockCount: Int
     let blockSize: Int
@@ -33,7 +32,7 @@ final class RangeTable: @unchecked Sendable {
     let labels: LabelTable
     let path: String
     /// 10^0 … 10^15, then the span table's 16 spans, then its 16 codes.
-    private let powers: UnsafeMutablePointer<UInt64>
+    private let powers: FixedBuffer<UInt64>
     /// The span table's decimal codes (verify: an escaped span must not be one of them).
     let spanCodes: [UInt64]
 
@@ -84,12 +83,13 @@ final class RangeTable: @unchecked Sendable {
             guard RangeTable.span(ofCode: code) != nil else { throw bad("span table entry \(i) (code \(code)) exceeds the largest number") }
             spanCodes.append(code)
         }
-        powers = UnsafeMutablePointer<UInt64>.allocate(capacity: 16 + 2 * Format.rangeSpanTableSize)
+        var powers = FixedBuffer<UInt64>(repeating: 0, count: 16 + 2 * Format.rangeSpanTableSize)
         for e in 0..<16 { powers[e] = RangeTable.powerOf10(e) }
         for (i, code) in spanCodes.enumerated() {
             powers[16 + i] = RangeTable.span(ofCode: code)!
             powers[16 + Format.rangeSpanTableSize + i] = code
         }
+        self.powers = powers
         self.spanCodes = spanCodes
         self.rangeCount = rangeCount
         self.blockCount = blockCount
@@ -106,8 +106,6 @@ final class RangeTable: @unchecked Sendable {
         self.partIdBytes = partIdBytes
         self.labels = labels
     }
-
-    deinit { powers.deallocate() }
 
     @inline(__always)
     func groupKey(_ g: Int) -> UInt64 { groups.u64(Format.rangeGroupEntrySize &* g) }
@@ -197,7 +195,7 @@ final class RangeTable: @unchecked Sendable {
         guard start < end, end <= records.count, let first = firstKey(b), first <= Format.maxNumber else {
             throw CallerIDError.corrupt(path, "ranges: block \(b): record at \(start)..<\(end) or first number is damaged")
         }
-        return BlockDecoder(records: records, powers: powers, at: start, end: end, upcoming: first, remaining: count(ofBlock: b), isFirst: true,
+        return BlockDecoder(records: records, powers: powers.elements, at: start, end: end, upcoming: first, remaining: count(ofBlock: b), isFirst: true,
                             valueCount: valueCount)
     }
 
@@ -312,12 +310,12 @@ final class RangeTable: @unchecked Sendable {
                                      entriesInside: blockHasEntries(block))
     }
 
-    /// Writes a located range's label (its two parts) to `out` (`capacity` ≥ its
-    /// `bufferBytes`); the length, at most 65,535 bytes.
+    /// Writes a located range's label (its two parts) to `out` (room for its `bufferBytes`);
+    /// the length, at most 65,535 bytes.
     @inline(__always)
-    func label(of r: Database.RangeLocated, into out: UnsafeMutableRawPointer, capacity: Int) throws(CallerIDError) -> Int {
-        let n = try labels.copy(r.prefix, r.prefixBytes, to: out, capacity: capacity)
-        let m = try labels.copy(r.suffix, r.suffixBytes, to: out + n, capacity: capacity &- n)
+    func label(of r: Database.RangeLocated, into out: MutableByteView) throws(CallerIDError) -> Int {
+        let n = try labels.copy(r.prefix, r.prefixBytes, to: out)
+        let m = try labels.copy(r.suffix, r.suffixBytes, to: out.dropFirst(n))
         guard n &+ m <= Format.maxLabelBytes else {
             throw CallerIDError.corrupt(path, "range value \(r.value)'s label is longer than \(Format.maxLabelBytes) bytes")
         }
@@ -330,9 +328,9 @@ final class RangeTable: @unchecked Sendable {
         let aBytes = try labels.locate(a), bBytes = try labels.locate(b)
         let r = Database.RangeLocated(value: v, category: 0, first: 0, last: 0, prefix: a, prefixBytes: aBytes, suffix: b, suffixBytes: bBytes,
                                       bufferBytes: labels.bufferBytes(a, aBytes) + labels.bufferBytes(b, bBytes), entriesInside: true)
-        return try withUnsafeTemporaryAllocation(byteCount: max(r.bufferBytes, 8), alignment: 8) { (buffer) throws(CallerIDError) -> R in
-            let n = try label(of: r, into: buffer.baseAddress!, capacity: buffer.count)
-            return try body(UnsafeRawBufferPointer(start: buffer.baseAddress!, count: n))
+        return try withScratchBytes(max(r.bufferBytes, 8)) { (out) throws(CallerIDError) -> R in
+            let n = try label(of: r, into: out)
+            return try body(out.bytes(upTo: n))
         }
     }
 
@@ -342,8 +340,8 @@ final class RangeTable: @unchecked Sendable {
     struct BlockDecoder {
         let records: ByteView
         /// 10^0 … 10^15 (a load instead of a switch: no indirect branch per range), the span
-        /// table's spans and its codes.
-        let powers: UnsafePointer<UInt64>
+        /// table's spans and its codes (lent by the table, which outlives the decoder).
+        let powers: UnsafeBufferPointer<UInt64>
         var at: Int
         let end: Int
         /// The smallest first number the next range may have (the block's first number for its first range).

@@ -73,14 +73,10 @@ extension Database {
         // canonical encoding; the entries add up to the header's count.
         var total = 0
         var previous: UInt64 = 0
-        let keys = UnsafeMutablePointer<UInt64>.allocate(capacity: blockSize)
-        let ids = UnsafeMutablePointer<UInt32>.allocate(capacity: blockSize)
-        defer {
-            keys.deallocate()
-            ids.deallocate()
-        }
+        var keys = FixedBuffer<UInt64>(repeating: 0, count: blockSize)
+        var ids = FixedBuffer<UInt32>(repeating: 0, count: blockSize)
         for b in 0..<blockCount {
-            let (r, bits) = try decodeBlock(b, after: previous, keys: keys, ids: ids)
+            let (r, bits) = try decodeBlock(b, after: previous, keys: &keys, ids: &ids)
             guard r.isCanonical(firstKey: keys[0], lastKey: keys[r.n - 1], codeBits: bits) else {
                 throw bad("block \(b): record has unused bits or bytes, or a key codec or width the writer would not choose")
             }

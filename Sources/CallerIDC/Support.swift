@@ -422,12 +422,11 @@ final class CursorHandle {
                 let b = batch!
                 let n = try single!.nextBatch(b, limit: want)
                 // Straight from the batch's arrays (category codes were checked by the reader).
-                let numbers = b.numberStorage, starts = b.labelStarts, lengths = b.labelLengths, codes = b.categoryCodes
                 let table = core.table, empty = core.empty
                 for i in 0..<n {
-                    let c = Int(codes[i])
-                    out[i] = CEntry(number: numbers[i], label: starts[i].map { $0.assumingMemoryBound(to: CChar.self) } ?? empty,
-                                    labelLength: Int(lengths[i]), category: table[c].name, categoryIndex: UInt32(truncatingIfNeeded: c),
+                    let c = Int(b.categoryStorage[i]), label = b.labelStorage[i]
+                    out[i] = CEntry(number: b.numberStorage[i], label: label.baseAddress.map { $0.assumingMemoryBound(to: CChar.self) } ?? empty,
+                                    labelLength: label.count, category: table[c].name, categoryIndex: UInt32(truncatingIfNeeded: c),
                                     action: table[c].action, source: 0, reserved: 0)
                 }
                 count.pointee = n

@@ -73,7 +73,7 @@ private func decode(_ d: LabelSymbolDecoder, _ codes: [UInt8], capacity: Int) ->
     let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity + guardBytes, alignment: 1)
     defer { buffer.deallocate() }
     buffer.initializeMemory(as: UInt8.self, repeating: 0xA5)
-    let n = codes.withUnsafeBytes { d.decode($0, into: buffer.baseAddress!, capacity: capacity) }
+    let n = codes.withUnsafeBytes { d.decode($0, into: MutableByteView(UnsafeMutableRawBufferPointer(rebasing: buffer[0..<capacity]))) }
     let wrote = buffer[capacity...].contains { $0 != 0xA5 }
     return (n.map { Array(buffer[0..<$0]) }, wrote)
 }

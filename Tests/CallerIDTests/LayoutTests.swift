@@ -217,9 +217,8 @@ private func checkBlocks(_ entries: [Entry], options: BuildOptions, _ comment: S
     #expect(db.blockCount == (entries.count + options.blockSize - 1) / options.blockSize, "\(comment)")
     #expect(db.syncShift == options.syncShift, "\(comment)")
     var codecs = Set<UInt8>()
-    let keys = UnsafeMutablePointer<UInt64>.allocate(capacity: options.blockSize)
-    let ids = UnsafeMutablePointer<UInt32>.allocate(capacity: options.blockSize)
-    defer { keys.deallocate(); ids.deallocate() }
+    var keys = FixedBuffer<UInt64>(repeating: 0, count: options.blockSize)
+    var ids = FixedBuffer<UInt32>(repeating: 0, count: options.blockSize)
     var failures: [String] = []
     func fail(_ s: String) { if failures.count < 10 { failures.append(s) } }
     for b in 0..<db.blockCount {
@@ -236,7 +235,7 @@ private func checkBlocks(_ entries: [Entry], options: BuildOptions, _ comment: S
         if expected.count > 1, (r.codec == Format.keyCodecRun) != consecutive {
             fail("block \(b): codec \(r.codec) for \(consecutive ? "" : "non-")consecutive keys")
         }
-        guard r.decodeAll(firstKey: first, code: db.code, keys: keys, ids: ids) else {
+        guard r.decodeAll(firstKey: first, code: db.code, keys: &keys, ids: &ids) else {
             fail("block \(b): decodeAll failed")
             continue
         }

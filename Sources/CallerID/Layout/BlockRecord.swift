@@ -20,7 +20,7 @@ struct BlockRecord {
     @inline(__always)
     init?(_ blocks: ByteView, start: Int, end: Int, syncShift: Int, maxEntries: Int) {
         guard start < end, end &- start >= Format.recordHeaderSize, end <= blocks.count &- Format.recordPadding else { return nil }
-        view = ByteView(base: blocks.base + start, count: end &- start &+ Format.recordPadding)
+        view = blocks.view(start, end &- start &+ Format.recordPadding)
         let recordLength = end &- start
         n = Int(view.u16(0))
         l = Int(view.u8(2))
@@ -101,7 +101,7 @@ struct BlockRecord {
 
     /// MSB-first window of the value stream at bit `bit` (< valueBits).
     @inline(__always) func window(_ bit: Int) -> UInt64 {
-        UInt64(bigEndian: view.base.loadUnaligned(fromByteOffset: valueStart &+ (bit &>> 3), as: UInt64.self)) &<< UInt64(bit & 7)
+        view.u64BigEndian(valueStart &+ (bit &>> 3)) &<< UInt64(bit & 7)
     }
 
     /// The value id of entry `i` (< n), decoding from the sync point before it; nil when the
@@ -135,15 +135,15 @@ struct BlockRecord {
     }
 
     /// Decodes every key (from `firstKey`) and value id of the block into `keys`/`ids`
-    /// (room for `n` each). Throws-free: returns false when the record is damaged (keys not
+    /// (room for `n` each: at least `maxEntries` of the record's init). Throws-free: returns false when the record is damaged (keys not
     /// strictly ascending, above the maximum number, upper bits that do not hold n − 1
     /// elements, a bad code or a sync point that disagrees with the stream).
-    func decodeAll(firstKey: UInt64, code: ValueCode, keys: UnsafeMutablePointer<UInt64>, ids: UnsafeMutablePointer<UInt32>) -> Bool {
-        decodeAllBits(firstKey: firstKey, code: code, keys: keys, ids: ids) != nil
+    func decodeAll(firstKey: UInt64, code: ValueCode, keys: inout FixedBuffer<UInt64>, ids: inout FixedBuffer<UInt32>) -> Bool {
+        decodeAllBits(firstKey: firstKey, code: code, keys: &keys, ids: &ids) != nil
     }
 
     /// ``decodeAll(firstKey:code:keys:ids:)`` returning the bits of value codes read (nil when damaged).
-    func decodeAllBits(firstKey: UInt64, code: ValueCode, keys: UnsafeMutablePointer<UInt64>, ids: UnsafeMutablePointer<UInt32>) -> Int? {
+    func decodeAllBits(firstKey: UInt64, code: ValueCode, keys: inout FixedBuffer<UInt64>, ids: inout FixedBuffer<UInt32>) -> Int? {
         guard firstKey <= Format.maxNumber else { return nil }  // a block of one entry has no other key to check
         keys[0] = firstKey
         let m = n &- 1

@@ -83,18 +83,18 @@ struct LabelSymbolTable {
     /// Appends the code bytes of `label` to `out`: at each position the longest symbol that
     /// matches, else an escape and the byte.
     func encode(_ label: [UInt8], into out: inout [UInt8]) {
-        label.withUnsafeBufferPointer { buffer in
-            guard let p = buffer.baseAddress else { return }
-            let n = buffer.count
+        label.withUnsafeBytes { buffer in
+            let bytes = ByteView(buffer)
+            let n = bytes.count
             var pos = 0
             while pos < n {
-                let m = index.longestMatch(p, pos, n)
+                let m = index.longestMatch(bytes, pos, n)
                 if m.code >= 0 {
                     out.append(UInt8(truncatingIfNeeded: m.code))
                     pos &+= m.length
                 } else {
                     out.append(255)
-                    out.append(p[pos])
+                    out.append(bytes.u8(pos))
                     pos &+= 1
                 }
             }
@@ -103,12 +103,12 @@ struct LabelSymbolTable {
 
     /// The number of code bytes `encode` would append for `label`.
     func encodedLength(_ label: [UInt8]) -> Int {
-        label.withUnsafeBufferPointer { buffer in
-            guard let p = buffer.baseAddress else { return 0 }
-            let n = buffer.count
+        label.withUnsafeBytes { buffer in
+            let bytes = ByteView(buffer)
+            let n = bytes.count
             var pos = 0, size = 0
             while pos < n {
-                let m = index.longestMatch(p, pos, n)
+                let m = index.longestMatch(bytes, pos, n)
                 size &+= m.code >= 0 ? 1 : 2
                 pos &+= m.code >= 0 ? m.length : 1
             }
@@ -178,16 +178,15 @@ private func lowBytesMask(_ length: Int) -> UInt64 {
     length >= 8 ? ~0 : (1 &<< (8 &* UInt64(length))) &- 1
 }
 
-/// The bytes at `p[pos..<n]`, at most 8, as a little-endian word (zero past the end).
+/// The bytes `pos..<n` of `bytes` (n ≤ its count), at most 8, as a little-endian word (zero
+/// past the end).
 @inline(__always)
-private func loadWord(_ p: UnsafePointer<UInt8>, _ pos: Int, _ n: Int) -> UInt64 {
-    if n &- pos >= 8 {
-        return UInt64(littleEndian: UnsafeRawPointer(p + pos).loadUnaligned(as: UInt64.self))
-    }
+private func loadWord(_ bytes: ByteView, _ pos: Int, _ n: Int) -> UInt64 {
+    if n &- pos >= 8 { return bytes.u64(pos) }
     var w: UInt64 = 0
     var k = 0
     while pos &+ k < n {
-        w |= UInt64(p[pos &+ k]) &<< (8 &* UInt64(k))
+        w |= UInt64(bytes.u8(pos &+ k)) &<< (8 &* UInt64(k))
         k &+= 1
     }
     return w
@@ -195,65 +194,56 @@ private func loadWord(_ p: UnsafePointer<UInt8>, _ pos: Int, _ n: Int) -> UInt64
 
 /// Greedy longest-match index over a symbol set: the 1-byte symbols by byte, the longer ones
 /// grouped by their first two bytes, longest first. Immutable after init.
-final class LabelSymbolIndex: @unchecked Sendable {
-    // @unchecked: the memory is written only in init and freed in deinit.
+final class LabelSymbolIndex: Sendable {
     let count: Int
-    let words: UnsafeMutablePointer<UInt64>     // 256, little-endian packed
-    let lengths: UnsafeMutablePointer<UInt8>    // 256
-    private let single: UnsafeMutablePointer<Int16>        // 256: code of the 1-byte symbol, or -1
-    private let bucketStart: UnsafeMutablePointer<UInt16>  // 65,537: start of each 2-byte prefix's run in `multi`
-    private let multi: UnsafeMutablePointer<UInt8>         // 256: codes of symbols of 2+ bytes
+    let words: FixedBuffer<UInt64>     // 256, little-endian packed
+    let lengths: FixedBuffer<UInt8>    // 256
+    private let single: FixedBuffer<Int16>        // 256: code of the 1-byte symbol, or -1
+    private let bucketStart: FixedBuffer<UInt16>  // 65,537: start of each 2-byte prefix's run in `multi`
+    private let multi: FixedBuffer<UInt8>         // 256: codes of symbols of 2+ bytes
 
     init(_ symbols: [PackedSymbol]) {
         precondition(symbols.count <= LabelSymbolTable.maxSymbols)
         count = symbols.count
-        words = .allocate(capacity: 256)
-        words.initialize(repeating: 0, count: 256)
-        lengths = .allocate(capacity: 256)
-        lengths.initialize(repeating: 0, count: 256)
-        single = .allocate(capacity: 256)
-        single.initialize(repeating: -1, count: 256)
-        bucketStart = .allocate(capacity: 65_537)
-        bucketStart.initialize(repeating: 0, count: 65_537)
-        multi = .allocate(capacity: 256)
-        multi.initialize(repeating: 0, count: 256)
+        var words = FixedBuffer<UInt64>(repeating: 0, count: 256)
+        var lengths = FixedBuffer<UInt8>(repeating: 0, count: 256)
+        var single = FixedBuffer<Int16>(repeating: -1, count: 256)
+        var bucketStart = FixedBuffer<UInt16>(repeating: 0, count: 65_537)
+        var multi = FixedBuffer<UInt8>(repeating: 0, count: 256)
 
-        var multiCodes: [Int] = []
+        var multiCodes: [(prefix: Int, length: Int, code: Int)] = []
         for (c, s) in symbols.enumerated() {
-            words[c] = s.word & lowBytesMask(s.length)
+            let word = s.word & lowBytesMask(s.length)
+            words[c] = word
             lengths[c] = UInt8(s.length)
             if s.length == 1 {
-                let b = Int(s.word & 0xFF)
+                let b = Int(word & 0xFF)
                 if single[b] < 0 { single[b] = Int16(c) }
             } else {
-                multiCodes.append(c)
+                multiCodes.append((Int(word & 0xFFFF), s.length, c))
             }
         }
         // Group by 2-byte prefix; within a group longest first, then by code (first one wins).
         multiCodes.sort { a, b in
-            let pa = words[a] & 0xFFFF, pb = words[b] & 0xFFFF
-            if pa != pb { return pa < pb }
-            if lengths[a] != lengths[b] { return lengths[a] > lengths[b] }
-            return a < b
+            if a.prefix != b.prefix { return a.prefix < b.prefix }
+            if a.length != b.length { return a.length > b.length }
+            return a.code < b.code
         }
-        for c in multiCodes { bucketStart[Int(words[c] & 0xFFFF) + 1] += 1 }
+        for m in multiCodes { bucketStart[m.prefix + 1] += 1 }
         for k in 0..<65_536 { bucketStart[k + 1] += bucketStart[k] }
-        for (j, c) in multiCodes.enumerated() { multi[j] = UInt8(c) }
+        for (j, m) in multiCodes.enumerated() { multi[j] = UInt8(m.code) }
+        self.words = words
+        self.lengths = lengths
+        self.single = single
+        self.bucketStart = bucketStart
+        self.multi = multi
     }
 
-    deinit {
-        words.deallocate()
-        lengths.deallocate()
-        single.deallocate()
-        bucketStart.deallocate()
-        multi.deallocate()
-    }
-
-    /// The longest symbol matching at `p[pos]` (pos < n): its code and length, or code -1
-    /// (length 1) when no symbol matches.
+    /// The longest symbol matching at byte `pos` of `bytes` (pos < n ≤ its count): its code and
+    /// length, or code -1 (length 1) when no symbol matches.
     @inline(__always)
-    func longestMatch(_ p: UnsafePointer<UInt8>, _ pos: Int, _ n: Int) -> (code: Int, length: Int) {
-        let word = loadWord(p, pos, n)
+    func longestMatch(_ bytes: ByteView, _ pos: Int, _ n: Int) -> (code: Int, length: Int) {
+        let word = loadWord(bytes, pos, n)
         let remaining = n &- pos
         if remaining >= 2 {
             let key = Int(truncatingIfNeeded: word & 0xFFFF)
@@ -274,32 +264,23 @@ final class LabelSymbolIndex: @unchecked Sendable {
 /// and of each adjacent pair of units, over one encoding of the sample.
 private final class LabelSymbolCounter {
     static let units = 512
-    let single: UnsafeMutablePointer<UInt32>
-    let pair: UnsafeMutablePointer<UInt32>
-
-    init() {
-        single = .allocate(capacity: Self.units)
-        pair = .allocate(capacity: Self.units * Self.units)
-    }
-
-    deinit {
-        single.deallocate()
-        pair.deallocate()
-    }
+    // Used by one training at a time: no dynamic exclusivity checks.
+    @exclusivity(unchecked) var single = FixedBuffer<UInt32>(repeating: 0, count: LabelSymbolCounter.units)
+    @exclusivity(unchecked) var pair = FixedBuffer<UInt32>(repeating: 0, count: LabelSymbolCounter.units * LabelSymbolCounter.units)
 
     /// Encodes the sample (labels ending at `ends`) and counts; returns the coded size.
     func count(_ sample: [UInt8], _ ends: [Int], _ index: LabelSymbolIndex, pairs: Bool) -> Int {
-        single.initialize(repeating: 0, count: Self.units)
-        if pairs { pair.initialize(repeating: 0, count: Self.units * Self.units) }
+        single.fill(with: 0)
+        if pairs { pair.fill(with: 0) }
         var size = 0
-        sample.withUnsafeBufferPointer { buffer in
-            let p = buffer.baseAddress!
+        sample.withUnsafeBytes { buffer in
+            let bytes = ByteView(buffer)
             var start = 0
             for end in ends {
                 var pos = start
                 var previous = -1
                 while pos < end {
-                    let m = index.longestMatch(p, pos, end)
+                    let m = index.longestMatch(bytes, pos, end)
                     let unit: Int
                     if m.code >= 0 {
                         unit = m.code
@@ -308,10 +289,10 @@ private final class LabelSymbolCounter {
                             // The previous unit extended by this symbol's first byte alone is a
                             // candidate too (symbols then grow a byte at a time, not only by
                             // whole symbols).
-                            pair[previous &* Self.units &+ 256 &+ Int(p[pos])] &+= 1
+                            pair[previous &* Self.units &+ 256 &+ Int(bytes.u8(pos))] &+= 1
                         }
                     } else {
-                        unit = 256 &+ Int(p[pos])
+                        unit = 256 &+ Int(bytes.u8(pos))
                         size &+= 2
                     }
                     single[unit] &+= 1
@@ -345,12 +326,12 @@ private final class LabelSymbolCounter {
             for a in used {
                 let sa = symbol(a)
                 if sa.length == LabelSymbolTable.maxSymbolLength { continue }
-                let row = pair + a * Self.units
-                for b in used where row[b] >= minimum {
+                let row = a * Self.units
+                for b in used where pair[row + b] >= minimum {
                     let sb = symbol(b)
                     let length = min(LabelSymbolTable.maxSymbolLength, sa.length + sb.length)
                     let word = (sa.word | (sb.word << (8 * UInt64(sa.length)))) & lowBytesMask(length)
-                    gains[PackedSymbol(word: word, length: length), default: 0] += Int(row[b]) * length
+                    gains[PackedSymbol(word: word, length: length), default: 0] += Int(pair[row + b]) * length
                 }
             }
         }
@@ -375,59 +356,61 @@ struct LabelSymbolDecoder {
 
     /// Nil unless `bytes` is exactly a valid serialized table (format at the top of this file).
     init?(_ bytes: UnsafeRawBufferPointer) {
-        guard let base = bytes.baseAddress, bytes.count >= 1 else { return nil }
-        let n = Int(base.load(as: UInt8.self))
+        guard bytes.count >= 1 else { return nil }
+        let n = Int(bytes[0])
         guard bytes.count >= 1 + n else { return nil }
         var total = 1 + n
         for c in 0..<n {
-            let l = Int(base.load(fromByteOffset: 1 + c, as: UInt8.self))
+            let l = Int(bytes[1 + c])
             guard l >= 1 && l <= LabelSymbolTable.maxSymbolLength else { return nil }
             total += l
         }
         guard total == bytes.count else { return nil }
-        storage = LabelSymbolDecoderStorage(base, n)
+        storage = LabelSymbolDecoderStorage(bytes, n)
     }
 
     var symbolCount: Int { storage.count }
 
-    /// Decodes `codes` into `out` (`capacity` bytes). Returns the decoded length, or nil when
-    /// the codes are invalid (a code ≥ symbolCount other than 255, or an escape as the last
-    /// byte) or the output would exceed `capacity`. Reads only inside `codes`, writes only
-    /// inside out[0..<capacity] (bytes there past the returned length, or on nil, are undefined).
-    func decode(_ codes: UnsafeRawBufferPointer, into out: UnsafeMutableRawPointer, capacity: Int) -> Int? {
-        guard let input = codes.baseAddress else { return 0 }
+    /// Decodes `codes` into `out`. Returns the decoded length, or nil when the codes are invalid
+    /// (a code ≥ symbolCount other than 255, or an escape as the last byte) or the output would
+    /// exceed `out.count`. Reads only inside `codes`, writes only inside `out` (bytes there past
+    /// the returned length, or on nil, are undefined).
+    func decode(_ codes: UnsafeRawBufferPointer, into out: MutableByteView) -> Int? {
         let n = codes.count
-        let symbols = storage.symbols
-        let lengths = storage.lengths
+        let capacity = out.count
+        let symbols = storage.symbols.elements
+        let lengths = storage.lengths.elements
         var i = 0
         var o = 0
         // Fast loop: while 8 bytes fit, store the whole symbol word and advance by its length.
         let fastLimit = capacity &- 8
         while i < n {
-            let c = Int(input.load(fromByteOffset: i, as: UInt8.self))
+            let c = Int(codes[i])
             let l = Int(lengths[c])
             if l != 0 && o <= fastLimit {
-                out.storeBytes(of: symbols[c], toByteOffset: o, as: UInt64.self)
+                out.store(symbols[c], at: o)
                 o &+= l
                 i &+= 1
                 continue
             }
             if l != 0 {
-                // Tail (less than 8 bytes of room, so l < 8 once it fits): copy exactly l
+                // Tail (less than 8 bytes of room, so l < 8 once it fits): store exactly l
                 // bytes, as 4 + 2 + 1.
                 guard l <= capacity &- o else { return nil }
-                let s = UnsafeRawPointer(symbols + c)
+                var word = symbols[c]
                 var k = 0
                 if l & 4 != 0 {
-                    out.storeBytes(of: s.load(as: UInt32.self), toByteOffset: o, as: UInt32.self)
+                    out.store(UInt32(truncatingIfNeeded: word), at: o)
+                    word &>>= 32
                     k = 4
                 }
                 if l & 2 != 0 {
-                    out.storeBytes(of: s.loadUnaligned(fromByteOffset: k, as: UInt16.self), toByteOffset: o &+ k, as: UInt16.self)
+                    out.store(UInt16(truncatingIfNeeded: word), at: o &+ k)
+                    word &>>= 16
                     k &+= 2
                 }
                 if l & 1 != 0 {
-                    out.storeBytes(of: s.load(fromByteOffset: k, as: UInt8.self), toByteOffset: o &+ k, as: UInt8.self)
+                    out.store(UInt8(truncatingIfNeeded: word), at: o &+ k)
                 }
                 o &+= l
                 i &+= 1
@@ -435,7 +418,7 @@ struct LabelSymbolDecoder {
             }
             // Escape, or an invalid code.
             guard c == 255, i &+ 1 < n, o < capacity else { return nil }
-            out.storeBytes(of: input.load(fromByteOffset: i &+ 1, as: UInt8.self), toByteOffset: o, as: UInt8.self)
+            out.store(codes[i &+ 1], at: o)
             o &+= 1
             i &+= 2
         }
@@ -444,13 +427,12 @@ struct LabelSymbolDecoder {
 
     /// The decoded length of `codes` without writing; nil when the codes are invalid.
     func decodedLength(_ codes: UnsafeRawBufferPointer) -> Int? {
-        guard let input = codes.baseAddress else { return 0 }
         let n = codes.count
-        let lengths = storage.lengths
+        let lengths = storage.lengths.elements
         var i = 0
         var o = 0
         while i < n {
-            let c = Int(input.load(fromByteOffset: i, as: UInt8.self))
+            let c = Int(codes[i])
             let l = Int(lengths[c])
             if l != 0 {
                 o &+= l
@@ -465,36 +447,29 @@ struct LabelSymbolDecoder {
     }
 }
 
-/// The decoder's table: 256 symbol words (memory order = symbol bytes, zero padded) and 256
-/// lengths (0 for the escape and for invalid codes). Immutable after init.
-private final class LabelSymbolDecoderStorage: @unchecked Sendable {
-    // @unchecked: the memory is written only in init and freed in deinit.
+/// The decoder's table: 256 symbol words (little-endian: byte k of the symbol in bits 8k…8k+7,
+/// zero above its length) and 256 lengths (0 for the escape and for invalid codes). Immutable
+/// after init.
+private final class LabelSymbolDecoderStorage: Sendable {
     let count: Int
-    let symbols: UnsafeMutablePointer<UInt64>
-    let lengths: UnsafeMutablePointer<UInt8>
+    let symbols: FixedBuffer<UInt64>
+    let lengths: FixedBuffer<UInt8>
 
-    /// From a validated serialized table at `base` with `n` symbols.
-    init(_ base: UnsafeRawPointer, _ n: Int) {
+    /// From a validated serialized table of `n` symbols.
+    init(_ table: UnsafeRawBufferPointer, _ n: Int) {
         count = n
-        symbols = .allocate(capacity: 256)
-        symbols.initialize(repeating: 0, count: 256)
-        lengths = .allocate(capacity: 256)
-        lengths.initialize(repeating: 0, count: 256)
-        let bytes = UnsafeMutableRawPointer(symbols)
+        var symbols = FixedBuffer<UInt64>(repeating: 0, count: 256)
+        var lengths = FixedBuffer<UInt8>(repeating: 0, count: 256)
         var offset = 1 + n
         for c in 0..<n {
-            let l = Int(base.load(fromByteOffset: 1 + c, as: UInt8.self))
+            let l = Int(table[1 + c])
             lengths[c] = UInt8(l)
-            for k in 0..<l {
-                bytes.storeBytes(of: base.load(fromByteOffset: offset + k, as: UInt8.self),
-                                 toByteOffset: 8 * c + k, as: UInt8.self)
-            }
+            var word: UInt64 = 0
+            for k in 0..<l { word |= UInt64(table[offset + k]) << (8 * UInt64(k)) }
+            symbols[c] = word
             offset += l
         }
-    }
-
-    deinit {
-        symbols.deallocate()
-        lengths.deallocate()
+        self.symbols = symbols
+        self.lengths = lengths
     }
 }

@@ -66,15 +66,14 @@ func valueCodes(counts: [Int]) -> [(code: UInt32, length: Int)] {
 }
 
 /// The decoder of a canonical code given by its length counts (read from a file, validated).
-/// Its tables live in one allocation made at open; decoding reads them through a pointer.
-final class ValueCode: @unchecked Sendable {
-    // @unchecked: immutable after init.
+/// Its tables live in one buffer made at open; decoding reads them through ``decoder``.
+final class ValueCode: Sendable {
     let maxLength: Int
     let symbolCount: Int
     /// fast[prefix] for the next `fastBits` bits: (length << 24 | id), or 0 when the code is longer.
     /// Then per length L (1…maxCodeLength): limit[L] (left-justified to maxLength bits),
     /// firstCode[L], firstSymbol[L].
-    private let table: UnsafeMutablePointer<UInt32>
+    private let table: FixedBuffer<UInt32>
     fileprivate static let limitBase = 1 << Format.fastBits
     fileprivate static let firstCodeBase = limitBase + Format.maxCodeLength + 2
     fileprivate static let firstSymbolBase = firstCodeBase + Format.maxCodeLength + 2
@@ -97,8 +96,7 @@ final class ValueCode: @unchecked Sendable {
         var top = 1
         for len in 1...maxL where counts[len] > 0 { top = len }
         maxLength = top
-        table = .allocate(capacity: ValueCode.tableWords)
-        table.initialize(repeating: 0, count: ValueCode.tableWords)
+        var table = FixedBuffer<UInt32>(repeating: 0, count: ValueCode.tableWords)
         var code = 0, symbol = 0
         for len in 1...maxL {
             code <<= 1
@@ -133,14 +131,13 @@ final class ValueCode: @unchecked Sendable {
                 table[p] = UInt32(start) << 24
             }
         }
+        self.table = table
     }
 
-    deinit { table.deallocate() }
-
-    /// A copy of the decoding state for a hot loop (a pointer and two integers that stay
-    /// in registers; the tables stay owned by this object, which must outlive the copy).
+    /// A copy of the decoding state for a hot loop (the table lent read-only and two integers,
+    /// which stay in registers; the table stays owned by this object, which must outlive the copy).
     @inline(__always)
-    var decoder: ValueDecoder { ValueDecoder(table: UnsafePointer(table), maxLength: maxLength, symbolCount: symbolCount) }
+    var decoder: ValueDecoder { ValueDecoder(table: table.elements, maxLength: maxLength, symbolCount: symbolCount) }
 
     /// See ``ValueDecoder/decode(_:)``.
     @inline(__always)
@@ -149,7 +146,9 @@ final class ValueCode: @unchecked Sendable {
 
 /// The decoding state of a ``ValueCode`` as a value.
 struct ValueDecoder {
-    let table: UnsafePointer<UInt32>
+    /// The code's table, lent by the ``ValueCode`` (indices below its size by construction:
+    /// a prefix of `fastBits` bits, or a length ≤ maxCodeLength past a base).
+    let table: UnsafeBufferPointer<UInt32>
     let maxLength: Int
     let symbolCount: Int
 

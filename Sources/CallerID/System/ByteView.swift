@@ -34,6 +34,13 @@ struct ByteView: @unchecked Sendable {
         return ByteView(base: base + Int(offset), count: Int(length))
     }
 
+    /// `length` bytes at `offset`, a range the caller validated (asserted).
+    @inline(__always)
+    func view(_ offset: Int, _ length: Int) -> ByteView {
+        assert(offset >= 0 && length >= 0 && offset <= count && length <= count - offset)
+        return ByteView(base: base + offset, count: length)
+    }
+
     var buffer: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base, count: count) }
 
     // MARK: Checked little-endian reads
@@ -72,6 +79,13 @@ struct ByteView: @unchecked Sendable {
     func u64(_ offset: Int) -> UInt64 {
         assert(offset >= 0 && offset + 8 <= count)
         return UInt64(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+    }
+
+    /// The 8 bytes at `offset` as a big-endian number (an MSB-first bit stream's window).
+    @inline(__always)
+    func u64BigEndian(_ offset: Int) -> UInt64 {
+        assert(offset >= 0 && offset + 8 <= count)
+        return UInt64(bigEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
     }
 
     /// The `width`-bit field (0…57) starting at bit `bitOffset` (LSB-first packing).
