@@ -50,21 +50,21 @@ import Testing
     func popsInSortedOrderUnderInterleavedPushes(seed: UInt64) {
         var rng = SeededGenerator(seed: seed)
         var heap = MinHeap<UInt64>()
-        var model: [UInt64] = []
-        for _ in 0..<5_000 {
+        var model: [UInt64] = []   // kept sorted
+        var mismatches: [String] = []
+        for step in 0..<3_000 {
             if model.isEmpty || Int.random(in: 0..<3, using: &rng) > 0 {
                 // Few distinct values, so equal elements meet in the heap.
                 let x = UInt64.random(in: 0...50, using: &rng) == 0 ? UInt64.max : UInt64.random(in: 0...200, using: &rng)
                 heap.push(x)
-                model.append(x)
+                model.insert(x, at: model.firstIndex { $0 > x } ?? model.count)
             } else {
-                let least = model.min()!
-                model.remove(at: model.firstIndex(of: least)!)
-                #expect(heap.popMin() == least)
+                let popped = heap.popMin()
+                if popped != model.removeFirst() { mismatches.append("step \(step): popped \(String(describing: popped))") }
             }
-            #expect(heap.count == model.count)
-            #expect(heap.min == model.min())
+            if heap.count != model.count || heap.min != model.first { mismatches.append("step \(step): count or min differs") }
         }
+        #expect(mismatches.isEmpty, "\(mismatches.prefix(5))")
         var drained: [UInt64] = []
         while let x = heap.popMin() { drained.append(x) }
         #expect(drained == model.sorted())
