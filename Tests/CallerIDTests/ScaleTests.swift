@@ -2,10 +2,12 @@ import Foundation
 import Testing
 @testable import CallerID
 
-/// One million entries: full round trip, and proof that enumeration's heap use does not
-/// grow with the file (mallinfo2 sampled during the scan).
+/// A quarter of a million entries (about 1,000 blocks): full round trip, and proof that
+/// enumeration's heap use does not grow with the file (mallinfo2 sampled during the scan). The
+/// 4,000,000-entry figures (scan heap peak, lookups) are the benchmark's (BENCHMARKS.md); a unit
+/// test needs only enough blocks that a per-block leak or a whole-file buffer would show.
 @Suite(.serialized) struct ScaleTests {
-    static let size = 1_000_000
+    static let size = 250_000
 
     static func makeDatabase(_ dir: TempDir) throws -> [UInt64: Entry] {
         let (records, expected) = randomRecords(count: size, seed: 1_000_000, duplicateRate: 0.01)
@@ -13,7 +15,7 @@ import Testing
         return expected
     }
 
-    @Test func millionEntryRoundTripAndBoundedScanHeap() throws {
+    @Test func largeRoundTripAndBoundedScanHeap() throws {
         let dir = TempDir()
         let expected = try Self.makeDatabase(dir)
         let db = try Database(path: dir.path("big.cid"), verify: true)
