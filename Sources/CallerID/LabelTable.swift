@@ -51,8 +51,6 @@ final class LabelTable: Sendable {
         self.what = what
     }
 
-    var coldGroups: Int { (valueCount - hotCount + (1 << Format.coldGroupShift) - 1) >> Format.coldGroupShift }
-
     @inline(__always)
     func hotLabel(_ id: Int) throws(CallerIDError) -> UnsafeRawBufferPointer {
         let a = Int(hotOffsets.u32(4 &* id)), e = Int(hotOffsets.u32(4 &* id &+ 4))
