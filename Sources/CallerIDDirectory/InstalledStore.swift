@@ -176,22 +176,23 @@ public final class InstalledStore: Sendable {
         let source = try Self.readSource(buildDirectory)
         for key in [trust, requireSignature].compactMap({ $0 }) { try source.verifySignature(key) }
         if let settings { try Self.checkInstallable(settings) }
-        if !FileSystem.isDirectory(path) {
-            if FileSystem.exists(path) { throw DirectoryError(.invalidArgument, "\(path): not a folder, cannot be a store") }
-            try FileSystem.makeDirectory(path)
-        }
-        return try FileSystem.withLock(path + "/.lock") { () throws(DirectoryError) -> InstallReport in
+        return try withInstallLock { () throws(DirectoryError) -> InstallReport in
             try installLocked(source, settings: settings, recordKey: requireSignature)
         }
     }
 
-    /// Runs `body` holding the store's install lock (fetches hold it from their first download
-    /// to the end of the install, so two cannot interleave). Creates the store folder.
-    func withInstallLock<R>(_ body: () throws(DirectoryError) -> R) throws(DirectoryError) -> R {
+    /// Creates the store folder when it does not exist yet.
+    func makeFolder() throws(DirectoryError) {
         if !FileSystem.isDirectory(path) {
             if FileSystem.exists(path) { throw DirectoryError(.invalidArgument, "\(path): not a folder, cannot be a store") }
             try FileSystem.makeDirectory(path)
         }
+    }
+
+    /// Runs `body` holding the store's install lock (a fetch takes it for its install step
+    /// only, never while downloading). Creates the store folder.
+    func withInstallLock<R>(_ body: () throws(DirectoryError) -> R) throws(DirectoryError) -> R {
+        try makeFolder()
         return try FileSystem.withLock(path + "/.lock", body)
     }
 
