@@ -272,7 +272,7 @@ public final class InstalledStore: Sendable {
         var replacements: [String: String] = [:]
         for f in manifest.files {
             let p = joinPath(directory, f.file)
-            if let spare, FileSystem.fileSize(p) != f.bytes, let copy = Self.copy(of: f, in: spare) {
+            if let spare, !Self.intact(p, f), let copy = Self.copy(of: f, in: spare) {
                 replacements[f.file] = copy
                 continue
             }
@@ -296,13 +296,18 @@ public final class InstalledStore: Sendable {
         return source
     }
 
-    /// Generation `g`'s copy of `f` (same size, XXH3 and SHA-256 in its manifest, and on disk
-    /// with that size), nil when it has none.
+    /// True when the file at `p` has `f`'s size and whole-file XXH3.
+    static func intact(_ p: String, _ f: DirectoryManifest.File) -> Bool {
+        FileSystem.fileSize(p) == f.bytes && (try? Checksum.xxh3(fileAt: p)) == f.xxh3
+    }
+
+    /// Generation `g`'s intact copy of `f` (same size, XXH3 and SHA-256 in its manifest, and
+    /// on disk with that size and XXH3), nil when it has none.
     static func copy(of f: DirectoryManifest.File, in g: Generation) -> String? {
         guard let manifest = try? DirectoryManifest.read(directory: g.path),
               let same = manifest.files.first(where: { $0.bytes == f.bytes && $0.xxh3 == f.xxh3 && $0.sha256 == f.sha256 }) else { return nil }
         let p = g.path + "/" + same.file
-        return FileSystem.fileSize(p) == f.bytes ? p : nil
+        return intact(p, f) ? p : nil
     }
 
     /// Installs the current data again with new settings (allow list, categories, rules,
@@ -316,10 +321,11 @@ public final class InstalledStore: Sendable {
     /// Installs the current generation's data again as a new generation, with `settings`
     /// (default: its own) and the signature checks of
     /// ``install(from:settings:trust:requireSignature:)``. It repairs the store: a file
-    /// missing from the current generation or of the wrong size (deleted or cut short in the
-    /// store) is taken from the previous generation when that holds the same file (size,
-    /// XXH3, SHA-256; unchanged files are hard links, so it usually does), and the slot plan
-    /// is computed again. ``InstallReport/repairedFiles`` lists what was taken.
+    /// missing from the current generation, or whose size or XXH3 differs from its manifest
+    /// (deleted, cut short or damaged in the store), is taken from the previous generation when
+    /// that holds the same file intact (size, XXH3, SHA-256; unchanged files are hard links, so
+    /// it usually does), and the slot plan is computed again.
+    /// ``InstallReport/repairedFiles`` lists what was taken.
     /// - Throws: ``DirectoryError`` `fileNotFound` when nothing is installed, or when a file is
     ///   missing and the previous generation has no copy (the message says what to fetch);
     ///   as ``install(from:settings:trust:requireSignature:)`` otherwise.
@@ -333,12 +339,17 @@ public final class InstalledStore: Sendable {
         do {
             source = try Self.readSource(g.path, repairFrom: try previous())
         } catch {
-            throw error.code == .fileNotFound || error.code == .corrupt ? damaged(g, error) : error
+            throw error.code == .fileNotFound || error.code == .corrupt ? damaged(g, error, hashing: true) : error
         }
         for key in [trust, requireSignature].compactMap({ $0 }) { try source.verifySignature(key) }
         if let settings { try Self.checkInstallable(settings) }
-        var report = try withInstallLock { () throws(DirectoryError) -> InstallReport in
-            try installLocked(source, settings: settings, recordKey: requireSignature)
+        var report: InstallReport
+        do {
+            report = try withInstallLock { () throws(DirectoryError) -> InstallReport in
+                try installLocked(source, settings: settings, recordKey: requireSignature)
+            }
+        } catch {
+            throw error.code == .corrupt ? damaged(g, error, hashing: true) : error
         }
         report.repairedFiles = source.manifest.files.map(\.file).filter { source.replacements[$0] != nil }
         return report
@@ -346,13 +357,16 @@ public final class InstalledStore: Sendable {
 
     /// `error` (a file of generation `g` that cannot be read) with what is missing from `g` and
     /// what repairs it: installing again without a build directory when the previous
-    /// generation holds every missing file, else fetching the set again.
-    func damaged(_ g: Generation, _ error: DirectoryError) -> DirectoryError {
+    /// generation holds every missing file, else fetching the set again. `hashing` also counts
+    /// files whose XXH3 differs (damaged in place) as missing.
+    func damaged(_ g: Generation, _ error: DirectoryError, hashing: Bool = false) -> DirectoryError {
         guard let manifest = try? DirectoryManifest.read(directory: g.path) else { return error }
-        let lost = manifest.files.filter { FileSystem.fileSize(g.path + "/" + $0.file) != $0.bytes }
+        let lost = manifest.files.filter { f in
+            hashing ? !Self.intact(g.path + "/" + f.file, f) : FileSystem.fileSize(g.path + "/" + f.file) != f.bytes
+        }
         let names = lost.map(\.file) + (FileSystem.exists(g.path + "/plan.json") ? [] : ["plan.json"])
         guard !names.isEmpty else { return error }
-        var message = "\(error.message) (generation \(g.id) of \(path) lacks \(names.joined(separator: ", ")): deleted or cut short in the store; "
+        var message = "\(error.message) (generation \(g.id) of \(path) lacks \(names.joined(separator: ", ")): deleted, cut short or damaged in the store; "
         let spare = (try? previous()) ?? nil
         let unrecoverable = lost.filter { f in spare.flatMap { Self.copy(of: f, in: $0) } == nil }.map(\.file)
         if unrecoverable.isEmpty {
@@ -439,25 +453,24 @@ public final class InstalledStore: Sendable {
         return newID
     }
 
-    /// Puts the source's database files into `staging`: a hard link to the current
-    /// generation's file when it is the same (name, size, XXH3), else a hard link to the
-    /// source's file when allowed, else a copy. Returns the files linked from the current
-    /// generation and the files brought from the source.
+    /// Puts the source's database files into `staging`: a hard link to the source's file when
+    /// allowed (a fetch's checked downloads, whose reused files are themselves links to the
+    /// current generation's; a repair's copy from the previous generation), else a hard link to
+    /// the current generation's file when it is the same (name, size, XXH3), else a copy.
+    /// Returns the files that are the current generation's and the files brought anew.
     private func stageFiles(_ src: Source, into staging: String, current: Generation?,
                             currentManifest: DirectoryManifest?) throws(DirectoryError) -> (linked: Int, copied: Int) {
         var linked = 0, copied = 0
         for f in src.manifest.files {
             let to = staging + "/" + f.file
             let same = currentManifest?.files.first { $0.file == f.file && $0.bytes == f.bytes && $0.xxh3 == f.xxh3 }
-            let from = src.path(of: f.file)
-            if let current, same != nil, FileSystem.hardLink(current.path + "/" + f.file, to) {
-                linked += 1
-            } else if src.linkFromSource || src.replacements[f.file] != nil, FileSystem.hardLink(from, to) {
-                copied += 1
+            let from = src.path(of: f.file), old = current.map { $0.path + "/" + f.file }
+            if (src.linkFromSource || src.replacements[f.file] != nil) && FileSystem.hardLink(from, to) {
+            } else if let old, same != nil, FileSystem.hardLink(old, to) {
             } else {
                 try FileSystem.copy(from, to)
-                copied += 1
             }
+            if let old, FileSystem.sameFile(old, to) { linked += 1 } else { copied += 1 }
         }
         return (linked, copied)
     }

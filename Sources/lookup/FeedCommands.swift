@@ -100,9 +100,9 @@ usage: lookup install --store DIR [BUILD_DIR] [--slots M] [--max-entries N] [--a
 
 Installs the databases of BUILD_DIR (a 'lookup build' output directory with manifest.json)
 into the store DIR as a new generation, or, without BUILD_DIR, the current data again with
-new settings; that also repairs the store: a file missing from the current generation is
-taken from the previous one when it holds the same file (otherwise the error says what to
-fetch). Every file is verified first (size, whole-file XXH3 against the manifest, full
+new settings; that also repairs the store: a file missing from the current generation,
+cut short or damaged, is taken from the previous one when it holds the same file intact
+(otherwise the error says what to fetch). Every file is verified first (size, whole-file XXH3 against the manifest, full
 database check), staged, fsynced, and only then made current by one atomic rename. A damaged
 or truncated file, a bad manifest or a set over the budget changes nothing: the previous set
 stays in place and in use. The previous generation is kept until the next install succeeds.

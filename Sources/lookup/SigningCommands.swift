@@ -100,8 +100,8 @@ checks that the files to download fit in the free space of DIR's disk; downloads
 files whose SHA-256 is not in the store's current generation, resuming an interrupted file
 with an HTTP Range request; checks each file's size and SHA-256; and installs the new
 generation through the install path (every file verified, one atomic switch; settings,
-slots and rules kept unless given). A fetch into a store whose current generation lacks
-a file downloads it again, even when the set is the installed one.
+slots and rules kept unless given). A file missing from the store's current generation,
+or damaged in it, is downloaded again, even when the set is the installed one.
 
 Every transfer must average --min-rate bytes/s once --grace seconds have passed (a file of
 N bytes ends within grace + N / rate seconds), and an HTTP error status ends it at the

@@ -78,4 +78,31 @@ import Testing
         #expect(try fx.current() == (4, "2"))
         #expect(try lookup(["feed", "--store", fx.store]).status == 0)
     }
+
+    /// Before: a file damaged in place in the store (same size, other bytes) was taken as the
+    /// current generation's copy by every later fetch of a set that held it, and the install
+    /// refused the set (65, "XXH3 … differs … (damaged file)"); a fetch of the installed set
+    /// called it up to date. No fetch could get past the damage.
+    @Test func aFileDamagedInTheStoreIsDownloadedAgainByTheNextFetch() throws {
+        let (fx, _) = try FetchFixture.fetchedV1()
+        func damage(_ file: String) throws {
+            var bytes = try bytesOf(file)
+            bytes[bytes.count / 2] ^= 0x20
+            try Data(bytes).write(to: URL(fileURLWithPath: file))   // in place: the same inode
+        }
+        try damage(fx.store + "/gen-1/moscow.cid")
+        let install = try lookup(["install", "--store", fx.store])
+        #expect(install.status == 65)
+        #expect(install.stderr.contains("moscow.cid") && install.stderr.contains("lookup fetch"), "\(install.stderr)")
+        let same = try fx.fetch("v1")
+        #expect(same.status == 0, "\(same.stdout)")
+        #expect(try fx.json(same)["fetched"] as? [String] == ["moscow.cid"])
+        #expect(try fx.current() == (2, "1"))
+
+        try damage(fx.store + "/gen-2/omsk.cid")
+        let next = try fx.fetch("v2")
+        #expect(next.status == 0, "\(next.stdout)")
+        #expect((try fx.json(next)["fetched"] as? [String])?.sorted() == ["kazan.cid", "omsk.cid"])
+        #expect(try fx.current() == (3, "2"))
+    }
 }

@@ -8,7 +8,7 @@ import Foundation
 ///    trusted key (and with the key the store requires, if it recorded one).
 /// 2. Compare with the store's current generation: a set older than it (dataset version,
 ///    else build time) is refused unless ``allowDowngrade``; the same manifest, with every
-///    file of the generation in place, is "up to date".
+///    file of the generation in place and intact (size, XXH3), is "up to date".
 /// 3. Check that the files to download fit in the free space of the store's file system, then
 ///    download only the files whose SHA-256 is not in the current generation, resuming a file
 ///    an earlier fetch left incomplete with an HTTP Range request (a server that ignores it
@@ -174,10 +174,10 @@ public struct DirectoryFetcher: Sendable {
         return Signed(manifest: manifest, manifestData: manifestData, signatureData: signatureData)
     }
 
-    /// True when every file `manifest` lists is in generation `g` with its size (a cheap check:
-    /// a file deleted from the store makes the same manifest worth fetching again).
+    /// True when every file `manifest` lists is in generation `g` with its size and XXH3 (a
+    /// file deleted or damaged in the store makes the same manifest worth fetching again).
     static func isComplete(_ g: InstalledStore.Generation, _ manifest: DirectoryManifest) -> Bool {
-        manifest.files.allSatisfy { FileSystem.fileSize(g.path + "/" + $0.file) == $0.bytes }
+        manifest.files.allSatisfy { InstalledStore.intact(g.path + "/" + $0.file, $0) }
     }
 
     private func refuseDowngrade(_ manifest: DirectoryManifest, from old: DirectoryManifest) throws(DirectoryError) {
@@ -300,12 +300,13 @@ public struct DirectoryFetcher: Sendable {
         throw DirectoryError(.io, "\(url("manifest.json")): the files to download need \(grouped(needed)) bytes, \(grouped(free)) free in \(store.path)")
     }
 
-    /// The current generation's copy of `f` when it has the same size and SHA-256.
+    /// The current generation's copy of `f` when it has the same size and SHA-256, on disk
+    /// too (a file damaged in the store is downloaded again, not installed again).
     private func reusable(_ f: DirectoryManifest.File, in old: DirectoryManifest?, at folder: String) throws(DirectoryError) -> String? {
         guard let old else { return nil }
         if let same = old.files.first(where: { $0.sha256 == f.sha256 && $0.bytes == f.bytes }) {
             let p = folder + "/" + same.file
-            return FileSystem.fileSize(p) == f.bytes ? p : nil
+            return FileSystem.fileSize(p) == f.bytes && (try? Crypto.sha256Hex(fileAt: p)) == f.sha256 ? p : nil
         }
         // A generation installed before manifests carried SHA-256: hash the file of that name.
         if let same = old.files.first(where: { $0.file == f.file && $0.bytes == f.bytes && $0.sha256 == nil }) {

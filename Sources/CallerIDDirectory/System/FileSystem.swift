@@ -49,6 +49,12 @@ enum FileSystem {
         guard systemRename(from, to) == 0 else { throw ioError(from, "rename to \(to)") }
     }
 
+    /// True when both paths name the same file (device and inode): one is a hard link of the other.
+    static func sameFile(_ a: String, _ b: String) -> Bool {
+        var x = stat(), y = stat()
+        return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino
+    }
+
     /// A hard link; false when the file system refuses (the caller copies instead).
     static func hardLink(_ from: String, _ to: String) -> Bool {
         link(from, to) == 0
