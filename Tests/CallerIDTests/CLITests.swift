@@ -39,7 +39,7 @@ private final class DataBox: @unchecked Sendable {
 
 /// Runs `lookup args` with `stdin` on a pipe, capturing stdout and stderr (read concurrently,
 /// so large outputs cannot deadlock). LOOKUP_DB is removed from the environment unless given.
-func lookup(_ args: [String], stdin: Data? = nil, environment extra: [String: String] = [:],
+func lookup(_ args: [String], stdin: Data? = nil, environment extra: [String: String] = [:], timeout: Double = 60,
             sourceLocation: SourceLocation = #_sourceLocation) throws -> CLIResult {
     let binary = try #require(BuiltProducts.lookup, "\(BuiltProducts.missing("lookup"))", sourceLocation: sourceLocation)
     let process = Process()
@@ -65,10 +65,11 @@ func lookup(_ args: [String], stdin: Data? = nil, environment extra: [String: St
         if let stdin { try? inHandle.write(contentsOf: stdin) }
         try? inHandle.close()
     }
-    let finished = group.wait(timeout: .now() + 60)
+    let finished = group.wait(timeout: .now() + timeout)
     if finished == .timedOut {
-        process.terminate()
-        Issue.record("lookup \(args.joined(separator: " ")) did not finish within 60 s", sourceLocation: sourceLocation)
+        // SIGKILL: the test runner may start children with SIGTERM blocked.
+        kill(process.processIdentifier, SIGKILL)
+        Issue.record("lookup \(args.joined(separator: " ")) did not finish within \(Int(timeout)) s", sourceLocation: sourceLocation)
     }
     process.waitUntilExit()
     return CLIResult(status: process.terminationStatus, stdoutData: out.get(), stderrData: err.get())
