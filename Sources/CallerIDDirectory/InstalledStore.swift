@@ -49,7 +49,8 @@ public final class InstalledStore: Sendable {
     /// not exist yet (or is empty) gives one with nothing installed.
     /// - Throws: ``DirectoryError`` `invalidArgument` when `path` exists and is not a folder.
     public init(path: String) throws(DirectoryError) {
-        self.path = path
+        // `store/` names `store`: its files are `store/gen-2/…`, never `store//gen-2/…`.
+        self.path = OutputPath.withoutTrailingSlashes(path)
         if FileSystem.exists(path) && !FileSystem.isDirectory(path) {
             throw DirectoryError(.invalidArgument, "\(path): not a folder, cannot be a store")
         }

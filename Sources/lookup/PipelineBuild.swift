@@ -285,19 +285,19 @@ struct PipelineOptionReader {
     }
 }
 
-/// Escapes a value for one TSV cell.
-func tsvCell(_ s: String) -> String {
-    var out = ""
-    for c in s.unicodeScalars {
-        switch c {
-        case "\t": out += "\\t"
-        case "\n": out += "\\n"
-        case "\r": out += "\\r"
-        case "\\": out += "\\\\"
-        default: out.unicodeScalars.append(c)
-        }
+/// The summary of a build's bad rows on stderr (both build paths): a count per reason, most
+/// frequent first, then the total against the rows read.
+func printRejectedRows(byReason counts: [(reason: String, count: Int)], rejected: Int, rows: Int, stoppedEarly: Bool = false) {
+    printError("rejected rows by reason:")
+    for (reason, n) in counts.sorted(by: { $0.count != $1.count ? $0.count > $1.count : $0.reason < $1.reason }) {
+        printError("  \(String(n).leftPad(8))  \(reason)")
     }
-    return out
+    // A build stopped by --max-bad-rows read only part of its input: say so rather than
+    // give a share of a total it never counted.
+    let bad = "\(rejected) bad row\(rejected == 1 ? "" : "s")"
+    printError(stoppedEarly
+        ? "\(bad) in the first \(rows) row\(rows == 1 ? "" : "s") read (stopped at the --max-bad-rows limit; the rest was not read)"
+        : "\(bad) of \(rows)")
 }
 
 func pipelineBuild(_ args: Arguments, output: String) throws(ToolError) -> Int32 {
@@ -356,7 +356,7 @@ private final class BuildReport {
     let started: Date
     let errorsPath: String?
     static let rejectedShown = 1000, warningsShown = 100
-    private var errorsOut: [UInt8] = Array("file\tline\traw\treason\tmessage\n".utf8)
+    private var errorsOut: [UInt8] = Array(RejectedRow.errorsFileHeader.utf8)
     private var rejected = 0
     private var warnings = 0
     private var lastFile: String? = nil
@@ -372,7 +372,7 @@ private final class BuildReport {
             rejected += 1
             if rejected <= Self.rejectedShown { progress.printLine(row.description) }
             if errorsPath != nil {
-                errorsOut.append(contentsOf: "\(tsvCell(row.file))\t\(row.line)\t\(tsvCell(row.raw))\t\(row.reason)\t\(tsvCell(row.message))\n".utf8)
+                errorsOut.append(contentsOf: row.errorsFileLine.utf8)
             }
         }
         pipeline.onWarning = { [self] w in
@@ -412,16 +412,8 @@ private final class BuildReport {
         if pipeline.rowsRejected > shown { printError("(\(pipeline.rowsRejected - shown) more rejected rows not shown\(errorsPath == nil ? "; --errors FILE lists them all" : ""))") }
         if warnings > Self.warningsShown { printError("(\(warnings - Self.warningsShown) more warnings not shown)") }
         if pipeline.rowsRejected > 0 {
-            printError("rejected rows by reason:")
-            for (reason, n) in pipeline.rejectedByReason.sorted(by: { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }) {
-                printError("  \(String(n).leftPad(8))  \(reason)")
-            }
-            // A build stopped by --max-bad-rows read only part of its input: say so rather than
-            // give a share of a total it never counted.
-            let rows = "\(pipeline.rowsRejected) bad row\(pipeline.rowsRejected == 1 ? "" : "s")"
-            printError(stoppedEarly
-                ? "\(rows) in the first \(pipeline.rowsRead) row\(pipeline.rowsRead == 1 ? "" : "s") read (stopped at the --max-bad-rows limit; the rest was not read)"
-                : "\(rows) of \(pipeline.rowsRead)")
+            printRejectedRows(byReason: pipeline.rejectedByReason.map { ($0.key.rawValue, $0.value) }, rejected: pipeline.rowsRejected,
+                              rows: pipeline.rowsRead, stoppedEarly: stoppedEarly)
         }
         if !pipeline.warningsByKind.isEmpty {
             printError("warnings: " + pipeline.warningsByKind.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", "))

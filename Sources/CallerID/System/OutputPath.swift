@@ -38,14 +38,20 @@ package enum OutputPath {
         return (dir.isEmpty ? "/" : dir, String(path[path.index(after: slash)...]))
     }
 
+    /// `path` without trailing slashes (`out/` and `out//` name `out`; `/` stays `/`), so that
+    /// names joined to it have one slash.
+    package static func withoutTrailingSlashes(_ path: String) -> String {
+        var trimmed = Substring(path)
+        while trimmed.count > 1 && trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+        return String(trimmed)
+    }
+
     /// Follows `path` through symbolic links to what a write should touch.
     /// - Throws: `.io` for a link loop or an unreadable link, `.fileNotFound` when a directory
     ///   on the way is missing.
     package static func resolve(_ path: String) throws(CallerIDError) -> ResolvedOutput {
         // `out/` names `out`: the slash only says "a directory" to a person.
-        var trimmed = Substring(path)
-        while trimmed.count > 1 && trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
-        let path = String(trimmed)
+        let path = withoutTrailingSlashes(path)
         var current = path
         // Anything that is not a regular file or a directory (after every link) is streamed to:
         // stat(2) follows descriptor links (/proc/self/fd/1 → "pipe:[…]") that readlink cannot.
