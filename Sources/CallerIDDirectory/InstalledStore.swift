@@ -251,7 +251,7 @@ public final class InstalledStore: Sendable {
         guard FileSystem.isDirectory(directory) else {
             throw DirectoryError(.invalidArgument, """
                 \(directory): a single database file, not a build directory; install takes the folder a \
-                'lookup build -o DIR' with several outputs writes (manifest.json beside the databases)
+                'lookup build -o DIR/' writes (manifest.json beside the databases)
                 """)
         }
         let manifestData = try DirectoryManifest.readManifestBytes(directory: directory)

@@ -59,15 +59,18 @@ Labels and categories
   --max-label-bytes N           cut longer labels on a character boundary (counted as warnings)
   --category-map FILE           lines 'VALUE = [NAME] identify|block'
   --category NAME               every row gets this category (e.g. spam for a block list)
-Outputs (-o names a directory when there are several)
+Outputs (--split-by, --block-list separate, --max-entries and --top make -o a build directory)
   --split-by field|prefix       one database per region: by --region-field, or by the number
                                 prefixes of --region-map (lines PREFIX<TAB>REGION, '*' = the rest)
   --region-map FILE             with --split-by field, lines VALUE<TAB>REGION rename regions
   --region-after SEP            with --split-by field, keep the text after the last SEP
                                 ('Абакан |Республика Хакасия' → 'Республика Хакасия' with '|')
   --block-list combined|separate  separate: blocking entries in REGION-block.cid files
-  --max-entries N               entries per database at most (default 1999999, the CallKit cap);
-                                larger outputs become shards REGION-1.cid, REGION-2.cid…
+  --max-entries N               entries per database of a build directory at most (default 1999999,
+                                the CallKit cap); larger lists become shards REGION-1.cid,
+                                REGION-2.cid… Given, it makes -o a build directory; without it
+                                (and without the options above), -o is one database file,
+                                whatever its size
   --top N                       also write top.cid with the N heaviest entries (needs --weight-field)
   --dataset-version V           stamped in manifest.json (default: a hash of the files)
 Errors
@@ -81,8 +84,13 @@ Errors
 /// True when `lookup build` should run the pipeline rather than the plain TSV import.
 func wantsPipeline(_ args: Arguments) -> Bool {
     if args.given.contains(where: { pipelineValued.contains($0) || pipelineFlags.contains($0) }) { return true }
-    // `-o DIR/` asks for a build directory (manifest.json), which only the pipeline writes.
-    if let output = args.value("-o", "--output"), output.hasSuffix("/") { return true }
+    // `-o DIR/` or an existing directory asks for a build directory (manifest.json), which only
+    // the pipeline writes.
+    if let output = args.value("-o", "--output") {
+        if output.hasSuffix("/") { return true }
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: output, isDirectory: &isDirectory), isDirectory.boolValue { return true }
+    }
     return args.positionals.contains { InputFormat.guess(path: $0) != .tsv }
 }
 
@@ -263,7 +271,7 @@ struct PipelineOptionReader {
         if let n = try int("--max-entries", min: 1) { options.maxEntries = n }
         if let n = try int("--top", min: 1) {
             guard options.weightField != nil else { throw usage("--top needs --weight-field") }
-            guard n <= options.maxEntries else { throw usage("--top \(n) is more than --max-entries \(options.maxEntries)") }
+            guard n <= options.entriesPerDatabase else { throw usage("--top \(n) is more than --max-entries \(options.entriesPerDatabase)") }
             options.top = n
         }
     }
@@ -307,6 +315,8 @@ func pipelineBuild(_ args: Arguments, output: String) throws(ToolError) -> Int32
     let report = BuildReport(args: args, started: started)
     report.attach(to: pipeline)
     let summary: PipelineSummary
+    // What -o must be (a directory for a build directory, else not one) is known before reading.
+    do { try pipeline.checkOutput(output) } catch { throw ToolError(code: pipelineExitCode(error), message: error.message) }
     do {
         for input in args.positionals { try pipeline.add(file: input) }
         summary = try pipeline.write(to: output)
