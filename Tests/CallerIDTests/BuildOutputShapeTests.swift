@@ -75,3 +75,34 @@ import Darwin
         #expect(r.stdout.hasPrefix("wrote \(dir.path("d.cid"))/ (1 database and manifest.json)"), "\(r.stdout)")
     }
 }
+
+// Before: a build directory was created 0700 (mkdtemp) and new files 0644 whatever the umask,
+// so `rsync -a` of a build carried 0700 to a web root. Now folders and files follow the umask.
+@Suite struct BuildOutputPermissionTests {
+    private static func mode(_ path: String) throws -> Int {
+        try #require(try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int)
+    }
+
+    @Test(arguments: [0o022, 0o002, 0o027])
+    func foldersAndFilesFollowTheUmask(umask: Int) throws {
+        let dir = TempDir()
+        let lookupPath = try #require(BuiltProducts.lookup, "\(BuiltProducts.missing("lookup"))").path
+        try "79131234567\tOne\nbad\trow\n".write(toFile: dir.path("in.tsv"), atomically: false, encoding: .utf8)
+        func build(_ args: [String]) throws {
+            // The umask of the child only: the test process's is shared with tests running beside it.
+            let quoted = ([lookupPath, "build"] + args).map { "'\($0)'" }.joined(separator: " ")
+            let r = try runTool("/bin/sh", ["-c", "umask \(String(umask, radix: 8)) && exec \(quoted)"])
+            #expect(r.status == 0, "\(r.stderr)")
+        }
+        try build(["-o", dir.path("bundle") + "/", dir.path("in.tsv"), "--skip-bad-rows", "--errors", dir.path("errors.tsv")])
+        try build(["-o", dir.path("one.cid"), dir.path("in.tsv"), "--skip-bad-rows"])
+        #expect(try Self.mode(dir.path("bundle")) == 0o777 & ~umask)
+        for file in ["bundle/all.cid", "bundle/manifest.json", "errors.tsv", "one.cid"] {
+            #expect(try Self.mode(dir.path(file)) == 0o666 & ~umask, "\(file)")
+        }
+        // A file that is replaced keeps its own bits.
+        try FileManager.default.setAttributes([.posixPermissions: 0o640], ofItemAtPath: dir.path("one.cid"))
+        try build(["-o", dir.path("one.cid"), dir.path("in.tsv"), "--skip-bad-rows"])
+        #expect(try Self.mode(dir.path("one.cid")) == 0o640)
+    }
+}
