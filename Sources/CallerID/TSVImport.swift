@@ -167,19 +167,28 @@ private struct TabPositions {
     subscript(_ k: Int) -> Int { k == 0 ? p.0 : k == 1 ? p.1 : p.2 }
 }
 
-/// Category names seen so far; most files use a handful, so a linear scan that compares
-/// bytes in place beats hashing a new array for every row.
+/// Category names seen so far. Most files use a handful: the first ``scanned`` are compared in
+/// place, with no hashing and no allocation per row; any further name is found in a dictionary,
+/// so a file of 100,000 distinct names costs one lookup per row, not a scan of all the others.
 private struct CategoryCache {
+    static let scanned = 8
     private var names: [[UInt8]] = []
     private var categories: [Category] = []
+    private var others: [[UInt8]: Category] = [:]
 
     mutating func category(_ field: UnsafeRawBufferPointer) throws(CallerIDError) -> Category {
         for (i, name) in names.enumerated() where name.count == field.count && name.elementsEqual(field) {
             return categories[i]
         }
+        let key = Array(field)
+        if let c = others[key] { return c }
         let c = try Category.named(String(decoding: field, as: UTF8.self))
-        names.append(Array(field))
-        categories.append(c)
+        if names.count < CategoryCache.scanned {
+            names.append(key)
+            categories.append(c)
+        } else {
+            others[key] = c
+        }
         return c
     }
 }

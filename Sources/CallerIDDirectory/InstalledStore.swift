@@ -52,7 +52,8 @@ public final class InstalledStore: Sendable {
     /// not exist yet (or is empty) gives one with nothing installed.
     /// - Throws: ``DirectoryError`` `invalidArgument` when `path` exists and is not a folder.
     public init(path: String) throws(DirectoryError) {
-        self.path = path
+        // `store/` names `store`: its files are `store/gen-2/…`, never `store//gen-2/…`.
+        self.path = OutputPath.withoutTrailingSlashes(path)
         if FileSystem.exists(path) && !FileSystem.isDirectory(path) {
             throw DirectoryError(.invalidArgument, "\(path): not a folder, cannot be a store")
         }
@@ -263,7 +264,7 @@ public final class InstalledStore: Sendable {
         guard FileSystem.isDirectory(directory) else {
             throw DirectoryError(.invalidArgument, """
                 \(directory): a single database file, not a build directory; install takes the folder a \
-                'lookup build -o DIR' with several outputs writes (manifest.json beside the databases)
+                'lookup build -o DIR/' writes (manifest.json beside the databases)
                 """)
         }
         let manifestData = try DirectoryManifest.readManifestBytes(directory: directory)

@@ -113,7 +113,7 @@ public final class Pipeline {
         if let c = options.country, options.numberingPlan.callingCode(country: c) == nil {
             throw PipelineError(.invalidConfiguration, "unknown country '\(c)': use an ISO 3166 alpha-2 code such as RU, US, KR")
         }
-        guard (1...Int(Int32.max)).contains(options.maxEntries) else {
+        guard (1...Int(Int32.max)).contains(options.entriesPerDatabase) else {
             throw PipelineError(.invalidConfiguration, "max entries must be at least 1")
         }
         if options.split == .field && options.regionField == nil {
@@ -124,8 +124,8 @@ public final class Pipeline {
         }
         if let top = options.top {
             guard top >= 1 else { throw PipelineError(.invalidConfiguration, "top must be at least 1") }
-            guard top <= options.maxEntries else {
-                throw PipelineError(.invalidConfiguration, "top \(top) is more than the \(options.maxEntries) entries one database may hold")
+            guard top <= options.entriesPerDatabase else {
+                throw PipelineError(.invalidConfiguration, "top \(top) is more than the \(options.entriesPerDatabase) entries one database may hold")
             }
             guard options.weightField != nil else { throw PipelineError(.invalidConfiguration, "top N needs a weight field") }
         }

@@ -60,8 +60,52 @@ public struct PipelineSummary: Sendable {
 }
 
 extension Pipeline {
-    /// True when the options ask for several outputs whatever the data.
-    var wantsDirectory: Bool { options.split != .none || options.top != nil || options.blockList == .separate }
+    /// Why the options ask for a build directory whatever the data (nil: they do not).
+    var directoryReason: String? {
+        if options.split != .none { return "--split-by: one database per region" }
+        if options.top != nil { return "--top: a top-N database beside the others" }
+        if options.blockList == .separate { return "--block-list separate: block lists in databases of their own" }
+        if let n = options.maxEntries { return "--max-entries: shards of at most \(n) entries" }
+        return nil
+    }
+
+    /// True when a build to `output` writes a build directory (databases and `manifest.json`):
+    /// the options ask for one (a split, a top-N set, separate block lists, a ``PipelineOptions/maxEntries``),
+    /// `output` ends with `/`, or it is an existing directory. Never the data: a single database
+    /// file has no entry cap.
+    public func writesDirectory(to output: String) -> Bool {
+        directoryReason != nil || namesDirectory(output) || (try? OutputPath.resolve(output))?.kind == .directory
+    }
+
+    /// A trailing slash names a directory (`-o bundle/`).
+    private func namesDirectory(_ output: String) -> Bool { output.hasSuffix("/") && output != "/" }
+
+    /// Checks that `output` can take what this build writes, before anything is read: a build
+    /// directory needs a missing path or a directory (an earlier build's, with `manifest.json`,
+    /// or an empty one), never a file, a device or a pipe; one database file needs a path that
+    /// is not a directory. ``write(to:)`` checks the same.
+    /// - Throws: ``PipelineError`` `invalidConfiguration` naming `output` and why; `io` or
+    ///   `fileNotFound` when the path cannot be looked at.
+    public func checkOutput(_ output: String) throws(PipelineError) {
+        let resolved: ResolvedOutput
+        do { resolved = try OutputPath.resolve(output) } catch { throw PipelineError(error) }
+        guard writesDirectory(to: output) else { return }
+        let why = directoryReason ?? "-o ends with /"
+        switch resolved.kind {
+        case .missing:
+            return
+        case .stream:
+            throw PipelineError(.invalidConfiguration, "\(output) is a device or a pipe, and this build writes a build directory (\(why)): give -o a directory")
+        case .regular:
+            throw PipelineError(.invalidConfiguration, "\(output) is a file, and this build writes a build directory (\(why)): give -o a directory"
+                                + (directoryReason == nil ? "" : ", or leave the option out for one database file (it has no entry cap)"))
+        case .directory:
+            let contents = (try? FileManager.default.contentsOfDirectory(atPath: resolved.path)) ?? []
+            guard contents.isEmpty || contents.contains("manifest.json") else {
+                throw PipelineError(.invalidConfiguration, "\(output): the directory exists and is not the output of a build (no manifest.json); refusing to replace it")
+            }
+        }
+    }
 
     /// After a build killed in the middle of switching directories (where the OS has no atomic
     /// swap of two directories): puts the previous output back at `output` if it is missing and
@@ -74,10 +118,11 @@ extension Pipeline {
         return DirectorySwitch.recover(resolved.path)
     }
 
-    /// Writes the databases. `output` is one database file unless several outputs are wanted
-    /// (a split, separate block lists, a top-N set, more than ``PipelineOptions/maxEntries``
-    /// entries, or `output` is an existing directory): then it is a directory holding the
-    /// databases and `manifest.json`.
+    /// Writes the databases. `output` is one database file, whatever its size, unless
+    /// ``writesDirectory(to:)`` (a split, separate block lists, a top-N set, a
+    /// ``PipelineOptions/maxEntries``, `output` ending with `/` or an existing directory): then it
+    /// is a directory holding the databases, shards of at most
+    /// ``PipelineOptions/entriesPerDatabase`` entries, and `manifest.json`.
     ///
     /// A directory is written into a locked temporary directory `.NAME.tmp-…` next to `output`
     /// and switched in at the end in one step where the OS can (Linux `renameat2`
@@ -96,16 +141,12 @@ extension Pipeline {
         do { resolved = try OutputPath.resolve(output) } catch { throw PipelineError(error) }
         let target = resolved.path
         if resolved.kind == .missing, DirectorySwitch.recover(target) { return try write(to: output) }
+        try checkOutput(output)
 
         onProgress(PipelineProgress(file: "", bytesRead: 0, totalBytes: nil, rowsRead: rowsRead, phase: .sorting, count: numbers.count))
         let groups = groupEntries()
         let duplicates = groups.duplicates
-        // A trailing slash names a directory: a build directory with manifest.json even when the data
-        // fits one database (`-o bundle/`).
-        let namesDirectory = output.hasSuffix("/") && output != "/"
-        let isDir = wantsDirectory || namesDirectory || groups.lists.contains { $0.indices.count > options.maxEntries }
-            || resolved.kind == .directory
-        if isDir { try checkDirectoryTarget(output, resolved: resolved) }
+        let isDir = writesDirectory(to: output)
         let plan = plannedFiles(groups.lists, isDirectory: isDir, target: target)
         let fileCount = plan.count + (options.top == nil ? 0 : 1)
         func announce(_ name: String, _ entries: Int, _ index: Int) {
@@ -140,29 +181,16 @@ extension Pipeline {
         var fileName: String
     }
 
-    /// A directory output must be a directory, or missing, or an earlier build's (manifest.json).
-    private func checkDirectoryTarget(_ output: String, resolved: ResolvedOutput) throws(PipelineError) {
-        if resolved.kind == .stream {
-            throw PipelineError(.io, "\(output): this build writes several files, so -o must name a directory, and this is a device or a pipe")
-        }
-        if resolved.kind == .missing { return }
-        if resolved.kind != .directory {
-            throw PipelineError(.io, "\(output): this build writes several files, so -o must name a directory, and this is a file")
-        }
-        let contents = (try? FileManager.default.contentsOfDirectory(atPath: resolved.path)) ?? []
-        guard contents.isEmpty || contents.contains("manifest.json") else {
-            throw PipelineError(.io, "\(output): the directory exists and is not the output of a build (no manifest.json); refusing to replace it")
-        }
-    }
-
-    /// The databases to write, in order: each list cut into shards of at most `maxEntries`,
-    /// named after the list (numbered when there are several shards).
+    /// The databases to write, in order: in a directory, each list cut into shards of at most
+    /// ``PipelineOptions/entriesPerDatabase``, named after the list (numbered when there are
+    /// several shards); else the one list whole.
     private func plannedFiles(_ lists: [EntryList], isDirectory: Bool, target: String) -> [PlannedFile] {
         var plan: [PlannedFile] = []
         var usedNames = Set<String>()
+        let cap = isDirectory ? options.entriesPerDatabase : Int.max
         for (l, list) in lists.enumerated() {
-            let shards = list.indices.isEmpty ? [list.indices[...]] : stride(from: 0, to: list.indices.count, by: options.maxEntries).map {
-                list.indices[$0..<min($0 + options.maxEntries, list.indices.count)]
+            let shards = list.indices.isEmpty ? [list.indices[...]] : stride(from: 0, to: list.indices.count, by: cap).map {
+                list.indices[$0..<min($0 + cap, list.indices.count)]
             }
             let base = uniqueFileBase(list.fileBase, &usedNames)
             let width = String(shards.count).count
@@ -458,7 +486,7 @@ extension Pipeline {
         manifest.formatVersion = CallerIDVersion.format
         manifest.buildTime = buildTime
         manifest.generator = "CallerID \(CallerIDVersion.library)"
-        manifest.maxEntries = options.maxEntries
+        manifest.maxEntries = options.entriesPerDatabase
         return manifest.jsonData()
     }
 

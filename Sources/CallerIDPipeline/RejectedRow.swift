@@ -85,6 +85,17 @@ public struct RejectedRow: Sendable, Equatable, CustomStringConvertible {
 
     /// `file:line: message`, the form compilers use.
     public var description: String { "\(file):\(line): \(message)" }
+
+    /// The first line of an errors file (`lookup build --errors`).
+    package static let errorsFileHeader = "file\tline\traw\treason\tmessage\n"
+
+    /// This row as a line of an errors file: file, line, raw, reason, message, TAB-separated.
+    /// Every cell is written as stderr shows it: control characters (a TAB or a line break of
+    /// the input among them) escaped once as `\u{9}` by ``InputQuote``, nothing else changed,
+    /// so a cell can hold no TAB or line break and reads the same as the message on stderr.
+    package var errorsFileLine: String {
+        "\(InputQuote.safeMessage(file))\t\(line)\t\(InputQuote.safeMessage(raw))\t\(reason)\t\(InputQuote.safeMessage(message))\n"
+    }
 }
 
 /// A change made to an accepted row.

@@ -75,8 +75,10 @@ func isPlainText(_ bytes: UnsafeRawBufferPointer) -> Bool {
     return true
 }
 
+/// An entry of `dump --json`: every line is an entry, so it has no `found` (a lookup's answer,
+/// ``writeAnswer``, has).
 func entryJSON(_ view: EntryView) -> String {
-    "{\"number\":\(view.number),\"found\":true,\"label\":\(jsonString(view.label)),\"category\":\(jsonString(view.category.name)),\"action\":\"\(view.category.action)\"}\n"
+    "{\"number\":\(view.number),\"label\":\(jsonString(view.label)),\"category\":\(jsonString(view.category.name)),\"action\":\"\(view.category.action)\"}\n"
 }
 
 /// A lookup answer: as ``writeEntry`` plus how it was found. TSV: an entry is
@@ -387,6 +389,13 @@ func buildCommand(_ raw: [String]) throws(ToolError) -> Int32 {
                              flags: ["--skip-bad-rows", "--raw-labels", "--json"] + pipelineFlags)
     guard let output = args.value("-o", "--output") else { throw .usage("missing -o OUT", command: "build") }
     guard !args.positionals.isEmpty else { throw .usage("no input files", command: "build") }
+    // A folder is not an input (a usage error, said before anything is read): its files are.
+    for input in args.positionals where input != "-" {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: input, isDirectory: &isDirectory), isDirectory.boolValue {
+            throw .usage("input \(input) is a directory; give the files in it (\(OutputPath.withoutTrailingSlashes(input))/*.tsv)", command: "build")
+        }
+    }
     if wantsPipeline(args) { return try pipelineBuild(args, output: output) }
     var options = BuildOptions()
     if let bs = args.value("--block-size") {
@@ -447,8 +456,7 @@ private func addRows(_ args: Arguments, rules: some TSVRowRules, to builder: ino
     progress.clear()
     if badRows > 0 {
         if badRows > shown { printError("(\(badRows - shown) more bad rows not shown)") }
-        for (reason, n) in reasons.sorted(by: { $0.value > $1.value }) { printError("  \(n)\t\(reason)") }
-        printError("\(badRows) bad row\(badRows == 1 ? "" : "s")")
+        printRejectedRows(byReason: reasons.map { ($0.key, $0.value) }, rejected: badRows, rows: rowsAdded + badRows)
         if !args.flag("--skip-bad-rows") {
             throw ToolError(code: Exit.dataError, message: "\(badRows) bad row\(badRows == 1 ? "" : "s"); nothing written (use --skip-bad-rows to build from the good rows)")
         }
@@ -477,20 +485,23 @@ private func printBuildSummary(_ summary: BuildSummary, output: String, rows: In
     out.flush()
 }
 
-/// A bad row's reason without the input it quotes ('…' runs become …), so that 100,000 rows
-/// refused for one reason are counted as one line of the summary.
+/// A bad row's reason without the input it quotes, so that 100,000 rows with different
+/// numbers but one problem count as one reason: `'12a4' is too short: …` and `letters in the
+/// number '12a4'` become `is too short: …` and `letters in the number`.
 func reasonKey(_ message: String) -> String {
     var key = ""
     var quoted = false
     for c in message {
         if c == "'" {
-            if !quoted { key += "…" }
             quoted.toggle()
-        } else if !quoted {
+        } else if !quoted && !(c == " " && (key.isEmpty || key.hasSuffix(" "))) {
             key.append(c)
         }
     }
-    if key.hasPrefix("number …: ") { key.removeFirst("number …: ".count) }
+    // What a removed quote leaves: `number : why`, `the number ` (at the end), `x  in`.
+    key = key.replacingOccurrences(of: " :", with: ":")
+    if key.hasPrefix("number: ") { key.removeFirst("number: ".count) }
+    while key.hasSuffix(" ") { key.removeLast() }
     return String(key.prefix(80))
 }
 
@@ -543,7 +554,8 @@ func dumpCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     let json = args.flag("--json")
     let set = try DatabasePaths.resolve(try databasePath(args))
     guard set.kind == .file else {
-        throw .usage("dump reads one database file; \(set.path) is a \(set.kind) of \(set.files.count): \(set.files.joined(separator: ", "))",
+        let shown = set.files.prefix(3).joined(separator: ", ") + (set.files.count > 3 ? ", … (\(set.files.count - 3) more)" : "")
+        throw .usage("dump reads one database file; \(set.path) is a \(set.kind) of \(set.files.count) database\(set.files.count == 1 ? "" : "s") (\(shown)): give one of them to --db",
                      command: "dump")
     }
     let db = try openDatabase(set.files[0])
@@ -574,9 +586,10 @@ let verifyHelp = """
 usage: lookup verify FILE|DIR... [--json]
 
 Checks each file completely: header, section table, every XXH3-64 section checksum,
-padding, and a full decode of keys, values and labels. Prints one line per file. A build
-directory or an installed store stands for all of its databases (the store's current set).
-Exit: 0 all intact, 65 a file is damaged, 66 a file is missing.
+padding, and a full decode of keys, values and labels. Prints one line per file, then, for
+several files or a directory, a last line with the counts ("3 files verified: all intact").
+A build directory or an installed store stands for all of its databases (the store's current
+set). Exit: 0 all intact, 65 a file is damaged, 66 a file is missing.
 
 """
 
@@ -590,8 +603,11 @@ func verifyCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     var status = Exit.ok
     var out = Output()
     let json = args.flag("--json")
+    var checked = 0, intact = 0, damaged = 0, unread = 0, directories = 0
     func report(_ path: String, code: String, exit: Int32, message: String) {
         if status == Exit.ok || exit == Exit.dataError { status = exit }
+        checked += 1
+        if exit == Exit.dataError { damaged += 1 } else { unread += 1 }
         if json {
             out.write("{\"file\":\(jsonString(path)),\"ok\":false,\"code\":\(jsonString(code)),\"error\":\(jsonString(message))}\n")
         } else {
@@ -605,6 +621,7 @@ func verifyCommand(_ raw: [String]) throws(ToolError) -> Int32 {
         var files = [argument]
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: argument, isDirectory: &isDirectory), isDirectory.boolValue {
+            directories += 1
             do {
                 files = try DatabaseSet.resolve(path: argument).files
             } catch {
@@ -615,6 +632,8 @@ func verifyCommand(_ raw: [String]) throws(ToolError) -> Int32 {
         for path in files {
             do {
                 let db = try Database(path: path, verify: true)
+                checked += 1
+                intact += 1
                 if db.rangeCount > 0 {
                     out.write(json ? "{\"file\":\(jsonString(path)),\"ok\":true,\"entries\":\(db.count),\"ranges\":\(db.rangeCount)}\n" : "\(path): OK (\(db.count) entries, \(db.rangeCount) ranges)\n")
                 } else {
@@ -624,6 +643,11 @@ func verifyCommand(_ raw: [String]) throws(ToolError) -> Int32 {
                 report(path, code: error.code.rawValue, exit: exitCode(for: error), message: error.message)
             }
         }
+    }
+    // Several files, or a directory's: one closing line that says how it went.
+    if !json && (checked > 1 || directories > 0) {
+        let problems = [damaged > 0 ? "\(damaged) damaged" : nil, unread > 0 ? "\(unread) not read" : nil].compactMap { $0 }
+        out.write("\(checked) file\(checked == 1 ? "" : "s") verified: " + (problems.isEmpty ? "all intact\n" : "\(intact) intact, \(problems.joined(separator: ", "))\n"))
     }
     out.flush()
     return status

@@ -130,8 +130,8 @@ Signatures ('lookup keygen', 'lookup sign'):
                           wrongly signed sets are refused with exit 65, the current
                           generation kept); given again with another key, replaces it
 
-BUILD_DIR is the folder 'lookup build -o DIR' writes when it has several outputs
-(manifest.json beside the databases), not a single database file.
+BUILD_DIR is the folder 'lookup build -o DIR/' writes (manifest.json beside the
+databases), not a single database file.
 
 Exit: 0 installed, 64 usage, bad rule (or one larger than any extension holds), unknown
 category, a budget above CallKit's cap, a file instead of a build directory; 65 damaged
