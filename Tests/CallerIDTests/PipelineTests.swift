@@ -38,7 +38,7 @@ func russianRecords(count: Int, seed: UInt64) -> (records: [Entry], expected: [U
     var records: [Entry] = []
     var expected: [UInt64: Entry] = [:]
     for r in raw {
-        let e = Entry(number: 79_000_000_000 + r.number % 999_999_999, label: LabelCleaner().clean(r.label)!.label, category: r.category)
+        let e = Entry(number: 79_000_000_000 + r.number % 999_999_999, label: (try? LabelCleaner().clean(r.label))!.label, category: r.category)
         records.append(e)
         expected[e.number] = e
     }
