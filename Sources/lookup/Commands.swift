@@ -683,7 +683,7 @@ func writeInfo(_ info: DatabaseInfo, json: Bool, to out: inout Output) {
         out.write("{\"file\":\(jsonString(info.path)),\"format_version\":\"\(info.formatVersion)\",\"entries\":\(info.entries),\"distinct_labels\":\(info.distinctLabels),\"block_size\":\(info.blockSize),\"blocks\":\(info.blocks),\"hot_labels\":\(info.hotLabels),\"label_symbols\":\(info.labelSymbols),\"bytes\":\(info.fileBytes),\"bytes_per_entry\":\(String(format: "%.3f", info.bytesPerEntry)),\"ranges\":\(info.ranges),\"categories\":[\(categories.joined(separator: ","))],\"sections\":[\(sections.joined(separator: ","))]}\n")
     } else {
         out.write("""
-        file              \(info.path)
+        file              \(escapedForDisplay(info.path))
         format version    \(info.formatVersion)
         entries           \(info.entries)
         distinct labels   \(info.distinctLabels)

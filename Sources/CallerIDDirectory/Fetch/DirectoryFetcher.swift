@@ -96,6 +96,7 @@ public struct DirectoryFetcher: Sendable {
         }
         try ManifestSignature.verify(manifest: manifestData, signature: signatureData, key: trust, directory: where_)
         let manifest = try DirectoryManifest.decode(manifestData, path: url("manifest.json"))
+        try manifest.requirePortableFileNames(path: url("manifest.json"))
         try ManifestSignature.requireHashes(manifest, path: url("manifest.json"))
         report.datasetVersion = manifest.datasetVersion
 
