@@ -368,6 +368,27 @@ struct IdentityRow: Equatable, CustomStringConvertible {
         #expect(r.status == 65 && r.stderr.contains("out of order"))
     }
 
+    /// Before: a damaged file whose hot label held NUL and ESC (valid UTF-8, refused by
+    /// `verify`) exported with exit 0, and the bytes reached `CallIdentity.name` and the text
+    /// format. Now every label is checked as `verify` checks it: exit 65, nothing written. The
+    /// same for a hidden character (a file built before labels were held to that rule).
+    @Test(arguments: [false, true])
+    func exportRefusesALabelThatVerifyRefuses(text: Bool) throws {
+        let dir = TempDir()
+        for bad in ["A\u{0}B\u{1B}[2J", "Pay\u{202E}dsu\u{202C} Bank"] {
+            let path = dir.path("bad.cid")
+            try Data(try HostileFileTests.imageWithLabels([Array("Fine".utf8), Array(bad.utf8)], hot: true)).write(to: URL(fileURLWithPath: path))
+            #expect(try lookup(["verify", path]).status == 65)
+            let out = dir.path("out")
+            let r = try lookup(["export", "--live-caller-id", out, "--db", path] + (text ? ["--text"] : []))
+            #expect(r.status == 65, "\(r.stdout) \(r.stderr)")
+            #expect(r.stderr.contains("number 2: label has") && r.stderr.contains(bad.contains("\u{0}") ? "control character U+0000" : "hidden character U+202E"),
+                    "\(r.stderr)")
+            #expect(r.stderr.contains("lookup verify"))
+            #expect((try? FileManager.default.contentsOfDirectory(atPath: out))?.isEmpty ?? true, "nothing written")
+        }
+    }
+
     @Test func badOptionsAndIconsAreRefusedBeforeWriting() throws {
         let dir = TempDir()
         let path = dir.path("a.cid")

@@ -179,9 +179,9 @@ public enum LiveCallerIDExport {
         do {
             switch options.output {
             case .datasets:
-                try writeDatasets(&merge, tables: tables, icons: icons, directory: directory, options: options, report: &report)
+                try writeDatasets(&merge, databases: databases, tables: tables, icons: icons, directory: directory, options: options, report: &report)
             case .text:
-                try writeText(&merge, tables: tables, directory: directory, options: options, report: &report)
+                try writeText(&merge, databases: databases, tables: tables, directory: directory, options: options, report: &report)
             }
         } catch let error as DirectoryError {
             throw error
@@ -193,15 +193,19 @@ public enum LiveCallerIDExport {
         return report
     }
 
-    private static func checkLabel(_ merge: PrecedenceMerge) throws(DirectoryError) {
-        guard isValidUTF8(merge.label) else {
-            throw DirectoryError(.corrupt, "number \(merge.number): label is not valid UTF-8 (database \(merge.source + 1) is damaged; run 'lookup verify')")
+    /// Every label written is held to the rule `verify` holds it to (``LabelText``): a label
+    /// with invalid UTF-8, a control or a hidden character (a damaged file, or one built before
+    /// the rule) stops the export before it reaches a phone's screen.
+    private static func checkLabel(_ merge: PrecedenceMerge, _ databases: [Database]) throws(DirectoryError) {
+        if let problem = LabelText.check(merge.label) {
+            throw DirectoryError(.corrupt, "\(databases[merge.source].path): number \(merge.number): \(problem) "
+                                 + "(the database fails 'lookup verify'; rebuild it with 'lookup build')")
         }
     }
 
     // MARK: Binary datasets
 
-    private static func writeDatasets(_ merge: inout PrecedenceMerge, tables: [[(block: Bool, identity: LiveCallerIDCategory)]],
+    private static func writeDatasets(_ merge: inout PrecedenceMerge, databases: [Database], tables: [[(block: Bool, identity: LiveCallerIDCategory)]],
                                       icons: IconFolder?, directory: String, options: LiveCallerIDExportOptions,
                                       report: inout LiveCallerIDExportReport) throws {
         let blockPath = joinPath(directory, blockFileName)
@@ -217,7 +221,7 @@ public enum LiveCallerIDExport {
         let iconNumbers = icons?.numbers ?? []
         do {
             while try merge.next() {
-                try checkLabel(merge)
+                try checkLabel(merge, databases)
                 let n = merge.number
                 let entry = tables[merge.source][merge.category]
                 keyword.set(n)
@@ -288,7 +292,7 @@ public enum LiveCallerIDExport {
 
     // MARK: Text input of ConstructDatabase
 
-    private static func writeText(_ merge: inout PrecedenceMerge, tables: [[(block: Bool, identity: LiveCallerIDCategory)]],
+    private static func writeText(_ merge: inout PrecedenceMerge, databases: [Database], tables: [[(block: Bool, identity: LiveCallerIDCategory)]],
                                   directory: String, options: LiveCallerIDExportOptions,
                                   report: inout LiveCallerIDExportReport) throws {
         let path = joinPath(directory, textFileName)
@@ -305,7 +309,7 @@ public enum LiveCallerIDExport {
         let close = Array("  }\n}\n".utf8)
         do {
             while try merge.next() {
-                try checkLabel(merge)
+                try checkLabel(merge, databases)
                 let entry = tables[merge.source][merge.category]
                 keyword.set(merge.number)
                 out.removeAll(keepingCapacity: true)
