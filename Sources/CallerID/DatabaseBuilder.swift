@@ -83,9 +83,12 @@ public struct DatabaseBuilder {
     }
 
     private mutating func internValue(utf8Label: UnsafeRawBufferPointer, category: Category) throws(CallerIDError) -> UInt32 {
-        guard let problem = LabelText.check(utf8Label) else {
-            let code = try categoryCode(category)
-            return try interner.intern(category: code, bytes: utf8Label)
+        let code = try categoryCode(category)
+        // The interner holds each new label to the label rule (LabelText).
+        let problem: LabelText.Problem
+        switch try interner.intern(category: code, bytes: utf8Label) {
+        case .id(let id): return id
+        case .refused(let p): problem = p
         }
         guard problem.kind == .hidden, options.hiddenCharacters == .remove else {
             throw CallerIDError(.invalidInput, problem.description)
@@ -93,8 +96,10 @@ public struct DatabaseBuilder {
         var cleaned = LabelText.removingHiddenCharacters(String(decoding: utf8Label, as: UTF8.self)).text
         let result = cleaned.withUTF8 { bytes in
             Result { () throws(CallerIDError) -> UInt32 in
-                if let other = LabelText.check(UnsafeRawBufferPointer(bytes)) { throw CallerIDError(.invalidInput, other.description) }
-                return try interner.intern(category: try categoryCode(category), bytes: UnsafeRawBufferPointer(bytes))
+                switch try interner.intern(category: code, bytes: UnsafeRawBufferPointer(bytes)) {
+                case .id(let id): return id
+                case .refused(let other): throw CallerIDError(.invalidInput, other.description)
+                }
             }
         }
         let value = try result.get()
