@@ -396,6 +396,25 @@ struct IdentityRow: Equatable, CustomStringConvertible {
         #expect(block["inputDatabase"] as? String == "block.binpb" && block["cuckooTableArguments"] == nil)
     }
 
+    /// The shard sizes are measured by reading the written dataset back in 1 MiB chunks: rows
+    /// of 60,000 bytes that cross chunk boundaries are counted whole.
+    @Test func shardSizesAreMeasuredAcrossReadChunks() throws {
+        let dir = TempDir()
+        let records = (0..<60).map { k in
+            Entry(number: 14_085_550_000 + UInt64(k), label: k % 3 == 0 ? String(repeating: "W", count: 60_000) : "Shop \(k)", category: .identify)
+        }
+        let path = dir.path("w.cid")
+        _ = try buildDatabase(records, at: path)
+        let report = try LiveCallerIDExport.write(databases: [path], to: dir.path("out"))
+        #expect(try fileData(dir.path("out/identity.binpb")).count > 1 << 20)
+        // Each value: name (1 + varint length + bytes) and cache_expiry_minutes 1440 (3 bytes).
+        let expected = records.reduce(1) { sum, e in
+            let n = e.label.utf8.count
+            return sum + 10 + 1 + (n < 128 ? 1 : n < 16_384 ? 2 : 3) + n + 3
+        }
+        #expect(report.identitySizes.shards == 1 && report.identitySizes.largestShardBytes == expected)
+    }
+
     /// tools/pir_cuckoo_sim.py replays Apple's cuckoo insertion (release/1.1): with the bucket
     /// size and growing table PIRProcessDatabase picks by default it loses the 1,000-byte rows
     /// without an error (what a device saw as "absent"); with the configuration the export

@@ -119,6 +119,9 @@ public struct LiveCallerIDValueSizes: Sendable, Equatable {
     /// The largest value in bytes, and its number.
     public private(set) var largest = 0
     public private(set) var largestNumber: UInt64? = nil
+    /// The largest value of at most ``LiveCallerIDExport/identityValueLimit`` bytes (a larger
+    /// one cannot be served: `PIRProcessDatabase` refuses the dataset, and the export warns).
+    public private(set) var largestServable = 0
     /// Rows per size class: `classes[k]` counts values of at most `16 << k` bytes (and more than
     /// the class before); the last class counts the rest.
     public private(set) var classes = [Int](repeating: 0, count: 14)
@@ -139,6 +142,7 @@ public struct LiveCallerIDValueSizes: Sendable, Equatable {
             largest = size
             largestNumber = number
         }
+        if size <= LiveCallerIDExport.identityValueLimit { largestServable = max(largestServable, size) }
         var k = 0
         while k < 13 && size > 16 << k { k += 1 }
         classes[k] += 1
@@ -157,11 +161,11 @@ public struct LiveCallerIDValueSizes: Sendable, Equatable {
         return single >= p / 2 ? (single + p - 1) / p * p : p / 2
     }
 
-    /// The `maxSerializedBucketSize` to set: four times the bucket of the largest row alone
-    /// (11 + value bytes), rounded up to whole plaintexts, at least one: room to move rows.
+    /// The `maxSerializedBucketSize` to set: four times the bucket of the largest servable row
+    /// alone (11 + value bytes), rounded up to whole plaintexts, at least one: room to move rows.
     public var recommendedBucketSize: Int {
         let p = Self.bytesPerPlaintext
-        return max(p, (4 * (11 + largest) + p - 1) / p * p)
+        return max(p, (4 * (11 + largestServable) + p - 1) / p * p)
     }
 
     /// The share of the largest shard's buckets the fixed-size table fills.
@@ -397,9 +401,7 @@ public enum LiveCallerIDExport {
         // figure CuckooTable sizes a growing table from.
         var bytes = [Int](repeating: 1, count: shards)
         try KeywordDatabaseRows.forEach(path) { (keyword, valueSize) throws(DirectoryError) in
-            let digest = try Crypto.sha256(keyword)
-            var h: UInt64 = 0
-            for k in (0..<8).reversed() { h = h << 8 | UInt64(digest[k]) }
+            let h = try Crypto.sha256PrefixLE(keyword)
             bytes[Int(h % UInt64(shards))] += 10 + valueSize
         }
         sizes.shards = shards
@@ -494,13 +496,16 @@ public enum LiveCallerIDExport {
 /// The rows of a `KeywordDatabase` file (field 1, each a `KeywordDatabaseRow`: keyword field 1,
 /// value field 2), read in 1 MiB chunks: each row's keyword and value size.
 enum KeywordDatabaseRows {
-    static func forEach(_ path: String, _ body: ([UInt8], Int) throws(DirectoryError) -> Void) throws(DirectoryError) {
+    /// Calls `body` with each row's keyword (valid only during the call) and value size.
+    static func forEach(_ path: String, _ body: (UnsafeRawBufferPointer, Int) throws(DirectoryError) -> Void) throws(DirectoryError) {
         guard let handle = FileHandle(forReadingAtPath: path) else { throw DirectoryError(.io, "\(path): cannot open to read back") }
         defer { try? handle.close() }
         var buffer: [UInt8] = []
         var at = 0
         var base = 0   // file offset of buffer[0]
         var ended = false
+        var keyword: [UInt8] = []   // reused: no allocation per row
+        keyword.reserveCapacity(32)
         func bad() -> DirectoryError { DirectoryError(.io, "\(path): not the KeywordDatabase just written") }
         /// Makes `n` bytes from `at` available; false at the end of the file.
         func need(_ n: Int) throws(DirectoryError) -> Bool {
@@ -530,14 +535,16 @@ enum KeywordDatabaseRows {
             guard try varint() == 0x0A else { throw bad() }
             let rowLength = try varint()
             let rowEnd = base + at + rowLength
-            var keyword: [UInt8] = []
+            keyword.removeAll(keepingCapacity: true)
             var valueSize = 0
             while base + at < rowEnd {
                 let key = try varint()
                 let n = try varint()
                 if key == 0x0A {
-                    guard try need(n) else { throw bad() }
-                    keyword = Array(buffer[at..<(at + n)])
+                    guard n <= 32, try need(n) else { throw bad() }   // "+" and at most 20 digits
+                    keyword.append(contentsOf: buffer[at..<(at + n)])
+                    at += n
+                    continue
                 }
                 if key == 0x12 { valueSize = n }
                 // Skip the field's bytes (a value may be larger than what is buffered).
@@ -550,7 +557,7 @@ enum KeywordDatabaseRows {
                 }
             }
             guard base + at == rowEnd else { throw bad() }
-            try body(keyword, valueSize)
+            try keyword.withUnsafeBytes { bytes in Result { () throws(DirectoryError) in try body(bytes, valueSize) } }.get()
         }
     }
 }
