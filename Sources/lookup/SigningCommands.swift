@@ -1,5 +1,6 @@
 import Foundation
 import CallerIDDirectory
+import CallerID
 
 // `lookup keygen`, `lookup sign`, `lookup fetch`: signed build directories and updates over
 // HTTP (issue 16; docs/CALL-DIRECTORY.md "Updates over the network").
@@ -150,9 +151,10 @@ private func fetchBody(_ raw: [String]) throws -> Int32 {
         let generation = try report.install?.generation.id ?? store.current()?.id
         out.write("{\"store\":\(jsonString(storePath)),\"url\":\(jsonString(url)),\"up_to_date\":\(report.upToDate),\"generation\":\(generation.map(String.init) ?? "null"),\"previous\":\(report.install?.previous.map { String($0.id) } ?? "null"),\"dataset_version\":\(report.datasetVersion.map(jsonString) ?? "null"),\"files_fetched\":\(report.fetchedFiles.count),\"files_reused\":\(report.reusedFiles.count),\"fetched\":\(names(report.fetchedFiles)),\"bytes_downloaded\":\(report.bytesDownloaded),\"bytes_resumed\":\(report.bytesResumed),\"seconds\":\(String(format: "%.3f", report.seconds))}\n")
     } else if report.upToDate {
-        out.write("\(storePath) is up to date with \(url) (dataset \(report.datasetVersion ?? "?"))\n")
+        // The dataset version comes from the fetched manifest: shown escaped.
+        out.write("\(storePath) is up to date with \(url) (dataset \(escapedForDisplay(report.datasetVersion ?? "?")))\n")
     } else if let install = report.install {
-        out.write("installed generation \(install.generation.id)\(install.previous.map { " (previous \($0.id) kept)" } ?? "") of dataset \(report.datasetVersion ?? "?") from \(url) in \(String(format: "%.2f", report.seconds)) s\n")
+        out.write("installed generation \(install.generation.id)\(install.previous.map { " (previous \($0.id) kept)" } ?? "") of dataset \(escapedForDisplay(report.datasetVersion ?? "?")) from \(url) in \(String(format: "%.2f", report.seconds)) s\n")
         out.write("files: \(report.fetchedFiles.count) fetched (\(report.bytesDownloaded) bytes\(report.bytesResumed > 0 ? ", \(report.bytesResumed) resumed" : "")), \(report.reusedFiles.count) reused from the previous generation\n")
         let c = install.changes
         out.write("regions: \(c.added.count) added, \(c.changed.count) changed, \(c.removed.count) removed, \(c.unchanged.count) unchanged\n")

@@ -84,6 +84,22 @@ import Testing
         #expect(try lookup(["79131234567", "--db", dir.path("store")]).stdout == "79131234567\tA\tidentify\n")
     }
 
+    /// Before: `lookup install` listed the regions it added by the manifest's `region` field as
+    /// it was, so a region called "x\u{202E}\n" reached the terminal raw. Now it is escaped.
+    @Test func installShowsRegionNamesEscaped() throws {
+        let dir = TempDir()
+        let set = dir.path("set")
+        try writeSignedSet(set, [SignedRegion(name: "plain", entries: [Entry(number: 79_131_234_567, label: "A")])], version: "1", key: nil)
+        let manifest = try String(contentsOfFile: set + "/manifest.json", encoding: .utf8)
+            .replacingOccurrences(of: "\"region\" : \"plain\"", with: "\"region\" : " + jsonQuote("x\u{202E}\n\u{1B}[2J"))
+        #expect(manifest.contains("\\u202e"), "\(manifest)")
+        try manifest.write(toFile: set + "/manifest.json", atomically: false, encoding: .utf8)
+        let install = try lookup(["install", "--store", dir.path("store"), set])
+        #expect(install.status == 0, "\(install.stderr)")
+        #expect(install.stdout.contains("+x\\u{202E}\\u{A}\\u{1B}[2J"), "\(install.stdout)")
+        #expect(LabelText.check(install.stdout.replacingOccurrences(of: "\n", with: " ")) == nil)
+    }
+
     // MARK: The names `lookup build` gives region files
 
     @Test func regionFileNamesArePortableAndReadable() {
