@@ -495,70 +495,91 @@ public enum LiveCallerIDExport {
 
 /// The rows of a `KeywordDatabase` file (field 1, each a `KeywordDatabaseRow`: keyword field 1,
 /// value field 2), read in 1 MiB chunks: each row's keyword and value size.
-enum KeywordDatabaseRows {
+struct KeywordDatabaseRows {
+    private let handle: FileHandle
+    private let path: String
+    private var buffer: [UInt8] = []
+    private var at = 0
+    private var base = 0          // file offset of buffer[0]
+    private var ended = false
+    private var keyword: [UInt8] = []   // reused: no allocation per row
+
     /// Calls `body` with each row's keyword (valid only during the call) and value size.
     static func forEach(_ path: String, _ body: (UnsafeRawBufferPointer, Int) throws(DirectoryError) -> Void) throws(DirectoryError) {
         guard let handle = FileHandle(forReadingAtPath: path) else { throw DirectoryError(.io, "\(path): cannot open to read back") }
         defer { try? handle.close() }
-        var buffer: [UInt8] = []
-        var at = 0
-        var base = 0   // file offset of buffer[0]
-        var ended = false
-        var keyword: [UInt8] = []   // reused: no allocation per row
-        keyword.reserveCapacity(32)
-        func bad() -> DirectoryError { DirectoryError(.io, "\(path): not the KeywordDatabase just written") }
-        /// Makes `n` bytes from `at` available; false at the end of the file.
-        func need(_ n: Int) throws(DirectoryError) -> Bool {
-            while buffer.count - at < n && !ended {
-                let chunk: Data
-                do { chunk = try handle.read(upToCount: 1 << 20) ?? Data() } catch { throw DirectoryError(.io, "\(path): cannot read back: \(error)") }
-                if chunk.isEmpty { ended = true; break }
-                buffer.removeSubrange(0..<at)
-                base += at
-                at = 0
-                buffer.append(contentsOf: chunk)
-            }
-            return buffer.count - at >= n
+        var rows = KeywordDatabaseRows(handle: handle, path: path)
+        rows.keyword.reserveCapacity(32)
+        while try rows.next() {
+            try rows.keyword.withUnsafeBytes { bytes in Result { () throws(DirectoryError) in try body(bytes, rows.valueSize) } }.get()
         }
-        func varint() throws(DirectoryError) -> Int {
-            var v = 0, shift = 0
-            while true {
-                guard try need(1), shift < 63 else { throw bad() }
-                let b = buffer[at]
-                at += 1
-                v |= Int(b & 0x7F) << shift
-                if b < 0x80 { return v }
-                shift += 7
+    }
+
+    private init(handle: FileHandle, path: String) {
+        self.handle = handle
+        self.path = path
+    }
+
+    private var valueSize = 0
+
+    private func bad() -> DirectoryError { DirectoryError(.io, "\(path): not the KeywordDatabase just written") }
+
+    /// Makes `n` bytes from `at` available; false at the end of the file.
+    private mutating func need(_ n: Int) throws(DirectoryError) -> Bool {
+        while buffer.count - at < n && !ended {
+            let chunk: Data
+            do { chunk = try handle.read(upToCount: 1 << 20) ?? Data() } catch { throw DirectoryError(.io, "\(path): cannot read back: \(error)") }
+            if chunk.isEmpty { ended = true; break }
+            buffer.removeSubrange(0..<at)
+            base += at
+            at = 0
+            buffer.append(contentsOf: chunk)
+        }
+        return buffer.count - at >= n
+    }
+
+    private mutating func varint() throws(DirectoryError) -> Int {
+        var v = 0, shift = 0
+        while true {
+            if at >= buffer.count { guard try need(1) else { throw bad() } }
+            guard shift < 63 else { throw bad() }
+            let b = buffer[at]
+            at += 1
+            v |= Int(b & 0x7F) << shift
+            if b < 0x80 { return v }
+            shift += 7
+        }
+    }
+
+    /// Reads the next row into `keyword` and `valueSize`; false at the end of the file.
+    private mutating func next() throws(DirectoryError) -> Bool {
+        guard try need(1) else { return false }
+        guard try varint() == 0x0A else { throw bad() }
+        let rowLength = try varint()
+        let rowEnd = base + at + rowLength
+        keyword.removeAll(keepingCapacity: true)
+        valueSize = 0
+        while base + at < rowEnd {
+            let key = try varint()
+            let n = try varint()
+            if key == 0x0A {
+                guard n <= 32, try need(n) else { throw bad() }   // "+" and at most 20 digits
+                keyword.append(contentsOf: buffer[at..<(at + n)])
+                at += n
+                continue
+            }
+            if key == 0x12 { valueSize = n }
+            // Skip the field's bytes (a value may be larger than what is buffered).
+            var skip = n
+            while skip > 0 {
+                guard try need(1) else { throw bad() }
+                let step = min(skip, buffer.count - at)
+                at += step
+                skip -= step
             }
         }
-        while try need(1) {
-            guard try varint() == 0x0A else { throw bad() }
-            let rowLength = try varint()
-            let rowEnd = base + at + rowLength
-            keyword.removeAll(keepingCapacity: true)
-            var valueSize = 0
-            while base + at < rowEnd {
-                let key = try varint()
-                let n = try varint()
-                if key == 0x0A {
-                    guard n <= 32, try need(n) else { throw bad() }   // "+" and at most 20 digits
-                    keyword.append(contentsOf: buffer[at..<(at + n)])
-                    at += n
-                    continue
-                }
-                if key == 0x12 { valueSize = n }
-                // Skip the field's bytes (a value may be larger than what is buffered).
-                var skip = n
-                while skip > 0 {
-                    guard try need(1) else { throw bad() }
-                    let step = min(skip, buffer.count - at)
-                    at += step
-                    skip -= step
-                }
-            }
-            guard base + at == rowEnd else { throw bad() }
-            try keyword.withUnsafeBytes { bytes in Result { () throws(DirectoryError) in try body(bytes, valueSize) } }.get()
-        }
+        guard base + at == rowEnd else { throw bad() }
+        return true
     }
 }
 
