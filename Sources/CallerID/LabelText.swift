@@ -148,19 +148,24 @@ public enum LabelText {
     }
 
     /// True for a control character: Unicode's `Cc` (C0, DEL, C1).
+    @inlinable
     public static func isControl(_ v: UInt32) -> Bool { v < 0x20 || (v >= 0x7F && v <= 0x9F) }
 
     /// What the rule says of one scalar out of context.
     /// True for a scalar the rule allows wherever it stands (false for controls, hidden
-    /// characters and the joiners, which depend on their neighbours).
+    /// characters and the joiners, which depend on their neighbours). Inlinable: the pipeline's
+    /// label check asks it of every non-ASCII character.
+    @inlinable
     package static func isAllowedAnywhere(_ v: UInt32) -> Bool { classify(v) == .allowed }
 
+    @usableFromInline
     enum ScalarClass {
         case allowed, control, hidden
         /// U+200C or U+200D: allowed where a script needs it.
         case joiner
     }
 
+    @inlinable
     static func classify(_ v: UInt32) -> ScalarClass {
         if isControl(v) { return .control }
         switch v {
