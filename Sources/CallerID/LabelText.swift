@@ -102,28 +102,9 @@ public enum LabelText {
                 i &+= 1
                 continue
             }
-            // The strict UTF-8 rule of validUTF8 (UTF8Validation.swift), with the lead bytes of
-            // the refused characters looked at on the way.
-            let len: Int
-            var lo: UInt8 = 0x80, hi: UInt8 = 0xBF
-            switch b0 {
-            case 0xC2...0xDF: len = 2
-            case 0xE0: len = 3; lo = 0xA0
-            case 0xE1...0xEC, 0xEE...0xEF: len = 3
-            case 0xED: len = 3; hi = 0x9F
-            case 0xF0: len = 4; lo = 0x90
-            case 0xF1...0xF3: len = 4
-            case 0xF4: len = 4; hi = 0x8F
-            default: return Problem(kind: .invalidUTF8, scalar: 0, byteOffset: i)
-            }
-            guard i &+ len <= n else { return Problem(kind: .invalidUTF8, scalar: 0, byteOffset: i) }
-            let b1 = bytes[i &+ 1]
-            guard b1 >= lo && b1 <= hi else { return Problem(kind: .invalidUTF8, scalar: 0, byteOffset: i) }
-            if len > 2 {
-                for j in 2..<len where bytes[i &+ j] & 0xC0 != 0x80 {
-                    return Problem(kind: .invalidUTF8, scalar: 0, byteOffset: i)
-                }
-            }
+            // Strict UTF-8 (UTF8Validation.swift), with the lead bytes of the refused
+            // characters looked at on the way.
+            guard let len = utf8SequenceLength(bytes, at: i) else { return Problem(kind: .invalidUTF8, scalar: 0, byteOffset: i) }
             switch b0 {
             case 0xC2, 0xD8, 0xE2, 0xEF:
                 let v = scalarValue(bytes, at: i, length: len)
