@@ -396,8 +396,8 @@ struct IdentityRow: Equatable, CustomStringConvertible {
         #expect(block["inputDatabase"] as? String == "block.binpb" && block["cuckooTableArguments"] == nil)
     }
 
-    /// The shard sizes are measured by reading the written dataset back in 1 MiB chunks: rows
-    /// of 60,000 bytes that cross chunk boundaries are counted whole.
+    /// The shard sizes are measured by reading the written dataset back in chunks (256 KiB):
+    /// rows of 60,000 bytes that cross chunk boundaries are counted whole.
     @Test func shardSizesAreMeasuredAcrossReadChunks() throws {
         let dir = TempDir()
         let records = (0..<60).map { k in

@@ -276,6 +276,9 @@ public enum LiveCallerIDExport {
             switch options.output {
             case .datasets:
                 try writeDatasets(&merge, databases: databases, tables: tables, icons: icons, directory: directory, options: options, report: &report)
+                // Once the output buffers are freed: the heap holds one read buffer at a time.
+                try measureShards(joinPath(directory, identityFileName), rows: report.identities, sizes: &report.identitySizes)
+                report.configurations = try writeConfigurations(directory: directory, sizes: report.identitySizes)
             case .text:
                 try writeText(&merge, databases: databases, tables: tables, directory: directory, options: options, report: &report)
             }
@@ -388,13 +391,11 @@ public enum LiveCallerIDExport {
             .init(path: blockPath, rows: blockRows, bytes: blockFile.bytesWritten),
             .init(path: identityPath, rows: identityRows, bytes: identityFile.bytesWritten),
         ]
-        try measureShards(identityPath, rows: identityRows, sizes: &report.identitySizes)
-        report.configurations = try writeConfigurations(directory: directory, sizes: report.identitySizes)
     }
 
     /// The shards `PIRProcessDatabase` makes of the written identity dataset (its
     /// `KeywordDatabase`: shard = the first 8 bytes of SHA-256(keyword), little-endian, modulo
-    /// max(rows / entryCountPerShard, 1)) and the size of the largest, read back in 1 MiB chunks.
+    /// max(rows / entryCountPerShard, 1)) and the size of the largest, read back in 256 KiB chunks.
     static func measureShards(_ path: String, rows: Int, sizes: inout LiveCallerIDValueSizes) throws(DirectoryError) {
         let shards = max(rows / identityEntriesPerShard, 1)
         // Per shard, HashBucket.serializedSize of all its values (1 + 10 + value bytes each): the
@@ -494,7 +495,8 @@ public enum LiveCallerIDExport {
 }
 
 /// The rows of a `KeywordDatabase` file (field 1, each a `KeywordDatabaseRow`: keyword field 1,
-/// value field 2), read in 1 MiB chunks: each row's keyword and value size.
+/// value field 2), read in 256 KiB chunks: each row's keyword and value size. A value is
+/// skipped, never held, so the buffer stays under two chunks whatever the rows' sizes.
 struct KeywordDatabaseRows {
     private let handle: FileHandle
     private let path: String
@@ -503,6 +505,7 @@ struct KeywordDatabaseRows {
     private var base = 0          // file offset of buffer[0]
     private var ended = false
     private var keyword: [UInt8] = []   // reused: no allocation per row
+    private static let chunkBytes = 256 * 1024
 
     /// Calls `body` with each row's keyword (valid only during the call) and value size.
     static func forEach(_ path: String, _ body: (UnsafeRawBufferPointer, Int) throws(DirectoryError) -> Void) throws(DirectoryError) {
@@ -510,6 +513,7 @@ struct KeywordDatabaseRows {
         defer { try? handle.close() }
         var rows = KeywordDatabaseRows(handle: handle, path: path)
         rows.keyword.reserveCapacity(32)
+        rows.buffer.reserveCapacity(2 * chunkBytes)
         while try rows.next() {
             try rows.keyword.withUnsafeBytes { bytes in Result { () throws(DirectoryError) in try body(bytes, rows.valueSize) } }.get()
         }
@@ -528,7 +532,7 @@ struct KeywordDatabaseRows {
     private mutating func need(_ n: Int) throws(DirectoryError) -> Bool {
         while buffer.count - at < n && !ended {
             let chunk: Data
-            do { chunk = try handle.read(upToCount: 1 << 20) ?? Data() } catch { throw DirectoryError(.io, "\(path): cannot read back: \(error)") }
+            do { chunk = try handle.read(upToCount: Self.chunkBytes) ?? Data() } catch { throw DirectoryError(.io, "\(path): cannot read back: \(error)") }
             if chunk.isEmpty { ended = true; break }
             buffer.removeSubrange(0..<at)
             base += at
