@@ -26,10 +26,11 @@ under temporary names and renamed into place at the end: a failed export replace
 Every label is checked as 'lookup verify' checks it: a label with a control or hidden character
 (a damaged database, or one built before labels were held to that rule) stops the export (65).
 
-The report gives the sizes of the identity rows and the maxSerializedBucketSize to give
-PIRProcessDatabase for identity.binpb ("cuckooTableArguments"): with its default, rows larger
-than their neighbours can be dropped without an error (docs/LIVE-CALLER-ID.md says how to check
-its log).
+Beside the datasets it writes block-config.json and identity-config.json, PIRProcessDatabase's
+configurations (those of Apple's example); the identity one sets a fixed-size cuckoo table
+sized from the rows, since with PIRProcessDatabase's defaults a row larger than its neighbours
+can be dropped without an error (docs/LIVE-CALLER-ID.md: why, and how to check its log). The
+report gives the sizes of the identity rows.
 
   --db FILE|DIR                 a database, a build directory or a store (default: $LOOKUP_DB);
                                 repeat it, or list more paths, for several (first wins)
