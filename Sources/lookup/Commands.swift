@@ -101,8 +101,9 @@ flushed whenever input pauses, so the tool can run as a co-process. The database
 checked every 1024 lookups and when input arrives: a file modified in place (not replaced
 by rename) stops the batch with exit 74.
 
-A LABEL holding control characters (only in a file that fails 'lookup verify') is escaped
-as in JSON: \\n, \\r, \\t, \\u00XX; invalid UTF-8 becomes U+FFFD.
+A LABEL holding control characters or hidden ones (bidirectional controls such as U+202E,
+invisible characters; only in a file that fails 'lookup verify') is escaped as in JSON:
+\\n, \\r, \\t, \\u001b, \\u202e; invalid UTF-8 becomes U+FFFD.
 
   --db FILE   the database (default: $LOOKUP_DB); a build directory (manifest.json) or an
               installed store (its current generation) looks up in all of its databases,
@@ -516,8 +517,8 @@ let dumpHelp = """
 usage: lookup dump [--db FILE] [--from NUMBER] [--category NAME[,NAME...]] [--action identify|block] [--json]
 
 Prints every entry in ascending order as NUMBER<TAB>LABEL<TAB>CATEGORY (or JSON lines).
-Streams with bounded memory whatever the file size. Control characters in a label (only in
-a file that fails verify) are escaped as in JSON: \\n, \\r, \\t, \\u00XX.
+Streams with bounded memory whatever the file size. Control and hidden characters in a label
+(only in a file that fails verify) are escaped as in JSON: \\n, \\r, \\t, \\u001b, \\u202e.
 
   --from NUMBER   start at the first number >= NUMBER
   --category      only these categories (comma-separated names, case-insensitive; a name

@@ -182,8 +182,10 @@ public struct LiveCallerIDValueSizes: Sendable, Equatable {
 /// Exports CallerID databases as the datasets of Apple's Live Caller ID Lookup example server
 /// (apple/live-caller-id-lookup-example): the block dataset (`block.binpb`: one
 /// `KeywordDatabaseRow` per number, keyword `+E164` in UTF-8, value one byte, 1 = block) and
-/// the identity dataset (`identity.binpb`: one row per number with a label or an icon, value a
-/// serialized `CallIdentity`), or the example tool's text input (`input.txtpb`).
+/// the identity dataset (`identity.binpb`: one row per number whose `CallIdentity` has a field
+/// set, as Apple's `ConstructDatabase` writes them, value a serialized `CallIdentity`), with
+/// `PIRProcessDatabase`'s configurations beside them, or the example tool's text input
+/// (`input.txtpb`).
 ///
 /// - Numbers come out in ascending order, one row per number; when several databases hold a
 ///   number, the first database given answers (the precedence of `lookup NUMBER --db`).
@@ -336,7 +338,7 @@ public enum LiveCallerIDExport {
                 blockRows += 1
                 if entry.block { report.blocked += 1 }
 
-                // Identity dataset: rows { keyword, value = CallIdentity } for a label or an icon.
+                // Identity dataset: rows { keyword, value = CallIdentity }.
                 while iconIndex < iconNumbers.count && iconNumbers[iconIndex] < n {
                     report.unusedIcons += 1
                     iconIndex += 1
