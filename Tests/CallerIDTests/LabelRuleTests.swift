@@ -186,26 +186,33 @@ private let ruleCases: [(label: String, problem: LabelText.Problem.Kind?)] = [
     @Test(arguments: [false, true])
     func verifyRefusesExactlyWhatTheOutputsEscape(hot: Bool) throws {
         let dir = TempDir()
-        for (k, (label, kind)) in ruleCases.enumerated() {
+        var paths: [String] = []
+        for (k, (label, _)) in ruleCases.enumerated() {
             let path = dir.path("case\(k).cid")
             try Data(try HostileFileTests.imageWithLabels([Array("Fine".utf8), Array(label.utf8)], hot: hot)).write(to: URL(fileURLWithPath: path))
-            let verify = try lookup(["verify", path])
-            #expect((verify.status == 0) == (kind == nil), "\(label.unicodeScalars.map { String($0.value, radix: 16) }): \(verify.stderr)")
-            if kind == .hidden {
-                #expect(verify.stderr.contains("hidden character") && verify.stderr.contains("lookup build"), "\(verify.stderr)")
-            }
-            if kind == .control { #expect(verify.stderr.contains("control character U+00"), "\(verify.stderr)") }
-            let tsv = try lookup(["2", "--db", path])
-            let json = try lookup(["dump", "--db", path, "--json"])
+            paths.append(path)
+        }
+        // One verify of every file: one JSON object per file, in order.
+        let verify = try jsonObjects(try lookup(["verify", "--json"] + paths).stdout)
+        #expect(verify.count == ruleCases.count)
+        for (k, (label, kind)) in ruleCases.enumerated() {
+            let shown = "\(label.unicodeScalars.map { String($0.value, radix: 16) })"
+            let result = try #require(verify.first { $0["file"] as? String == paths[k] }, "\(shown)")
+            let error = result["error"] as? String ?? ""
+            #expect((result["ok"] as? Bool == true) == (kind == nil), "\(shown): \(error)")
+            if kind == .hidden { #expect(error.contains("hidden character") && error.contains("lookup build"), "\(error)") }
+            if kind == .control { #expect(error.contains("control character U+00"), "\(error)") }
+            let tsv = try lookup(["2", "--db", paths[k]])
+            let json = try lookup(["2", "--db", paths[k], "--json"])
             if kind == nil {
                 #expect(tsv.stdoutData == Data("2\t\(label)\tidentify\n".utf8))
-                #expect(try jsonObjects(json.stdout).last?["label"] as? String == label)
+                #expect(try jsonObjects(json.stdout).first?["label"] as? String == label)
             } else {
                 // Escaped: the TSV label field and the JSON text pass the rule themselves, so no
                 // refused character reaches the terminal.
                 let field = try #require(tsv.lines.first?.split(separator: "\t", omittingEmptySubsequences: false).dropFirst().first)
                 #expect(LabelText.check(String(field)) == nil && field.contains("\\"), "\(field)")
-                #expect(json.lines.count == 2)
+                #expect(json.lines.count == 1)
                 for line in json.lines { #expect(LabelText.check(line) == nil, "\(line)") }
             }
         }
