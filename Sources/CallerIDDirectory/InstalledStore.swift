@@ -269,6 +269,7 @@ public final class InstalledStore: Sendable {
         }
         let manifestData = try DirectoryManifest.readManifestBytes(directory: directory)
         let manifest = try DirectoryManifest.decode(manifestData, path: joinPath(directory, "manifest.json"))
+        try manifest.requirePortableFileNames(path: joinPath(directory, "manifest.json"))
         // Cheap checks before copying anything: every file present with the size the manifest says.
         var replacements: [String: String] = [:]
         for f in manifest.files {

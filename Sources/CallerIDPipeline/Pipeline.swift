@@ -373,16 +373,20 @@ public final class Pipeline {
                 l = parts.joined(separator: ", ")
             }
             if let l {
-                guard let (cleaned, truncated) = options.labels.clean(l) else {
-                    try row.reject(.badLabel, "the label has a control character")
+                let cleaned: LabelCleaner.CleanedLabel
+                do throws(LabelText.Problem) {
+                    cleaned = try options.labels.clean(l)
+                } catch {
+                    try row.reject(.badLabel, "the label has \(error.what)")
                     return nil
                 }
-                guard cleaned.utf8.count <= 65_535 else {
-                    try row.reject(.badLabel, "the label is \(cleaned.utf8.count) bytes; the limit is 65535 (see --max-label-bytes)")
+                guard cleaned.label.utf8.count <= 65_535 else {
+                    try row.reject(.badLabel, "the label is \(cleaned.label.utf8.count) bytes; the limit is 65535 (see --max-label-bytes)")
                     return nil
                 }
-                if truncated { warn(file, record.line, .labelTruncated, "label cut to \(cleaned.utf8.count) bytes") }
-                label = cleaned
+                if !cleaned.hiddenRemoved.isEmpty { warn(file, record.line, .hiddenCharactersRemoved, cleaned.hiddenRemovedWarning) }
+                if cleaned.truncated { warn(file, record.line, .labelTruncated, "label cut to \(cleaned.label.utf8.count) bytes") }
+                label = cleaned.label
             }
         }
 
@@ -438,7 +442,7 @@ public final class Pipeline {
         var fieldRegion: UInt16 = 0
         if options.split == .field, let slot = f.region {
             guard let r = try row.field(slot, "region", required: true) else { return nil }
-            var value = LabelCleaner().clean(r ?? "")?.label ?? ""
+            var value = (try? LabelCleaner().clean(r ?? ""))?.label ?? ""
             if let sep = options.regionAfter, let range = value.range(of: sep, options: .backwards) {
                 value = String(value[range.upperBound...]).trimmedASCII
             }

@@ -424,21 +424,114 @@ extension Pipeline {
         return candidate
     }
 
-    /// A file-system-safe name for a region: letters and digits (any script), `-`, `_`, `.`;
-    /// everything else becomes `_`.
+    /// The file name (without `.cid`) of a region's database: a portable name
+    /// (``DirectoryManifest/isPortableFileName(_:)``: `A–Z a–z 0–9 . _ -`) that still reads as
+    /// the region. ASCII letters, digits, `-` and `.` stay; Latin letters lose their accents
+    /// (`Île-de-France` → `Ile-de-France`); Cyrillic is transliterated (`Санкт-Петербург` →
+    /// `Sankt-Peterburg`, BGN/PCGN without apostrophes); any other run of characters becomes
+    /// `_`. When letters or digits of another script were left, the name is the Punycode
+    /// (RFC 3492, as in domain names) of the name so far, `xn--…`: distinct regions keep
+    /// distinct, reproducible names (`서울특별시` → `xn--bm3bl3fptb42g9ys`). Leading `.` and `_`
+    /// and trailing `_` are dropped; an empty name is `region`.
     static func fileName(_ region: String) -> String {
-        var out = ""
-        for c in region {
-            if c.isLetter || c.isNumber || c == "-" || c == "." {
-                out.append(c)
-            } else if out.last != "_" {
-                out.append("_")
+        var ascii = ""
+        var foreign = false
+        for c in region.precomposedStringWithCanonicalMapping.unicodeScalars {
+            if isPortable(c) {
+                ascii.unicodeScalars.append(c)
+            } else if let latin = transliterated(c) {
+                ascii += latin
+            } else if let letter = String(c).decomposedStringWithCanonicalMapping.unicodeScalars.first,
+                      letter.value < 0x80, isPortable(letter) {
+                ascii.unicodeScalars.append(letter)   // é → e
+            } else if c.properties.generalCategory == .nonspacingMark {
+                continue
+            } else if c.properties.isAlphabetic || c.properties.numericType != nil {
+                foreign = true
+                ascii.unicodeScalars.append(c)
+            } else if ascii.last != "_" {
+                ascii.append("_")
             }
         }
+        var out = ascii
         while out.hasPrefix(".") || out.hasPrefix("_") { out.removeFirst() }
         while out.hasSuffix("_") { out.removeLast() }
+        if foreign, !out.isEmpty { out = "xn--" + punycode(out) }
         if out.utf8.count > 100 { out = String(out.prefix(40)) }
         return out.isEmpty ? "region" : out
+    }
+
+    private static func isPortable(_ c: Unicode.Scalar) -> Bool {
+        switch c.value {
+        case 0x30...0x39, 0x41...0x5A, 0x61...0x7A, 0x2D, 0x2E: true
+        default: false
+        }
+    }
+
+    /// Cyrillic (Russian, Ukrainian, Belarusian letters) and a few Latin letters without a
+    /// decomposition, in ASCII; nil for anything else.
+    private static func transliterated(_ c: Unicode.Scalar) -> String? {
+        let lower: [UInt32: String] = [
+            0x430: "a", 0x431: "b", 0x432: "v", 0x433: "g", 0x434: "d", 0x435: "e", 0x451: "e", 0x436: "zh", 0x437: "z",
+            0x438: "i", 0x439: "y", 0x43A: "k", 0x43B: "l", 0x43C: "m", 0x43D: "n", 0x43E: "o", 0x43F: "p", 0x440: "r",
+            0x441: "s", 0x442: "t", 0x443: "u", 0x444: "f", 0x445: "kh", 0x446: "ts", 0x447: "ch", 0x448: "sh",
+            0x449: "shch", 0x44A: "", 0x44B: "y", 0x44C: "", 0x44D: "e", 0x44E: "yu", 0x44F: "ya",
+            0x454: "ye", 0x456: "i", 0x457: "yi", 0x491: "g", 0x45E: "u",
+            0xDF: "ss", 0xE6: "ae", 0xF8: "o", 0x153: "oe", 0x111: "d", 0x142: "l", 0xFE: "th", 0x131: "i", 0xF0: "d",
+        ]
+        if let s = lower[c.value] { return s }
+        // Upper case: the lower-case letter's transliteration, capitalized.
+        guard let l = c.properties.lowercaseMapping.unicodeScalars.first, l != c,
+              c.properties.lowercaseMapping.unicodeScalars.count == 1, let s = lower[l.value] else { return nil }
+        return s.prefix(1).uppercased() + s.dropFirst()
+    }
+
+    /// RFC 3492 Punycode of `s` (the encoder of section 6.3, with its parameters).
+    static func punycode(_ s: String) -> String {
+        let base = 36, tMin = 1, tMax = 26, skew = 38, damp = 700
+        let input = s.unicodeScalars.map { Int($0.value) }
+        func digit(_ d: Int) -> Character { Character(Unicode.Scalar(UInt8(d < 26 ? 0x61 + d : 0x30 + d - 26))) }
+        func adapt(_ delta: Int, _ points: Int, _ first: Bool) -> Int {
+            var delta = first ? delta / damp : delta / 2
+            delta += delta / points
+            var k = 0
+            while delta > ((base - tMin) * tMax) / 2 {
+                delta /= base - tMin
+                k += base
+            }
+            return k + (base - tMin + 1) * delta / (delta + skew)
+        }
+        var out = String(String.UnicodeScalarView(input.filter { $0 < 0x80 }.compactMap { Unicode.Scalar(UInt32($0)) }))
+        let basic = out.count
+        var handled = basic
+        if basic > 0 { out.append("-") }
+        var n = 0x80, delta = 0, bias = 72
+        while handled < input.count {
+            let m = input.filter { $0 >= n }.min()!
+            delta += (m - n) * (handled + 1)
+            n = m
+            for c in input {
+                if c < n { delta += 1 }
+                if c == n {
+                    var q = delta
+                    var k = base
+                    while true {
+                        let t = k <= bias ? tMin : k >= bias + tMax ? tMax : k - bias
+                        if q < t { break }
+                        out.append(digit(t + (q - t) % (base - t)))
+                        q = (q - t) / (base - t)
+                        k += base
+                    }
+                    out.append(digit(q))
+                    bias = adapt(delta, handled + 1, handled == basic)
+                    delta = 0
+                    handled += 1
+                }
+            }
+            delta += 1
+            n += 1
+        }
+        return out
     }
 
     static func timestamp(_ seconds: Double?) -> String {
@@ -506,20 +599,28 @@ extension Pipeline {
 }
 
 /// A JSON string literal (RFC 8259 escapes), as the manifest and the `lookup` tool write them.
+/// Besides what JSON requires, what labels may not hold (``LabelText``: C1 controls, DEL,
+/// hidden characters) is written as `\uXXXX`, so the JSON text itself never carries them to a
+/// terminal.
 package func jsonQuote(_ s: String) -> String {
     var out = "\""
-    for u in s.unicodeScalars {
+    LabelText.forEachScalar(s) { u, problem in
         switch u {
         case "\"": out += "\\\""
         case "\\": out += "\\\\"
         case "\n": out += "\\n"
         case "\r": out += "\\r"
         case "\t": out += "\\t"
-        case _ where u.value < 0x20:
-            let h = String(u.value, radix: 16)
-            out += "\\u" + String(repeating: "0", count: 4 - h.count) + h
+        case _ where problem != nil: out += jsonUnicodeEscape(u)
         default: out.unicodeScalars.append(u)
         }
     }
     return out + "\""
+}
+
+/// `\u001b`, `\u202e`: a BMP scalar as a JSON escape (every scalar ``LabelText`` refuses is in
+/// the BMP).
+package func jsonUnicodeEscape(_ u: Unicode.Scalar) -> String {
+    let h = String(u.value, radix: 16)
+    return "\\u" + String(repeating: "0", count: max(0, 4 - h.count)) + h
 }

@@ -109,13 +109,16 @@ public struct WarningKind: Hashable, Sendable, Comparable, CustomStringConvertib
     public static let numberPartIgnored = WarningKind("number-part-ignored")
     /// The label was cut to `--max-label-bytes`.
     public static let labelTruncated = WarningKind("label-truncated")
+    /// Hidden characters (bidirectional controls, invisible characters: `LabelText`) were
+    /// removed from the label.
+    public static let hiddenCharactersRemoved = WarningKind("hidden-characters-removed")
 
     public var description: String { rawValue }
     public static func < (a: WarningKind, b: WarningKind) -> Bool { a.rawValue < b.rawValue }
 }
 
 /// The one way input is quoted in messages and in the `raw` of a ``RejectedRow``: at most 40
-/// characters (then `…` and the length in bytes), control characters escaped as `\u{1B}`,
+/// characters (then `…` and the length in bytes), control and hidden characters escaped as `\u{1B}`,
 /// invalid UTF-8 as U+FFFD, so a 50 MB field or a terminal escape sequence can neither flood
 /// nor drive a report or an `--errors` file. The same rule as the core's TSV import.
 enum InputQuote {
@@ -129,22 +132,7 @@ enum InputQuote {
 
     private static func unquote(_ q: String) -> String { String(q.dropFirst().dropLast()) }
 
-    /// A message built elsewhere made safe: control characters escaped, at most `limit` characters.
-    static func safeMessage(_ s: String, limit: Int = 1_000) -> String {
-        var out = ""
-        var count = 0
-        for scalar in s.unicodeScalars {
-            if count >= limit {
-                out += "… (\(s.utf8.count) bytes)"
-                break
-            }
-            if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) {
-                out += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
-            } else {
-                out.unicodeScalars.append(scalar)
-            }
-            count += 1
-        }
-        return out
-    }
+    /// A message built elsewhere made safe: what labels may not hold (control and hidden
+    /// characters, ``LabelText``) escaped, at most `limit` characters.
+    static func safeMessage(_ s: String, limit: Int = 1_000) -> String { escapedForDisplay(s, limit: limit) }
 }

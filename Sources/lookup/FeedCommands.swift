@@ -189,7 +189,8 @@ private func installBody(_ raw: [String]) throws -> Int32 {
         } else {
             out.write("installed generation \(report.generation.id)\(report.previous.map { " (previous \($0.id) kept)" } ?? "") in \(storePath) in \(String(format: "%.2f", seconds)) s\n")
             out.write("regions: \(c.added.count) added, \(c.changed.count) changed, \(c.removed.count) removed, \(c.unchanged.count) unchanged")
-            let named = c.added.map { "+\($0)" } + c.changed.map { "~\($0)" } + c.removed.map { "-\($0)" }
+            // Region names come from the manifest: shown escaped (LabelText's rule).
+            let named = (c.added.map { "+\($0)" } + c.changed.map { "~\($0)" } + c.removed.map { "-\($0)" }).map { escapedForDisplay($0) }
             out.write(named.isEmpty ? "\n" : " (\(named.prefix(12).joined(separator: " "))\(named.count > 12 ? " …" : ""))\n")
             out.write("files: \(report.copiedFiles) copied, \(report.linkedFiles) hard-linked from the previous generation\n")
             if !report.repairedFiles.isEmpty {

@@ -234,13 +234,16 @@ struct PipelineOptionReader {
         }
     }
 
-    /// `--label-replace`, `--max-label-bytes`, `--category` (through the category map).
+    /// `--label-replace`, `--max-label-bytes`, `--hidden-characters`, `--category` (through the
+    /// category map).
     mutating func readLabels() throws(ToolError) {
         for r in args.values("--label-replace") {
             guard let pair = LabelCleaner.parseReplacement(r) else { throw usage("--label-replace takes FROM=TO, like '_= '") }
             options.labels.replacements.append(pair)
         }
         if let n = try int("--max-label-bytes", min: 1) { options.labels.maxBytes = n }
+        options.labels.hiddenCharacters = try hiddenCharactersOption(args)
+        options.buildOptions.hiddenCharacters = options.labels.hiddenCharacters
         if let c = args.value("--category") {
             do { options.fixedCategory = try options.categories.category(for: c) } catch { throw usage("--category: \(error.message)") }
         }

@@ -1,5 +1,6 @@
 import Foundation
 import CallerIDDirectory
+import CallerID
 
 // `lookup keygen`, `lookup sign`, `lookup fetch`: signed build directories and updates over
 // HTTP (issue 16; docs/CALL-DIRECTORY.md "Updates over the network").
@@ -194,12 +195,13 @@ private func writeFetchReport(_ report: DirectoryFetcher.Report, store: Installe
         let generation = report.install?.generation.id ?? (try? store.current())??.id
         out.write("{\"store\":\(jsonString(storePath)),\"url\":\(jsonString(url)),\"up_to_date\":\(report.upToDate),\"generation\":\(generation.map(String.init) ?? "null"),\"previous\":\(report.install?.previous.map { String($0.id) } ?? "null"),\"dataset_version\":\(report.datasetVersion.map(jsonString) ?? "null"),\"files_fetched\":\(report.fetchedFiles.count),\"files_reused\":\(report.reusedFiles.count),\"files_cached\":\(report.cachedFiles.count),\"fetched\":\(names(report.fetchedFiles)),\"cached\":\(names(report.cachedFiles)),\"bytes_downloaded\":\(report.bytesDownloaded),\"bytes_resumed\":\(report.bytesResumed),\"seconds\":\(String(format: "%.3f", report.seconds))}\n")
     } else if report.upToDate {
-        out.write("\(storePath) is up to date with \(url) (dataset \(report.datasetVersion ?? "?"))\n")
+        // The dataset version comes from the fetched manifest: shown escaped.
+        out.write("\(storePath) is up to date with \(url) (dataset \(escapedForDisplay(report.datasetVersion ?? "?")))\n")
         if let install = report.install {
             out.write("installed generation \(install.generation.id) with the new settings: \(install.plan.slots.count) slot\(install.plan.slots.count == 1 ? "" : "s") of at most \(install.plan.maxEntries)\n")
         }
     } else if let install = report.install {
-        out.write("installed generation \(install.generation.id)\(install.previous.map { " (previous \($0.id) kept)" } ?? "") of dataset \(report.datasetVersion ?? "?") from \(url) in \(String(format: "%.2f", report.seconds)) s\n")
+        out.write("installed generation \(install.generation.id)\(install.previous.map { " (previous \($0.id) kept)" } ?? "") of dataset \(escapedForDisplay(report.datasetVersion ?? "?")) from \(url) in \(String(format: "%.2f", report.seconds)) s\n")
         let cached = report.cachedFiles.isEmpty ? "" : ", \(report.cachedFiles.count) downloaded by an earlier fetch"
         out.write("files: \(report.fetchedFiles.count) fetched (\(report.bytesDownloaded) bytes\(report.bytesResumed > 0 ? ", \(report.bytesResumed) resumed" : ""))\(cached), \(report.reusedFiles.count) reused from the previous generation\n")
         let c = install.changes

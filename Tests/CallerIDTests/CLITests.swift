@@ -544,7 +544,7 @@ let missingTSV = "/nonexistent-callerid-dir/missing.tsv"
         let tsv = dir.path("in.tsv"), out = dir.path("cli.cid"), lib = dir.path("lib.cid")
         try writeTSV(records, to: tsv)
         func cleaned(_ e: Entry) throws -> Entry {
-            Entry(number: e.number, label: try #require(LabelCleaner().clean(e.label)).label, category: e.category)
+            Entry(number: e.number, label: try LabelCleaner().clean(e.label).label, category: e.category)
         }
         #expect(try records.contains { try cleaned($0).label != $0.label }, "some labels need cleaning")
         let expected = try raw.mapValues(cleaned)

@@ -170,6 +170,7 @@ public struct DirectoryFetcher: Sendable {
         }
         try ManifestSignature.verify(manifest: manifestData, signature: signatureData, key: trust, directory: url(""))
         let manifest = try DirectoryManifest.decode(manifestData, path: url("manifest.json"))
+        try manifest.requirePortableFileNames(path: url("manifest.json"))
         try ManifestSignature.requireHashes(manifest, path: url("manifest.json"))
         return Signed(manifest: manifest, manifestData: manifestData, signatureData: signatureData)
     }
