@@ -157,16 +157,17 @@ func lookupCommand(_ raw: [String]) throws(ToolError) -> Int32 {
         }
     }
     // A database file, or every database of a build directory or store (first one that
-    // holds the number answers, in precedence order).
+    // holds the number answers, in precedence order), each opened when a number needs it.
     // Several --db: exact entries of any of them first, then ranges, earlier --db first.
-    var databases: [Database] = []
+    var sets: [DatabasePaths] = []
     let paths = args.values("--db")
     for path in paths.isEmpty ? [try databasePath(args)] : paths {
-        databases += try DatabasePaths.resolve(path).open()
+        sets.append(try DatabasePaths.resolve(path, manifestFields: .lookup))
     }
+    let packs = try PackSet(sets)
     var out = Output()
     defer { out.flush() }
-    let answers = QueryAnswers(databases: databases, json: json)
+    let answers = QueryAnswers(packs: packs, json: json)
     if let single {
         return try answers.answer(single, to: &out) ? Exit.ok : Exit.notFound
     }
@@ -175,42 +176,63 @@ func lookupCommand(_ raw: [String]) throws(ToolError) -> Int32 {
 }
 
 /// The answer of a set of databases to one number: an entry in any of them first (the earlier
-/// first), then a range (the earlier first), written as TSV or JSON.
+/// first), then a range (the earlier first), written as TSV or JSON. Only the packs whose
+/// manifest bounds can hold the number are asked (``PackSet``): the answer is the one asking
+/// every pack would give.
 struct QueryAnswers {
-    let databases: [Database]
+    let packs: PackSet
     let json: Bool
 
     /// Writes the answer for `number`; true when found.
     func answer(_ number: UInt64, to out: inout Output) throws(ToolError) -> Bool {
-        do {
-            var found: Bool? = nil
-            if databases.count == 1 {
+        var found: Bool? = nil
+        do throws(ToolError) {
+            if packs.count == 1 {
                 // One database: its own precedence (a numbering plan answers from its ranges
                 // without an entry lookup where no entry lies inside them).
-                found = try databases[0].withAnswer(number) { view in
-                    writeAnswer(view, json: json, to: &out)
-                    return true
+                let db = try packs.database(0)
+                found = try lookingUp(db) { () throws(CallerIDError) in
+                    try db.withAnswer(number) { view in
+                        writeAnswer(view, json: json, to: &out)
+                        return true
+                    }
                 }
             } else {
-                for db in databases where found == nil {
-                    found = try db.withEntry(number) { view in
-                        writeAnswer(view, json: json, to: &out)
-                        return true
+                for i in packs.entryIndex.candidates(number) where found == nil {
+                    let db = try packs.database(i)
+                    found = try lookingUp(db) { () throws(CallerIDError) in
+                        try db.withEntry(number) { view in
+                            writeAnswer(view, json: json, to: &out)
+                            return true
+                        }
                     }
                 }
-                for db in databases where found == nil && db.rangeCount > 0 {
-                    found = try db.withRange(number) { view in
-                        writeAnswer(view, json: json, to: &out)
-                        return true
+                for i in packs.rangeIndex.candidates(number) where found == nil {
+                    let db = try packs.database(i)
+                    guard db.rangeCount > 0 else { continue }
+                    found = try lookingUp(db) { () throws(CallerIDError) in
+                        try db.withRange(number) { view in
+                            writeAnswer(view, json: json, to: &out)
+                            return true
+                        }
                     }
                 }
             }
-            if found == nil {
-                out.write(json ? "{\"number\":\(number),\"found\":false}\n" : "\(number)\t-\n")
-            }
-            return found != nil
         } catch {
             out.flush()
+            throw error
+        }
+        if found == nil {
+            out.write(json ? "{\"number\":\(number),\"found\":false}\n" : "\(number)\t-\n")
+        }
+        return found != nil
+    }
+
+    /// A lookup in one database, its error as the tool's.
+    private func lookingUp(_ db: Database, _ body: () throws(CallerIDError) -> Bool?) throws(ToolError) -> Bool? {
+        do {
+            return try body()
+        } catch {
             throw ToolError(code: exitCode(for: error), message: error.message)
         }
     }
@@ -218,7 +240,7 @@ struct QueryAnswers {
 
 /// `lookup -`: one answer per line of standard input.
 func answerBatch(_ answers: QueryAnswers, numbers: QueryNumbers, to out: inout Output) throws(ToolError) {
-    let databases = answers.databases, json = answers.json
+    let packs = answers.packs, json = answers.json
     func answer(_ number: UInt64) throws(ToolError) -> Bool { try answers.answer(number, to: &out) }
     // Batch: answers are flushed whenever input runs dry (before a read that may block), so
     // the tool works as a co-process on pipes and terminals and still writes in large blocks
@@ -229,7 +251,7 @@ func answerBatch(_ answers: QueryAnswers, numbers: QueryNumbers, to out: inout O
     var newInput = true
     func checkFile() throws(ToolError) {
         do {
-            for db in databases { try db.checkFile() }
+            for db in packs.opened { try db.checkFile() }
         } catch {
             out.flush()
             throw ToolError(code: Exit.ioError, message: error.message)
@@ -603,18 +625,32 @@ func verifyCommand(_ raw: [String]) throws(ToolError) -> Int32 {
         // A build directory or store stands for its databases; anything else is one file
         // (a missing one is reported by the open below, like a damaged one).
         var files = [argument]
+        var listed: [DirectoryManifest.File?] = [nil]
+        var manifestPath = ""
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: argument, isDirectory: &isDirectory), isDirectory.boolValue {
             do {
-                files = try DatabaseSet.resolve(path: argument).files
+                let set = try DatabaseSet.resolve(path: argument)
+                files = set.files
+                listed = set.manifest?.files ?? files.map { _ in nil }
+                manifestPath = set.manifestPath ?? argument
             } catch {
                 report(argument, code: error.code.rawValue, exit: exitCode(for: error), message: error.message)
                 continue
             }
         }
-        for path in files {
+        for (path, claims) in zip(files, listed) {
             do {
                 let db = try Database(path: path, verify: true)
+                // What the manifest says of the file's numbers, which lookups rely on.
+                if let claims {
+                    do {
+                        try claims.checkNumbers(of: db, manifestPath: manifestPath)
+                    } catch {
+                        report(path, code: error.code.rawValue, exit: exitCode(for: error), message: error.message)
+                        continue
+                    }
+                }
                 if db.rangeCount > 0 {
                     out.write(json ? "{\"file\":\(jsonString(path)),\"ok\":true,\"entries\":\(db.count),\"ranges\":\(db.rangeCount)}\n" : "\(path): OK (\(db.count) entries, \(db.rangeCount) ranges)\n")
                 } else {
