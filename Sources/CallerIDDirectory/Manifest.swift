@@ -149,7 +149,8 @@ public struct DirectoryManifest: Sendable, Equatable {
 
     /// A name without `/`, NUL or a leading `.`, not a name the store uses for itself.
     static func isPlainFileName(_ name: String) -> Bool {
-        !name.isEmpty && name.utf8.count <= 255 && !name.hasPrefix(".") && !name.contains("/") && !name.contains("\0")
+        // Bytes, not Foundation's `contains` (a CFString search: most of a query's manifest check).
+        !name.isEmpty && name.utf8.count <= 255 && !name.hasPrefix(".") && !name.utf8.contains(0x2F) && !name.utf8.contains(0)
             && !["manifest.json", "manifest.json.sig", "settings.json", "plan.json", "CURRENT", "signing-key.pub"].contains(name)
     }
 

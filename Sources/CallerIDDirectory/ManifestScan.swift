@@ -9,17 +9,15 @@ import CallerID
 ///
 /// It gives up (nil) on anything it does not read plainly: a key or a kept string with an
 /// escape, a kept number with a fraction, exponent or sign where none belongs, a duplicate
-/// kept key, a missing `file`, `bytes` or `xxh3`, nesting deeper than 64, invalid UTF-8,
-/// bytes after the top-level object. The caller then decodes in full, which accepts the
+/// kept key, a missing `file`, `bytes` or `xxh3`, nesting deeper than 64, invalid UTF-8 in a
+/// string (the only place other bytes than ASCII may stand), bytes after the top-level object. The caller then decodes in full, which accepts the
 /// manifest or says what is wrong with it.
 enum ManifestScan {
     private typealias Key = DirectoryManifest.File.CodingKeys
 
     /// The files with their lookup fields, or nil when the full decode must decide.
     static func lookupFields(_ data: Data) -> [DirectoryManifest.File]? {
-        let bytes = [UInt8](data)
-        guard bytes.withUnsafeBytes({ isValidUTF8($0) }) else { return nil }
-        var scanner = Scanner(bytes: bytes)
+        var scanner = Scanner(bytes: [UInt8](data))
         return try? scanner.manifest()
     }
 
@@ -35,13 +33,24 @@ enum ManifestScan {
 
         // Keys compared as bytes (the model's coding keys: plain ASCII).
         static let files = Array("files".utf8)
-        static let kept: [(key: Key, bytes: [UInt8])] = [Key.file, .bytes, .xxh3, .priority, .firstNumber, .lastNumber, .ranges]
-            .map { ($0, Array($0.stringValue.utf8)) }
+        static let keptKeys: [Key] = [.file, .bytes, .xxh3, .priority, .firstNumber, .lastNumber, .ranges]
+        static let keptNames: [[UInt8]] = keptKeys.map { Array($0.stringValue.utf8) }
+
+        /// True when the raw key `key` is `name`.
+        static func same(_ key: ArraySlice<UInt8>, _ name: [UInt8]) -> Bool {
+            guard key.count == name.count else { return false }
+            var i = key.startIndex
+            for b in name {
+                if key[i] != b { return false }
+                i += 1
+            }
+            return true
+        }
 
         mutating func manifest() throws(Unreadable) -> [DirectoryManifest.File] {
             var files: [DirectoryManifest.File]? = nil
             try object { (scanner, key) throws(Unreadable) in
-                if key.elementsEqual(Self.files) {
+                if Self.same(key, Self.files) {
                     guard files == nil else { throw Unreadable() }
                     files = try scanner.fileList()
                 } else {
@@ -63,14 +72,17 @@ enum ManifestScan {
             var name: String? = nil, size: Int? = nil, hash: UInt64? = nil
             var priority: Int? = nil, first: UInt64? = nil, last: UInt64? = nil, ranges: Int? = nil
             var seen = 0  // one bit per kept key
+            let keys = Self.keptKeys, names = Self.keptNames
             try object { (scanner, key) throws(Unreadable) in
-                guard let k = Self.kept.firstIndex(where: { key.elementsEqual($0.bytes) }) else {
+                var k = 0
+                while k < names.count && !Self.same(key, names[k]) { k += 1 }
+                guard k < names.count else {
                     try scanner.skipValue()
                     return
                 }
                 guard seen & (1 << k) == 0 else { throw Unreadable() }
                 seen |= 1 << k
-                switch Self.kept[k].key {
+                switch keys[k] {
                 case .file: name = try scanner.plainString()
                 case .bytes: size = try scanner.integer(Int.self)
                 case .xxh3:
@@ -151,16 +163,21 @@ enum ManifestScan {
             depth -= 1
         }
 
-        /// The raw bytes of a string (escapes checked, not decoded); `pos` at its opening quote.
+        /// The raw bytes of a string (escapes checked, not decoded; UTF-8 checked when it has
+        /// other bytes than ASCII); `pos` at its opening quote.
         mutating func stringBytes() throws(Unreadable) -> ArraySlice<UInt8> {
             pos += 1
             let start = pos
+            var ascii = true
             while pos < bytes.count {
                 let b = bytes[pos]
                 if b == 0x22 {
                     pos += 1
-                    return bytes[start..<(pos - 1)]
+                    let raw = bytes[start..<(pos - 1)]
+                    guard ascii || raw.withUnsafeBytes({ isValidUTF8($0) }) else { throw Unreadable() }
+                    return raw
                 }
+                if b >= 0x80 { ascii = false }
                 guard b >= 0x20 else { throw Unreadable() }
                 if b == 0x5C {
                     guard pos + 1 < bytes.count else { throw Unreadable() }

@@ -12,21 +12,31 @@ import CallerIDDirectory
 /// checked to be the one read at the start (``DatabaseSet/isUnchanged()``): a build directory
 /// replaced by a later build, or a store generation removed by later installs, ends the query
 /// with exit 74 instead of mixing files of two builds.
+///
+/// In a batch (``watchFiles()``) each open file is checked for an in-place change (one `stat`,
+/// ``Database/checkFile()``) before its first lookup after input arrived (``inputArrived()``)
+/// and after every ``checkEvery`` lookups of it: a file is never read unchecked for longer, and
+/// files a batch does not use cost nothing.
 final class PackSet {
     private struct Pack {
         let path: String
         /// Index of the set (one `--db`) it belongs to.
         let source: Int
         var database: Database?
+        /// The input epoch of its last in-place check, and its lookups since.
+        var checkedEpoch = 0
+        var lookupsSinceCheck = 0
     }
 
     private let sources: [DatabaseSet]
     private var packs: [Pack]
-    /// The packs opened so far (what the batch's in-place check stats).
-    private(set) var opened: [Database] = []
     /// Packs whose entries may hold a number, and packs whose ranges may answer for it.
     let entryIndex: PackIndex
     let rangeIndex: PackIndex
+    /// Lookups of one file between two in-place checks of it.
+    static let checkEvery = 1024
+    private var watching = false
+    private var epoch = 0
 
     init(_ sets: [DatabasePaths]) throws(ToolError) {
         sources = sets.map(\.resolved)
@@ -48,9 +58,29 @@ final class PackSet {
     /// How many packs there are.
     var count: Int { packs.count }
 
-    /// Pack `i`, opened now if it was not yet.
-    func database(_ i: Int) throws(ToolError) -> Database {
-        if let db = packs[i].database { return db }
+    /// From now on, check files for in-place changes (a batch).
+    func watchFiles() { watching = true }
+
+    /// Input arrived: every file is checked again before its next lookup.
+    func inputArrived() { epoch &+= 1 }
+
+    /// Pack `i`, opened now if it was not yet, for `lookups` lookups (at most ``checkEvery``).
+    func database(_ i: Int, lookups: Int = 1) throws(ToolError) -> Database {
+        if let db = packs[i].database {
+            if watching {
+                if packs[i].checkedEpoch != epoch || packs[i].lookupsSinceCheck + lookups > Self.checkEvery {
+                    do {
+                        try db.checkFile()
+                    } catch {
+                        throw ToolError(code: Exit.ioError, message: error.message)
+                    }
+                    packs[i].checkedEpoch = epoch
+                    packs[i].lookupsSinceCheck = 0
+                }
+                packs[i].lookupsSinceCheck += lookups
+            }
+            return db
+        }
         let pack = packs[i]
         var opening: Result<Database, CallerIDError>
         do { opening = .success(try Database(path: pack.path)) } catch { opening = .failure(error) }
@@ -67,7 +97,8 @@ final class PackSet {
             throw ToolError(code: exitCode(for: error), message: error.message)
         case .success(let db):
             packs[i].database = db
-            opened.append(db)
+            packs[i].checkedEpoch = epoch
+            packs[i].lookupsSinceCheck = lookups
             return db
         }
     }
@@ -82,7 +113,7 @@ struct PackIndex {
     private let starts: [UInt64]
     /// Segment `k`'s packs: `members[offsets[k] ..< offsets[k + 1]]`.
     private let offsets: [Int]
-    private let members: [Int]
+    let members: [Int]
 
     init(_ spans: [NumberSpan]) {
         var cuts: [UInt64] = [0]
@@ -93,20 +124,30 @@ struct PackIndex {
         cuts.sort()
         var starts: [UInt64] = []
         for c in cuts where starts.last != c { starts.append(c) }
-        var lists = [[Int]](repeating: [], count: starts.count)
-        for (pack, span) in spans.enumerated() {
+        // The segments each pack covers (`low[p] ... high[p]`, empty for none); then how many
+        // packs each segment has, and the packs put in place in pack order.
+        var low = [Int](repeating: 0, count: spans.count), high = [Int](repeating: -1, count: spans.count)
+        for (p, span) in spans.enumerated() {
             switch span {
-            case .none: continue
-            case .all: for k in lists.indices { lists[k].append(pack) }
+            case .none: break
+            case .all: high[p] = starts.count - 1
             case .within(let first, let last):
-                for k in Self.segment(of: first, in: starts)...Self.segment(of: last, in: starts) { lists[k].append(pack) }
+                low[p] = Self.segment(of: first, in: starts)
+                high[p] = Self.segment(of: last, in: starts)
             }
         }
-        var offsets = [0]
-        var members: [Int] = []
-        for list in lists {
-            members += list
-            offsets.append(members.count)
+        var offsets = [Int](repeating: 0, count: starts.count + 1)
+        for p in spans.indices where low[p] <= high[p] {
+            for k in low[p]...high[p] { offsets[k + 1] += 1 }
+        }
+        for k in 0..<starts.count { offsets[k + 1] += offsets[k] }
+        var members = [Int](repeating: 0, count: offsets[starts.count])
+        var next = offsets
+        for p in spans.indices where low[p] <= high[p] {
+            for k in low[p]...high[p] {
+                members[next[k]] = p
+                next[k] += 1
+            }
         }
         self.starts = starts
         self.offsets = offsets

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import CallerID
 @testable import CallerIDDirectory
+@testable import lookup
 
 // `lookup NUMBER --db DIR` and `lookup - --db DIR` over build directories and stores of many
 // packs ask only the packs whose manifest bounds can hold the number, and give the answers
@@ -154,6 +155,26 @@ struct PackQueryTests {
         }
         let verify = try lookup(["verify", bundle])
         #expect(verify.status == 0, "\(verify.stderr)")
+
+        // A batch longer than one group of numbers answered together (16,384), lines that are
+        // not numbers among them: every answer in input order.
+        let want = Dictionary(uniqueKeysWithValues: zip(numbers, try askEveryPack([bundle], numbers)))
+        var lines: [String] = [], expected: [String] = []
+        var rng = SeededGenerator(seed: 4)
+        for i in 0..<17_000 {
+            if i % 1_000 == 999 {
+                lines.append("hello \(i)")
+                expected.append("hello \(i)\t-")
+            } else {
+                let n = numbers.randomElement(using: &rng)!
+                lines.append("\(n)")
+                expected.append(want[n]!)
+            }
+        }
+        let long = try lookup(["-", "--db", bundle], stdin: Data((lines.joined(separator: "\n") + "\n").utf8))
+        #expect(long.status == 0 && long.lines.count == expected.count)
+        #expect(long.lines == expected, "\(zip(long.lines, expected).enumerated().first { $1.0 != $1.1 }.map { "line \($0 + 1): \($1.0) != \($1.1)" } ?? "")")
+        #expect(long.stderr.contains("stdin:1000:"), "\(long.stderr.prefix(300))")
     }
 
     /// Directories written by `lookup build`: regions split by prefix with separate block lists
@@ -311,6 +332,39 @@ struct PackQueryTests {
         try reader.send("1500")
         let stop = reader.finish(within: 20)
         #expect(stop.status == 74 && stop.stderr.contains("generation 1") && stop.stderr.contains("removed"), "\(stop.stderr)")
+    }
+
+    /// The index gives, for any number, exactly the packs whose spans hold it, in pack order
+    /// (random spans and numbers, fixed seed; bounds at 0 and UInt64.max included).
+    @Test func thePackIndexFindsExactlyThePacksHoldingANumber() {
+        var rng = SeededGenerator(seed: 9)
+        for round in 0..<40 {
+            var spans: [NumberSpan] = []
+            for _ in 0..<Int.random(in: 0...60, using: &rng) {
+                switch Int.random(in: 0..<10, using: &rng) {
+                case 0: spans.append(.none)
+                case 1: spans.append(.all)
+                default:
+                    let a = round % 2 == 0 ? UInt64.random(in: 0...500, using: &rng) : UInt64.random(in: 0...UInt64.max, using: &rng)
+                    let b = round % 2 == 0 ? UInt64.random(in: 0...500, using: &rng) : UInt64.random(in: 0...UInt64.max, using: &rng)
+                    spans.append(.within(min(a, b), max(a, b)))
+                }
+            }
+            let index = PackIndex(spans)
+            var probes: [UInt64] = [0, 1, UInt64.max, UInt64.max - 1]
+            for case .within(let a, let b) in spans { probes += [a, b, a &- 1, b &+ 1] }
+            for _ in 0..<200 { probes.append(round % 2 == 0 ? UInt64.random(in: 0...501, using: &rng) : UInt64.random(in: 0...UInt64.max, using: &rng)) }
+            for n in probes {
+                let want = spans.indices.filter {
+                    switch spans[$0] {
+                    case .none: false
+                    case .all: true
+                    case .within(let a, let b): a <= n && n <= b
+                    }
+                }
+                #expect(Array(index.candidates(n)) == want, "round \(round), number \(n)")
+            }
+        }
     }
 
     // MARK: Reading the manifest
