@@ -8,7 +8,7 @@ import CallerID
 /// Numbers are answered together (the lines of one read of a batch, or a query's one number):
 /// pack by pack, each pack's numbers in ascending order, so that a pack's tables and blocks are
 /// used while they are in the caches — asked line by line, 217 packs' decode tables take turns
-/// in the caches and a batch costs 2.5× one file's (BENCHMARKS.md, "Queries over many packs").
+/// in the caches and a batch costs 2.4× one file's (BENCHMARKS.md, "Queries over many packs").
 /// The answers are rendered as they are found and written in input order by ``write(_:of:to:)``.
 struct QueryAnswers {
     let packs: PackSet
