@@ -54,6 +54,8 @@ manifest bounds can hold its number.
                       body that passes it is cut)
   --drain-timeout S   on SIGTERM or SIGINT: stop accepting, answer the requests in flight for up
                       to S seconds (default 10), then exit 0
+  --json              the start line and the events as JSON objects, one per line:
+                      {"listening":"127.0.0.1:8080","port":8080,…} on stdout, {"event":…} on stderr
 
 Signals: SIGHUP opens the data again (a failure keeps the data in use and is logged); SIGTERM
 and SIGINT drain and exit 0. Events go to stderr.
@@ -72,6 +74,7 @@ private struct ServeOptions {
     var accessLog: String? = nil
     var logNumbers = false
     var drainTimeout = 10.0
+    var json = false
 
     init(_ args: Arguments) throws(ToolError) {
         func usage(_ message: String) -> ToolError { .usage(message, command: "serve") }
@@ -89,6 +92,7 @@ private struct ServeOptions {
         if let prefix = args.value("--cnam-block-prefix") { settings.cnamBlockedPrefix = prefix }
         accessLog = args.value("--access-log")
         logNumbers = args.flag("--log-numbers")
+        json = args.flag("--json")
         server.threads = try Self.count(args, "--threads", default: min(8, max(2, processorCount())), range: 1...64)
         server.maxConnections = try Self.count(args, "--max-connections", default: 16_384, range: 1...1_000_000)
         server.maxHeaderBytes = try Self.count(args, "--max-header-bytes", default: 8192, range: 1024...1 << 20)
@@ -135,8 +139,9 @@ func serveCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     let args = try Arguments(raw, command: "serve",
                              valued: ["--db", "--store", "--listen", "--country", "--access-log", "--cnam-block-prefix", "--threads",
                                       "--max-connections", "--request-timeout", "--max-header-bytes", "--max-body-bytes", "--drain-timeout"],
-                             flags: ["--log-numbers"])
+                             flags: ["--log-numbers", "--json"])
     var options = try ServeOptions(args)
+    let events = ServeEvents(json: options.json)
     // What the server needs, each refused with its own exit code before anything is opened.
     guard let version = HTTPServer.libraryVersion else {
         throw ToolError(code: Exit.unavailable, message: "lookup serve needs libmicrohttpd: \(HTTPServer.libraryError)")
@@ -149,15 +154,14 @@ func serveCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     let files = raiseOpenFileLimit(to: options.server.maxConnections + 256)
     if files < options.server.maxConnections + 256 {
         let fitting = max(16, files - 256)
-        printError("lookup serve: the limit of open files (\(files)) allows \(fitting) connections, not \(options.server.maxConnections)")
+        events.note("the limit of open files (\(files)) allows \(fitting) connections, not \(options.server.maxConnections)")
         options.server.maxConnections = fitting
     }
     let (socket, port) = try HTTPServer.listen(host: options.host, port: options.port)
     let server = try HTTPServer(socket: socket, settings: options.server, handler: api)
     let shownHost = options.host.contains(":") ? "[\(options.host)]" : options.host.isEmpty ? "*" : options.host
-    StandardStream.output.write("listening on \(shownHost):\(port)\n")
-    printError("lookup serve: \(data.summary); libmicrohttpd \(version), \(options.server.threads) threads, at most \(options.server.maxConnections) connections")
-    serveUntilStopped(api, options.source)
+    events.listening("\(shownHost):\(port)", port: port, data: data, library: version, settings: options.server)
+    serveUntilStopped(api, options.source, events)
     // Drain: no new connections, answers close theirs, /healthz says 503; then wait for the
     // requests in flight, at most the drain timeout.
     api.status.withLock { $0.draining = true }
@@ -171,7 +175,7 @@ func serveCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     let left = server.inFlight
     server.stop()
     log?.flush()
-    printError("lookup serve: stopped" + (left > 0 ? " (\(left) requests still in flight after \(options.drainTimeout) s were cut)" : ""))
+    events.stopped(cut: left, after: options.drainTimeout)
     return Exit.ok
 }
 
@@ -179,7 +183,7 @@ func serveCommand(_ raw: [String]) throws(ToolError) -> Int32 {
 /// generation (checked 4 times a second), and when a file in use was modified in place
 /// (checked every second); flushes the access log. A generation that fails to load is not
 /// tried again until the store moves on or SIGHUP comes.
-private func serveUntilStopped(_ api: ServeAPI, _ source: ServedData.Source) {
+private func serveUntilStopped(_ api: ServeAPI, _ source: ServedData.Source, _ events: ServeEvents) {
     var ticks = 0
     var failedGeneration: UInt64? = nil
     while true {
@@ -191,13 +195,13 @@ private func serveUntilStopped(_ api: ServeAPI, _ source: ServedData.Source) {
             return
         case .reload:
             failedGeneration = nil
-            reload(api, source, why: "SIGHUP")
+            reload(api, source, why: "SIGHUP", events)
         case nil:
             let data = api.data
             if let now = data.storeGeneration(), now != data.generation, now != failedGeneration {
-                if !reload(api, source, why: "the store's current generation is now \(now)") { failedGeneration = now }
+                if !reload(api, source, why: "the store's current generation is now \(now)", events) { failedGeneration = now }
             } else if ticks % 4 == 0, api.status.withLock({ $0.problem == nil }), let path = data.fileModifiedInPlace() {
-                reload(api, source, why: "\(path) was modified in place")
+                reload(api, source, why: "\(path) was modified in place", events)
             }
         }
     }
@@ -205,7 +209,7 @@ private func serveUntilStopped(_ api: ServeAPI, _ source: ServedData.Source) {
 
 /// Opens `source` again and answers from it; on failure keeps the data in use (and says so).
 @discardableResult
-private func reload(_ api: ServeAPI, _ source: ServedData.Source, why: String) -> Bool {
+private func reload(_ api: ServeAPI, _ source: ServedData.Source, why: String, _ events: ServeEvents) -> Bool {
     do {
         let fresh = try ServedData(source)
         api.status.withLock { s in
@@ -213,7 +217,7 @@ private func reload(_ api: ServeAPI, _ source: ServedData.Source, why: String) -
             s.reloads += 1
             s.problem = nil
         }
-        printError("lookup serve: \(why): now answering from \(fresh.summary)")
+        events.reloaded(why: why, data: fresh)
         return true
     } catch {
         let old = api.data
@@ -222,7 +226,49 @@ private func reload(_ api: ServeAPI, _ source: ServedData.Source, why: String) -
             s.failedReloads += 1
             if let modified { s.problem = "\(modified) was modified in place and cannot be opened again: \(error.message)" }
         }
-        printError("lookup serve: \(why): cannot open the data (\(escapedForDisplay(error.message))); still answering from \(old.summary)")
+        events.reloadFailed(why: why, error: error.message, keeping: old)
         return false
+    }
+}
+
+/// What `lookup serve` tells: the start line on stdout (where it listens), events on stderr;
+/// as text, or as one JSON object per line with `--json`.
+private struct ServeEvents {
+    let json: Bool
+
+    func listening(_ address: String, port: Int, data: ServedData, library: String, settings: HTTPServer.Settings) {
+        if json {
+            StandardStream.output.write("{\"listening\":\(jsonString(address)),\"port\":\(port),\(fields(data)),\"libmicrohttpd\":\(jsonString(library)),\"threads\":\(settings.threads),\"max_connections\":\(settings.maxConnections)}\n")
+        } else {
+            StandardStream.output.write("listening on \(address)\n")
+            printError("lookup serve: \(data.summary); libmicrohttpd \(library), \(settings.threads) threads, at most \(settings.maxConnections) connections")
+        }
+    }
+
+    func reloaded(why: String, data: ServedData) {
+        emit("{\"event\":\"reload\",\"reason\":\(jsonString(why)),\(fields(data))}", "\(why): now answering from \(data.summary)")
+    }
+
+    func reloadFailed(why: String, error: String, keeping data: ServedData) {
+        emit("{\"event\":\"reload-failed\",\"reason\":\(jsonString(why)),\"error\":\(jsonString(error)),\(fields(data))}",
+             "\(why): cannot open the data (\(escapedForDisplay(error))); still answering from \(data.summary)")
+    }
+
+    func stopped(cut: UInt64, after seconds: Double) {
+        emit("{\"event\":\"stopped\",\"requests_cut\":\(cut)}",
+             "stopped" + (cut > 0 ? " (\(cut) requests still in flight after \(seconds) s were cut)" : ""))
+    }
+
+    func note(_ message: String) {
+        emit("{\"event\":\"note\",\"message\":\(jsonString(message))}", message)
+    }
+
+    private func emit(_ object: String, _ text: String) {
+        printError(json ? object : "lookup serve: \(text)")
+    }
+
+    /// The data's fields of an event: generation (when a store's), files, entries, ranges.
+    private func fields(_ data: ServedData) -> String {
+        (data.generation.map { "\"generation\":\($0)," } ?? "") + "\"files\":\(data.files.count),\"entries\":\(data.entries),\"ranges\":\(data.ranges)"
     }
 }

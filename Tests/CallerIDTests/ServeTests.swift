@@ -13,6 +13,8 @@ final class ServeProcess {
     let port: Int
     let dir = TempDir()
     private let output = Pipe()
+    /// The first line it printed.
+    private(set) var startLine = ""
 
     /// Starts `lookup serve --listen 127.0.0.1:0 ARGS` and reads the port it prints.
     init(_ args: [String], sourceLocation: SourceLocation = #_sourceLocation) throws {
@@ -50,7 +52,11 @@ final class ServeProcess {
             if !signalled { first.signal() }
         }
         _ = first.wait(timeout: .now() + 30)
-        guard line.text.hasPrefix("listening on 127.0.0.1:"), let port = Int(line.text.dropFirst("listening on 127.0.0.1:".count)) else {
+        startLine = line.text
+        // `listening on 127.0.0.1:PORT`, or with --json {"listening":"127.0.0.1:PORT","port":PORT,…}.
+        let object = (try? JSONSerialization.jsonObject(with: Data(line.text.utf8))) as? [String: Any]
+        guard let port = object?["port"] as? Int
+                ?? (line.text.hasPrefix("listening on 127.0.0.1:") ? Int(line.text.dropFirst("listening on 127.0.0.1:".count)) : nil) else {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
             let stderr = (try? String(contentsOfFile: dir.path("stderr"), encoding: .utf8)) ?? ""
@@ -361,6 +367,21 @@ private func serveFixture(_ dir: TempDir) throws -> String {
         #expect(server.stderr.contains("still answering from"))
     }
 
+    @Test func theJSONOptionPrintsTheStartLineAndTheEventsAsObjects() throws {
+        let dir = TempDir()
+        let db = try serveFixture(dir)
+        let server = try ServeProcess(["--db", db, "--json"])
+        let start = try #require(try JSONSerialization.jsonObject(with: Data(server.startLine.utf8)) as? [String: Any])
+        #expect(start["listening"] as? String == "127.0.0.1:\(server.port)" && start["entries"] as? Int == 4 && start["files"] as? Int == 1)
+        server.send(SIGHUP)
+        usleep(500_000)
+        server.send(SIGTERM)
+        #expect(server.exitStatus(within: 10) == 0)
+        let events = splitLines(server.stderr).compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(events.map { $0["event"] as? String } == ["reload", "stopped"], "\(server.stderr)")
+        #expect(events.first?["reason"] as? String == "SIGHUP")
+    }
+
     @Test func sigtermFinishesTheRequestsInFlightAndExitsZero() throws {
         let dir = TempDir()
         let db = try serveFixture(dir)
@@ -377,6 +398,16 @@ private func serveFixture(_ dir: TempDir) throws -> String {
         input.fileHandleForWriting.write(Data("79131234567\n79990000000\nhalf\n".utf8))
         let sent = output.fileHandleForReading.availableData
         #expect(String(decoding: sent, as: UTF8.self).contains("\"sent\": \"half\""))
+        // The batch is in flight once the server has its first line (the /metrics request
+        // counts itself too).
+        var inFlight = 0
+        for _ in 0..<100 where inFlight < 2 {
+            let metrics = try curl([server.url("/metrics")])?.body ?? ""
+            inFlight = metrics.split(separator: "\n").first { $0.hasPrefix("callerid_http_requests_in_flight ") }
+                .flatMap { Int($0.split(separator: " ")[1]) } ?? 0
+            if inFlight < 2 { usleep(20_000) }
+        }
+        #expect(inFlight == 2)
         server.send(SIGTERM)
         usleep(300_000)
         // No new connection is taken while draining.
