@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# The load figures of `lookup serve` in BENCHMARKS.md ("HTTP serving"), measured with wrk against
+# the server on 127.0.0.1; not run by CI (about 4 minutes; run it on a quiet machine).
+#   1. throughput and latency with keep-alive, and the same load against nginx returning a file
+#      of the same size (the HTTP floor);
+#   2. the server's CPU per request against `lookup - --json` answering the same numbers;
+#   3. 100 installs into the followed store during a 60-second load: failed and wrong answers
+#      (every body checked against the two sets' answers), RSS and descriptors before and after;
+#   4. hostile clients (tools/serve_hostile.py: 10,000 idle connections, 500 slowloris, oversized
+#      headers and bodies, malformed request lines and escapes) beside a well-behaved load.
+# Installs wrk, nginx-light and libmicrohttpd12 with apt-get when missing. Everything runs on
+# 127.0.0.1; the data is generated (tools/gen_directory.py --profile study) in $WORK.
+#
+#   bash tools/bench_serve.sh [--entries N] [--seconds S] [--work DIR]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+entries=1000000
+seconds=20
+work=/tmp/callerid-serve-bench
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --entries) entries=$2; shift 2 ;;
+        --seconds) seconds=$2; shift 2 ;;
+        --work) work=$2; shift 2 ;;
+        -h|--help) sed -n 2,15p "$0"; exit 0 ;;
+        *) echo "error: unknown argument '$1'" >&2; exit 64 ;;
+    esac
+done
+if ! command -v swift >/dev/null 2>&1 && [ -x /opt/swift/usr/bin/swift ]; then export PATH="$PATH:/opt/swift/usr/bin"; fi
+need=()
+for pkg in wrk nginx-light libmicrohttpd12 python3 curl; do
+    dpkg -s "$pkg" >/dev/null 2>&1 || { [ "$pkg" = nginx-light ] && command -v nginx >/dev/null; } || need+=("$pkg")
+done
+if [ ${#need[@]} -gt 0 ]; then
+    sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+swift build -c release --product lookup >&2
+lookup=$PWD/.build/release/lookup
+mkdir -p "$work"
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; [ -f "$work/nginx/nginx.pid" ] && kill "$(cat "$work/nginx/nginx.pid")" 2>/dev/null || true; }
+trap cleanup EXIT
+say() { printf '%s\n' "$*"; }
+run() { say "\$ $*"; "$@"; }
+load() { say "machine: $(nproc) processors, $(uptime | sed 's/.*load average/load average/')"; }
+cpu_ticks() { local t=0; for p in "$@"; do t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat"))); done; echo "$t"; }
+rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
+fds() { ls "/proc/$1/fd" | wc -l; }
+wait_port() { for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$1/healthz" && return 0; sleep 0.05; done; return 1; }
+
+# Data: the study directory, set A, and set B (the same numbers, each label with " (B)").
+if [ ! -f "$work/a.cid" ] || [ "$(cat "$work/entries" 2>/dev/null)" != "$entries" ]; then
+    python3 tools/gen_directory.py --profile study --entries "$entries" -o "$work/a.tsv" >&2
+    awk -F'\t' 'BEGIN { OFS = "\t" } !/^#/ && NF >= 2 { $2 = $2 " (B)" } { print }' "$work/a.tsv" > "$work/b.tsv"
+    "$lookup" build -o "$work/a.cid" "$work/a.tsv" --skip-bad-rows >/dev/null 2>&1
+    "$lookup" build -o "$work/b.cid" "$work/b.tsv" --skip-bad-rows >/dev/null 2>&1
+    for s in a b; do
+        rm -rf "$work/set-$s"
+        "$lookup" build -o "$work/set-$s/" "$work/$s.tsv" --skip-bad-rows --max-entries $((entries / 4 + 1)) >/dev/null 2>&1
+    done
+    echo "$entries" > "$work/entries"
+fi
+# 10,000 numbers of the data (every 100th row), and their answers from each set.
+awk -F'\t' '!/^#/ && NF >= 2 && NR % 100 == 1 { print $1 }' "$work/a.tsv" | head -10000 > "$work/numbers.txt"
+"$lookup" - --db "$work/a.cid" --json < "$work/numbers.txt" > "$work/answers-a.jsonl"
+"$lookup" - --db "$work/b.cid" --json < "$work/numbers.txt" > "$work/answers-b.jsonl"
+
+say "## lookup serve: $(wc -l < "$work/numbers.txt") numbers of a $entries-entry study directory ($(stat -c %s "$work/a.cid") bytes), $(date -u +%Y-%m-%dT%H:%MZ)"
+load
+say
+say "### 1. Throughput with keep-alive, and the HTTP floor"
+"$lookup" serve --db "$work/a.cid" --listen 127.0.0.1:18080 --threads 2 2>"$work/serve.log" >/dev/null &
+server=$!; pids+=("$server")
+wait_port 18080
+mkdir -p "$work/nginx/html" "$work/nginx/logs"
+curl -s "http://127.0.0.1:18080/v1/lookup/$(head -1 "$work/numbers.txt")" > "$work/nginx/html/answer.json"
+cat > "$work/nginx/nginx.conf" <<NGINX
+worker_processes 2;
+pid $work/nginx/nginx.pid;
+error_log $work/nginx/logs/error.log;
+events { worker_connections 20000; }
+http {
+  access_log off;
+  keepalive_requests 1000000000;
+  default_type application/json;
+  server { listen 127.0.0.1:18081; root $work/nginx/html; }
+}
+NGINX
+nginx -c "$work/nginx/nginx.conf" -p "$work/nginx"
+wait_port 18081 || true
+workers=$(pgrep -P "$(cat "$work/nginx/nginx.pid")" | tr '\n' ' ')
+for c in 16 64; do
+    for target in serve nginx; do
+        load
+        if [ "$target" = serve ]; then
+            before=$(cpu_ticks "$server")
+            run wrk -t2 -c$c -d${seconds}s --latency -s tools/serve_paths.lua http://127.0.0.1:18080 -- "$work/numbers.txt" | tee "$work/wrk-$target-$c.txt"
+            after=$(cpu_ticks "$server")
+        else
+            before=$(cpu_ticks $workers)
+            run wrk -t2 -c$c -d${seconds}s --latency http://127.0.0.1:18081/answer.json | tee "$work/wrk-$target-$c.txt"
+            after=$(cpu_ticks $workers)
+        fi
+        requests=$(awk '/requests in/ {print $1}' "$work/wrk-$target-$c.txt")
+        say "$target -c$c: server CPU $(( (after - before) * 10 )) ms for $requests requests = $(awk -v t=$((after - before)) -v r="$requests" 'BEGIN { printf "%.1f", t * 10000 / r }') us per request"
+        say
+    done
+    say "serve/nginx requests per second at -c$c: $(awk '/Requests\/sec/ {print $2}' "$work/wrk-serve-$c.txt") / $(awk '/Requests\/sec/ {print $2}' "$work/wrk-nginx-$c.txt") = $(awk -v a="$(awk '/Requests\/sec/ {print $2}' "$work/wrk-serve-$c.txt")" -v b="$(awk '/Requests\/sec/ {print $2}' "$work/wrk-nginx-$c.txt")" 'BEGIN { printf "%.2f", a / b }')"
+    say
+done
+kill "$(cat "$work/nginx/nginx.pid")"
+
+say "### 2. The same answers without HTTP: lookup - --json, 1,000,000 lines"
+for _ in $(seq 100); do cat "$work/numbers.txt"; done > "$work/numbers-1m.txt"
+load
+run /usr/bin/time -f "%U user %S sys %e wall seconds, %M KB peak" "$lookup" - --db "$work/a.cid" --json < "$work/numbers-1m.txt" > /dev/null
+say
+
+say "### 3. 100 store switches during a 60-second load"
+kill "$server"; wait "$server" 2>/dev/null || true
+rm -rf "$work/store"
+"$lookup" install --store "$work/store" "$work/set-a" >/dev/null
+"$lookup" serve --store "$work/store" --listen 127.0.0.1:18080 --threads 2 2>"$work/serve-store.log" >/dev/null &
+server=$!; pids+=("$server")
+wait_port 18080
+sleep 1
+rss_before=$(rss_kb "$server"); fds_before=$(fds "$server")
+load
+run wrk -t2 -c16 -d60s --latency -s tools/serve_check.lua http://127.0.0.1:18080 -- "$work/answers-a.jsonl" "$work/answers-b.jsonl" > "$work/wrk-switch.txt" &
+wrk_pid=$!
+started=$(date +%s.%N)
+for i in $(seq 100); do
+    if [ $((i % 2)) -eq 1 ]; then set=set-b; else set=set-a; fi
+    "$lookup" install --store "$work/store" "$work/$set" >/dev/null
+    # Spread the installs over 55 seconds.
+    target=$(awk -v s="$started" -v i="$i" 'BEGIN { printf "%.3f", s + i * 0.55 }')
+    now=$(date +%s.%N)
+    sleep "$(awk -v t="$target" -v n="$now" 'BEGIN { d = t - n; print (d > 0 ? d : 0) }')"
+done
+wait "$wrk_pid"
+cat "$work/wrk-switch.txt"
+sleep 1
+rss_after=$(rss_kb "$server"); fds_after=$(fds "$server")
+say "installs: 100 in $(awk -v s="$started" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }') s; the server followed $(curl -s "http://127.0.0.1:18080/metrics" | awk '/^callerid_reloads_total\{result="ok"\}/ {print $2}') of them (reloads), failed reloads $(curl -s "http://127.0.0.1:18080/metrics" | awk '/^callerid_reloads_total\{result="failed"\}/ {print $2}')"
+say "RSS before $rss_before KB, after $rss_after KB ($(( (rss_after - rss_before) )) KB); descriptors before $fds_before, after $fds_after"
+say "generation files mapped now: $(grep -o '/gen-[0-9]*/' "/proc/$server/maps" | sort -u | tr '\n' ' ')"
+say
+
+say "### 4. Hostile clients beside a well-behaved load"
+kill "$server"; wait "$server" 2>/dev/null || true
+"$lookup" serve --db "$work/a.cid" --listen 127.0.0.1:18080 --threads 2 2>"$work/serve-hostile.log" >/dev/null &
+server=$!; pids+=("$server")
+wait_port 18080
+load
+run wrk -t2 -c16 -d${seconds}s --latency -s tools/serve_paths.lua http://127.0.0.1:18080 -- "$work/numbers.txt" | tee "$work/wrk-calm.txt"
+say
+load
+run python3 tools/serve_hostile.py 18080 --seconds $((seconds + 25)) --idle 10000 --slow 500 > "$work/hostile.json" &
+hostile=$!
+sleep 15   # the idle connections are opened
+say "open connections with the hostile clients in place: $(curl -s http://127.0.0.1:18080/metrics | awk '/^callerid_http_connections / {print $2}')"
+run wrk -t2 -c16 -d${seconds}s --latency -s tools/serve_paths.lua http://127.0.0.1:18080 -- "$work/numbers.txt" | tee "$work/wrk-hostile.txt"
+wait "$hostile"
+say "hostile clients: $(cat "$work/hostile.json")"
+curl -s http://127.0.0.1:18080/metrics | grep -E '^callerid_http_(connections|requests_total\{endpoint="http"|requests_total\{endpoint="other"|requests_total\{endpoint="batch")' || true
+say "RSS $(rss_kb "$server") KB, descriptors $(fds "$server")"
+load
