@@ -96,7 +96,7 @@ for c in 16 64; do
         load
         if [ "$target" = serve ]; then
             before=$(cpu_ticks "$server")
-            run wrk -t2 -c$c -d${seconds}s --latency -s tools/serve_paths.lua http://127.0.0.1:18080 -- "$work/numbers.txt" | tee "$work/wrk-$target-$c.txt"
+            run wrk -t2 -c$c -d${seconds}s --latency -s tools/serve_wrk.lua http://127.0.0.1:18080 -- "$work/numbers.txt" | tee "$work/wrk-$target-$c.txt"
             after=$(cpu_ticks "$server")
         else
             before=$(cpu_ticks $workers)
@@ -104,6 +104,7 @@ for c in 16 64; do
             after=$(cpu_ticks $workers)
         fi
         requests=$(awk '/requests in/ {print $1}' "$work/wrk-$target-$c.txt")
+        if grep -q "Non-2xx" "$work/wrk-$target-$c.txt"; then say "WARNING: answers other than 200 in this run"; fi
         say "$target -c$c: server CPU $(( (after - before) * 10 )) ms for $requests requests = $(awk -v t=$((after - before)) -v r="$requests" 'BEGIN { printf "%.1f", t * 10000 / r }') us per request"
         say
     done
@@ -128,7 +129,7 @@ wait_port 18080
 sleep 1
 rss_before=$(rss_kb "$server"); fds_before=$(fds "$server")
 load
-run wrk -t2 -c16 -d60s --latency -s tools/serve_check.lua http://127.0.0.1:18080 -- "$work/answers-a.jsonl" "$work/answers-b.jsonl" > "$work/wrk-switch.txt" &
+run wrk -t2 -c16 -d60s --latency -s tools/serve_wrk.lua http://127.0.0.1:18080 -- --check "$work/answers-a.jsonl" "$work/answers-b.jsonl" > "$work/wrk-switch.txt" &
 wrk_pid=$!
 started=$(date +%s.%N)
 for i in $(seq 100); do
@@ -154,14 +155,14 @@ kill "$server"; wait "$server" 2>/dev/null || true
 server=$!; pids+=("$server")
 wait_port 18080
 load
-run wrk -t2 -c16 -d${seconds}s --latency -s tools/serve_paths.lua http://127.0.0.1:18080 -- "$work/numbers.txt" | tee "$work/wrk-calm.txt"
+run wrk -t2 -c16 -d${seconds}s --latency -s tools/serve_wrk.lua http://127.0.0.1:18080 -- "$work/numbers.txt" | tee "$work/wrk-calm.txt"
 say
 load
 run python3 tools/serve_hostile.py 18080 --seconds $((seconds + 25)) --idle 10000 --slow 500 > "$work/hostile.json" &
 hostile=$!
 sleep 15   # the idle connections are opened
 say "open connections with the hostile clients in place: $(curl -s http://127.0.0.1:18080/metrics | awk '/^callerid_http_connections / {print $2}')"
-run wrk -t2 -c16 -d${seconds}s --latency -s tools/serve_paths.lua http://127.0.0.1:18080 -- "$work/numbers.txt" | tee "$work/wrk-hostile.txt"
+run wrk -t2 -c16 -d${seconds}s --latency -s tools/serve_wrk.lua http://127.0.0.1:18080 -- "$work/numbers.txt" | tee "$work/wrk-hostile.txt"
 wait "$hostile"
 say "hostile clients: $(cat "$work/hostile.json")"
 curl -s http://127.0.0.1:18080/metrics | grep -E '^callerid_http_(connections|requests_total\{endpoint="http"|requests_total\{endpoint="other"|requests_total\{endpoint="batch")' || true

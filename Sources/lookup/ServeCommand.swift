@@ -146,9 +146,10 @@ func serveCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     guard let version = HTTPServer.libraryVersion else {
         throw ToolError(code: Exit.unavailable, message: "lookup serve needs libmicrohttpd: \(HTTPServer.libraryError)")
     }
-    let data = try ServedData(options.source)
     let log = try options.accessLog.map { (path) throws(ToolError) in AccessLog(try openAppending(path), showNumbers: options.logNumbers) }
-    let api = try ServeAPI(data: data, settings: options.settings, accessLog: log)
+    // The data is held by the API alone: a set is unmapped when the last request on it ends,
+    // the one loaded at start included.
+    let api = try ServeAPI(data: try ServedData(options.source), settings: options.settings, accessLog: log)
     // The server's threads start with these signals blocked: only the loop below receives them.
     ServerSignals.block()
     let files = raiseOpenFileLimit(to: options.server.maxConnections + 256)
@@ -160,7 +161,7 @@ func serveCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     let (socket, port) = try HTTPServer.listen(host: options.host, port: options.port)
     let server = try HTTPServer(socket: socket, settings: options.server, handler: api)
     let shownHost = options.host.contains(":") ? "[\(options.host)]" : options.host.isEmpty ? "*" : options.host
-    events.listening("\(shownHost):\(port)", port: port, data: data, library: version, settings: options.server)
+    events.listening("\(shownHost):\(port)", port: port, data: api.data, library: version, settings: options.server)
     serveUntilStopped(api, options.source, events)
     // Drain: no new connections, answers close theirs, /healthz says 503; then wait for the
     // requests in flight, at most the drain timeout.
