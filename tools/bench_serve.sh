@@ -63,7 +63,7 @@ if [ ! -f "$work/a.cid" ] || [ "$(cat "$work/entries" 2>/dev/null)" != "$entries
     echo "$entries" > "$work/entries"
 fi
 # 10,000 numbers of the data (every 100th row), and their answers from each set.
-awk -F'\t' '!/^#/ && NF >= 2 && NR % 100 == 1 { print $1 }' "$work/a.tsv" | head -10000 > "$work/numbers.txt"
+awk -F'\t' '!/^#/ && NF >= 2 && NR % 100 == 1 && n < 10000 { print $1; n++ }' "$work/a.tsv" > "$work/numbers.txt"
 "$lookup" - --db "$work/a.cid" --json < "$work/numbers.txt" > "$work/answers-a.jsonl"
 "$lookup" - --db "$work/b.cid" --json < "$work/numbers.txt" > "$work/answers-b.jsonl"
 
@@ -75,7 +75,8 @@ say "### 1. Throughput with keep-alive, and the HTTP floor"
 server=$!; pids+=("$server")
 wait_port 18080
 mkdir -p "$work/nginx/html" "$work/nginx/logs"
-curl -s "http://127.0.0.1:18080/v1/lookup/$(head -1 "$work/numbers.txt")" > "$work/nginx/html/answer.json"
+# A real answer as the floor's body (one nginx can quote in its configuration too).
+awk '!/[$\047\\]/ { print; exit }' "$work/answers-a.jsonl" > "$work/nginx/html/answer.json"
 cat > "$work/nginx/nginx.conf" <<NGINX
 worker_processes 2;
 pid $work/nginx/nginx.pid;
@@ -85,22 +86,29 @@ http {
   access_log off;
   keepalive_requests 1000000000;
   default_type application/json;
-  server { listen 127.0.0.1:18081; root $work/nginx/html; }
+  open_file_cache max=16;
+  server {
+    listen 127.0.0.1:18081;
+    root $work/nginx/html;
+    location = /fixed { return 200 '$(cat "$work/nginx/html/answer.json")'; }
+  }
 }
 NGINX
 nginx -c "$work/nginx/nginx.conf" -p "$work/nginx"
 wait_port 18081 || true
 workers=$(pgrep -P "$(cat "$work/nginx/nginx.pid")" | tr '\n' ' ')
 for c in 16 64; do
-    for target in serve nginx; do
+    for target in serve nginx nginx-fixed; do
         load
         if [ "$target" = serve ]; then
             before=$(cpu_ticks "$server")
             run wrk -t2 -c$c -d${seconds}s --latency -s tools/serve_wrk.lua http://127.0.0.1:18080 -- "$work/numbers.txt" | tee "$work/wrk-$target-$c.txt"
             after=$(cpu_ticks "$server")
         else
+            # nginx: the file (open_file_cache), and the same bytes from its configuration (no file).
+            path=/answer.json; [ "$target" = nginx-fixed ] && path=/fixed
             before=$(cpu_ticks $workers)
-            run wrk -t2 -c$c -d${seconds}s --latency http://127.0.0.1:18081/answer.json | tee "$work/wrk-$target-$c.txt"
+            run wrk -t2 -c$c -d${seconds}s --latency "http://127.0.0.1:18081$path" | tee "$work/wrk-$target-$c.txt"
             after=$(cpu_ticks $workers)
         fi
         requests=$(awk '/requests in/ {print $1}' "$work/wrk-$target-$c.txt")
@@ -108,7 +116,10 @@ for c in 16 64; do
         say "$target -c$c: server CPU $(( (after - before) * 10 )) ms for $requests requests = $(awk -v t=$((after - before)) -v r="$requests" 'BEGIN { printf "%.1f", t * 10000 / r }') us per request"
         say
     done
-    say "serve/nginx requests per second at -c$c: $(awk '/Requests\/sec/ {print $2}' "$work/wrk-serve-$c.txt") / $(awk '/Requests\/sec/ {print $2}' "$work/wrk-nginx-$c.txt") = $(awk -v a="$(awk '/Requests\/sec/ {print $2}' "$work/wrk-serve-$c.txt")" -v b="$(awk '/Requests\/sec/ {print $2}' "$work/wrk-nginx-$c.txt")" 'BEGIN { printf "%.2f", a / b }')"
+    rate() { awk '/Requests\/sec/ {print $2}' "$work/wrk-$1-$c.txt"; }
+    say "requests per second at -c$c: serve $(rate serve), nginx file $(rate nginx), nginx fixed $(rate nginx-fixed);" \
+        "serve / nginx file = $(awk -v a="$(rate serve)" -v b="$(rate nginx)" 'BEGIN { printf "%.2f", a / b }')," \
+        "serve / nginx fixed = $(awk -v a="$(rate serve)" -v b="$(rate nginx-fixed)" 'BEGIN { printf "%.2f", a / b }')"
     say
 done
 kill "$(cat "$work/nginx/nginx.pid")"
@@ -116,7 +127,13 @@ kill "$(cat "$work/nginx/nginx.pid")"
 say "### 2. The same answers without HTTP: lookup - --json, 1,000,000 lines"
 for _ in $(seq 100); do cat "$work/numbers.txt"; done > "$work/numbers-1m.txt"
 load
-run /usr/bin/time -f "%U user %S sys %e wall seconds, %M KB peak" "$lookup" - --db "$work/a.cid" --json < "$work/numbers-1m.txt" > /dev/null
+say "\$ /usr/bin/time lookup - --db a.cid --json < numbers-1m.txt > /dev/null"
+/usr/bin/time -f "%U user %S sys %e wall seconds, %M KB peak" "$lookup" - --db "$work/a.cid" --json < "$work/numbers-1m.txt" 2>&1 > /dev/null
+before=$(cpu_ticks "$server")
+say "\$ curl -T numbers-1m.txt -X POST http://127.0.0.1:18080/v1/lookup"
+/usr/bin/time -f "%e wall seconds" curl -s -T "$work/numbers-1m.txt" -X POST http://127.0.0.1:18080/v1/lookup -o "$work/batch-1m.jsonl" 2>&1
+after=$(cpu_ticks "$server")
+say "the server: $(( (after - before) * 10 )) ms of CPU for 1,000,000 numbers in one POST; RSS $(rss_kb "$server") KB; answers identical to lookup -: $(cmp -s "$work/batch-1m.jsonl" <("$lookup" - --db "$work/a.cid" --json < "$work/numbers-1m.txt") && echo yes || echo NO)"
 say
 
 say "### 3. 100 store switches during a 60-second load"

@@ -95,7 +95,7 @@ def holders(port, idle, slow, seconds, report):
 
 
 def exchange(port, payload, read_limit=1 << 16):
-    s = socket.create_connection((HOST, port), timeout=5)
+    s = socket.create_connection((HOST, port), timeout=2)
     status = "none"
     try:
         s.sendall(payload)

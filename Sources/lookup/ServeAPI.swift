@@ -170,7 +170,7 @@ final class ServeAPI: HTTPHandler {
         }
         var out = Output(capturing: true, capacity: 512)
         let hit = query.write(0, of: [number], from: found, to: &out)
-        out.withBytes { x.respond(hit ? 200 : 404, endpoint: endpoint.rawValue, contentType: callerName ? Self.text : Self.json, body: $0) }
+        _ = out.withBytes { x.respond(hit ? 200 : 404, endpoint: endpoint.rawValue, contentType: callerName ? Self.text : Self.json, body: $0) }
     }
 
     /// `POST /v1/lookup`: the body is taken into a ``BatchUpload``, which answers once it is whole.
