@@ -55,6 +55,10 @@ public struct RowWarning: Sendable, Equatable, CustomStringConvertible {
 public final class Pipeline {
     public let options: PipelineOptions
     let normalizer: NumberNormalizer
+    /// What reads the numbers ("libphonenumber", or "built-in table" and why).
+    public var numberRules: String { normalizer.rulesDescription }
+    /// Why numbers are read with the built-in table although libphonenumber was wanted; nil otherwise.
+    public var numberRulesFallback: String? { normalizer.fallbackReason }
 
     /// Every rejected row, as it is found.
     public var onRejected: (RejectedRow) -> Void = { _ in }

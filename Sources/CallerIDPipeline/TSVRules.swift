@@ -12,7 +12,21 @@ extension NumberNormalizer {
     /// ``normalize(_:country:)``. A clean label (``LabelCleaner/isClean(utf8:)``) is stored as
     /// it is, without a copy.
     package func tsvRowRules(labels: LabelCleaner = LabelCleaner()) -> PipelineTSVRules {
-        PipelineTSVRules(normalizer: self, labels: labels)
+        PipelineTSVRules(normalizer: self, labels: labels, doubtful: DoubtfulNumbers())
+    }
+}
+
+/// Numbers a plain TSV build took as E.164 that are also national numbers of another country
+/// written with its trunk prefix (``NumberNormalizer/otherNationalReading(of:)``): the pipeline
+/// warns of each row (`ambiguous-national-form`); the plain build counts them and says so once.
+package final class DoubtfulNumbers {
+    package private(set) var count = 0
+    /// What the first one is (the sentence of ``NumberNormalizer/otherNationalReading(of:)``).
+    package private(set) var first: String?
+
+    func record(_ message: String) {
+        count += 1
+        if first == nil { first = message }
     }
 }
 
@@ -20,6 +34,7 @@ extension NumberNormalizer {
 package struct PipelineTSVRules: TSVRowRules {
     let normalizer: NumberNormalizer
     let labels: LabelCleaner
+    package let doubtful: DoubtfulNumbers
 
     package func readNumber(_ field: UnsafeRawBufferPointer) -> TSVNumbers {
         var value: UInt64 = 0
@@ -38,7 +53,9 @@ package struct PipelineTSVRules: TSVRowRules {
         }
         if plain && (1...15).contains(digits) {
             do throws(NumberProblem) {
-                return .one(try normalizer.normalize(e164: value))
+                let number = try normalizer.normalize(e164: value)
+                if field[0] != 0x2B, let other = normalizer.otherNationalReading(of: number) { doubtful.record(other) }
+                return .one(number)
             } catch {
                 return .refused(error.message)
             }

@@ -313,8 +313,8 @@ func utf8Prefix(_ bytes: [UInt8]) -> [UInt8] {
 
 /// How `lookup NUMBER` reads its numbers: E.164 digits by default (the core's digits-only parse:
 /// no library, nothing loaded at start-up), or with `--country XX` as written in that country,
-/// through the build pipeline's normalizer (libphonenumber when it can be loaded). A query does
-/// not judge lengths (`--validity any`): it looks up whatever the text says.
+/// through the normalizer a build uses (``defaultNumberNormalizer()``: the same rules, the same
+/// validity), so that a query reads a number exactly as the build that stored it did.
 struct QueryNumbers {
     private let country: String?
     private let normalizer: NumberNormalizer?
@@ -329,11 +329,7 @@ struct QueryNumbers {
             throw .usage("--country: unknown country '\(country)' (use an ISO 3166 alpha-2 code such as RU, US, KR)", command: "")
         }
         self.country = country.uppercased()
-        do throws(PipelineError) {
-            normalizer = try NumberNormalizer(validity: .any, rules: .automatic)
-        } catch {
-            throw ToolError(code: pipelineExitCode(error), message: error.message)
-        }
+        normalizer = try defaultNumberNormalizer()
     }
 
     func read(_ text: String) -> Result<UInt64, ToolError> {
@@ -395,18 +391,19 @@ func buildCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     }
     options.compressLabels = !args.flag("--raw-labels")
     let started = Date()
-    // The pipeline's rules for every number (libphonenumber's lengths when it can be loaded)
-    // and label, so that this path and a pipeline build take the same rows (issue 12).
-    let normalizer: NumberNormalizer
-    do throws(PipelineError) {
-        normalizer = try NumberNormalizer(validity: .possible, rules: .automatic)
-    } catch {
-        throw ToolError(code: pipelineExitCode(error), message: error.message)
-    }
+    // The pipeline's rules for every number (libphonenumber when it can be loaded) and label,
+    // so that this path and a pipeline build take the same rows.
+    let normalizer = try defaultNumberNormalizer()
     var builder = DatabaseBuilder(options: options)
     // Progress on a terminal: one line per phase, redrawn in place and cleared at the end.
     let progress = ProgressLine(enabled: stderrIsTTY)
-    let (rowsAdded, badRows) = try addRows(args, rules: normalizer.tsvRowRules(), to: &builder, progress: progress)
+    let rules = normalizer.tsvRowRules()
+    let (rowsAdded, badRows) = try addRows(args, rules: rules, to: &builder, progress: progress)
+    if let first = rules.doubtful.first {
+        let n = rules.doubtful.count
+        printError(n == 1 ? "warning: a number written without + was read as E.164 but is also a national number of another country: \(first)"
+                          : "warning: \(n) numbers written without + were read as E.164 but are also national numbers of other countries; the first: \(first)")
+    }
     let summary: BuildSummary
     do {
         progress.phase("writing \(output)")

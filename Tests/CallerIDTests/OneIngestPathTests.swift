@@ -15,7 +15,9 @@ import Testing
     /// a label, four columns, no TAB).
     static func mixedFile(rows: Int, seed: UInt64) -> String {
         var rng = SeededGenerator(seed: seed)
-        let countries: [(cc: String, length: Int)] = [("7", 10), ("1", 10), ("44", 10), ("49", 10), ("82", 9), ("33", 9)]
+        // National numbers of each country's shape: its first digits, then random digits.
+        let countries: [(cc: String, lead: String, length: Int)] = [
+            ("7", "9", 10), ("1", "2125", 10), ("44", "7", 10), ("49", "30", 10), ("82", "31", 9), ("33", "1", 9)]
         let labels = ["Pizza Hut", "Pizza  Hut", " Сбербанк", "ООО «Ромашка» ", "스타벅스\u{00A0}강남점", "Taxi\t24", "A",
                       "Cafe\u{0301}", "Аптека №1", "Debt  collector  "]
         let categories = ["", "spam", "taxi", "identify", "survey"]
@@ -23,8 +25,8 @@ import Testing
         var text = "# a comment line\n"
         for i in 0..<rows {
             let c = countries.randomElement(using: &rng)!
-            var national = String(Int.random(in: 2...9, using: &rng))
-            for _ in 1..<c.length { national += String(Int.random(in: 0...9, using: &rng)) }
+            var national = c.lead
+            while national.count < c.length { national += String(Int.random(in: 0...9, using: &rng)) }
             var number = c.cc + national
             if !numbers.isEmpty && Int.random(in: 0..<10, using: &rng) == 0 { number = numbers.randomElement(using: &rng)! }
             numbers.append(number)
