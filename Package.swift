@@ -85,7 +85,7 @@ let package = Package(
         // Exports the C functions of include/callerid.h (`@c`); built into libcallerid.so.
         .target(
             name: "CallerIDC",
-            dependencies: ["CallerID"],
+            dependencies: ["CallerID", "CPortable"],
             swiftSettings: strictSettings
         ),
         .executableTarget(

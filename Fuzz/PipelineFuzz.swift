@@ -44,7 +44,7 @@ func fuzzPipeline(_ path: String, _ bytes: [UInt8]) {
         _ = try? normalizer.normalize(text)
         _ = try? normalizer.normalize(text, country: "RU")
         _ = try? normalizer.normalize(text, country: "US")
-        _ = cleaner.clean(text)
+        _ = try? cleaner.clean(text)
     }
 }
 #endif

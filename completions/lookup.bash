@@ -7,7 +7,7 @@
 _lookup_options() {
     case $1 in
         build)
-            echo "-o --output --skip-bad-rows --block-size --raw-labels --json" \
+            echo "-o --output --skip-bad-rows --block-size --raw-labels --hidden-characters --json" \
                 "--preset --format --delimiter --encoding --header" \
                 "--number-field --label-field --category-field --weight-field --region-field --country-field" \
                 "--range-end-field --number-prefix-field --pad-number" \
@@ -21,7 +21,7 @@ _lookup_options() {
         install) echo "--store --slots --max-entries --allow --rule --no-rules --block-categories --trust --require-signature --json --help" ;;
         keygen)  echo "-o --help" ;;
         sign)    echo "--key --help" ;;
-        fetch)   echo "--store --trust --allow-downgrade --json --help" ;;
+        fetch)   echo "--store --trust --allow-downgrade --slots --max-entries --min-rate --grace --json --help" ;;
         feed)    echo "--store --slot --max-entries --chunk --simulate --from-previous --model-os-cap --json --help" ;;
         diff)    echo "--json --help" ;;
         export)  echo "--live-caller-id --db --cache-expiry-minutes --identity-category --icons --text --json --help" ;;
@@ -71,11 +71,12 @@ _lookup() {
         --number-rules) COMPREPLY=($(compgen -W "auto libphonenumber table" -- "$cur")); return ;;
         --block-list) COMPREPLY=($(compgen -W "combined separate" -- "$cur")); return ;;
         --action)   COMPREPLY=($(compgen -W "identify block" -- "$cur")); return ;;
+        --hidden-characters) COMPREPLY=($(compgen -W "remove refuse" -- "$cur")); return ;;
         --block-size|--from|--category|--slots|--max-entries|--rule|--block-categories|--slot|--chunk|\
         --model-os-cap|--cache-expiry-minutes|--identity-category|--delimiter|--number-field|--label-field|\
         --category-field|--weight-field|--region-field|--country-field|--range-end-field|\
         --number-prefix-field|--pad-number|--country|--max-range-expansion|--max-expanded-total|\
-        --label-replace|--max-label-bytes|--region-after|--top|--dataset-version|--max-bad-rows)
+        --label-replace|--max-label-bytes|--region-after|--top|--dataset-version|--max-bad-rows|--min-rate|--grace)
             return ;;  # a value nothing can guess
     esac
 

@@ -21,11 +21,18 @@
  *
  * Threads
  *   - A cid_db may be used from any number of threads at once for every function that
- *     takes a cid_db, except cid_close(), which must not overlap any other call on that
- *     handle (nor any later call: after cid_close() the handle is gone).
- *   - A cid_cursor belongs to one thread at a time: calls on one cursor must not overlap
- *     (hand it to another thread only with your own synchronization). Different cursors,
- *     on the same database or not, run in parallel freely.
+ *     takes a cid_db.
+ *   - cid_close() may run while other threads are inside calls on the same handle: each of
+ *     those calls either completes normally (cid_close() waits for the calls that began
+ *     before it) or returns CID_ERR_BAD_HANDLE (the calls that begin after it). What the
+ *     caller must still guarantee: no thread reads a label or category pointer obtained from
+ *     the handle (cid_lookup*, cid_category) once cid_close() has been called on it, since
+ *     they point into the closed file; and no handle value is used after cid_close() returns
+ *     except to get CID_ERR_BAD_HANDLE.
+ *   - A cid_cursor belongs to one thread at a time: calls on one cursor must not overlap,
+ *     cid_cursor_free() included (hand it to another thread only with your own
+ *     synchronization). Different cursors, on the same database or not, run in parallel
+ *     freely, and keep working after cid_close() of their database.
  *   - The last-error message is per thread.
  *
  * Link with: cc app.c $(pkg-config --cflags --libs callerid)   (see docs/C-ABI.md)
@@ -214,7 +221,10 @@ cid_status cid_open(const char *CID_NULLABLE path, uint32_t flags, cid_db *CID_N
  * mapped until they are freed).
  * NULL is accepted and does nothing (CID_OK). Closing a handle twice, or a pointer that
  * is not an open handle, returns CID_ERR_BAD_HANDLE.
- * Not concurrent: no other call on this handle may run during or after cid_close(). */
+ * Thread-safe against calls on the same handle in other threads: it waits for the calls
+ * that began before it to return (a long cid_verify() keeps it waiting), and the calls that
+ * begin after it return CID_ERR_BAD_HANDLE. The labels and category names those calls hand
+ * out must not be read once cid_close() has been called (see Threads above). */
 cid_status cid_close(cid_db *CID_NULLABLE db);
 
 /* Checks every checksum and decodes every block and label chunk (O(file size)).

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# Checks a package made by tools/package-deb.sh: its control data, its file list, that the
-# unpacked `lookup` needs no Swift library and answers a query on the bundled sample from a
+# Checks a package made by tools/package-deb.sh: its control data (a real Maintainer, no
+# placeholder), its file list (the documents lookup(1) names included), stripped binaries, that
+# the unpacked `lookup` needs no Swift library and answers a query on the bundled sample from a
 # temporary root, and that the man page renders; under CI (as root) also installs it with dpkg -i,
 # queries the installed tool and removes it again.
 # Usage: bash tools/check-deb.sh FILE.deb
 set -euo pipefail
 deb=${1:?usage: bash tools/check-deb.sh FILE.deb}
+# A relative path is the caller's: resolved before the script moves to the repository.
+case "$deb" in /*) ;; *) deb="$PWD/$deb" ;; esac
+[ -f "$deb" ] || { echo "check-deb: $deb: no such file" >&2; exit 66; }
 cd "$(dirname "$0")/.."
 fail() { echo "check-deb: $*" >&2; exit 1; }
 if ! command -v groff >/dev/null; then
@@ -14,15 +18,22 @@ if ! command -v groff >/dev/null; then
 fi
 
 info=$(dpkg-deb --info "$deb")
-for field in "Package: callerid" "Depends: .*liblz4-1" "Depends: .*libxxhash0" "Depends: .*libphonenumber8" "Depends: .*libsodium23" "Section: utils"; do
+for field in "Package: callerid" "Depends: .*liblz4-1" "Depends: .*libxxhash0" "Depends: .*libphonenumber8" "Depends: .*libsodium23" "Section: utils" \
+             "Maintainer: [^<>]+ <[^<>@ ]+@[^<>@ ]+>$"; do
     grep -Eq "$field" <<<"$info" || fail "control lacks '$field'"
 done
+# No made-up values: the project has no home page and no address of its own.
+if grep -Eq "Homepage:|@localhost" <<<"$info"; then fail "control has a placeholder: $(grep -E 'Homepage:|@localhost' <<<"$info")"; fi
 listing=$(dpkg-deb --contents "$deb")
 contents=$(awk '{print $6}' <<<"$listing")
 for path in ./usr/bin/lookup ./usr/lib/libcallerid.so ./usr/lib/libcallerid-phonenumber.so ./usr/include/callerid.h ./usr/lib/pkgconfig/callerid.pc \
             ./usr/share/man/man1/lookup.1.gz ./usr/share/bash-completion/completions/lookup \
             ./usr/share/zsh/vendor-completions/_lookup ./usr/share/doc/callerid/copyright; do
     grep -qx "$path" <<<"$contents" || fail "package lacks $path"
+done
+# Every document the man page names is in the package.
+for doc in $(grep -o '[A-Z][A-Z\-]*\.md' docs/man/lookup.1 | tr -d '\\' | sort -u); do
+    grep -qx "./usr/share/doc/callerid/$doc" <<<"$contents" || fail "lookup(1) names $doc, which the package lacks"
 done
 
 root=$(mktemp -d)
@@ -32,6 +43,11 @@ lookup="$root/usr/bin/lookup"
 # (Output captured first: `grep -q` on a pipe ends it early, and pipefail turns that into SIGPIPE.)
 deps=$(ldd "$lookup" "$root/usr/lib/libcallerid.so")
 if grep -E 'libswift|libFoundation' <<<"$deps"; then fail "lookup or libcallerid.so loads Swift libraries"; fi
+# Stripped binaries: no debug information, no symbol table (they stay in the build folders).
+for bin in "$lookup" "$root/usr/lib/libcallerid.so" "$root/usr/lib/libcallerid-phonenumber.so"; do
+    sections=$(readelf -S -W "$bin")
+    if grep -Eq '\.debug_info|\.symtab' <<<"$sections"; then fail "$(basename "$bin") is not stripped ($(du -k "$bin" | cut -f1) KB)"; fi
+done
 # Linked at a fixed address (tools/install.sh without --pie): no start-up relocation of its image.
 elf=$(readelf -h "$lookup")
 grep -E 'Type: +EXEC' <<<"$elf" >/dev/null || fail "lookup is not a fixed-address executable: $(grep Type: <<<"$elf")"

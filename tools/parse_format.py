@@ -52,7 +52,7 @@ def parse(path, layout=False):
     check(u32(f, 12) == 64 and u64(f, 16) == size, "header size / file size")
     entries, block_count, value_count, hot_count = u64(f, 24), u32(f, 32), u32(f, 36), u32(f, 40)
     sync_shift, summary_shift, block_size, table_offset = f[44], f[45], u16(f, 46), u64(f, 48)
-    check(1 <= block_size <= 1024 and sync_shift <= 10 and summary_shift <= 16, "header ranges")
+    check(1 <= block_size <= 1024 and sync_shift <= 10 and summary_shift <= 6, "header ranges")
     check(block_count <= size // 20 and block_count <= entries <= block_count * block_size, "counts")
     check(hot_count <= value_count <= entries and (entries == 0) == (value_count == 0), "value counts")
     # §4 footer and section table

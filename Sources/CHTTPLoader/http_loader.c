@@ -9,16 +9,18 @@
 
 typedef void CURL;
 typedef int CURLcode;
+typedef long long curl_off_t;
 typedef size_t (*curl_write_fn)(char *, size_t, size_t, void *);
+typedef int (*curl_xferinfo_fn)(void *, curl_off_t, curl_off_t, curl_off_t, curl_off_t);
 
 enum {
     OPT_WRITEDATA = 10001, OPT_URL = 10002, OPT_RANGE = 10007, OPT_ERRORBUFFER = 10010,
-    OPT_WRITEFUNCTION = 20011, OPT_USERAGENT = 10018, OPT_LOW_SPEED_LIMIT = 19, OPT_LOW_SPEED_TIME = 20,
-    OPT_FOLLOWLOCATION = 52, OPT_MAXREDIRS = 68, OPT_CONNECTTIMEOUT = 78, OPT_NOSIGNAL = 99,
-    OPT_PROTOCOLS = 181, OPT_REDIR_PROTOCOLS = 182,
-    OPT_PROTOCOLS_STR = 10318, OPT_REDIR_PROTOCOLS_STR = 10319,
+    OPT_WRITEFUNCTION = 20011, OPT_USERAGENT = 10018, OPT_NOPROGRESS = 43, OPT_FAILONERROR = 45,
+    OPT_FOLLOWLOCATION = 52, OPT_XFERINFODATA = 10057, OPT_MAXREDIRS = 68, OPT_CONNECTTIMEOUT = 78,
+    OPT_NOSIGNAL = 99, OPT_TIMEOUT_MS = 155, OPT_PROTOCOLS = 181, OPT_REDIR_PROTOCOLS = 182,
+    OPT_XFERINFOFUNCTION = 20219, OPT_PROTOCOLS_STR = 10318, OPT_REDIR_PROTOCOLS_STR = 10319,
     INFO_RESPONSE_CODE = 0x200000 + 2,
-    GLOBAL_ALL = 3, ERROR_SIZE = 256, CURLE_WRITE_ERROR = 23,
+    GLOBAL_ALL = 3, ERROR_SIZE = 256, CURLE_HTTP_RETURNED_ERROR = 22,
 };
 
 static struct {
@@ -64,9 +66,21 @@ static void load(void) {
 struct sink {
     CURL *handle;
     cid_http_body_fn body;
+    cid_http_tick_fn tick;
     void *context;
     int aborted;
 };
+
+// Called by libcurl about once a second while idle, and as data arrives: the caller's deadline.
+static int on_progress(void *user, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow) {
+    (void)dltotal; (void)ultotal; (void)ulnow;
+    struct sink *s = user;
+    if (s->tick(dlnow, s->context) != 0) {
+        s->aborted = 1;
+        return 1;
+    }
+    return 0;
+}
 
 static size_t on_data(char *data, size_t size, size_t count, void *user) {
     struct sink *s = user;
@@ -81,8 +95,8 @@ static size_t on_data(char *data, size_t size, size_t count, void *user) {
     return n;
 }
 
-int cid_http_get(const char *url, long long range_start, long connect_timeout_seconds, long stall_seconds,
-                 cid_http_body_fn body, void *context, long *status, char *error, size_t error_size) {
+int cid_http_get(const char *url, long long range_start, long connect_timeout_seconds, long timeout_ms,
+                 cid_http_body_fn body, cid_http_tick_fn tick, void *context, long *status, char *error, size_t error_size) {
     *status = 0;
     if (error_size > 0) error[0] = 0;
     pthread_once(&once, load);
@@ -98,7 +112,7 @@ int cid_http_get(const char *url, long long range_start, long connect_timeout_se
     char curl_error[ERROR_SIZE];
     curl_error[0] = 0;
     char range[32];
-    struct sink s = {c, body, context, 0};
+    struct sink s = {c, body, tick, context, 0};
     curl.easy_setopt(c, OPT_URL, url);
     curl.easy_setopt(c, OPT_NOSIGNAL, 1L);
     curl.easy_setopt(c, OPT_ERRORBUFFER, curl_error);
@@ -108,8 +122,12 @@ int cid_http_get(const char *url, long long range_start, long connect_timeout_se
     curl.easy_setopt(c, OPT_MAXREDIRS, 5L);
     curl.easy_setopt(c, OPT_USERAGENT, "CallerID-lookup-fetch");
     curl.easy_setopt(c, OPT_CONNECTTIMEOUT, connect_timeout_seconds);
-    curl.easy_setopt(c, OPT_LOW_SPEED_LIMIT, 1L);
-    curl.easy_setopt(c, OPT_LOW_SPEED_TIME, stall_seconds);
+    curl.easy_setopt(c, OPT_TIMEOUT_MS, timeout_ms);
+    curl.easy_setopt(c, OPT_XFERINFOFUNCTION, (curl_xferinfo_fn)on_progress);
+    curl.easy_setopt(c, OPT_XFERINFODATA, (void *)&s);
+    curl.easy_setopt(c, OPT_NOPROGRESS, 0L);
+    // A status of 400 or more ends the transfer at the status line: an error page is never read.
+    curl.easy_setopt(c, OPT_FAILONERROR, 1L);
     if (curl.easy_setopt(c, OPT_PROTOCOLS_STR, "http,https") != 0) {
         curl.easy_setopt(c, OPT_PROTOCOLS, 3L);  // libcurl before 7.85: HTTP | HTTPS
     }
@@ -127,6 +145,8 @@ int cid_http_get(const char *url, long long range_start, long connect_timeout_se
     int result = CID_HTTP_OK;
     if (s.aborted) {
         result = CID_HTTP_ABORTED;
+    } else if (rc == CURLE_HTTP_RETURNED_ERROR && code >= 400) {
+        result = CID_HTTP_OK;  // stopped at the status line; the status says why
     } else if (rc != 0) {
         snprintf(error, error_size, "%s", curl_error[0] ? curl_error : curl.easy_strerror(rc));
         result = CID_HTTP_FAILED;

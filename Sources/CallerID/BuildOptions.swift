@@ -17,6 +17,10 @@ public struct BuildOptions: Sendable {
     /// decodes at most this many ranges; each block costs 6 bytes of index (10 with first
     /// numbers more than 2^32 apart in a group of 16 blocks), plus 12 per 16 blocks.
     public var rangeBlockSize: Int = Format.defaultRangeBlockSize
+    /// What ``DatabaseBuilder`` does with a label holding hidden characters (bidirectional
+    /// controls, invisible characters; ``LabelText``): removes them and counts the records in
+    /// ``BuildSummary/hiddenCharactersRemoved`` (the default), or refuses the record.
+    public var hiddenCharacters: LabelText.HiddenCharacters = .remove
 
     /// The largest ``blockSize``.
     public static let maxBlockSize = Format.maxBlockEntries
@@ -36,13 +40,19 @@ public struct BuildSummary: Sendable, Equatable {
     public var fileBytes: Int
     /// Ranges written (after overlaps were resolved; see ``DatabaseBuilder/addRange(_:_:label:category:)``).
     public var ranges: Int
+    /// Records (entries and ranges, duplicates included) whose label had hidden characters
+    /// removed (``BuildOptions/hiddenCharacters``): a warning worth reading, since the input
+    /// tried to change what a phone shows.
+    public var hiddenCharactersRemoved: Int
 
-    public init(entries: Int, duplicatesMerged: Int, distinctLabels: Int, fileBytes: Int, ranges: Int = 0) {
+    public init(entries: Int, duplicatesMerged: Int, distinctLabels: Int, fileBytes: Int, ranges: Int = 0,
+                hiddenCharactersRemoved: Int = 0) {
         self.entries = entries
         self.duplicatesMerged = duplicatesMerged
         self.distinctLabels = distinctLabels
         self.fileBytes = fileBytes
         self.ranges = ranges
+        self.hiddenCharactersRemoved = hiddenCharactersRemoved
     }
 
     /// File bytes per entry (0 for an empty database).

@@ -74,23 +74,50 @@ public struct CallerIDError: CallerIDFailure, Equatable {
 }
 
 /// Input text as an error message quotes it: at most 40 characters (then "…" and the length
-/// in bytes), invalid UTF-8 shown as U+FFFD and control characters as `\u{1B}` escapes, so a
-/// hostile row can neither flood the report with a 10 MB field nor send terminal escapes.
+/// in bytes), invalid UTF-8 shown as U+FFFD and what labels may not hold (``LabelText``:
+/// control and hidden characters) as `\u{1B}` escapes, so a hostile row can neither flood the
+/// report with a 10 MB field nor send terminal escapes or reorder the line.
 package func quotedInput(_ bytes: some Collection<UInt8>) -> String {
     let limit = 40
     var out = ""
     var width = 0
     var truncated = bytes.count > limit * 4
-    for scalar in String(decoding: bytes.prefix(limit * 4), as: UTF8.self).unicodeScalars {
-        let escaped = scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
-        let piece = escaped ? "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}" : String(scalar)
-        let pieceWidth = escaped ? piece.unicodeScalars.count : 1
+    LabelText.forEachScalar(bytes.prefix(limit * 4)) { scalar, problem in
+        guard !truncated || width < limit else { return }
+        let piece = problem != nil ? escapedScalar(scalar) : String(scalar)
+        let pieceWidth = problem != nil ? piece.unicodeScalars.count : 1
         if width + pieceWidth > limit {
             truncated = true
-            break
+            width = limit
+            return
         }
         out += piece
         width += pieceWidth
     }
     return "'" + out + (truncated ? "… (\(bytes.count) bytes)" : "") + "'"
+}
+
+/// `s` with what labels may not hold (``LabelText``: control and hidden characters) written as
+/// `\u{1B}` escapes, at most `limit` characters (then `…` and the length in bytes): text from a
+/// file, an input or a server (a message, a file name, a path) made safe to print.
+package func escapedForDisplay(_ s: String, limit: Int = .max) -> String {
+    var out = ""
+    var count = 0
+    var cut = false
+    LabelText.forEachScalar(s) { scalar, problem in
+        guard !cut else { return }
+        if count >= limit {
+            out += "… (\(s.utf8.count) bytes)"
+            cut = true
+            return
+        }
+        if problem != nil { out += escapedScalar(scalar) } else { out.unicodeScalars.append(scalar) }
+        count += 1
+    }
+    return out
+}
+
+/// `\u{1B}`: how messages show a character they must not print.
+package func escapedScalar(_ scalar: Unicode.Scalar) -> String {
+    "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
 }

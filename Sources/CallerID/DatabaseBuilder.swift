@@ -21,6 +21,8 @@ public struct DatabaseBuilder {
     private var rangeFirst: [UInt64] = []
     private var rangeLast: [UInt64] = []
     private var rangeValues: [UInt32] = []
+    /// Records whose label had hidden characters removed.
+    private var hiddenRemoved = 0
 
     public init(options: BuildOptions = BuildOptions()) {
         self.options = options
@@ -30,8 +32,11 @@ public struct DatabaseBuilder {
     public var count: Int { numbers.count }
 
     /// Adds a record. Throws for an invalid number, a label over 65,535 UTF-8 bytes or with a
-    /// control character (U+0000–U+001F, U+007F), a category name used with two different
-    /// actions, or a 257th category.
+    /// control character (U+0000–U+001F, U+007F–U+009F), a category name used with two
+    /// different actions, or a 257th category. Hidden characters in the label (bidirectional
+    /// controls, invisible characters: ``LabelText``) are removed and counted in
+    /// ``BuildSummary/hiddenCharactersRemoved``, or refused with
+    /// ``BuildOptions/hiddenCharacters`` `.refuse`.
     public mutating func add(_ number: UInt64, label: String, category: Category = .identify) throws(CallerIDError) {
         var label = label
         let result = label.withUTF8 { bytes in
@@ -78,15 +83,33 @@ public struct DatabaseBuilder {
     }
 
     private mutating func internValue(utf8Label: UnsafeRawBufferPointer, category: Category) throws(CallerIDError) -> UInt32 {
-        guard utf8Label.count <= Format.maxLabelBytes else {
-            throw CallerIDError(.invalidInput, "label is \(utf8Label.count) bytes; the limit is \(Format.maxLabelBytes)")
-        }
-        if let bad = utf8Label.firstIndex(where: { $0 < 0x20 || $0 == 0x7F }) {
-            throw CallerIDError(.invalidInput, "label has control byte 0x\(String(utf8Label[bad], radix: 16)) at byte \(bad + 1); labels are one line of text")
-        }
         let code = try categoryCode(category)
-        return try interner.intern(category: code, bytes: utf8Label)
+        // The interner holds each new label to the label rule (LabelText).
+        let problem: LabelText.Problem
+        switch try interner.intern(category: code, bytes: utf8Label) {
+        case .id(let id): return id
+        case .refused(let p): problem = p
+        }
+        guard problem.kind == .hidden, options.hiddenCharacters == .remove else {
+            throw CallerIDError(.invalidInput, problem.description)
+        }
+        var cleaned = LabelText.removingHiddenCharacters(String(decoding: utf8Label, as: UTF8.self)).text
+        let result = cleaned.withUTF8 { bytes in
+            Result { () throws(CallerIDError) -> UInt32 in
+                switch try interner.intern(category: code, bytes: UnsafeRawBufferPointer(bytes)) {
+                case .id(let id): return id
+                case .refused(let other): throw CallerIDError(.invalidInput, other.description)
+                }
+            }
+        }
+        let value = try result.get()
+        hiddenRemoved += 1
+        return value
     }
+
+    /// Counts a record whose label the caller's own cleaning rid of hidden characters (the
+    /// `lookup` tool's TSV rules), as if the builder had removed them.
+    package mutating func countHiddenCharactersRemoved() { hiddenRemoved += 1 }
 
     private mutating func categoryCode(_ category: Category) throws(CallerIDError) -> UInt8 {
         // Consecutive records mostly share a category: skip the dictionary then.
@@ -188,7 +211,8 @@ public struct DatabaseBuilder {
                                             label: { interner.bytes($0) }, valueCategory: { newCode[Int(interner.categories[$0])] },
                                             categories: table, options: layout, extraSections: extra)
         let summary = BuildSummary(entries: keys.count, duplicatesMerged: duplicates,
-                                   distinctLabels: encoded.distinctValues, fileBytes: encoded.image.count, ranges: pieces.count)
+                                   distinctLabels: encoded.distinctValues, fileBytes: encoded.image.count, ranges: pieces.count,
+                                   hiddenCharactersRemoved: hiddenRemoved)
         return (encoded.image, summary)
     }
 }

@@ -14,7 +14,16 @@ struct LabelInterner {
     func length(_ id: Int) -> Int { Int(starts[id + 1] - starts[id]) }
     func bytes(_ id: Int) -> ArraySlice<UInt8> { arena[Int(starts[id])..<Int(starts[id + 1])] }
 
-    mutating func intern(category: UInt8, bytes: UnsafeRawBufferPointer) throws(CallerIDError) -> UInt32 {
+    /// What ``intern(category:bytes:)`` made of a pair.
+    enum Interned {
+        case id(UInt32)
+        /// A new label the label rule refuses (``LabelText/check(_:)``): not interned.
+        case refused(LabelText.Problem)
+    }
+
+    /// The id of the pair, interned when it is new. A new label is held to the label rule
+    /// first, so the rule runs once per distinct label, not once per record.
+    mutating func intern(category: UInt8, bytes: UnsafeRawBufferPointer) throws(CallerIDError) -> Interned {
         let h = Codec.xxh3(bytes) &+ UInt64(category) &* 0x9E37_79B9_7F4A_7C15
         let mask = table.count - 1
         var slot = Int(truncatingIfNeeded: h) & mask
@@ -24,13 +33,11 @@ struct LabelInterner {
             let id = Int(e - 1)
             if hashes[id] == h && categories[id] == category && length(id) == bytes.count
                 && arena.withUnsafeBytes({ a in memEqual(a, Int(starts[id]), bytes) }) {
-                return UInt32(id)
+                return .id(UInt32(id))
             }
             slot = (slot + 1) & mask
         }
-        guard validUTF8(bytes) else {
-            throw CallerIDError(.invalidInput, "label is not valid UTF-8")
-        }
+        if let problem = LabelText.check(bytes) { return .refused(problem) }
         let id = count
         guard arena.count + bytes.count <= Int(UInt32.max) else {
             throw CallerIDError(.limitExceeded, "distinct labels exceed 4 GiB")
@@ -41,7 +48,7 @@ struct LabelInterner {
         hashes.append(h)
         table[slot] = UInt32(id + 1)
         if count * 2 > table.count { grow() }
-        return UInt32(id)
+        return .id(UInt32(id))
     }
 
     private mutating func grow() {

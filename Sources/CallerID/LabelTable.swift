@@ -142,8 +142,8 @@ final class LabelTable: Sendable {
         id < hotCount ? try hotLabel(id) : try coldCodes(id)
     }
 
-    /// Verify: hot offsets ascend, every label is valid text, every cold group is consumed
-    /// exactly by its labels.
+    /// Verify: hot offsets ascend, every label passes ``LabelText/check(_:)`` (strict UTF-8,
+    /// no control or hidden character), every cold group is consumed exactly by its labels.
     func verify() throws(CallerIDError) {
         func bad(_ m: String) -> CallerIDError { CallerIDError.corrupt(path, m) }
         var last = 0
@@ -154,8 +154,12 @@ final class LabelTable: Sendable {
         }
         var scratch = FixedBuffer<UInt8>(repeating: 0, count: Format.maxLabelBytes + 8)
         func checkText(_ label: UnsafeRawBufferPointer, _ v: Int) throws(CallerIDError) {
-            guard label.count <= Format.maxLabelBytes, validUTF8(label), !label.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
-                throw bad("label of \(what) \(v) is too long, not UTF-8 or has a control byte")
+            // The one label rule (LabelText). A hidden character is not damage but a file
+            // built before the rule: say how to mend it.
+            if let problem = LabelText.check(label) {
+                let mend = problem.kind == .hidden
+                    ? " (labels may not hold it: a file built before that rule; 'lookup build' removes them)" : ""
+                throw bad(problem.description(of: "label of \(what) \(v)") + mend)
             }
         }
         for v in 0..<valueCount {

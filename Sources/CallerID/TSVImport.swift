@@ -31,8 +31,10 @@ extension DatabaseBuilder {
     /// ``addTSV(path:onError:)`` with the number and label of each row read by `rules` instead
     /// of ``PhoneNumber/parse(_:)`` and as is: the `lookup` tool passes the pipeline's rules, so
     /// that a plain TSV build and a pipeline build take the same rows and store the same bytes.
+    /// `onWarning` gets the rows the rules changed in a way worth a warning (hidden characters
+    /// removed from the label), as `file:line: message`.
     package mutating func addTSV(path: String, rules: some TSVRowRules,
-                                 onError: (RowError) -> Void) throws(CallerIDError) -> Int {
+                                 onError: (RowError) -> Void, onWarning: (RowError) -> Void = { _ in }) throws(CallerIDError) -> Int {
         var reader = try LineReader(path: path)
         defer { reader.close() }
         var added = 0
@@ -48,7 +50,9 @@ extension DatabaseBuilder {
         }) { (line, lineNumber) throws(CallerIDError) in
             if line.isEmpty || line[0] == UInt8(ascii: "#") { return }
             do throws(CallerIDError) {
-                try addTSVRow(line, categoryCache: &categoryCache, rules: rules)
+                if let warning = try addTSVRow(line, categoryCache: &categoryCache, rules: rules) {
+                    onWarning(RowError(file: path, line: lineNumber, reason: warning))
+                }
                 added += 1
             } catch {
                 onError(RowError(file: path, line: lineNumber, reason: error.message))
@@ -57,8 +61,9 @@ extension DatabaseBuilder {
         return added
     }
 
+    /// Adds one row; returns the rules' warning about it, if any.
     private mutating func addTSVRow(_ line: UnsafeRawBufferPointer, categoryCache: inout CategoryCache,
-                                    rules: some TSVRowRules) throws(CallerIDError) {
+                                    rules: some TSVRowRules) throws(CallerIDError) -> String? {
         // Up to three TAB positions, without allocating per row.
         var tabs = TabPositions()
         for i in 0..<line.count where line[i] == 0x09 {
@@ -85,9 +90,10 @@ extension DatabaseBuilder {
             throw CallerIDError(.invalidInput, "label is not valid UTF-8")
         }
         var cleaned: [UInt8]? = nil
+        var warning: String? = nil
         switch rules.cleanLabel(label) {
         case .asIs: break
-        case .replaced(let bytes): cleaned = bytes
+        case .replaced(let bytes, let hiddenRemoved): cleaned = bytes; warning = hiddenRemoved
         case .refused(let why): throw CallerIDError(.invalidInput, why)
         }
         var category = Category.identify
@@ -100,13 +106,17 @@ extension DatabaseBuilder {
         if let cleaned {
             try cleaned.withUnsafeBytes { bytes in
                 Result { () throws(CallerIDError) in
-                    for n in [number] + more { try add(n, utf8Label: bytes, category: category) }
+                    for n in [number] + more {
+                        try add(n, utf8Label: bytes, category: category)
+                        if warning != nil { countHiddenCharactersRemoved() }
+                    }
                 }
             }.get()
         } else {
             try add(number, utf8Label: label, category: category)
             for n in more { try add(n, utf8Label: label, category: category) }
         }
+        return warning
     }
 }
 
@@ -122,7 +132,9 @@ package enum TSVNumbers {
 /// What becomes of a label, as ``TSVRowRules`` clean it.
 package enum TSVLabel {
     case asIs
-    case replaced([UInt8])
+    /// The label to store instead, and the warning when hidden characters were removed from it
+    /// (the builder counts the records in ``BuildSummary/hiddenCharactersRemoved``).
+    case replaced([UInt8], hiddenRemoved: String?)
     case refused(String)
 }
 
@@ -167,19 +179,28 @@ private struct TabPositions {
     subscript(_ k: Int) -> Int { k == 0 ? p.0 : k == 1 ? p.1 : p.2 }
 }
 
-/// Category names seen so far; most files use a handful, so a linear scan that compares
-/// bytes in place beats hashing a new array for every row.
+/// Category names seen so far. Most files use a handful: the first ``scanned`` are compared in
+/// place, with no hashing and no allocation per row; any further name is found in a dictionary,
+/// so a file of 100,000 distinct names costs one lookup per row, not a scan of all the others.
 private struct CategoryCache {
+    static let scanned = 8
     private var names: [[UInt8]] = []
     private var categories: [Category] = []
+    private var others: [[UInt8]: Category] = [:]
 
     mutating func category(_ field: UnsafeRawBufferPointer) throws(CallerIDError) -> Category {
         for (i, name) in names.enumerated() where name.count == field.count && name.elementsEqual(field) {
             return categories[i]
         }
+        let key = Array(field)
+        if let c = others[key] { return c }
         let c = try Category.named(String(decoding: field, as: UTF8.self))
-        names.append(Array(field))
-        categories.append(c)
+        if names.count < CategoryCache.scanned {
+            names.append(key)
+            categories.append(c)
+        } else {
+            others[key] = c
+        }
         return c
     }
 }

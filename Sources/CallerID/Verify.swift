@@ -2,7 +2,8 @@ extension Database {
     /// Checks the whole file: every section checksum, zero padding between sections, and a
     /// full decode (the summary against the index, every block record — keys strictly
     /// ascending across the file, every value code, canonical encoding — every category, every
-    /// label decoded and valid UTF-8 without control bytes).
+    /// label decoded and held to the label rule, ``LabelText``: strict UTF-8 without control or
+    /// hidden characters).
     ///
     /// Its cost is linear in the file's size: a file holds at most 51.2 entries per byte (every
     /// block costs at least 20 bytes of index and record header and holds at most 1,024

@@ -19,14 +19,33 @@ import Darwin
 
 /// Runs `body` with the database behind `p` without retaining it (lookups from many threads
 /// would otherwise contend on its reference count), or returns a failure status. The check
-/// reads only the handle table, never the memory of a closed handle.
+/// reads only the handle table, never the memory of a closed handle; the handle stays pinned
+/// while `body` runs, so a `cid_close` on another thread waits for it.
 @inline(__always)
 private func withDatabase(_ p: OpaquePointer?, _ body: (Core) -> Int32) -> Int32 {
+    withDatabase(p) { core, _ in body(core) }
+}
+
+/// ``withDatabase(_:_:)`` that also hands `body` the calling thread's record (its lookup labels).
+@inline(__always)
+private func withDatabase(_ p: OpaquePointer?, _ body: (Core, UnsafeMutablePointer<Pins.Record>) -> Int32) -> Int32 {
     guard let p else { return fail(Status.invalidArgument, "the database handle is NULL") }
-    guard let object = HandleTable.object(UnsafeRawPointer(p), kind: .database) else {
-        return fail(Status.badHandle, "not an open database handle (closed already, or a cursor?)")
+    return HandleTable.withObject(UnsafeRawPointer(p), kind: .database) { object, thread in
+        guard let object else {
+            return fail(Status.badHandle, "not an open database handle (closed already, or a cursor?)")
+        }
+        return Unmanaged<Core>.fromOpaque(object)._withUnsafeGuaranteedRef { body($0, thread) }
     }
-    return Unmanaged<Core>.fromOpaque(object)._withUnsafeGuaranteedRef { body($0) }
+}
+
+/// Runs `body` with the cursor behind `p`. Not pinned: a cursor belongs to one thread at a
+/// time (callerid.h), so nothing frees it during a call on it.
+@inline(__always)
+private func withCursor(_ p: OpaquePointer, _ body: (CursorHandle) -> Int32) -> Int32 {
+    guard let object = HandleTable.object(UnsafeRawPointer(p), kind: .cursor) else {
+        return fail(Status.badHandle, "not a live cursor (freed already, or a database handle?)")
+    }
+    return Unmanaged<CursorHandle>.fromOpaque(object)._withUnsafeGuaranteedRef { body($0) }
 }
 
 // MARK: - Status, errors, versions
@@ -164,8 +183,8 @@ public func cid_category(_ db: OpaquePointer?, _ index: UInt32, _ name: UnsafeMu
 public func cid_lookup(_ db: OpaquePointer?, _ number: UInt64, _ out: UnsafeMutableRawPointer?) -> Int32 {
     guard let out else { return fail(Status.invalidArgument, "out is NULL") }
     let entry = out.assumingMemoryBound(to: CEntry.self)
-    let status = withDatabase(db) { core in
-        ThreadLabels.begin()
+    let status = withDatabase(db) { core, thread in
+        ThreadLabels.begin(thread)
         do throws(CallerIDError) {
             return try core.db.withEntry(number) { view in core.fillKeeping(entry, view) } ?? Status.notFound
         } catch {
@@ -185,8 +204,8 @@ public func cid_lookup_match(_ db: OpaquePointer?, _ number: UInt64, _ out: Unsa
     guard let out else { return fail(Status.invalidArgument, "out is NULL") }
     let entry = out.assumingMemoryBound(to: CEntry.self)
     var kind = MatchKind.entry
-    let status = withDatabase(db) { core in
-        ThreadLabels.begin()
+    let status = withDatabase(db) { core, thread in
+        ThreadLabels.begin(thread)
         do throws(CallerIDError) {
             return try core.db.withAnswer(number) { view in
                 kind = view.match
@@ -264,8 +283,8 @@ public func cid_lookup_batch(_ db: OpaquePointer?, _ numbers: UnsafePointer<UInt
         return withDatabase(db) { _ in Status.ok }
     }
     let out = results.assumingMemoryBound(to: CEntry.self)
-    return withDatabase(db) { core in
-        ThreadLabels.begin()
+    return withDatabase(db) { core, thread in
+        ThreadLabels.begin(thread)
         var hits = 0
         for i in 0..<count {
             let number = numbers[i]
@@ -350,10 +369,7 @@ public func cid_cursor_open_merged(_ dbs: UnsafePointer<OpaquePointer?>?, _ coun
 public func cid_cursor_next(_ cursor: OpaquePointer?, _ out: UnsafeMutableRawPointer?) -> Int32 {
     guard let cursor else { return fail(Status.invalidArgument, "the cursor is NULL") }
     guard let out else { return fail(Status.invalidArgument, "out is NULL") }
-    guard let object = HandleTable.object(UnsafeRawPointer(cursor), kind: .cursor) else {
-        return fail(Status.badHandle, "not a live cursor (freed already, or a database handle?)")
-    }
-    return Unmanaged<CursorHandle>.fromOpaque(object)._withUnsafeGuaranteedRef { $0.next(out.assumingMemoryBound(to: CEntry.self)) }
+    return withCursor(cursor) { $0.next(out.assumingMemoryBound(to: CEntry.self)) }
 }
 
 @c(cid_cursor_next_batch)
@@ -365,12 +381,7 @@ public func cid_cursor_next_batch(_ cursor: OpaquePointer?, _ out: UnsafeMutable
     // size_t arrives as Int: a capacity above Int.max reads as negative; no array is that large.
     guard capacity != 0 else { return fail(Status.invalidArgument, "capacity must be at least 1") }
     let wanted = capacity < 0 ? Int.max : capacity
-    guard let object = HandleTable.object(UnsafeRawPointer(cursor), kind: .cursor) else {
-        return fail(Status.badHandle, "not a live cursor (freed already, or a database handle?)")
-    }
-    return Unmanaged<CursorHandle>.fromOpaque(object)._withUnsafeGuaranteedRef {
-        $0.nextBatch(out.assumingMemoryBound(to: CEntry.self), wanted, count)
-    }
+    return withCursor(cursor) { $0.nextBatch(out.assumingMemoryBound(to: CEntry.self), wanted, count) }
 }
 
 @c(cid_cursor_free)

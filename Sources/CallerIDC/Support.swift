@@ -120,23 +120,16 @@ func fail(_ error: CallerIDError) -> Int32 { LastError.set(Status.of(error), err
 /// a new call keeps the first segment and frees the others, so a thread holds at most
 /// 64 KiB between calls and, during a call, the cold labels of that call.
 enum ThreadLabels {
-    /// Per thread: a malloc'd array of segment pointers' head: [next: ptr][capacity: Int][used: Int] + bytes.
-    static let key: pthread_key_t? = {
-        var k = pthread_key_t()
-        return pthread_key_create(&k, { head in
-            var segment: UnsafeMutableRawPointer? = head
-            while let s = segment {
-                segment = s.load(as: UnsafeMutableRawPointer?.self)
-                free(s)
-            }
-        }) == 0 ? k : nil
-    }()
+    /// Per thread (``Pins/Record/labels``): a malloc'd head segment, then the others linked
+    /// after it; each is [next: ptr][capacity: Int][used: Int] + bytes.
     static let segmentBytes = 64 * 1024
     static let headerBytes = 24
 
-    /// Starts a lookup call: forgets the previous call's labels.
-    static func begin() {
-        guard let key, let head = pthread_getspecific(key) else { return }
+    /// Starts a lookup call of the thread whose record is `state`: forgets the previous call's
+    /// labels.
+    @inline(__always)
+    static func begin(_ state: UnsafeMutablePointer<Pins.Record>) {
+        guard let head = state.pointee.labels else { return }
         var segment = head.load(as: UnsafeMutableRawPointer?.self)
         while let s = segment {
             segment = s.load(as: UnsafeMutableRawPointer?.self)
@@ -146,17 +139,26 @@ enum ThreadLabels {
         head.storeBytes(of: 0, toByteOffset: 16, as: Int.self)
     }
 
+    /// Frees a thread's segments (the thread exits).
+    static func freeAll(_ head: UnsafeMutableRawPointer?) {
+        var segment = head
+        while let s = segment {
+            segment = s.load(as: UnsafeMutableRawPointer?.self)
+            free(s)
+        }
+    }
+
     /// A copy of `label` that stays valid until this thread's next lookup call; nil when
     /// memory runs out.
     static func keep(_ label: UnsafeRawBufferPointer) -> UnsafeRawPointer? {
-        guard let key else { return nil }
-        var head = pthread_getspecific(key)
+        let state = Pins.current()
+        var head = state.pointee.labels
         if head == nil {
             guard let h = malloc(headerBytes + segmentBytes) else { return nil }
             h.storeBytes(of: nil, as: UnsafeMutableRawPointer?.self)
             h.storeBytes(of: segmentBytes, toByteOffset: 8, as: Int.self)
             h.storeBytes(of: 0, toByteOffset: 16, as: Int.self)
-            pthread_setspecific(key, h)
+            state.pointee.labels = h
             head = h
         }
         // The newest segment is linked right after the head; fill it, or link a new one.

@@ -41,6 +41,9 @@ public final class InstalledStore: Sendable {
         public var copiedFiles: Int
         public var plan: SlotPlan
         public var settings: FeedSettings
+        /// Files of the generation installed again that were missing or damaged in it, and
+        /// were taken from the previous generation (``reinstall(settings:trust:requireSignature:)``).
+        public var repairedFiles: [String] = []
     }
 
     public let path: String
@@ -49,7 +52,8 @@ public final class InstalledStore: Sendable {
     /// not exist yet (or is empty) gives one with nothing installed.
     /// - Throws: ``DirectoryError`` `invalidArgument` when `path` exists and is not a folder.
     public init(path: String) throws(DirectoryError) {
-        self.path = path
+        // `store/` names `store`: its files are `store/gen-2/…`, never `store//gen-2/…`.
+        self.path = OutputPath.withoutTrailingSlashes(path)
         if FileSystem.exists(path) && !FileSystem.isDirectory(path) {
             throw DirectoryError(.invalidArgument, "\(path): not a folder, cannot be a store")
         }
@@ -176,22 +180,23 @@ public final class InstalledStore: Sendable {
         let source = try Self.readSource(buildDirectory)
         for key in [trust, requireSignature].compactMap({ $0 }) { try source.verifySignature(key) }
         if let settings { try Self.checkInstallable(settings) }
-        if !FileSystem.isDirectory(path) {
-            if FileSystem.exists(path) { throw DirectoryError(.invalidArgument, "\(path): not a folder, cannot be a store") }
-            try FileSystem.makeDirectory(path)
-        }
-        return try FileSystem.withLock(path + "/.lock") { () throws(DirectoryError) -> InstallReport in
+        return try withInstallLock { () throws(DirectoryError) -> InstallReport in
             try installLocked(source, settings: settings, recordKey: requireSignature)
         }
     }
 
-    /// Runs `body` holding the store's install lock (fetches hold it from their first download
-    /// to the end of the install, so two cannot interleave). Creates the store folder.
-    func withInstallLock<R>(_ body: () throws(DirectoryError) -> R) throws(DirectoryError) -> R {
+    /// Creates the store folder when it does not exist yet.
+    func makeFolder() throws(DirectoryError) {
         if !FileSystem.isDirectory(path) {
             if FileSystem.exists(path) { throw DirectoryError(.invalidArgument, "\(path): not a folder, cannot be a store") }
             try FileSystem.makeDirectory(path)
         }
+    }
+
+    /// Runs `body` holding the store's install lock (a fetch takes it for its install step
+    /// only, never while downloading). Creates the store folder.
+    func withInstallLock<R>(_ body: () throws(DirectoryError) -> R) throws(DirectoryError) -> R {
+        try makeFolder()
         return try FileSystem.withLock(path + "/.lock", body)
     }
 
@@ -236,6 +241,12 @@ public final class InstalledStore: Sendable {
         var reportedDirectory: String? = nil
         /// Hard-link new files from the source rather than copy them (a fetch's own downloads).
         var linkFromSource = false
+        /// Files to take from elsewhere than `directory` (a repair: the previous generation's
+        /// copy of a file missing from the current one), by name; hard-linked.
+        var replacements: [String: String] = [:]
+
+        /// Where the file `name` of the set is read from.
+        func path(of name: String) -> String { replacements[name] ?? joinPath(directory, name) }
 
         func verifySignature(_ key: SigningPublicKey) throws(DirectoryError) {
             try ManifestSignature.verify(manifest: manifestData, signature: signatureData, key: key, directory: directory)
@@ -243,21 +254,30 @@ public final class InstalledStore: Sendable {
         }
     }
 
-    static func readSource(_ directory: String) throws(DirectoryError) -> Source {
+    /// Reads and checks a build directory. With `repairFrom`, a file missing from `directory`
+    /// or of the wrong size is taken from that generation when it holds the same file (size,
+    /// XXH3, SHA-256) instead of failing.
+    static func readSource(_ directory: String, repairFrom spare: Generation? = nil) throws(DirectoryError) -> Source {
         guard FileSystem.exists(directory) else {
             throw DirectoryError(.fileNotFound, "\(directory): no such build directory")
         }
         guard FileSystem.isDirectory(directory) else {
             throw DirectoryError(.invalidArgument, """
                 \(directory): a single database file, not a build directory; install takes the folder a \
-                'lookup build -o DIR' with several outputs writes (manifest.json beside the databases)
+                'lookup build -o DIR/' writes (manifest.json beside the databases)
                 """)
         }
         let manifestData = try DirectoryManifest.readManifestBytes(directory: directory)
         let manifest = try DirectoryManifest.decode(manifestData, path: joinPath(directory, "manifest.json"))
+        try manifest.requirePortableFileNames(path: joinPath(directory, "manifest.json"))
         // Cheap checks before copying anything: every file present with the size the manifest says.
+        var replacements: [String: String] = [:]
         for f in manifest.files {
             let p = joinPath(directory, f.file)
+            if let spare, !Self.intact(p, f), let copy = Self.copy(of: f, in: spare) {
+                replacements[f.file] = copy
+                continue
+            }
             guard let size = FileSystem.fileSize(p) else {
                 throw DirectoryError(.fileNotFound, "\(p): listed in the manifest but missing")
             }
@@ -273,15 +293,92 @@ public final class InstalledStore: Sendable {
             }
             signatureData = data
         }
-        return Source(directory: directory, manifestData: manifestData, manifest: manifest, signatureData: signatureData)
+        var source = Source(directory: directory, manifestData: manifestData, manifest: manifest, signatureData: signatureData)
+        source.replacements = replacements
+        return source
+    }
+
+    /// True when the file at `p` has `f`'s size and whole-file XXH3.
+    static func intact(_ p: String, _ f: DirectoryManifest.File) -> Bool {
+        FileSystem.fileSize(p) == f.bytes && (try? Checksum.xxh3(fileAt: p)) == f.xxh3
+    }
+
+    /// Generation `g`'s intact copy of `f` (same size, XXH3 and SHA-256 in its manifest, and
+    /// on disk with that size and XXH3), nil when it has none.
+    static func copy(of f: DirectoryManifest.File, in g: Generation) -> String? {
+        guard let manifest = try? DirectoryManifest.read(directory: g.path),
+              let same = manifest.files.first(where: { $0.bytes == f.bytes && $0.xxh3 == f.xxh3 && $0.sha256 == f.sha256 }) else { return nil }
+        let p = g.path + "/" + same.file
+        return intact(p, f) ? p : nil
     }
 
     /// Installs the current data again with new settings (allow list, categories, rules,
-    /// slots): a new generation whose files are hard links to the current ones.
+    /// slots): a new generation whose files are hard links to the current ones (see
+    /// ``reinstall(settings:trust:requireSignature:)``, which also repairs).
     @discardableResult
     public func updateSettings(_ settings: FeedSettings) throws(DirectoryError) -> InstallReport {
-        guard let g = try current() else { throw DirectoryError(.fileNotFound, "\(path): nothing installed yet") }
-        return try install(from: g.path, settings: settings)
+        try reinstall(settings: settings)
+    }
+
+    /// Installs the current generation's data again as a new generation, with `settings`
+    /// (default: its own) and the signature checks of
+    /// ``install(from:settings:trust:requireSignature:)``. It repairs the store: a file
+    /// missing from the current generation, or whose size or XXH3 differs from its manifest
+    /// (deleted, cut short or damaged in the store), is taken from the previous generation when
+    /// that holds the same file intact (size, XXH3, SHA-256; unchanged files are hard links, so
+    /// it usually does), and the slot plan is computed again.
+    /// ``InstallReport/repairedFiles`` lists what was taken.
+    /// - Throws: ``DirectoryError`` `fileNotFound` when nothing is installed, or when a file is
+    ///   missing and the previous generation has no copy (the message says what to fetch);
+    ///   as ``install(from:settings:trust:requireSignature:)`` otherwise.
+    @discardableResult
+    public func reinstall(settings: FeedSettings? = nil, trust: SigningPublicKey? = nil,
+                          requireSignature: SigningPublicKey? = nil) throws(DirectoryError) -> InstallReport {
+        guard let g = try current() else {
+            throw DirectoryError(.fileNotFound, "\(path): nothing installed yet; settings are installed with a set: install a build directory, or fetch one (lookup fetch URL --store \(path) --trust KEY.pub, with --slots and --max-entries for the settings)")
+        }
+        let source: Source
+        do {
+            source = try Self.readSource(g.path, repairFrom: try previous())
+        } catch {
+            throw error.code == .fileNotFound || error.code == .corrupt ? damaged(g, error, hashing: true) : error
+        }
+        for key in [trust, requireSignature].compactMap({ $0 }) { try source.verifySignature(key) }
+        if let settings { try Self.checkInstallable(settings) }
+        var report: InstallReport
+        do {
+            report = try withInstallLock { () throws(DirectoryError) -> InstallReport in
+                try installLocked(source, settings: settings, recordKey: requireSignature)
+            }
+        } catch {
+            throw error.code == .corrupt ? damaged(g, error, hashing: true) : error
+        }
+        report.repairedFiles = source.manifest.files.map(\.file).filter { source.replacements[$0] != nil }
+        return report
+    }
+
+    /// `error` (a file of generation `g` that cannot be read) with what is missing from `g` and
+    /// what repairs it: installing again without a build directory when the previous
+    /// generation holds every missing file, else fetching the set again. `hashing` also counts
+    /// files whose XXH3 differs (damaged in place) as missing.
+    func damaged(_ g: Generation, _ error: DirectoryError, hashing: Bool = false) -> DirectoryError {
+        guard let manifest = try? DirectoryManifest.read(directory: g.path) else { return error }
+        let lost = manifest.files.filter { f in
+            hashing ? !Self.intact(g.path + "/" + f.file, f) : FileSystem.fileSize(g.path + "/" + f.file) != f.bytes
+        }
+        let names = lost.map(\.file) + (FileSystem.exists(g.path + "/plan.json") ? [] : ["plan.json"])
+        guard !names.isEmpty else { return error }
+        var message = "\(error.message) (generation \(g.id) of \(path) lacks \(names.joined(separator: ", ")): deleted, cut short or damaged in the store; "
+        let spare = (try? previous()) ?? nil
+        let unrecoverable = lost.filter { f in spare.flatMap { Self.copy(of: f, in: $0) } == nil }.map(\.file)
+        if unrecoverable.isEmpty {
+            message += "install again without a build directory (lookup install --store \(path)) to repair it"
+            if let spare, !lost.isEmpty { message += ": the new generation takes \(lost.count == 1 ? "it" : "them") from generation \(spare.id)" }
+        } else {
+            message += "\(spare.map { "generation \($0.id)" } ?? "no earlier generation") holds no copy of \(unrecoverable.joined(separator: ", ")): "
+                + "fetch the set again (lookup fetch URL --store \(path) --trust KEY.pub downloads only what is missing) or install a build directory"
+        }
+        return DirectoryError(error.code, message + ")")
     }
 
     private func installLocked(_ src: Source, settings newSettings: FeedSettings?, recordKey: SigningPublicKey?) throws(DirectoryError) -> InstallReport {
@@ -358,24 +455,24 @@ public final class InstalledStore: Sendable {
         return newID
     }
 
-    /// Puts the source's database files into `staging`: a hard link to the current
-    /// generation's file when it is the same (name, size, XXH3), else a hard link to the
-    /// source's file when allowed, else a copy. Returns the files linked from the current
-    /// generation and the files brought from the source.
+    /// Puts the source's database files into `staging`: a hard link to the source's file when
+    /// allowed (a fetch's checked downloads, whose reused files are themselves links to the
+    /// current generation's; a repair's copy from the previous generation), else a hard link to
+    /// the current generation's file when it is the same (name, size, XXH3), else a copy.
+    /// Returns the files that are the current generation's and the files brought anew.
     private func stageFiles(_ src: Source, into staging: String, current: Generation?,
                             currentManifest: DirectoryManifest?) throws(DirectoryError) -> (linked: Int, copied: Int) {
         var linked = 0, copied = 0
         for f in src.manifest.files {
             let to = staging + "/" + f.file
             let same = currentManifest?.files.first { $0.file == f.file && $0.bytes == f.bytes && $0.xxh3 == f.xxh3 }
-            if let current, same != nil, FileSystem.hardLink(current.path + "/" + f.file, to) {
-                linked += 1
-            } else if src.linkFromSource, FileSystem.hardLink(src.directory + "/" + f.file, to) {
-                copied += 1
+            let from = src.path(of: f.file), old = current.map { $0.path + "/" + f.file }
+            if (src.linkFromSource || src.replacements[f.file] != nil) && FileSystem.hardLink(from, to) {
+            } else if let old, same != nil, FileSystem.hardLink(old, to) {
             } else {
-                try FileSystem.copy(src.directory + "/" + f.file, to)
-                copied += 1
+                try FileSystem.copy(from, to)
             }
+            if let old, FileSystem.sameFile(old, to) { linked += 1 } else { copied += 1 }
         }
         return (linked, copied)
     }
@@ -525,9 +622,15 @@ public struct InstalledGeneration: Sendable {
         // Plan first: a generation folder is complete before it is renamed into place, and
         // the snapshot's databases are the last thing read, so a folder removed meanwhile
         // fails here rather than yielding a mixture.
-        let plan = try InstalledStore.readPlan(generation)
-        snapshot = try DirectorySnapshot(directory: generation.path)
-        self.plan = plan
+        do throws(DirectoryError) {
+            let plan = try InstalledStore.readPlan(generation)
+            snapshot = try DirectorySnapshot(directory: generation.path)
+            self.plan = plan
+        } catch {
+            // A file missing from a generation still in place: say which, and what repairs it.
+            guard error.code == .fileNotFound, FileSystem.exists(generation.path + "/manifest.json") else { throw error }
+            throw store.damaged(generation, error)
+        }
     }
 
     private init(_ base: InstalledGeneration, plan: SlotPlan) {

@@ -1,4 +1,5 @@
 public import Foundation
+import CallerID
 
 /// `manifest.json` of a build output directory or of an installed generation: the one model
 /// that CallerIDPipeline writes (``jsonData()``) and this module reads (``decode(_:path:)``).
@@ -103,10 +104,10 @@ public struct DirectoryManifest: Sendable, Equatable {
         var seen: Set<String> = []
         for (i, f) in files.enumerated() {
             guard Self.isPlainFileName(f.file) else {
-                throw DirectoryError(.badManifest, "\(path): files[\(i)]: '\(f.file)' is not a plain file name")
+                throw DirectoryError(.badManifest, "\(path): files[\(i)]: \(quotedInput(f.file.utf8)) is not a plain file name")
             }
             guard seen.insert(f.file).inserted else {
-                throw DirectoryError(.badManifest, "\(path): files[\(i)]: '\(f.file)' is listed twice")
+                throw DirectoryError(.badManifest, "\(path): files[\(i)]: \(quotedInput(f.file.utf8)) is listed twice")
             }
             guard f.bytes >= 0 else { throw DirectoryError(.badManifest, "\(path): files[\(i)]: negative size") }
             if let sha = f.sha256, !isLowerHex(sha, count: 64) {
@@ -115,10 +116,44 @@ public struct DirectoryManifest: Sendable, Equatable {
         }
     }
 
-    /// A name without `/`, NUL or a leading `.`, not a name the store uses for itself.
+    /// A name without `/`, NUL or a leading `.`, not a name the store uses for itself: what any
+    /// manifest read may list (sets built or installed before ``isPortableFileName(_:)`` still read).
     static func isPlainFileName(_ name: String) -> Bool {
         !name.isEmpty && name.utf8.count <= 255 && !name.hasPrefix(".") && !name.contains("/") && !name.contains("\0")
-            && !["manifest.json", "manifest.json.sig", "settings.json", "plan.json", "CURRENT", "signing-key.pub"].contains(name)
+            && !reservedNames.contains(name)
+    }
+
+    /// The names a store keeps for its own files.
+    static let reservedNames: Set<String> = ["manifest.json", "manifest.json.sig", "settings.json", "plan.json", "CURRENT", "signing-key.pub"]
+
+    /// A name of the closed set a set that is signed, installed or fetched may list: 1 to 255
+    /// of `A–Z a–z 0–9 . _ -`, not starting with `.`, not a name the store uses for itself. No
+    /// byte of it can drive a terminal, reorder a line or mean something to a shell or a file
+    /// system (`lookup build` names region files so: docs/PIPELINE.md).
+    public static func isPortableFileName(_ name: String) -> Bool {
+        guard !name.isEmpty, name.utf8.count <= 255, name.utf8.first != UInt8(ascii: ".") else { return false }
+        for b in name.utf8 {
+            switch b {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"):
+                continue
+            default:
+                return false
+            }
+        }
+        return !reservedNames.contains(name)
+    }
+
+    /// Refuses a manifest listing a name outside ``isPortableFileName(_:)``: the check of
+    /// `lookup sign`, `lookup install` and `lookup fetch`, so that such a name is never
+    /// published, installed or printed.
+    public func requirePortableFileNames(path: String) throws(DirectoryError) {
+        for (i, f) in files.enumerated() where !Self.isPortableFileName(f.file) {
+            throw DirectoryError(.badManifest, """
+                \(path): files[\(i)]: \(quotedInput(f.file.utf8)) is not a portable file name (1 to 255 of A-Z a-z 0-9 . _ -, \
+                not starting with '.'); rebuild the set with this version of 'lookup build', which names its files so
+                """)
+        }
     }
 
     static func readManifestBytes(directory: String) throws(DirectoryError) -> Data {

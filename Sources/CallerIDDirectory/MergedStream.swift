@@ -163,8 +163,11 @@ public struct MergedStream {
         ruleNext = rules.first.map { max($0.lowerBound, range.lowerBound) } ?? 0
     }
 
-    /// The current label as a `String`.
-    public var labelString: String { String(decoding: label, as: UTF8.self) }
+    /// The current label as a `String` for a screen (CallKit): as stored when it passes the
+    /// label rule (every label of a verified file), otherwise without its control and hidden
+    /// characters (``LabelText/shownString(_:)``), so a file installed before the rule cannot
+    /// reorder what a phone shows.
+    public var labelString: String { LabelText.shownString(label) }
 
     /// Calls `body` with the current label's UTF-8 bytes, without a copy (empty for an entry
     /// from a rule). The buffer is valid only during the call: do not store it or a pointer

@@ -1,19 +1,42 @@
-import CallerID
+public import CallerID
 import Foundation
 
 /// Cleans labels: replacements (`_` → space, say), whitespace trimmed and collapsed to one
-/// space (tabs and line breaks included), Unicode NFC, and an optional maximum length in
-/// UTF-8 bytes, cut on a character boundary.
+/// space (tabs and line breaks included), Unicode NFC, hidden characters (bidirectional
+/// controls, invisible characters: ``LabelText``) removed, and an optional maximum length in
+/// UTF-8 bytes, cut on a character boundary. A label left with a control character is refused.
 public struct LabelCleaner: Sendable {
     /// Applied in order before whitespace is collapsed.
     public var replacements: [(from: String, to: String)]
     /// Maximum UTF-8 bytes of a label; longer labels are cut (and counted). Nil: no limit
     /// (the file format's own limit, 65,535 bytes, still rejects a row).
     public var maxBytes: Int?
+    /// Hidden characters are removed (and reported in ``CleanedLabel/hiddenRemoved``), or the
+    /// label is refused.
+    public var hiddenCharacters: LabelText.HiddenCharacters
 
-    public init(replacements: [(from: String, to: String)] = [], maxBytes: Int? = nil) {
+    public init(replacements: [(from: String, to: String)] = [], maxBytes: Int? = nil,
+                hiddenCharacters: LabelText.HiddenCharacters = .remove) {
         self.replacements = replacements
         self.maxBytes = maxBytes
+        self.hiddenCharacters = hiddenCharacters
+    }
+
+    /// A label as ``LabelCleaner/clean(_:)`` leaves it.
+    public struct CleanedLabel: Sendable, Equatable {
+        public var label: String
+        /// Cut to ``LabelCleaner/maxBytes``.
+        public var truncated: Bool
+        /// The hidden characters removed, in order.
+        public var hiddenRemoved: [Unicode.Scalar]
+
+        /// `removed U+202E RIGHT-TO-LEFT OVERRIDE, U+202C POP DIRECTIONAL FORMATTING from the
+        /// label` (the first three named): the warning of a row whose label lost some.
+        public var hiddenRemovedWarning: String {
+            let names = hiddenRemoved.prefix(3).map { LabelText.scalarName($0.value) }.joined(separator: ", ")
+            let more = hiddenRemoved.count > 3 ? " and \(hiddenRemoved.count - 3) more" : ""
+            return "removed hidden character\(hiddenRemoved.count == 1 ? "" : "s") \(names)\(more) from the label"
+        }
     }
 
     /// Parses `--label-replace` values: `FROM=TO` (the first `=` splits; `\t`, `\n`, `\\`,
@@ -39,14 +62,25 @@ public struct LabelCleaner: Sendable {
         return (from, to)
     }
 
-    /// The cleaned label and whether it was truncated; nil when the label has a control
-    /// character other than whitespace.
-    public func clean(_ input: String) -> (label: String, truncated: Bool)? {
+    /// The cleaned label, whether it was cut and the hidden characters removed.
+    /// - Throws: the ``LabelText/Problem`` of a label left with a control character, or with a
+    ///   hidden one when ``hiddenCharacters`` is `.refuse`.
+    public func clean(_ input: String) throws(LabelText.Problem) -> CleanedLabel {
         var s = input
         for r in replacements where s.contains(r.from) { s = s.replacingOccurrences(of: r.from, with: r.to) }
         s = collapse(s)
-        if s.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) { return nil }
+        if let c = s.unicodeScalars.first(where: { LabelText.isControl($0.value) }) {
+            throw LabelText.Problem(kind: .control, scalar: c.value)
+        }
         if !LabelCleaner.isQuickNFC(s) { s = s.precomposedStringWithCanonicalMapping }
+        var hidden: [Unicode.Scalar] = []
+        if LabelText.check(s) != nil {
+            (s, hidden) = LabelText.removingHiddenCharacters(s)
+            if let first = hidden.first, hiddenCharacters == .refuse {
+                throw LabelText.Problem(kind: .hidden, scalar: first.value)
+            }
+            s = collapse(s)   // "a \u{202E} b": the two spaces become one
+        }
         var truncated = false
         if let maxBytes, s.utf8.count > maxBytes {
             truncated = true
@@ -59,9 +93,11 @@ public struct LabelCleaner: Sendable {
                 bytes += n
             }
             while cut.last == " " { cut.removeLast() }
-            s = cut
+            // A joiner the cut left without the letter after it.
+            let (kept, removed) = LabelText.removingHiddenCharacters(cut)
+            s = removed.isEmpty ? cut : collapse(kept)
         }
-        return (s, truncated)
+        return CleanedLabel(label: s, truncated: truncated, hiddenRemoved: hidden)
     }
 
     /// Trims and collapses runs of whitespace to one space; returns `s` itself when it is clean.
@@ -156,7 +192,8 @@ public struct LabelCleaner: Sendable {
             case 0x85, 0xA0, 0x1680, 0x180E, 0x2000...0x200B, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000:
                 return false   // Unicode whitespace: collapsed to a space
             default:
-                guard LabelCleaner.isQuickNFC(scalar: v) else { return false }   // the slow path decides
+                // C1 controls, hidden characters and joiners: the slow path decides.
+                guard LabelText.isAllowedAnywhere(v), LabelCleaner.isQuickNFC(scalar: v) else { return false }
             }
             previousSpace = false
             i += length

@@ -117,7 +117,7 @@ public final class Pipeline {
         if let c = options.country, options.numberingPlan.callingCode(country: c) == nil {
             throw PipelineError(.invalidConfiguration, "unknown country '\(c)': use an ISO 3166 alpha-2 code such as RU, US, KR")
         }
-        guard (1...Int(Int32.max)).contains(options.maxEntries) else {
+        guard (1...Int(Int32.max)).contains(options.entriesPerDatabase) else {
             throw PipelineError(.invalidConfiguration, "max entries must be at least 1")
         }
         if options.split == .field && options.regionField == nil {
@@ -128,8 +128,8 @@ public final class Pipeline {
         }
         if let top = options.top {
             guard top >= 1 else { throw PipelineError(.invalidConfiguration, "top must be at least 1") }
-            guard top <= options.maxEntries else {
-                throw PipelineError(.invalidConfiguration, "top \(top) is more than the \(options.maxEntries) entries one database may hold")
+            guard top <= options.entriesPerDatabase else {
+                throw PipelineError(.invalidConfiguration, "top \(top) is more than the \(options.entriesPerDatabase) entries one database may hold")
             }
             guard options.weightField != nil else { throw PipelineError(.invalidConfiguration, "top N needs a weight field") }
         }
@@ -377,16 +377,20 @@ public final class Pipeline {
                 l = parts.joined(separator: ", ")
             }
             if let l {
-                guard let (cleaned, truncated) = options.labels.clean(l) else {
-                    try row.reject(.badLabel, "the label has a control character")
+                let cleaned: LabelCleaner.CleanedLabel
+                do throws(LabelText.Problem) {
+                    cleaned = try options.labels.clean(l)
+                } catch {
+                    try row.reject(.badLabel, "the label has \(error.what)")
                     return nil
                 }
-                guard cleaned.utf8.count <= 65_535 else {
-                    try row.reject(.badLabel, "the label is \(cleaned.utf8.count) bytes; the limit is 65535 (see --max-label-bytes)")
+                guard cleaned.label.utf8.count <= 65_535 else {
+                    try row.reject(.badLabel, "the label is \(cleaned.label.utf8.count) bytes; the limit is 65535 (see --max-label-bytes)")
                     return nil
                 }
-                if truncated { warn(file, record.line, .labelTruncated, "label cut to \(cleaned.utf8.count) bytes") }
-                label = cleaned
+                if !cleaned.hiddenRemoved.isEmpty { warn(file, record.line, .hiddenCharactersRemoved, cleaned.hiddenRemovedWarning) }
+                if cleaned.truncated { warn(file, record.line, .labelTruncated, "label cut to \(cleaned.label.utf8.count) bytes") }
+                label = cleaned.label
             }
         }
 
@@ -442,7 +446,7 @@ public final class Pipeline {
         var fieldRegion: UInt16 = 0
         if options.split == .field, let slot = f.region {
             guard let r = try row.field(slot, "region", required: true) else { return nil }
-            var value = LabelCleaner().clean(r ?? "")?.label ?? ""
+            var value = (try? LabelCleaner().clean(r ?? ""))?.label ?? ""
             if let sep = options.regionAfter, let range = value.range(of: sep, options: .backwards) {
                 value = String(value[range.upperBound...]).trimmedASCII
             }

@@ -104,8 +104,15 @@ public struct PipelineOptions: Sendable {
     /// separator (`Абакан |Республика Хакасия` → `Республика Хакасия` with `|`).
     public var regionAfter: String? = nil
     public var blockList: BlockListMode = .combined
-    /// Entries per database at most: larger outputs become shards of contiguous ranges.
-    public var maxEntries: Int = 1_999_999
+    /// Entries per database of a build directory at most (the CallKit cap, 1,999,999, when
+    /// nil): larger lists become shards of contiguous ranges. Setting it asks for a build
+    /// directory, as a split does. A single database file has no entry cap: it is not a Call
+    /// Directory extension (the installed store plans those, ``SlotPlan``).
+    public var maxEntries: Int? = nil
+    /// ``maxEntries`` when set, else the CallKit cap.
+    public var entriesPerDatabase: Int { maxEntries ?? PipelineOptions.defaultMaxEntries }
+    /// Entries per database of a build directory when ``maxEntries`` is nil: CallKit's cap.
+    public static let defaultMaxEntries = 1_999_999
     /// Also write `top.cid` with the N heaviest entries (by ``weightField``).
     public var top: Int? = nil
     public var maxBadRows: BadRowLimit = .count(0)

@@ -60,8 +60,52 @@ public struct PipelineSummary: Sendable {
 }
 
 extension Pipeline {
-    /// True when the options ask for several outputs whatever the data.
-    var wantsDirectory: Bool { options.split != .none || options.top != nil || options.blockList == .separate }
+    /// Why the options ask for a build directory whatever the data (nil: they do not).
+    var directoryReason: String? {
+        if options.split != .none { return "--split-by: one database per region" }
+        if options.top != nil { return "--top: a top-N database beside the others" }
+        if options.blockList == .separate { return "--block-list separate: block lists in databases of their own" }
+        if let n = options.maxEntries { return "--max-entries: shards of at most \(n) entries" }
+        return nil
+    }
+
+    /// True when a build to `output` writes a build directory (databases and `manifest.json`):
+    /// the options ask for one (a split, a top-N set, separate block lists, a ``PipelineOptions/maxEntries``),
+    /// `output` ends with `/`, or it is an existing directory. Never the data: a single database
+    /// file has no entry cap.
+    public func writesDirectory(to output: String) -> Bool {
+        directoryReason != nil || namesDirectory(output) || (try? OutputPath.resolve(output))?.kind == .directory
+    }
+
+    /// A trailing slash names a directory (`-o bundle/`).
+    private func namesDirectory(_ output: String) -> Bool { output.hasSuffix("/") && output != "/" }
+
+    /// Checks that `output` can take what this build writes, before anything is read: a build
+    /// directory needs a missing path or a directory (an earlier build's, with `manifest.json`,
+    /// or an empty one), never a file, a device or a pipe; one database file needs a path that
+    /// is not a directory. ``write(to:)`` checks the same.
+    /// - Throws: ``PipelineError`` `invalidConfiguration` naming `output` and why; `io` or
+    ///   `fileNotFound` when the path cannot be looked at.
+    public func checkOutput(_ output: String) throws(PipelineError) {
+        let resolved: ResolvedOutput
+        do { resolved = try OutputPath.resolve(output) } catch { throw PipelineError(error) }
+        guard writesDirectory(to: output) else { return }
+        let why = directoryReason ?? "-o ends with /"
+        switch resolved.kind {
+        case .missing:
+            return
+        case .stream:
+            throw PipelineError(.invalidConfiguration, "\(output) is a device or a pipe, and this build writes a build directory (\(why)): give -o a directory")
+        case .regular:
+            throw PipelineError(.invalidConfiguration, "\(output) is a file, and this build writes a build directory (\(why)): give -o a directory"
+                                + (directoryReason == nil ? "" : ", or leave the option out for one database file (it has no entry cap)"))
+        case .directory:
+            let contents = (try? FileManager.default.contentsOfDirectory(atPath: resolved.path)) ?? []
+            guard contents.isEmpty || contents.contains("manifest.json") else {
+                throw PipelineError(.invalidConfiguration, "\(output): the directory exists and is not the output of a build (no manifest.json); refusing to replace it")
+            }
+        }
+    }
 
     /// After a build killed in the middle of switching directories (where the OS has no atomic
     /// swap of two directories): puts the previous output back at `output` if it is missing and
@@ -74,10 +118,11 @@ extension Pipeline {
         return DirectorySwitch.recover(resolved.path)
     }
 
-    /// Writes the databases. `output` is one database file unless several outputs are wanted
-    /// (a split, separate block lists, a top-N set, more than ``PipelineOptions/maxEntries``
-    /// entries, or `output` is an existing directory): then it is a directory holding the
-    /// databases and `manifest.json`.
+    /// Writes the databases. `output` is one database file, whatever its size, unless
+    /// ``writesDirectory(to:)`` (a split, separate block lists, a top-N set, a
+    /// ``PipelineOptions/maxEntries``, `output` ending with `/` or an existing directory): then it
+    /// is a directory holding the databases, shards of at most
+    /// ``PipelineOptions/entriesPerDatabase`` entries, and `manifest.json`.
     ///
     /// A directory is written into a locked temporary directory `.NAME.tmp-…` next to `output`
     /// and switched in at the end in one step where the OS can (Linux `renameat2`
@@ -96,16 +141,12 @@ extension Pipeline {
         do { resolved = try OutputPath.resolve(output) } catch { throw PipelineError(error) }
         let target = resolved.path
         if resolved.kind == .missing, DirectorySwitch.recover(target) { return try write(to: output) }
+        try checkOutput(output)
 
         onProgress(PipelineProgress(file: "", bytesRead: 0, totalBytes: nil, rowsRead: rowsRead, phase: .sorting, count: numbers.count))
         let groups = groupEntries()
         let duplicates = groups.duplicates
-        // A trailing slash names a directory: a build directory with manifest.json even when the data
-        // fits one database (`-o bundle/`).
-        let namesDirectory = output.hasSuffix("/") && output != "/"
-        let isDir = wantsDirectory || namesDirectory || groups.lists.contains { $0.indices.count > options.maxEntries }
-            || resolved.kind == .directory
-        if isDir { try checkDirectoryTarget(output, resolved: resolved) }
+        let isDir = writesDirectory(to: output)
         let plan = plannedFiles(groups.lists, isDirectory: isDir, target: target)
         let fileCount = plan.count + (options.top == nil ? 0 : 1)
         func announce(_ name: String, _ entries: Int, _ index: Int) {
@@ -140,29 +181,16 @@ extension Pipeline {
         var fileName: String
     }
 
-    /// A directory output must be a directory, or missing, or an earlier build's (manifest.json).
-    private func checkDirectoryTarget(_ output: String, resolved: ResolvedOutput) throws(PipelineError) {
-        if resolved.kind == .stream {
-            throw PipelineError(.io, "\(output): this build writes several files, so -o must name a directory, and this is a device or a pipe")
-        }
-        if resolved.kind == .missing { return }
-        if resolved.kind != .directory {
-            throw PipelineError(.io, "\(output): this build writes several files, so -o must name a directory, and this is a file")
-        }
-        let contents = (try? FileManager.default.contentsOfDirectory(atPath: resolved.path)) ?? []
-        guard contents.isEmpty || contents.contains("manifest.json") else {
-            throw PipelineError(.io, "\(output): the directory exists and is not the output of a build (no manifest.json); refusing to replace it")
-        }
-    }
-
-    /// The databases to write, in order: each list cut into shards of at most `maxEntries`,
-    /// named after the list (numbered when there are several shards).
+    /// The databases to write, in order: in a directory, each list cut into shards of at most
+    /// ``PipelineOptions/entriesPerDatabase``, named after the list (numbered when there are
+    /// several shards); else the one list whole.
     private func plannedFiles(_ lists: [EntryList], isDirectory: Bool, target: String) -> [PlannedFile] {
         var plan: [PlannedFile] = []
         var usedNames = Set<String>()
+        let cap = isDirectory ? options.entriesPerDatabase : Int.max
         for (l, list) in lists.enumerated() {
-            let shards = list.indices.isEmpty ? [list.indices[...]] : stride(from: 0, to: list.indices.count, by: options.maxEntries).map {
-                list.indices[$0..<min($0 + options.maxEntries, list.indices.count)]
+            let shards = list.indices.isEmpty ? [list.indices[...]] : stride(from: 0, to: list.indices.count, by: cap).map {
+                list.indices[$0..<min($0 + cap, list.indices.count)]
             }
             let base = uniqueFileBase(list.fileBase, &usedNames)
             let width = String(shards.count).count
@@ -396,21 +424,114 @@ extension Pipeline {
         return candidate
     }
 
-    /// A file-system-safe name for a region: letters and digits (any script), `-`, `_`, `.`;
-    /// everything else becomes `_`.
+    /// The file name (without `.cid`) of a region's database: a portable name
+    /// (``DirectoryManifest/isPortableFileName(_:)``: `A–Z a–z 0–9 . _ -`) that still reads as
+    /// the region. ASCII letters, digits, `-` and `.` stay; Latin letters lose their accents
+    /// (`Île-de-France` → `Ile-de-France`); Cyrillic is transliterated (`Санкт-Петербург` →
+    /// `Sankt-Peterburg`, BGN/PCGN without apostrophes); any other run of characters becomes
+    /// `_`. When letters or digits of another script were left, the name is the Punycode
+    /// (RFC 3492, as in domain names) of the name so far, `xn--…`: distinct regions keep
+    /// distinct, reproducible names (`서울특별시` → `xn--bm3bl3fptb42g9ys`). Leading `.` and `_`
+    /// and trailing `_` are dropped; an empty name is `region`.
     static func fileName(_ region: String) -> String {
-        var out = ""
-        for c in region {
-            if c.isLetter || c.isNumber || c == "-" || c == "." {
-                out.append(c)
-            } else if out.last != "_" {
-                out.append("_")
+        var ascii = ""
+        var foreign = false
+        for c in region.precomposedStringWithCanonicalMapping.unicodeScalars {
+            if isPortable(c) {
+                ascii.unicodeScalars.append(c)
+            } else if let latin = transliterated(c) {
+                ascii += latin
+            } else if let letter = String(c).decomposedStringWithCanonicalMapping.unicodeScalars.first,
+                      letter.value < 0x80, isPortable(letter) {
+                ascii.unicodeScalars.append(letter)   // é → e
+            } else if c.properties.generalCategory == .nonspacingMark {
+                continue
+            } else if c.properties.isAlphabetic || c.properties.numericType != nil {
+                foreign = true
+                ascii.unicodeScalars.append(c)
+            } else if ascii.last != "_" {
+                ascii.append("_")
             }
         }
+        var out = ascii
         while out.hasPrefix(".") || out.hasPrefix("_") { out.removeFirst() }
         while out.hasSuffix("_") { out.removeLast() }
+        if foreign, !out.isEmpty { out = "xn--" + punycode(out) }
         if out.utf8.count > 100 { out = String(out.prefix(40)) }
         return out.isEmpty ? "region" : out
+    }
+
+    private static func isPortable(_ c: Unicode.Scalar) -> Bool {
+        switch c.value {
+        case 0x30...0x39, 0x41...0x5A, 0x61...0x7A, 0x2D, 0x2E: true
+        default: false
+        }
+    }
+
+    /// Cyrillic (Russian, Ukrainian, Belarusian letters) and a few Latin letters without a
+    /// decomposition, in ASCII; nil for anything else.
+    private static func transliterated(_ c: Unicode.Scalar) -> String? {
+        let lower: [UInt32: String] = [
+            0x430: "a", 0x431: "b", 0x432: "v", 0x433: "g", 0x434: "d", 0x435: "e", 0x451: "e", 0x436: "zh", 0x437: "z",
+            0x438: "i", 0x439: "y", 0x43A: "k", 0x43B: "l", 0x43C: "m", 0x43D: "n", 0x43E: "o", 0x43F: "p", 0x440: "r",
+            0x441: "s", 0x442: "t", 0x443: "u", 0x444: "f", 0x445: "kh", 0x446: "ts", 0x447: "ch", 0x448: "sh",
+            0x449: "shch", 0x44A: "", 0x44B: "y", 0x44C: "", 0x44D: "e", 0x44E: "yu", 0x44F: "ya",
+            0x454: "ye", 0x456: "i", 0x457: "yi", 0x491: "g", 0x45E: "u",
+            0xDF: "ss", 0xE6: "ae", 0xF8: "o", 0x153: "oe", 0x111: "d", 0x142: "l", 0xFE: "th", 0x131: "i", 0xF0: "d",
+        ]
+        if let s = lower[c.value] { return s }
+        // Upper case: the lower-case letter's transliteration, capitalized.
+        guard let l = c.properties.lowercaseMapping.unicodeScalars.first, l != c,
+              c.properties.lowercaseMapping.unicodeScalars.count == 1, let s = lower[l.value] else { return nil }
+        return s.prefix(1).uppercased() + s.dropFirst()
+    }
+
+    /// RFC 3492 Punycode of `s` (the encoder of section 6.3, with its parameters).
+    static func punycode(_ s: String) -> String {
+        let base = 36, tMin = 1, tMax = 26, skew = 38, damp = 700
+        let input = s.unicodeScalars.map { Int($0.value) }
+        func digit(_ d: Int) -> Character { Character(Unicode.Scalar(UInt8(d < 26 ? 0x61 + d : 0x30 + d - 26))) }
+        func adapt(_ delta: Int, _ points: Int, _ first: Bool) -> Int {
+            var delta = first ? delta / damp : delta / 2
+            delta += delta / points
+            var k = 0
+            while delta > ((base - tMin) * tMax) / 2 {
+                delta /= base - tMin
+                k += base
+            }
+            return k + (base - tMin + 1) * delta / (delta + skew)
+        }
+        var out = String(String.UnicodeScalarView(input.filter { $0 < 0x80 }.compactMap { Unicode.Scalar(UInt32($0)) }))
+        let basic = out.count
+        var handled = basic
+        if basic > 0 { out.append("-") }
+        var n = 0x80, delta = 0, bias = 72
+        while handled < input.count {
+            let m = input.filter { $0 >= n }.min()!
+            delta += (m - n) * (handled + 1)
+            n = m
+            for c in input {
+                if c < n { delta += 1 }
+                if c == n {
+                    var q = delta
+                    var k = base
+                    while true {
+                        let t = k <= bias ? tMin : k >= bias + tMax ? tMax : k - bias
+                        if q < t { break }
+                        out.append(digit(t + (q - t) % (base - t)))
+                        q = (q - t) / (base - t)
+                        k += base
+                    }
+                    out.append(digit(q))
+                    bias = adapt(delta, handled + 1, handled == basic)
+                    delta = 0
+                    handled += 1
+                }
+            }
+            delta += 1
+            n += 1
+        }
+        return out
     }
 
     static func timestamp(_ seconds: Double?) -> String {
@@ -458,7 +579,7 @@ extension Pipeline {
         manifest.formatVersion = CallerIDVersion.format
         manifest.buildTime = buildTime
         manifest.generator = "CallerID \(CallerIDVersion.library)"
-        manifest.maxEntries = options.maxEntries
+        manifest.maxEntries = options.entriesPerDatabase
         return manifest.jsonData()
     }
 
@@ -478,20 +599,28 @@ extension Pipeline {
 }
 
 /// A JSON string literal (RFC 8259 escapes), as the manifest and the `lookup` tool write them.
+/// Besides what JSON requires, what labels may not hold (``LabelText``: C1 controls, DEL,
+/// hidden characters) is written as `\uXXXX`, so the JSON text itself never carries them to a
+/// terminal.
 package func jsonQuote(_ s: String) -> String {
     var out = "\""
-    for u in s.unicodeScalars {
+    LabelText.forEachScalar(s) { u, problem in
         switch u {
         case "\"": out += "\\\""
         case "\\": out += "\\\\"
         case "\n": out += "\\n"
         case "\r": out += "\\r"
         case "\t": out += "\\t"
-        case _ where u.value < 0x20:
-            let h = String(u.value, radix: 16)
-            out += "\\u" + String(repeating: "0", count: 4 - h.count) + h
+        case _ where problem != nil: out += jsonUnicodeEscape(u)
         default: out.unicodeScalars.append(u)
         }
     }
     return out + "\""
+}
+
+/// `\u001b`, `\u202e`: a BMP scalar as a JSON escape (every scalar ``LabelText`` refuses is in
+/// the BMP).
+package func jsonUnicodeEscape(_ u: Unicode.Scalar) -> String {
+    let h = String(u.value, radix: 16)
+    return "\\u" + String(repeating: "0", count: max(0, 4 - h.count)) + h
 }

@@ -88,6 +88,17 @@ public struct RejectedRow: Sendable, Equatable, CustomStringConvertible {
 
     /// `file:line: message`, the form compilers use.
     public var description: String { "\(file):\(line): \(message)" }
+
+    /// The first line of an errors file (`lookup build --errors`).
+    package static let errorsFileHeader = "file\tline\traw\treason\tmessage\n"
+
+    /// This row as a line of an errors file: file, line, raw, reason, message, TAB-separated.
+    /// Every cell is written as stderr shows it: control characters (a TAB or a line break of
+    /// the input among them) escaped once as `\u{9}` by ``InputQuote``, nothing else changed,
+    /// so a cell can hold no TAB or line break and reads the same as the message on stderr.
+    package var errorsFileLine: String {
+        "\(InputQuote.safeMessage(file))\t\(line)\t\(InputQuote.safeMessage(raw))\t\(reason)\t\(InputQuote.safeMessage(message))\n"
+    }
 }
 
 /// A change made to an accepted row.
@@ -104,13 +115,16 @@ public struct WarningKind: Hashable, Sendable, Comparable, CustomStringConvertib
     public static let ambiguousNationalForm = WarningKind("ambiguous-national-form")
     /// The label was cut to `--max-label-bytes`.
     public static let labelTruncated = WarningKind("label-truncated")
+    /// Hidden characters (bidirectional controls, invisible characters: `LabelText`) were
+    /// removed from the label.
+    public static let hiddenCharactersRemoved = WarningKind("hidden-characters-removed")
 
     public var description: String { rawValue }
     public static func < (a: WarningKind, b: WarningKind) -> Bool { a.rawValue < b.rawValue }
 }
 
 /// The one way input is quoted in messages and in the `raw` of a ``RejectedRow``: at most 40
-/// characters (then `…` and the length in bytes), control characters escaped as `\u{1B}`,
+/// characters (then `…` and the length in bytes), control and hidden characters escaped as `\u{1B}`,
 /// invalid UTF-8 as U+FFFD, so a 50 MB field or a terminal escape sequence can neither flood
 /// nor drive a report or an `--errors` file. The same rule as the core's TSV import.
 enum InputQuote {
@@ -124,22 +138,7 @@ enum InputQuote {
 
     private static func unquote(_ q: String) -> String { String(q.dropFirst().dropLast()) }
 
-    /// A message built elsewhere made safe: control characters escaped, at most `limit` characters.
-    static func safeMessage(_ s: String, limit: Int = 1_000) -> String {
-        var out = ""
-        var count = 0
-        for scalar in s.unicodeScalars {
-            if count >= limit {
-                out += "… (\(s.utf8.count) bytes)"
-                break
-            }
-            if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) {
-                out += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
-            } else {
-                out.unicodeScalars.append(scalar)
-            }
-            count += 1
-        }
-        return out
-    }
+    /// A message built elsewhere made safe: what labels may not hold (control and hidden
+    /// characters, ``LabelText``) escaped, at most `limit` characters.
+    static func safeMessage(_ s: String, limit: Int = 1_000) -> String { escapedForDisplay(s, limit: limit) }
 }

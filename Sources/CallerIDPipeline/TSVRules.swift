@@ -70,9 +70,11 @@ package struct PipelineTSVRules: TSVRowRules {
 
     package func cleanLabel(_ bytes: UnsafeRawBufferPointer) -> TSVLabel {
         if labels.isClean(utf8: bytes) { return .asIs }
-        guard let (cleaned, _) = labels.clean(String(decoding: bytes, as: UTF8.self)) else {
-            return .refused("the label has a control character")
+        do throws(LabelText.Problem) {
+            let cleaned = try labels.clean(String(decoding: bytes, as: UTF8.self))
+            return .replaced(Array(cleaned.label.utf8), hiddenRemoved: cleaned.hiddenRemoved.isEmpty ? nil : cleaned.hiddenRemovedWarning)
+        } catch {
+            return .refused("the label has \(error.what)")
         }
-        return .replaced(Array(cleaned.utf8))
     }
 }

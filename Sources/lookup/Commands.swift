@@ -39,44 +39,33 @@ func writeEntry(_ view: EntryView, json: Bool, to out: inout Output) {
     }
 }
 
-/// A label in TSV output: written as is when it is valid UTF-8 without control characters
-/// (always so in a file that passes `lookup verify`); otherwise escaped as the JSON output
-/// escapes it: `\n`, `\r`, `\t`, `\u00XX` for the other C0 controls, DEL and the C1 controls
-/// (U+0080–U+009F), U+FFFD for invalid UTF-8. A backslash is not escaped (it is legal in labels).
+/// A label in TSV output: written as is when the label rule allows it (``LabelText/check(_:)``:
+/// always so in a file that passes `lookup verify`); otherwise escaped as the JSON output
+/// escapes it: `\n`, `\r`, `\t`, `\u00XX` for the other control characters (C0, DEL, C1),
+/// `\u202e` for hidden ones (bidirectional controls, invisible characters), U+FFFD for invalid
+/// UTF-8. A backslash is not escaped (it is legal in labels).
 func writeTSVLabel(_ bytes: UnsafeRawBufferPointer, to out: inout Output) {
-    if isPlainText(bytes) {
+    if LabelText.check(bytes) == nil {
         out.write(bytes: bytes)
         return
     }
     var escaped = ""
-    for u in String(decoding: bytes, as: UTF8.self).unicodeScalars {
+    LabelText.forEachScalar(bytes) { u, problem in
+        guard problem != nil else { escaped.unicodeScalars.append(u); return }
         switch u.value {
         case 0x0A: escaped += "\\n"
         case 0x0D: escaped += "\\r"
         case 0x09: escaped += "\\t"
-        case 0..<0x20, 0x7F...0x9F:
-            let h = String(u.value, radix: 16)
-            escaped += "\\u" + String(repeating: "0", count: 4 - h.count) + h
-        default: escaped.unicodeScalars.append(u)
+        default: escaped += jsonUnicodeEscape(u)
         }
     }
     out.write(escaped)
 }
 
-/// True when `bytes` are valid UTF-8 (the builder's rule, ``isValidUTF8``) with no C0
-/// control, DEL or C1 control (U+0080–U+009F, encoded C2 80–C2 9F): no allocation.
-func isPlainText(_ bytes: UnsafeRawBufferPointer) -> Bool {
-    guard isValidUTF8(bytes) else { return false }
-    var previous: UInt8 = 0
-    for b in bytes {
-        if b < 0x20 || b == 0x7F || (previous == 0xC2 && b <= 0x9F) { return false }
-        previous = b
-    }
-    return true
-}
-
+/// An entry of `dump --json`: every line is an entry, so it has no `found` (a lookup's answer,
+/// ``writeAnswer``, has).
 func entryJSON(_ view: EntryView) -> String {
-    "{\"number\":\(view.number),\"found\":true,\"label\":\(jsonString(view.label)),\"category\":\(jsonString(view.category.name)),\"action\":\"\(view.category.action)\"}\n"
+    "{\"number\":\(view.number),\"label\":\(jsonString(view.label)),\"category\":\(jsonString(view.category.name)),\"action\":\"\(view.category.action)\"}\n"
 }
 
 /// A lookup answer: as ``writeEntry`` plus how it was found. TSV: an entry is
@@ -114,8 +103,9 @@ flushed whenever input pauses, so the tool can run as a co-process. The database
 checked every 1024 lookups and when input arrives: a file modified in place (not replaced
 by rename) stops the batch with exit 74.
 
-A LABEL holding control characters (only in a file that fails 'lookup verify') is escaped
-as in JSON: \\n, \\r, \\t, \\u00XX; invalid UTF-8 becomes U+FFFD.
+A LABEL holding control characters or hidden ones (bidirectional controls such as U+202E,
+invisible characters; only in a file that fails 'lookup verify') is escaped as in JSON:
+\\n, \\r, \\t, \\u001b, \\u202e; invalid UTF-8 becomes U+FFFD.
 
   --db FILE   the database (default: $LOOKUP_DB); a build directory (manifest.json) or an
               installed store (its current generation) looks up in all of its databases,
@@ -354,7 +344,8 @@ struct QueryNumbers {
 // MARK: build
 
 let buildHelp = """
-usage: lookup build -o OUT INPUT.tsv... [--skip-bad-rows] [--block-size N] [--raw-labels] [--json]
+usage: lookup build -o OUT INPUT.tsv... [--skip-bad-rows] [--block-size N] [--raw-labels]
+                    [--hidden-characters remove|refuse] [--json]
        lookup build -o OUT|DIR INPUT... [pipeline options below]
 
 Builds a database from TSV lines NUMBER<TAB>LABEL[<TAB>CATEGORY] (UTF-8; '-' reads stdin).
@@ -370,6 +361,11 @@ synced and renamed: a failed build never replaces an existing OUT.
   --skip-bad-rows    build from the good rows and report the bad ones
   --block-size N     entries per block record, 1...1024 (default 256)
   --raw-labels       store every label raw (bigger file, no decoding)
+  --hidden-characters remove|refuse
+                     labels are shown on a phone's call screen: bidirectional controls
+                     (U+202E…) and invisible characters (U+200B, U+FEFF…; ZWJ and ZWNJ
+                     where no script needs them) are removed and counted as warnings
+                     (remove, the default), or make the row bad (refuse)
   --json             print the summary as JSON
 
 """
@@ -379,10 +375,17 @@ func buildCommand(_ raw: [String]) throws(ToolError) -> Int32 {
         print(buildHelp + pipelineBuildHelp, terminator: "")
         return Exit.ok
     }
-    let args = try Arguments(raw, command: "build", valued: ["-o", "--output", "--block-size"] + pipelineValued,
+    let args = try Arguments(raw, command: "build", valued: ["-o", "--output", "--block-size", "--hidden-characters"] + pipelineValued,
                              flags: ["--skip-bad-rows", "--raw-labels", "--json"] + pipelineFlags)
     guard let output = args.value("-o", "--output") else { throw .usage("missing -o OUT", command: "build") }
     guard !args.positionals.isEmpty else { throw .usage("no input files", command: "build") }
+    // A folder is not an input (a usage error, said before anything is read): its files are.
+    for input in args.positionals where input != "-" {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: input, isDirectory: &isDirectory), isDirectory.boolValue {
+            throw .usage("input \(input) is a directory; give the files in it (\(OutputPath.withoutTrailingSlashes(input))/*.tsv)", command: "build")
+        }
+    }
     if wantsPipeline(args) { return try pipelineBuild(args, output: output) }
     var options = BuildOptions()
     if let bs = args.value("--block-size") {
@@ -390,6 +393,8 @@ func buildCommand(_ raw: [String]) throws(ToolError) -> Int32 {
         options.blockSize = n
     }
     options.compressLabels = !args.flag("--raw-labels")
+    let hidden = try hiddenCharactersOption(args)
+    options.hiddenCharacters = hidden
     let started = Date()
     // The pipeline's rules for every number (libphonenumber when it can be loaded) and label,
     // so that this path and a pipeline build take the same rows.
@@ -397,7 +402,7 @@ func buildCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     var builder = DatabaseBuilder(options: options)
     // Progress on a terminal: one line per phase, redrawn in place and cleared at the end.
     let progress = ProgressLine(enabled: stderrIsTTY)
-    let rules = normalizer.tsvRowRules()
+    let rules = normalizer.tsvRowRules(labels: LabelCleaner(hiddenCharacters: hidden))
     let (rowsAdded, badRows) = try addRows(args, rules: rules, to: &builder, progress: progress)
     if let first = rules.doubtful.first {
         let n = rules.doubtful.count
@@ -418,34 +423,49 @@ func buildCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     return Exit.ok
 }
 
+/// `--hidden-characters remove|refuse` (both build paths).
+func hiddenCharactersOption(_ args: Arguments) throws(ToolError) -> LabelText.HiddenCharacters {
+    guard let v = args.value("--hidden-characters") else { return .remove }
+    guard let rule = LabelText.HiddenCharacters(rawValue: v) else {
+        throw .usage("--hidden-characters takes remove or refuse", command: "build")
+    }
+    return rule
+}
+
 /// Reads the input files' rows into `builder`: bad rows are reported on stderr (the first
-/// 1,000, then a count by reason) and end the build unless `--skip-bad-rows` is given.
+/// 1,000, then a count by reason) and end the build unless `--skip-bad-rows` is given;
+/// warnings (hidden characters removed) on stderr, the first 100.
 /// Returns the rows added and the bad rows.
 private func addRows(_ args: Arguments, rules: some TSVRowRules, to builder: inout DatabaseBuilder,
                      progress: ProgressLine) throws(ToolError) -> (added: Int, bad: Int) {
     var badRows = 0
     var rowsAdded = 0
     var reasons: [String: Int] = [:]
-    let shown = 1000
+    var warnings = 0
+    let shown = 1000, warningsShown = 100
     for input in args.positionals {
         progress.phase("reading \(input)")
         do {
-            rowsAdded += try builder.addTSV(path: input, rules: rules) { error in
+            rowsAdded += try builder.addTSV(path: input, rules: rules, onError: { error in
                 badRows += 1
                 if badRows <= shown { progress.printLine(error.description) }
                 reasons[reasonKey(error.reason), default: 0] += 1
                 progress.update("reading \(input): \(badRows) bad rows")
-            }
+            }, onWarning: { warning in
+                // The form of the pipeline's warnings (RowWarning).
+                warnings += 1
+                if warnings <= warningsShown { progress.printLine("\(warning.file):\(warning.line): warning: \(warning.reason)") }
+            })
         } catch {
             progress.clear()
             throw ToolError(code: exitCode(for: error), message: error.message)
         }
     }
     progress.clear()
+    if warnings > warningsShown { printError("(\(warnings - warningsShown) more warnings not shown)") }
     if badRows > 0 {
         if badRows > shown { printError("(\(badRows - shown) more bad rows not shown)") }
-        for (reason, n) in reasons.sorted(by: { $0.value > $1.value }) { printError("  \(n)\t\(reason)") }
-        printError("\(badRows) bad row\(badRows == 1 ? "" : "s")")
+        printRejectedRows(byReason: reasons.map { ($0.key, $0.value) }, rejected: badRows, rows: rowsAdded + badRows)
         if !args.flag("--skip-bad-rows") {
             throw ToolError(code: Exit.dataError, message: "\(badRows) bad row\(badRows == 1 ? "" : "s"); nothing written (use --skip-bad-rows to build from the good rows)")
         }
@@ -454,9 +474,13 @@ private func addRows(_ args: Arguments, rules: some TSVRowRules, to builder: ino
 }
 
 private func printBuildSummary(_ summary: BuildSummary, output: String, rows: Int, badRows: Int, seconds: Double, json: Bool) {
+    if summary.hiddenCharactersRemoved > 0 {
+        printError("warnings: \(summary.hiddenCharactersRemoved) \(WarningKind.hiddenCharactersRemoved)")
+    }
     var out = Output()
     if json {
-        out.write("{\"output\":\(jsonString(output)),\"rows\":\(rows),\"entries\":\(summary.entries),\"duplicates_merged\":\(summary.duplicatesMerged),\"bad_rows\":\(badRows),\"distinct_labels\":\(summary.distinctLabels),\"bytes\":\(summary.fileBytes),\"bytes_per_entry\":\(String(format: "%.3f", summary.bytesPerEntry)),\"seconds\":\(String(format: "%.3f", seconds))}\n")
+        let warnings = summary.hiddenCharactersRemoved > 0 ? "\"hidden-characters-removed\":\(summary.hiddenCharactersRemoved)" : ""
+        out.write("{\"output\":\(jsonString(output)),\"rows\":\(rows),\"entries\":\(summary.entries),\"duplicates_merged\":\(summary.duplicatesMerged),\"bad_rows\":\(badRows),\"distinct_labels\":\(summary.distinctLabels),\"bytes\":\(summary.fileBytes),\"bytes_per_entry\":\(String(format: "%.3f", summary.bytesPerEntry)),\"warnings\":{\(warnings)},\"seconds\":\(String(format: "%.3f", seconds))}\n")
     } else {
         out.write("""
         wrote \(output)
@@ -474,20 +498,23 @@ private func printBuildSummary(_ summary: BuildSummary, output: String, rows: In
     out.flush()
 }
 
-/// A bad row's reason without the input it quotes ('…' runs become …), so that 100,000 rows
-/// refused for one reason are counted as one line of the summary.
+/// A bad row's reason without the input it quotes, so that 100,000 rows with different
+/// numbers but one problem count as one reason: `'12a4' is too short: …` and `letters in the
+/// number '12a4'` become `is too short: …` and `letters in the number`.
 func reasonKey(_ message: String) -> String {
     var key = ""
     var quoted = false
     for c in message {
         if c == "'" {
-            if !quoted { key += "…" }
             quoted.toggle()
-        } else if !quoted {
+        } else if !quoted && !(c == " " && (key.isEmpty || key.hasSuffix(" "))) {
             key.append(c)
         }
     }
-    if key.hasPrefix("number …: ") { key.removeFirst("number …: ".count) }
+    // What a removed quote leaves: `number : why`, `the number ` (at the end), `x  in`.
+    key = key.replacingOccurrences(of: " :", with: ":")
+    if key.hasPrefix("number: ") { key.removeFirst("number: ".count) }
+    while key.hasSuffix(" ") { key.removeLast() }
     return String(key.prefix(80))
 }
 
@@ -497,8 +524,8 @@ let dumpHelp = """
 usage: lookup dump [--db FILE] [--from NUMBER] [--category NAME[,NAME...]] [--action identify|block] [--json]
 
 Prints every entry in ascending order as NUMBER<TAB>LABEL<TAB>CATEGORY (or JSON lines).
-Streams with bounded memory whatever the file size. Control characters in a label (only in
-a file that fails verify) are escaped as in JSON: \\n, \\r, \\t, \\u00XX.
+Streams with bounded memory whatever the file size. Control and hidden characters in a label
+(only in a file that fails verify) are escaped as in JSON: \\n, \\r, \\t, \\u001b, \\u202e.
 
   --from NUMBER   start at the first number >= NUMBER
   --category      only these categories (comma-separated names, case-insensitive; a name
@@ -540,7 +567,8 @@ func dumpCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     let json = args.flag("--json")
     let set = try DatabasePaths.resolve(try databasePath(args))
     guard set.kind == .file else {
-        throw .usage("dump reads one database file; \(set.path) is a \(set.kind) of \(set.files.count): \(set.files.joined(separator: ", "))",
+        let shown = set.files.prefix(3).joined(separator: ", ") + (set.files.count > 3 ? ", … (\(set.files.count - 3) more)" : "")
+        throw .usage("dump reads one database file; \(set.path) is a \(set.kind) of \(set.files.count) database\(set.files.count == 1 ? "" : "s") (\(shown)): give one of them to --db",
                      command: "dump")
     }
     let db = try openDatabase(set.files[0])
@@ -571,9 +599,10 @@ let verifyHelp = """
 usage: lookup verify FILE|DIR... [--json]
 
 Checks each file completely: header, section table, every XXH3-64 section checksum,
-padding, and a full decode of keys, values and labels. Prints one line per file. A build
-directory or an installed store stands for all of its databases (the store's current set).
-Exit: 0 all intact, 65 a file is damaged, 66 a file is missing.
+padding, and a full decode of keys, values and labels. Prints one line per file, then, for
+several files or a directory, a last line with the counts ("3 files verified: all intact").
+A build directory or an installed store stands for all of its databases (the store's current
+set). Exit: 0 all intact, 65 a file is damaged, 66 a file is missing.
 
 """
 
@@ -587,8 +616,11 @@ func verifyCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     var status = Exit.ok
     var out = Output()
     let json = args.flag("--json")
+    var checked = 0, intact = 0, damaged = 0, unread = 0, directories = 0
     func report(_ path: String, code: String, exit: Int32, message: String) {
         if status == Exit.ok || exit == Exit.dataError { status = exit }
+        checked += 1
+        if exit == Exit.dataError { damaged += 1 } else { unread += 1 }
         if json {
             out.write("{\"file\":\(jsonString(path)),\"ok\":false,\"code\":\(jsonString(code)),\"error\":\(jsonString(message))}\n")
         } else {
@@ -602,6 +634,7 @@ func verifyCommand(_ raw: [String]) throws(ToolError) -> Int32 {
         var files = [argument]
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: argument, isDirectory: &isDirectory), isDirectory.boolValue {
+            directories += 1
             do {
                 files = try DatabaseSet.resolve(path: argument).files
             } catch {
@@ -612,6 +645,8 @@ func verifyCommand(_ raw: [String]) throws(ToolError) -> Int32 {
         for path in files {
             do {
                 let db = try Database(path: path, verify: true)
+                checked += 1
+                intact += 1
                 if db.rangeCount > 0 {
                     out.write(json ? "{\"file\":\(jsonString(path)),\"ok\":true,\"entries\":\(db.count),\"ranges\":\(db.rangeCount)}\n" : "\(path): OK (\(db.count) entries, \(db.rangeCount) ranges)\n")
                 } else {
@@ -621,6 +656,11 @@ func verifyCommand(_ raw: [String]) throws(ToolError) -> Int32 {
                 report(path, code: error.code.rawValue, exit: exitCode(for: error), message: error.message)
             }
         }
+    }
+    // Several files, or a directory's: one closing line that says how it went.
+    if !json && (checked > 1 || directories > 0) {
+        let problems = [damaged > 0 ? "\(damaged) damaged" : nil, unread > 0 ? "\(unread) not read" : nil].compactMap { $0 }
+        out.write("\(checked) file\(checked == 1 ? "" : "s") verified: " + (problems.isEmpty ? "all intact\n" : "\(intact) intact, \(problems.joined(separator: ", "))\n"))
     }
     out.flush()
     return status
@@ -664,7 +704,7 @@ func writeInfo(_ info: DatabaseInfo, json: Bool, to out: inout Output) {
         out.write("{\"file\":\(jsonString(info.path)),\"format_version\":\"\(info.formatVersion)\",\"entries\":\(info.entries),\"distinct_labels\":\(info.distinctLabels),\"block_size\":\(info.blockSize),\"blocks\":\(info.blocks),\"hot_labels\":\(info.hotLabels),\"label_symbols\":\(info.labelSymbols),\"bytes\":\(info.fileBytes),\"bytes_per_entry\":\(String(format: "%.3f", info.bytesPerEntry)),\"ranges\":\(info.ranges),\"categories\":[\(categories.joined(separator: ","))],\"sections\":[\(sections.joined(separator: ","))]}\n")
     } else {
         out.write("""
-        file              \(info.path)
+        file              \(escapedForDisplay(info.path))
         format version    \(info.formatVersion)
         entries           \(info.entries)
         distinct labels   \(info.distinctLabels)

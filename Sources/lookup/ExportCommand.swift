@@ -12,8 +12,9 @@ Writes the datasets of iOS Live Caller ID Lookup (Apple's live-caller-id-lookup-
 into OUTDIR (created when missing):
   block.binpb     one KeywordDatabaseRow per number: keyword "+E164" (UTF-8), value one byte,
                   1 = block (the number's category blocks), 0 = do not block
-  identity.binpb  one row per number with a label or an icon: value a serialized CallIdentity
-                  (name = label, icon, cache_expiry_minutes, category)
+  identity.binpb  one row per number whose CallIdentity has a field set (a label, an icon, a
+                  cache expiry or a category), as Apple's ConstructDatabase writes them: value a
+                  serialized CallIdentity (name = label, icon, cache_expiry_minutes, category)
 Both are KeywordDatabase messages in the protobuf binary format, the input of PIRProcessDatabase.
 With --text, writes input.txtpb instead: an InputIdentities message in the text format, the
 input of the example's ConstructDatabase tool.
@@ -22,6 +23,14 @@ Numbers come out ascending, one row per number. With several databases (several 
 build directory or store), the first that holds a number answers for it, as in 'lookup NUMBER'.
 Rows are written as they are read (memory does not grow with the data); the files are written
 under temporary names and renamed into place at the end: a failed export replaces nothing.
+Every label is checked as 'lookup verify' checks it: a label with a control or hidden character
+(a damaged database, or one built before labels were held to that rule) stops the export (65).
+
+Beside the datasets it writes block-config.json and identity-config.json, PIRProcessDatabase's
+configurations (those of Apple's example); the identity one sets a fixed-size cuckoo table
+sized from the rows, since with PIRProcessDatabase's defaults a row larger than its neighbours
+can be dropped without an error (docs/LIVE-CALLER-ID.md: why, and how to check its log). The
+report gives the sizes of the identity rows.
 
   --db FILE|DIR                 a database, a build directory or a store (default: $LOOKUP_DB);
                                 repeat it, or list more paths, for several (first wins)
@@ -95,16 +104,40 @@ func exportCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     if let first = report.firstOversizedNumber {
         warnings.append("\(report.oversizedIdentities) identit\(report.oversizedIdentities == 1 ? "y is" : "ies are") over \(LiveCallerIDExport.identityValueLimit) bytes (first: +\(first)); the example server takes values up to that size")
     }
+    let sizes = report.identitySizes
     if args.flag("--json") {
         let files = report.files.map { "{\"path\":\(jsonString($0.path)),\"rows\":\($0.rows),\"bytes\":\($0.bytes)}" }
+        var identitySizes = ""
+        if options.output == .datasets {
+            let classes = sizes.classes.indices.filter { sizes.classes[$0] > 0 }.map { k in
+                "{\"up_to\":\(LiveCallerIDValueSizes.classLimit(k).map(String.init) ?? "null"),\"rows\":\(sizes.classes[k])}"
+            }
+            identitySizes = ",\"identity_sizes\":{\"rows\":\(sizes.rows),\"largest\":\(sizes.largest),"
+                + "\"largest_number\":\(sizes.largestNumber.map { "\"+\($0)\"" } ?? "null"),\"classes\":[\(classes.joined(separator: ","))],"
+                + "\"default_bucket_size\":\(sizes.defaultBucketSize),\"recommended_bucket_size\":\(sizes.recommendedBucketSize),"
+                + "\"shards\":\(sizes.shards),\"largest_shard_bytes\":\(sizes.largestShardBytes),\"bucket_count\":\(sizes.recommendedBucketCount)},"
+                + "\"configurations\":[\(report.configurations.map(jsonString).joined(separator: ","))]"
+        }
         print("{\"files\":[\(files.joined(separator: ","))],\"numbers\":\(report.numbers),\"blocked\":\(report.blocked),"
-              + "\"identities\":\(report.identities),\"icons\":\(report.icons),\"warnings\":[\(warnings.map(jsonString).joined(separator: ","))]}")
+              + "\"identities\":\(report.identities),\"icons\":\(report.icons)\(identitySizes),\"warnings\":[\(warnings.map(jsonString).joined(separator: ","))]}")
     } else {
         for f in report.files {
-            print("wrote \(f.path): \(f.rows) rows, \(f.bytes) bytes")
+            print("wrote \(escapedForDisplay(f.path)): \(f.rows) rows, \(f.bytes) bytes")
         }
         print("\(report.numbers) numbers, \(report.blocked) blocked, \(report.identities) identities, \(report.icons) icons")
-        for w in warnings { printError("warning: \(w)") }
+        if options.output == .datasets, sizes.rows > 0 {
+            let classes = sizes.classes.indices.filter { sizes.classes[$0] > 0 }.map { k in
+                "\(LiveCallerIDValueSizes.classLimit(k).map { "<= \($0)" } ?? "> 65536") B: \(sizes.classes[k])"
+            }
+            print("identity values: \(classes.joined(separator: ", ")); largest \(sizes.largest) B (+\(sizes.largestNumber ?? 0))")
+        }
+        if options.output == .datasets {
+            for c in report.configurations { print("wrote \(escapedForDisplay(c)): PIRProcessDatabase's configuration") }
+            print("identity-config.json: \"maxSerializedBucketSize\": \(sizes.recommendedBucketSize), a fixed \(sizes.recommendedBucketCount) buckets"
+                  + " per shard (\(sizes.shards) shard\(sizes.shards == 1 ? "" : "s")): every row is placed or PIRProcessDatabase stops with an error;"
+                  + " its defaults (\(sizes.defaultBucketSize)-byte buckets, a growing table) can drop rows silently (docs/LIVE-CALLER-ID.md)")
+        }
+        for w in warnings { printError("warning: \(escapedForDisplay(w))") }
     }
     return Exit.ok
 }

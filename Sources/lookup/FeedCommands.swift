@@ -100,7 +100,9 @@ usage: lookup install --store DIR [BUILD_DIR] [--slots M] [--max-entries N] [--a
 
 Installs the databases of BUILD_DIR (a 'lookup build' output directory with manifest.json)
 into the store DIR as a new generation, or, without BUILD_DIR, the current data again with
-new settings. Every file is verified first (size, whole-file XXH3 against the manifest, full
+new settings; that also repairs the store: a file missing from the current generation,
+cut short or damaged, is taken from the previous one when it holds the same file intact
+(otherwise the error says what to fetch). Every file is verified first (size, whole-file XXH3 against the manifest, full
 database check), staged, fsynced, and only then made current by one atomic rename. A damaged
 or truncated file, a bad manifest or a set over the budget changes nothing: the previous set
 stays in place and in use. The previous generation is kept until the next install succeeds.
@@ -128,8 +130,8 @@ Signatures ('lookup keygen', 'lookup sign'):
                           wrongly signed sets are refused with exit 65, the current
                           generation kept); given again with another key, replaces it
 
-BUILD_DIR is the folder 'lookup build -o DIR' writes when it has several outputs
-(manifest.json beside the databases), not a single database file.
+BUILD_DIR is the folder 'lookup build -o DIR/' writes (manifest.json beside the
+databases), not a single database file.
 
 Exit: 0 installed, 64 usage, bad rule (or one larger than any extension holds), unknown
 category, a budget above CallKit's cap, a file instead of a build directory; 65 damaged
@@ -170,12 +172,10 @@ private func installBody(_ raw: [String]) throws -> Int32 {
         let report: InstalledStore.InstallReport
         if let build = args.positionals.first {
             report = try store.install(from: build, settings: settings, trust: trust, requireSignature: required)
-        } else if trust != nil || required != nil {
-            // The current set again, its signature checked (and the key recorded).
-            guard let g = try store.current() else { throw DirectoryError(.fileNotFound, "\(storePath): nothing installed yet") }
-            report = try store.install(from: g.path, settings: settings, trust: trust, requireSignature: required)
         } else {
-            report = try store.updateSettings(settings)
+            // The current set again (new settings, its signature checked, a file the store
+            // lost taken from the previous generation).
+            report = try store.reinstall(settings: settings, trust: trust, requireSignature: required)
         }
         let seconds = Date().timeIntervalSince(started)
         var out = Output()
@@ -185,13 +185,17 @@ private func installBody(_ raw: [String]) throws -> Int32 {
             let slots = report.plan.slots.enumerated().map { i, s in
                 "{\"slot\":\(i + 1),\"lower_bound\":\(s.lowerBound),\"upper_bound\":\(s.upperBound),\"identify\":\(s.identification),\"block\":\(s.blocking)}"
             }
-            out.write("{\"store\":\(jsonString(storePath)),\"generation\":\(report.generation.id),\"previous\":\(report.previous.map { String($0.id) } ?? "null"),\"added\":\(names(c.added)),\"changed\":\(names(c.changed)),\"removed\":\(names(c.removed)),\"unchanged\":\(names(c.unchanged)),\"copied_files\":\(report.copiedFiles),\"linked_files\":\(report.linkedFiles),\"max_entries\":\(report.plan.maxEntries),\"slots\":[\(slots.joined(separator: ","))],\"seconds\":\(String(format: "%.3f", seconds))}\n")
+            out.write("{\"store\":\(jsonString(storePath)),\"generation\":\(report.generation.id),\"previous\":\(report.previous.map { String($0.id) } ?? "null"),\"added\":\(names(c.added)),\"changed\":\(names(c.changed)),\"removed\":\(names(c.removed)),\"unchanged\":\(names(c.unchanged)),\"copied_files\":\(report.copiedFiles),\"linked_files\":\(report.linkedFiles),\"repaired\":\(names(report.repairedFiles)),\"max_entries\":\(report.plan.maxEntries),\"slots\":[\(slots.joined(separator: ","))],\"seconds\":\(String(format: "%.3f", seconds))}\n")
         } else {
             out.write("installed generation \(report.generation.id)\(report.previous.map { " (previous \($0.id) kept)" } ?? "") in \(storePath) in \(String(format: "%.2f", seconds)) s\n")
             out.write("regions: \(c.added.count) added, \(c.changed.count) changed, \(c.removed.count) removed, \(c.unchanged.count) unchanged")
-            let named = c.added.map { "+\($0)" } + c.changed.map { "~\($0)" } + c.removed.map { "-\($0)" }
+            // Region names come from the manifest: shown escaped (LabelText's rule).
+            let named = (c.added.map { "+\($0)" } + c.changed.map { "~\($0)" } + c.removed.map { "-\($0)" }).map { escapedForDisplay($0) }
             out.write(named.isEmpty ? "\n" : " (\(named.prefix(12).joined(separator: " "))\(named.count > 12 ? " …" : ""))\n")
             out.write("files: \(report.copiedFiles) copied, \(report.linkedFiles) hard-linked from the previous generation\n")
+            if !report.repairedFiles.isEmpty {
+                out.write("repaired: \(report.repairedFiles.joined(separator: ", ")) (missing from generation \(report.previous.map { String($0.id) } ?? "?"), taken from the generation before it)\n")
+            }
             for (i, s) in report.plan.slots.enumerated() {
                 out.write("slot \(i + 1)/\(report.plan.slots.count): \(s.identification) identification + \(s.blocking) blocking = \(s.count) of at most \(report.plan.maxEntries)\n")
             }

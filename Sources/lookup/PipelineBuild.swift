@@ -62,15 +62,18 @@ Labels and categories
   --max-label-bytes N           cut longer labels on a character boundary (counted as warnings)
   --category-map FILE           lines 'VALUE = [NAME] identify|block'
   --category NAME               every row gets this category (e.g. spam for a block list)
-Outputs (-o names a directory when there are several)
+Outputs (--split-by, --block-list separate, --max-entries and --top make -o a build directory)
   --split-by field|prefix       one database per region: by --region-field, or by the number
                                 prefixes of --region-map (lines PREFIX<TAB>REGION, '*' = the rest)
   --region-map FILE             with --split-by field, lines VALUE<TAB>REGION rename regions
   --region-after SEP            with --split-by field, keep the text after the last SEP
                                 ('Абакан |Республика Хакасия' → 'Республика Хакасия' with '|')
   --block-list combined|separate  separate: blocking entries in REGION-block.cid files
-  --max-entries N               entries per database at most (default 1999999, the CallKit cap);
-                                larger outputs become shards REGION-1.cid, REGION-2.cid…
+  --max-entries N               entries per database of a build directory at most (default 1999999,
+                                the CallKit cap); larger lists become shards REGION-1.cid,
+                                REGION-2.cid… Given, it makes -o a build directory; without it
+                                (and without the options above), -o is one database file,
+                                whatever its size
   --top N                       also write top.cid with the N heaviest entries (needs --weight-field)
   --dataset-version V           stamped in manifest.json (default: a hash of the files)
 Errors
@@ -84,8 +87,13 @@ Errors
 /// True when `lookup build` should run the pipeline rather than the plain TSV import.
 func wantsPipeline(_ args: Arguments) -> Bool {
     if args.given.contains(where: { pipelineValued.contains($0) || pipelineFlags.contains($0) }) { return true }
-    // `-o DIR/` asks for a build directory (manifest.json), which only the pipeline writes.
-    if let output = args.value("-o", "--output"), output.hasSuffix("/") { return true }
+    // `-o DIR/` or an existing directory asks for a build directory (manifest.json), which only
+    // the pipeline writes.
+    if let output = args.value("-o", "--output") {
+        if output.hasSuffix("/") { return true }
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: output, isDirectory: &isDirectory), isDirectory.boolValue { return true }
+    }
     return args.positionals.contains { InputFormat.guess(path: $0) != .tsv }
 }
 
@@ -229,13 +237,16 @@ struct PipelineOptionReader {
         }
     }
 
-    /// `--label-replace`, `--max-label-bytes`, `--category` (through the category map).
+    /// `--label-replace`, `--max-label-bytes`, `--hidden-characters`, `--category` (through the
+    /// category map).
     mutating func readLabels() throws(ToolError) {
         for r in args.values("--label-replace") {
             guard let pair = LabelCleaner.parseReplacement(r) else { throw usage("--label-replace takes FROM=TO, like '_= '") }
             options.labels.replacements.append(pair)
         }
         if let n = try int("--max-label-bytes", min: 1) { options.labels.maxBytes = n }
+        options.labels.hiddenCharacters = try hiddenCharactersOption(args)
+        options.buildOptions.hiddenCharacters = options.labels.hiddenCharacters
         if let c = args.value("--category") {
             do { options.fixedCategory = try options.categories.category(for: c) } catch { throw usage("--category: \(error.message)") }
         }
@@ -266,7 +277,7 @@ struct PipelineOptionReader {
         if let n = try int("--max-entries", min: 1) { options.maxEntries = n }
         if let n = try int("--top", min: 1) {
             guard options.weightField != nil else { throw usage("--top needs --weight-field") }
-            guard n <= options.maxEntries else { throw usage("--top \(n) is more than --max-entries \(options.maxEntries)") }
+            guard n <= options.entriesPerDatabase else { throw usage("--top \(n) is more than --max-entries \(options.entriesPerDatabase)") }
             options.top = n
         }
     }
@@ -288,19 +299,19 @@ struct PipelineOptionReader {
     }
 }
 
-/// Escapes a value for one TSV cell.
-func tsvCell(_ s: String) -> String {
-    var out = ""
-    for c in s.unicodeScalars {
-        switch c {
-        case "\t": out += "\\t"
-        case "\n": out += "\\n"
-        case "\r": out += "\\r"
-        case "\\": out += "\\\\"
-        default: out.unicodeScalars.append(c)
-        }
+/// The summary of a build's bad rows on stderr (both build paths): a count per reason, most
+/// frequent first, then the total against the rows read.
+func printRejectedRows(byReason counts: [(reason: String, count: Int)], rejected: Int, rows: Int, stoppedEarly: Bool = false) {
+    printError("rejected rows by reason:")
+    for (reason, n) in counts.sorted(by: { $0.count != $1.count ? $0.count > $1.count : $0.reason < $1.reason }) {
+        printError("  \(String(n).leftPad(8))  \(reason)")
     }
-    return out
+    // A build stopped by --max-bad-rows read only part of its input: say so rather than
+    // give a share of a total it never counted.
+    let bad = "\(rejected) bad row\(rejected == 1 ? "" : "s")"
+    printError(stoppedEarly
+        ? "\(bad) in the first \(rows) row\(rows == 1 ? "" : "s") read (stopped at the --max-bad-rows limit; the rest was not read)"
+        : "\(bad) of \(rows)")
 }
 
 func pipelineBuild(_ args: Arguments, output: String) throws(ToolError) -> Int32 {
@@ -311,6 +322,8 @@ func pipelineBuild(_ args: Arguments, output: String) throws(ToolError) -> Int32
     let report = BuildReport(args: args, started: started)
     report.attach(to: pipeline)
     let summary: PipelineSummary
+    // What -o must be (a directory for a build directory, else not one) is known before reading.
+    do { try pipeline.checkOutput(output) } catch { throw ToolError(code: pipelineExitCode(error), message: error.message) }
     do {
         for input in args.positionals { try pipeline.add(file: input) }
         summary = try pipeline.write(to: output)
@@ -380,7 +393,7 @@ private final class BuildReport {
     let started: Date
     let errorsPath: String?
     static let rejectedShown = 1000, warningsShown = 100
-    private var errorsOut: [UInt8] = Array("file\tline\traw\treason\tmessage\n".utf8)
+    private var errorsOut: [UInt8] = Array(RejectedRow.errorsFileHeader.utf8)
     private var rejected = 0
     private var warnings = 0
     private var lastFile: String? = nil
@@ -396,7 +409,7 @@ private final class BuildReport {
             rejected += 1
             if rejected <= Self.rejectedShown { progress.printLine(row.description) }
             if errorsPath != nil {
-                errorsOut.append(contentsOf: "\(tsvCell(row.file))\t\(row.line)\t\(tsvCell(row.raw))\t\(row.reason)\t\(tsvCell(row.message))\n".utf8)
+                errorsOut.append(contentsOf: row.errorsFileLine.utf8)
             }
         }
         pipeline.onWarning = { [self] w in
@@ -436,16 +449,8 @@ private final class BuildReport {
         if pipeline.rowsRejected > shown { printError("(\(pipeline.rowsRejected - shown) more rejected rows not shown\(errorsPath == nil ? "; --errors FILE lists them all" : ""))") }
         if warnings > Self.warningsShown { printError("(\(warnings - Self.warningsShown) more warnings not shown)") }
         if pipeline.rowsRejected > 0 {
-            printError("rejected rows by reason:")
-            for (reason, n) in pipeline.rejectedByReason.sorted(by: { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }) {
-                printError("  \(String(n).leftPad(8))  \(reason)")
-            }
-            // A build stopped by --max-bad-rows read only part of its input: say so rather than
-            // give a share of a total it never counted.
-            let rows = "\(pipeline.rowsRejected) bad row\(pipeline.rowsRejected == 1 ? "" : "s")"
-            printError(stoppedEarly
-                ? "\(rows) in the first \(pipeline.rowsRead) row\(pipeline.rowsRead == 1 ? "" : "s") read (stopped at the --max-bad-rows limit; the rest was not read)"
-                : "\(rows) of \(pipeline.rowsRead)")
+            printRejectedRows(byReason: pipeline.rejectedByReason.map { ($0.key.rawValue, $0.value) }, rejected: pipeline.rowsRejected,
+                              rows: pipeline.rowsRead, stoppedEarly: stoppedEarly)
         }
         if !pipeline.warningsByKind.isEmpty {
             printError("warnings: " + pipeline.warningsByKind.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", "))

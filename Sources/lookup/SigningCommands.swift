@@ -1,5 +1,6 @@
 import Foundation
 import CallerIDDirectory
+import CallerID
 
 // `lookup keygen`, `lookup sign`, `lookup fetch`: signed build directories and updates over
 // HTTP (issue 16; docs/CALL-DIRECTORY.md "Updates over the network").
@@ -89,31 +90,52 @@ func readTrustedKey(_ path: String) throws(ToolError) -> SigningPublicKey {
 // MARK: fetch
 
 let fetchHelp = """
-usage: lookup fetch URL --store DIR --trust NAME.pub [--allow-downgrade] [--json]
+usage: lookup fetch URL --store DIR --trust NAME.pub [--allow-downgrade] [--slots M]
+                    [--max-entries N] [--min-rate BYTES] [--grace SECONDS] [--json]
 
 Brings the store DIR up to date from URL, a web folder holding a signed build directory
 (manifest.json, manifest.json.sig and the databases as static files):
 downloads the manifest and its signature and verifies them with the public key NAME.pub
 (and with the key the store requires, if an install recorded one);
-downloads only the files whose SHA-256 is not in the store's current generation, resuming
-an interrupted file with an HTTP Range request; checks each file's size and SHA-256; and
-installs the new generation through the install path (every file verified, one atomic
-switch; settings, slots and rules kept). The store's lock is held throughout: a second
-fetch waits, then finds the store up to date. Any failure leaves the current generation
-in place and in use. Uses libcurl (Debian: libcurl4), loaded only when a fetch runs.
+checks that the files to download fit in the free space of DIR's disk; downloads only the
+files whose SHA-256 is not in the store's current generation, resuming an interrupted file
+with an HTTP Range request; checks each file's size and SHA-256; and installs the new
+generation through the install path (every file verified, one atomic switch; settings,
+slots and rules kept unless given). A file missing from the store's current generation,
+or damaged in it, is downloaded again, even when the set is the installed one.
+
+Every transfer must average --min-rate bytes/s once --grace seconds have passed (a file of
+N bytes ends within grace + N / rate seconds), and an HTTP error status ends it at the
+status line, so a fetch ends by itself whatever the server does. The store's install lock
+is held for the install step only: a local 'lookup install' never waits for a download.
+Downloads live in DIR/.fetch/, one fetch at a time (a second fetch waits, then finds the
+store up to date); after a failure it keeps only what the next fetch can resume. Any
+failure leaves the current generation in place and in use. Uses libcurl (Debian:
+libcurl4), loaded only when a fetch runs.
 
   --trust NAME.pub   the publisher's public key (required)
   --allow-downgrade  install a set older than the installed one (by dataset version when
                      both are numbers such as 42 or 2026.12.01, else by build time);
                      without it an older set, such as a replayed manifest, is refused
+  --slots M          extensions the entries are split across (1-64; default: the store's,
+                     1 for a new store): a set larger than one extension needs more
+  --max-entries N    entries per extension (default: the store's, at most 1,999,999);
+                     both are applied even when the store is up to date (its data are
+                     installed again with them)
+  --min-rate BYTES   the slowest average transfer accepted, bytes/s (default 8192)
+  --grace SECONDS    seconds before --min-rate applies (default 30)
   --json             one JSON object: {"store":…,"url":…,"up_to_date":…,"generation":…,
-                     "dataset_version":…,"files_fetched":N,"files_reused":N,"fetched":[…],
-                     "bytes_downloaded":N,"bytes_resumed":N,"seconds":S}; a failure is one
-                     JSON object too: {"store":…,"error":{"code":…,"message":…},"exit_code":N}
+                     "dataset_version":…,"files_fetched":N,"files_reused":N,
+                     "files_cached":N,"fetched":[…],"cached":[…],"bytes_downloaded":N,
+                     "bytes_resumed":N,"seconds":S}; a failure is one JSON object too:
+                     {"store":…,"error":{"code":…,"message":…},"exit_code":N}
+                     ("cached": files an earlier, failed fetch of the set downloaded whole)
 
-Exit: 0 installed or up to date, 64 usage, 65 bad signature, bad manifest, a file that
-differs from the signed manifest, or an older set; 69 server unreachable or an HTTP error;
-74 I/O error (a full disk).
+Exit: 0 installed or up to date, 64 usage, 65 bad signature, bad manifest (or one over
+8 MiB, a signature over 4,096 bytes), a file that differs from the signed manifest, an
+older set, or a set over the budget of the slots; 69 server unreachable, an HTTP error
+status, or a transfer slower than --min-rate; 74 I/O error (a full disk, or files that
+need more than the free space).
 
 """
 
@@ -127,7 +149,8 @@ func fetchCommand(_ raw: [String]) throws(ToolError) -> Int32 {
 
 private func fetchBody(_ raw: [String]) throws -> Int32 {
     let command = "fetch"
-    let args = try Arguments(raw, command: command, valued: ["--store", "--trust"], flags: ["--allow-downgrade", "--json"])
+    let args = try Arguments(raw, command: command, valued: ["--store", "--trust", "--slots", "--max-entries", "--min-rate", "--grace"],
+                             flags: ["--allow-downgrade", "--json"])
     guard let storePath = args.value("--store") else { throw ToolError.usage("no store: pass --store DIR", command: command) }
     guard let trustPath = args.value("--trust") else { throw ToolError.usage("no public key: pass --trust NAME.pub", command: command) }
     guard args.positionals.count == 1 else { throw ToolError.usage("give one URL", command: command) }
@@ -135,28 +158,54 @@ private func fetchBody(_ raw: [String]) throws -> Int32 {
     guard url.hasPrefix("http://") || url.hasPrefix("https://") else {
         throw ToolError.usage("URL must start with http:// or https://, not '\(url)'", command: command)
     }
+    let slots = try parsePositive(args.value("--slots"), "--slots", command: command)
+    let maxEntries = try parsePositive(args.value("--max-entries"), "--max-entries", command: command)
+    var deadline = TransferDeadline()
+    if let rate = try parsePositive(args.value("--min-rate"), "--min-rate", command: command) { deadline.minimumRate = rate }
+    if let text = args.value("--grace") {
+        guard let seconds = Double(text), seconds.isFinite, seconds >= 0, seconds <= 86_400 else {
+            throw ToolError.usage("--grace takes seconds (0 to 86400), not '\(text)'", command: command)
+        }
+        deadline.grace = seconds
+    }
     let key = try readTrustedKey(trustPath)
     let store = try InstalledStore(path: storePath)
     var fetcher = DirectoryFetcher(baseURL: url, store: store, trust: key, client: CurlHTTPClient(),
                                    allowDowngrade: args.flag("--allow-downgrade"))
+    fetcher.deadline = deadline
+    if slots != nil || maxEntries != nil {
+        var settings = try store.settings()
+        if let slots { settings.slots = slots }
+        if let maxEntries { settings.maxEntries = maxEntries }
+        fetcher.settings = settings
+    }
     // Fault injection for the tests: a disk that fills after N bytes of downloads.
     if let limit = ProcessInfo.processInfo.environment["CALLERID_TEST_DISK_SPACE"].flatMap({ Int($0) }) {
         fetcher.simulatedDiskSpace = limit
     }
     let report = try fetcher.fetch()
+    writeFetchReport(report, store: store, storePath: storePath, url: url, json: args.flag("--json"))
+    return Exit.ok
+}
+
+private func writeFetchReport(_ report: DirectoryFetcher.Report, store: InstalledStore, storePath: String, url: String, json: Bool) {
     var out = Output()
-    if args.flag("--json") {
+    if json {
         func names(_ a: [String]) -> String { "[" + a.map(jsonString).joined(separator: ",") + "]" }
-        let generation = try report.install?.generation.id ?? store.current()?.id
-        out.write("{\"store\":\(jsonString(storePath)),\"url\":\(jsonString(url)),\"up_to_date\":\(report.upToDate),\"generation\":\(generation.map(String.init) ?? "null"),\"previous\":\(report.install?.previous.map { String($0.id) } ?? "null"),\"dataset_version\":\(report.datasetVersion.map(jsonString) ?? "null"),\"files_fetched\":\(report.fetchedFiles.count),\"files_reused\":\(report.reusedFiles.count),\"fetched\":\(names(report.fetchedFiles)),\"bytes_downloaded\":\(report.bytesDownloaded),\"bytes_resumed\":\(report.bytesResumed),\"seconds\":\(String(format: "%.3f", report.seconds))}\n")
+        let generation = report.install?.generation.id ?? (try? store.current())??.id
+        out.write("{\"store\":\(jsonString(storePath)),\"url\":\(jsonString(url)),\"up_to_date\":\(report.upToDate),\"generation\":\(generation.map(String.init) ?? "null"),\"previous\":\(report.install?.previous.map { String($0.id) } ?? "null"),\"dataset_version\":\(report.datasetVersion.map(jsonString) ?? "null"),\"files_fetched\":\(report.fetchedFiles.count),\"files_reused\":\(report.reusedFiles.count),\"files_cached\":\(report.cachedFiles.count),\"fetched\":\(names(report.fetchedFiles)),\"cached\":\(names(report.cachedFiles)),\"bytes_downloaded\":\(report.bytesDownloaded),\"bytes_resumed\":\(report.bytesResumed),\"seconds\":\(String(format: "%.3f", report.seconds))}\n")
     } else if report.upToDate {
-        out.write("\(storePath) is up to date with \(url) (dataset \(report.datasetVersion ?? "?"))\n")
+        // The dataset version comes from the fetched manifest: shown escaped.
+        out.write("\(storePath) is up to date with \(url) (dataset \(escapedForDisplay(report.datasetVersion ?? "?")))\n")
+        if let install = report.install {
+            out.write("installed generation \(install.generation.id) with the new settings: \(install.plan.slots.count) slot\(install.plan.slots.count == 1 ? "" : "s") of at most \(install.plan.maxEntries)\n")
+        }
     } else if let install = report.install {
-        out.write("installed generation \(install.generation.id)\(install.previous.map { " (previous \($0.id) kept)" } ?? "") of dataset \(report.datasetVersion ?? "?") from \(url) in \(String(format: "%.2f", report.seconds)) s\n")
-        out.write("files: \(report.fetchedFiles.count) fetched (\(report.bytesDownloaded) bytes\(report.bytesResumed > 0 ? ", \(report.bytesResumed) resumed" : "")), \(report.reusedFiles.count) reused from the previous generation\n")
+        out.write("installed generation \(install.generation.id)\(install.previous.map { " (previous \($0.id) kept)" } ?? "") of dataset \(escapedForDisplay(report.datasetVersion ?? "?")) from \(url) in \(String(format: "%.2f", report.seconds)) s\n")
+        let cached = report.cachedFiles.isEmpty ? "" : ", \(report.cachedFiles.count) downloaded by an earlier fetch"
+        out.write("files: \(report.fetchedFiles.count) fetched (\(report.bytesDownloaded) bytes\(report.bytesResumed > 0 ? ", \(report.bytesResumed) resumed" : ""))\(cached), \(report.reusedFiles.count) reused from the previous generation\n")
         let c = install.changes
         out.write("regions: \(c.added.count) added, \(c.changed.count) changed, \(c.removed.count) removed, \(c.unchanged.count) unchanged\n")
     }
     out.flush()
-    return Exit.ok
 }

@@ -75,7 +75,9 @@ do {
         status = try lookupCommand(arguments)
     }
 } catch {
-    printError("error: \(error.message)" + (error.hint.map { "\n\($0)" } ?? ""))
+    // Messages quote file names, paths and text from files and servers: nothing in them may
+    // drive the terminal or reorder the line.
+    printError("error: \(escapedForDisplay(error.message))" + (error.hint.map { "\n\($0)" } ?? ""))
     status = error.code
 }
 exit(status)

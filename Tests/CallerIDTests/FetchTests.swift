@@ -71,6 +71,16 @@ struct FetchFixture {
         server = try FaultServer(root: dir.path("web"))
     }
 
+    /// A fixture whose store holds set `v1` (generation 1, fetched), with `v2` published
+    /// (`kazan` changed); returns it and `v2`'s manifest.
+    static func fetchedV1() throws -> (FetchFixture, DirectoryManifest) {
+        let fx = try FetchFixture()
+        try fx.publish("v1", version: 1)
+        let r = try fx.fetch("v1")
+        #expect(r.status == 0, "\(r.stdout)")
+        return (fx, try fx.publish("v2", version: 2))
+    }
+
     /// Publishes a signed set as `web/NAME`.
     @discardableResult
     func publish(_ name: String, version: Int, changed: String = "kazan", buildTime: String? = nil, key: SigningSecretKey? = nil) throws -> DirectoryManifest {
@@ -78,8 +88,10 @@ struct FetchFixture {
                            buildTime: buildTime ?? "2026-06-0\(version)T00:00:00Z", key: key ?? self.key)
     }
 
-    func fetch(_ name: String, faults: String = "-", _ extra: [String] = [], environment: [String: String] = [:]) throws -> CLIResult {
-        try lookup(["fetch", server.url(name, faults: faults), "--store", store, "--trust", pub, "--json"] + extra, environment: environment)
+    func fetch(_ name: String, faults: String = "-", _ extra: [String] = [], environment: [String: String] = [:],
+               timeout: Double = 60) throws -> CLIResult {
+        try lookup(["fetch", server.url(name, faults: faults), "--store", store, "--trust", pub, "--json"] + extra,
+                   environment: environment, timeout: timeout)
     }
 
     /// Current generation id and dataset version; the generation's databases open and verify.
@@ -290,6 +302,42 @@ struct FetchFixture {
         #expect(fx.server.takeRequests().contains("v2/kazan.cid bytes=200-"))
         #expect(try fx.current() == (2, "2"))
         #expect(try fetcher("v2").fetch().upToDate)
+    }
+
+    /// Before: the URLSession client read an error status's body to its end and kept no
+    /// deadline (only URLSession's 30 s without a byte), so a server that dripped, or never
+    /// ended its error page, held an app's fetch for ever.
+    @Test func theURLSessionClientKeepsTheDeadlineAndStopsAtAnErrorStatus() throws {
+        let fx = try FetchFixture()
+        try fx.publish("v1", version: 1)
+        let client = URLSessionHTTPClient(timeout: 10)
+        let deadline = TransferDeadline(grace: 0.5, minimumRate: 1000)
+        for (faults, file, says) in [("drip=manifest.json:2", "manifest.json", "slower than"), ("drip=kazan.cid:0", "kazan.cid", "0 bytes in")] {
+            let started = Date()
+            #expect {
+                // The body always goes on: only the client's own deadline can end these.
+                try client.get(HTTPRequest(url: fx.server.url("v1/" + file, faults: faults), maxBytes: 1 << 20, deadline: deadline)) { _, _ in true }
+            } throws: { ($0 as? DirectoryError)?.code == .unreachable && ($0 as? DirectoryError)?.message.contains(says) == true }
+            #expect(Date().timeIntervalSince(started) < 4.5, "\(faults): \(Date().timeIntervalSince(started)) s")
+        }
+        var pieces = 0
+        let status = try client.get(HTTPRequest(url: fx.server.url("v1/manifest.json", faults: "status=manifest.json:500"), maxBytes: 1 << 20,
+                                                deadline: deadline)) { _, _ in pieces += 1; return true }
+        #expect(status == 500 && pieces == 0, "an error page is not read")
+        let store = try InstalledStore(path: fx.store)
+        var fetcher = DirectoryFetcher(baseURL: fx.server.url("v1", faults: "status=omsk.cid:503"), store: store, trust: fx.key.publicKey, client: client)
+        fetcher.deadline = deadline
+        #expect { try fetcher.fetch() } throws: { ($0 as? DirectoryError)?.message.contains("HTTP 503") == true }
+        fetcher.baseURL = fx.server.url("v1")
+        #expect(try fetcher.fetch().install?.generation.id == 1)
+    }
+
+    @Test func transferDeadlinesGrowWithTheSizeAndCountFromTheGrace() {
+        let d = TransferDeadline(grace: 30, minimumRate: 8192)
+        #expect(d.seconds(forBytes: 0) == 30 && d.seconds(forBytes: 81920) == 40)
+        #expect(!d.isBehind(received: 0, elapsed: 30))
+        #expect(d.isBehind(received: 8191, elapsed: 31) && !d.isBehind(received: 8192, elapsed: 31))
+        #expect(HTTPRequest(url: "http://x/", maxBytes: 8192 * 100, deadline: d).seconds == 130)
     }
 
     @Test func versionOrderIsNumericWhenBothAreNumbersElseByBuildTime() {

@@ -155,10 +155,12 @@ struct IdentityRow: Equatable, CustomStringConvertible {
     static func expectedIdentities(_ entries: [Entry], expiry: UInt32 = 1440, categories: [String: String] = [:],
                                    icons: [UInt64: [UInt8]] = [:]) -> [IdentityRow] {
         entries.compactMap { e in
+            // A row whenever the CallIdentity has a field set, as Apple's ConstructDatabase writes them.
             let icon = icons[e.number]
-            guard !e.label.isEmpty || icon != nil else { return nil }
+            let category = categories[e.category.name]
+            guard !e.label.isEmpty || icon != nil || expiry > 0 || category != nil else { return nil }
             return IdentityRow(keyword: "+\(e.number)", name: Array(e.label.utf8), icon: icon,
-                               expiry: expiry == 0 ? nil : "\(expiry)", category: categories[e.category.name])
+                               expiry: expiry == 0 ? nil : "\(expiry)", category: category)
         }
     }
 
@@ -196,8 +198,9 @@ struct IdentityRow: Equatable, CustomStringConvertible {
         #expect(report.numbers == entries.count && report.identities == want.count)
         #expect(report.blocked == entries.filter { $0.category.action == .block }.count && report.blocked > 0)
         #expect(report.files.map(\.bytes) == [try fileData(out + "/block.binpb").count, try fileData(out + "/identity.binpb").count])
-        // Nothing but the two datasets in the folder (no temporary file left).
-        #expect(try FileManager.default.contentsOfDirectory(atPath: out).sorted() == ["block.binpb", "identity.binpb"])
+        #expect(report.configurations == [out + "/block-config.json", out + "/identity-config.json"])
+        // Nothing but the two datasets and their configurations in the folder (no temporary file left).
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out).sorted() == ["block-config.json", "block.binpb", "identity-config.json", "identity.binpb"])
     }
 
     @Test func edgeCasesRoundTrip() throws {
@@ -245,7 +248,9 @@ struct IdentityRow: Equatable, CustomStringConvertible {
         let want = Self.expectedIdentities(entries, expiry: 0, categories: ["spam": "IDENTITY_CATEGORY_BUSINESS"],
                                            icons: [11: small, 12: biggest])
         Self.expectSame(identities, want, "identity")
-        #expect(!identities.contains { $0.keyword == "+9" || $0.keyword == "+10" })
+        #expect(!identities.contains { $0.keyword == "+9" }, "no field set: no row")
+        #expect(identities.first { $0.keyword == "+10" } == IdentityRow(keyword: "+10", name: [], icon: nil, expiry: nil,
+                                                                         category: "IDENTITY_CATEGORY_BUSINESS"))
         #expect(identities.first { $0.keyword == "+13" }?.name.count == 65_535)
         #expect(report.icons == 2 && report.unusedIcons == 1 && report.ignoredIconFiles == 1 && report.firstIgnoredIconFile == "12.heic")
         // The longest label and the largest icon make CallIdentity values over 65,535 bytes: reported.
@@ -270,7 +275,8 @@ struct IdentityRow: Equatable, CustomStringConvertible {
         let out = dir.path("out")
         let report = try LiveCallerIDExport.write(databases: [path], to: out, options: options)
         #expect(try FileManager.default.contentsOfDirectory(atPath: out) == ["input.txtpb"])
-        #expect(report.numbers == 5 && report.blocked == 2 && report.identities == 3)
+        // ConstructDatabase writes an identity row for each: every one has a cache expiry.
+        #expect(report.numbers == 5 && report.blocked == 2 && report.identities == 5)
 
         // protoc parses the text file (--encode), and its binary decodes to the same identities.
         let binary = dir.path("input.binpb")
@@ -302,6 +308,145 @@ struct IdentityRow: Equatable, CustomStringConvertible {
         try Protoc.run(["--encode=CallIdentity", "call_identity.proto"], input: input).write(to: URL(fileURLWithPath: binary))
         let decoded = try Protoc.decode("CallIdentity", "call_identity.proto", binary)
         #expect(decoded.first { $0.name == "name" }?.value == name)
+    }
+
+    /// Before: a number without a label got no identity row, so a device was told "absent"
+    /// where Apple's `ConstructDatabase` gives it a row with the cache expiry and category
+    /// (its rule: a row whenever `identity != CallIdentity()`; 604 of 20,000 rows of a test).
+    @Test func numbersWithoutALabelGetTheirCacheExpiryAndCategory() throws {
+        let dir = TempDir()
+        let spam = testCategories[2]
+        let records = [
+            Entry(number: 14_085_551_201, label: "Acme", category: .identify),
+            Entry(number: 14_085_551_202, label: "", category: .identify),
+            Entry(number: 14_085_551_203, label: "", category: spam),
+        ]
+        let path = dir.path("e.cid")
+        _ = try buildDatabase(records, at: path)
+        let entries = try Self.expected([try Database(path: path)])
+        for (expiry, categories) in [(UInt32(1440), [String: LiveCallerIDCategory]()), (0, ["spam": .business]), (0, [:]), (30, ["identify": .person])] {
+            var options = LiveCallerIDExportOptions()
+            options.cacheExpiryMinutes = expiry
+            options.identityCategories = categories
+            let out = dir.path("out-\(expiry)-\(categories.count)")
+            let report = try LiveCallerIDExport.write(databases: [path], to: out, options: options)
+            let names = Dictionary(uniqueKeysWithValues: categories.map { ($0.key, $0.value == .business ? "IDENTITY_CATEGORY_BUSINESS" : "IDENTITY_CATEGORY_PERSON") })
+            let want = Self.expectedIdentities(entries, expiry: expiry, categories: names)
+            Self.expectSame(try Self.identityRows(out), want, "identity, expiry \(expiry), \(categories)")
+            #expect(report.identities == want.count)
+            // The text file for ConstructDatabase counts the rows that tool will write from it.
+            options.output = .text
+            #expect(try LiveCallerIDExport.write(databases: [path], to: out + "-text", options: options).identities == want.count)
+        }
+        // Through the tool, with the default expiry: every number has its row; the empty ones
+        // carry the expiry only.
+        let out = dir.path("default")
+        let r = try lookup(["export", "--live-caller-id", out, "--db", path])
+        #expect(r.status == 0 && r.stdout.contains("3 numbers, 1 blocked, 3 identities"), "\(r.stdout)")
+        #expect(try Self.identityRows(out).map(\.keyword) == ["+14085551201", "+14085551202", "+14085551203"])
+        #expect(try Self.identityRows(out).dropFirst().first == IdentityRow(keyword: "+14085551202", name: [], icon: nil, expiry: "1440", category: nil))
+    }
+
+    // MARK: Identity sizes and PIRProcessDatabase
+
+    /// Before: nothing told the user how large the identity rows were, and the configuration
+    /// docs/LIVE-CALLER-ID.md gave let `PIRProcessDatabase` pick a 1,024-byte bucket in a
+    /// growing table, which drops the 1,000-byte labels' rows without an error. Now the report
+    /// gives the sizes, and identity-config.json sets a fixed-size table of buckets four times
+    /// the largest row (whole plaintexts) at 3/4 load: every row placed, or an error.
+    @Test func reportGivesTheIdentitySizesAndTheBucketSizeToSet() throws {
+        let dir = TempDir()
+        var records = (0..<200).map { Entry(number: 14_085_550_000 + UInt64($0), label: "Shop \($0)", category: .identify) }
+        records[7].label = String(repeating: "L", count: 1000)
+        records[90].label = String(repeating: "M", count: 1000)
+        let path = dir.path("s.cid")
+        _ = try buildDatabase(records, at: path)
+        let out = dir.path("out")
+        let report = try LiveCallerIDExport.write(databases: [path], to: out)
+        let sizes = report.identitySizes
+        // name: 1 + 2 + 1000 bytes; cache_expiry_minutes 1440: 1 + 2.
+        #expect(sizes.rows == 200 && sizes.largest == 1006 && sizes.largestNumber == 14_085_550_007)
+        #expect(sizes.classes[0] == 198 && sizes.classes[6] == 2)   // <= 16 bytes; <= 1024
+        #expect(sizes.defaultBucketSize == 1024 && sizes.recommendedBucketSize == 4096)
+
+        let r = try lookup(["export", "--live-caller-id", dir.path("cli"), "--db", path])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("identity values: <= 16 B: 198, <= 1024 B: 2; largest 1006 B (+14085550007)"), "\(r.stdout)")
+        #expect(r.stdout.contains("\"maxSerializedBucketSize\": 4096, a fixed 4 buckets per shard (1 shard)")
+                && r.stdout.contains("its defaults (1024-byte buckets, a growing table) can drop rows silently"), "\(r.stdout)")
+        let json = try lookup(["export", "--live-caller-id", dir.path("cli"), "--db", path, "--json"])
+        let object = try #require(try jsonObjects(json.stdout).first?["identity_sizes"] as? [String: Any])
+        #expect(object["largest"] as? Int == 1006 && object["recommended_bucket_size"] as? Int == 4096 && object["default_bucket_size"] as? Int == 1024)
+        #expect(object["bucket_count"] as? Int == sizes.recommendedBucketCount && object["shards"] as? Int == 1)
+
+        // The configuration written beside the datasets: a fixed-size table of that bucket size,
+        // large enough for the largest shard at 3/4 load.
+        let config = try #require(try JSONSerialization.jsonObject(with: fileData(out + "/identity-config.json")) as? [String: Any])
+        #expect(config["inputDatabase"] as? String == "identity.binpb" && config["rlweParameters"] as? String == "n_4096_logq_27_28_28_logt_5")
+        #expect((config["sharding"] as? [String: Any])?["entryCountPerShard"] as? Int == 5000)
+        let cuckoo = try #require(config["cuckooTableArguments"] as? [String: Any])
+        #expect(cuckoo["maxSerializedBucketSize"] as? Int == 4096)
+        let fixed = ((cuckoo["bucketCount"] as? [String: Any])?["fixedSize"] as? [String: Any])?["bucketCount"] as? Int
+        // 1 + 198 rows of 10 + 11…13 bytes + 2 rows of 10 + 1006: 7,150 bytes; / (0.75 × 4096) = 2.3.
+        var shardBytes = 1 + 2 * (10 + 1006)
+        for k in 0..<200 where k != 7 && k != 90 { shardBytes += 10 + 5 + "Shop \(k)".utf8.count }
+        #expect(sizes.shards == 1 && sizes.largestShardBytes == shardBytes)
+        #expect(fixed == sizes.recommendedBucketCount && fixed == 4)
+        let block = try #require(try JSONSerialization.jsonObject(with: fileData(out + "/block-config.json")) as? [String: Any])
+        #expect(block["inputDatabase"] as? String == "block.binpb" && block["cuckooTableArguments"] == nil)
+    }
+
+    /// The shard sizes are measured by reading the written dataset back in chunks (256 KiB):
+    /// rows of 60,000 bytes that cross chunk boundaries are counted whole.
+    @Test func shardSizesAreMeasuredAcrossReadChunks() throws {
+        let dir = TempDir()
+        let records = (0..<60).map { k in
+            Entry(number: 14_085_550_000 + UInt64(k), label: k % 3 == 0 ? String(repeating: "W", count: 60_000) : "Shop \(k)", category: .identify)
+        }
+        let path = dir.path("w.cid")
+        _ = try buildDatabase(records, at: path)
+        let report = try LiveCallerIDExport.write(databases: [path], to: dir.path("out"))
+        #expect(try fileData(dir.path("out/identity.binpb")).count > 1 << 20)
+        // Each value: name (1 + varint length + bytes) and cache_expiry_minutes 1440 (3 bytes).
+        let expected = records.reduce(1) { sum, e in
+            let n = e.label.utf8.count
+            return sum + 10 + 1 + (n < 128 ? 1 : n < 16_384 ? 2 : 3) + n + 3
+        }
+        #expect(report.identitySizes.shards == 1 && report.identitySizes.largestShardBytes == expected)
+    }
+
+    /// tools/pir_cuckoo_sim.py replays Apple's cuckoo insertion (release/1.1): with the bucket
+    /// size and growing table PIRProcessDatabase picks by default it loses the 1,000-byte rows
+    /// without an error (what a device saw as "absent"); with the configuration the export
+    /// writes (identity-config.json) it places every row.
+    @Test func theWrittenConfigurationPlacesEveryRowWhereTheDefaultLosesSome() throws {
+        let dir = TempDir()
+        var records = (0..<3000).map { Entry(number: 14_085_550_000 + UInt64($0 * 3), label: "Shop number \($0 * 7919 % 1000)", category: .identify) }
+        for k in [7, 900, 1800, 2500] { records[k].label = String(repeating: "L", count: 1000) }
+        let path = dir.path("s.cid")
+        _ = try buildDatabase(records, at: path)
+        let out = dir.path("out")
+        #expect(try lookup(["export", "--live-caller-id", out, "--db", path]).status == 0)
+        let config = try #require(try JSONSerialization.jsonObject(with: fileData(out + "/identity-config.json")) as? [String: Any])
+        let cuckoo = try #require(config["cuckooTableArguments"] as? [String: Any])
+        let bucketSize = try #require(cuckoo["maxSerializedBucketSize"] as? Int)
+        let bucketCount = try #require(((cuckoo["bucketCount"] as? [String: Any])?["fixedSize"] as? [String: Any])?["bucketCount"] as? Int)
+        let script = BuiltProducts.packageRoot.appendingPathComponent("tools/pir_cuckoo_sim.py").path
+        func simulate(_ extra: [String]) throws -> (status: Int32, output: String) {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = ["python3", script, out + "/identity.binpb", "--runs", "4", "--seed", "2"] + extra
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            try process.run()
+            let data = pipe.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        }
+        let byDefault = try simulate([])
+        #expect(byDefault.status == 1 && byDefault.output.contains("(1006-byte value)"), "\(byDefault.output)")
+        let configured = try simulate(["--max-bucket", "\(bucketSize)", "--bucket-count", "\(bucketCount)"])
+        #expect(configured.status == 0 && configured.output.contains("run 4: 0 of 3000 rows lost"), "\(configured.output)")
     }
 
     // MARK: Several databases
@@ -366,6 +511,27 @@ struct IdentityRow: Equatable, CustomStringConvertible {
 
         let r = try lookup(["export", "--live-caller-id", out, "--db", path])
         #expect(r.status == 65 && r.stderr.contains("out of order"))
+    }
+
+    /// Before: a damaged file whose hot label held NUL and ESC (valid UTF-8, refused by
+    /// `verify`) exported with exit 0, and the bytes reached `CallIdentity.name` and the text
+    /// format. Now every label is checked as `verify` checks it: exit 65, nothing written. The
+    /// same for a hidden character (a file built before labels were held to that rule).
+    @Test(arguments: [false, true])
+    func exportRefusesALabelThatVerifyRefuses(text: Bool) throws {
+        let dir = TempDir()
+        for bad in ["A\u{0}B\u{1B}[2J", "Pay\u{202E}dsu\u{202C} Bank"] {
+            let path = dir.path("bad.cid")
+            try Data(try HostileFileTests.imageWithLabels([Array("Fine".utf8), Array(bad.utf8)], hot: true)).write(to: URL(fileURLWithPath: path))
+            #expect(try lookup(["verify", path]).status == 65)
+            let out = dir.path("out")
+            let r = try lookup(["export", "--live-caller-id", out, "--db", path] + (text ? ["--text"] : []))
+            #expect(r.status == 65, "\(r.stdout) \(r.stderr)")
+            #expect(r.stderr.contains("number 2: label has") && r.stderr.contains(bad.contains("\u{0}") ? "control character U+0000" : "hidden character U+202E"),
+                    "\(r.stderr)")
+            #expect(r.stderr.contains("lookup verify"))
+            #expect((try? FileManager.default.contentsOfDirectory(atPath: out))?.isEmpty ?? true, "nothing written")
+        }
     }
 
     @Test func badOptionsAndIconsAreRefusedBeforeWriting() throws {

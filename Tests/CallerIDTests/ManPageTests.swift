@@ -266,3 +266,45 @@ private func shellFunction(_ script: String, name: String) -> String? {
         #expect(plain.split(separator: "\n").allSatisfy { $0.count <= 80 }, "a rendered line is wider than MANWIDTH=80")
     }
 }
+
+// What an installed user gets: the documents the man page names, and a package whose control
+// data holds no made-up values. (tools/check-deb.sh checks a built .deb; building one takes
+// minutes, so these tests read the scripts and run what is quick.)
+@Suite struct PackagingTests {
+    private static let root = BuiltProducts.packageRoot
+
+    // Before: lookup(1) sent readers to docs/FORMAT.md and four other files of the sources,
+    // which neither tools/install.sh nor the .deb installed.
+    @Test func everyDocumentTheManPageNamesIsInstalled() throws {
+        let page = try String(contentsOfFile: ManPageFiles.manPage, encoding: .utf8)
+        let named = Set(page.replacingOccurrences(of: "\\-", with: "-")
+            .matches(of: /[A-Z][A-Z-]*\.md/).map { String($0.output) })
+        #expect(named == ["FORMAT.md", "PIPELINE.md", "CALL-DIRECTORY.md", "LIVE-CALLER-ID.md", "C-ABI.md"])
+        #expect(!page.contains("docs/FORMAT.md") && !page.contains("docs/PIPELINE.md"))
+        let install = try String(contentsOfFile: Self.root.appendingPathComponent("tools/install.sh").path, encoding: .utf8)
+        let line = try #require(install.split(separator: "\n").first { $0.hasPrefix("for doc in ") })
+        let installed = Set(line.dropFirst("for doc in ".count).split(separator: ";")[0].split(separator: " ").map { "\($0).md" })
+        #expect(installed == named)
+        #expect(install.contains(#"install -m 0644 "docs/$doc.md" "$root/share/doc/callerid/$doc.md""#))
+        for doc in named { #expect(FileManager.default.fileExists(atPath: Self.root.appendingPathComponent("docs/\(doc)").path)) }
+    }
+
+    // Before: the .deb said 'Maintainer: CallerID maintainers <callerid@localhost>' and
+    // 'Homepage: https://github.com/callerid/callerid', both made up. Debian policy 5.6.2 wants
+    // a name and an email address; the project has no address, so the packager gives theirs.
+    @Test(arguments: [
+        (["--maintainer", "CallerID developers"], "is not 'Name <email>'"),
+        (["--maintainer", "<ops@example.org>"], "is not 'Name <email>'"),
+        ([String](), "needs a maintainer with an email address"),
+    ])
+    func packageRefusesAMaintainerWithoutAnAddressBeforeBuilding(_ args: [String], _ says: String) throws {
+        let dir = TempDir()
+        let r = try runTool("bash", [Self.root.appendingPathComponent("tools/package-deb.sh").path, "--out", dir.path("out")] + args,
+                            environment: ["DEBFULLNAME": "", "DEBEMAIL": ""], timeout: 30)
+        #expect(r.status == 64, "\(r.stderr)")
+        #expect(r.stderr.contains(says) && r.stderr.contains("5.6.2"), "\(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir.path("out")))
+        let script = try String(contentsOfFile: Self.root.appendingPathComponent("tools/package-deb.sh").path, encoding: .utf8)
+        #expect(!script.contains("Homepage:") && !script.contains("@localhost"))
+    }
+}

@@ -165,21 +165,28 @@ import CallerID
 
     @Test func labelCleaning() throws {
         var c = LabelCleaner()
-        #expect(c.clean("  Pizza \t Hut\n ")?.label == "Pizza Hut")
-        #expect(c.clean("Pizza\u{A0}\u{A0}Hut")?.label == "Pizza Hut")
-        #expect(c.clean("Cafe\u{301}")?.label == "Café")                     // NFC
-        #expect(c.clean("Cafe\u{301}")?.label.unicodeScalars.count == 4)
-        #expect(c.clean("ООО «Ромашка»")?.label == "ООО «Ромашка»")
-        #expect(c.clean("bad\u{01}label") == nil)
+        #expect(try c.clean("  Pizza \t Hut\n ").label == "Pizza Hut")
+        #expect(try c.clean("Pizza\u{A0}\u{A0}Hut").label == "Pizza Hut")
+        #expect(try c.clean("Cafe\u{301}").label == "Café")                     // NFC
+        #expect(try c.clean("Cafe\u{301}").label.unicodeScalars.count == 4)
+        #expect(try c.clean("ООО «Ромашка»").label == "ООО «Ромашка»")
+        #expect(throws: LabelText.Problem(kind: .control, scalar: 1)) { try c.clean("bad\u{01}label") }
         c.replacements = [LabelCleaner.parseReplacement("_= ")!]
-        #expect(c.clean("Type_1__x")?.label == "Type 1 x")
+        #expect(try c.clean("Type_1__x").label == "Type 1 x")
         #expect(LabelCleaner.parseReplacement("a\\=b=c")! == ("a=b", "c"))
         #expect(LabelCleaner.parseReplacement("novalue") == nil)
         c.maxBytes = 7
-        let cut = try #require(c.clean("Сбербанк"))                             // 2 bytes per letter
+        let cut = try c.clean("Сбербанк")                                       // 2 bytes per letter
         #expect(cut.label == "Сбе" && cut.truncated)
-        #expect(c.clean("ab 😀😀")?.label == "ab 😀")                         // never splits a character
-        #expect(c.clean("short")! == ("short", false))
+        #expect(try c.clean("ab 😀😀").label == "ab 😀")                         // never splits a character
+        #expect(try c.clean("short") == LabelCleaner.CleanedLabel(label: "short", truncated: false, hiddenRemoved: []))
+        c.maxBytes = 7
+        #expect(try c.clean("می\u{200C}خواهم").label == "می", "a cut leaves no joiner without the letter after it")
+        c.maxBytes = nil
+        let hidden = try c.clean("Pay\u{202E}dsu\u{202C} Bank")
+        #expect(hidden.label == "Paydsu Bank" && hidden.hiddenRemoved == ["\u{202E}", "\u{202C}"])
+        c.hiddenCharacters = .refuse
+        #expect(throws: LabelText.Problem(kind: .hidden, scalar: 0x202E)) { try c.clean("Pay\u{202E}dsu") }
         #expect(LabelCleaner.isQuickNFC("스타벅스 강남점 Москва"))
         #expect(!LabelCleaner.isQuickNFC("e\u{301}"))
     }

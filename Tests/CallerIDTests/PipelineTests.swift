@@ -38,7 +38,7 @@ func russianRecords(count: Int, seed: UInt64) -> (records: [Entry], expected: [U
     var records: [Entry] = []
     var expected: [UInt64: Entry] = [:]
     for r in raw {
-        let e = Entry(number: 79_000_000_000 + r.number % 999_999_999, label: LabelCleaner().clean(r.label)!.label, category: r.category)
+        let e = Entry(number: 79_000_000_000 + r.number % 999_999_999, label: (try? LabelCleaner().clean(r.label))!.label, category: r.category)
         records.append(e)
         expected[e.number] = e
     }
@@ -438,7 +438,7 @@ func manifest(_ dir: String) throws -> [String: Any] {
         let r = try runPipeline([tsv], o, to: dir.path("out"))
         let summary = try #require(r.summary)
         let sorted = expected.values.sorted { $0.number < $1.number }
-        #expect(summary.isDirectory == (sorted.count > maxEntries))
+        #expect(summary.isDirectory)   // a maxEntries asks for a build directory, even for one shard
         var all: [Entry] = []
         var previousEnd: UInt64? = nil
         for f in summary.files {
@@ -484,11 +484,11 @@ func manifest(_ dir: String) throws -> [String: Any] {
         let r = try runPipeline([csv], o, to: dir.path("by-field"))
         #expect(r.rejected.map(\.reason) == [.noRegion])
         let names = try FileManager.default.contentsOfDirectory(atPath: dir.path("by-field")).sorted()
-        #expect(names == ["manifest.json", "moscow.cid", "spb.cid", "Москва_Московская_область.cid"])
+        #expect(names == ["Moskva_Moskovskaya_oblast.cid", "manifest.json", "moscow.cid", "spb.cid"])
         #expect(try entries(dir.path("by-field/moscow.cid")).map(\.label) == ["A2", "B"])
         o.regionAfter = "|"
         _ = try runPipeline([csv], o, to: dir.path("after"))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path("after")).contains("Московская_область.cid"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path("after")).contains("Moskovskaya_oblast.cid"))
 
         let prefixes = dir.path("prefixes.tsv")
         try write("7495\tmoscow\n7499\tmoscow\n7\trussia\n", prefixes)

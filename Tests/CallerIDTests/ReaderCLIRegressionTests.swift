@@ -260,7 +260,8 @@ struct ReaderCLIRegressionTests {
         let infoJSON = try lookup(["info", build, "--json"])
         #expect(try jsonObjects(infoJSON.stdout).count == 2)
         let verify = try lookup(["verify", build])
-        #expect(verify.status == 0 && verify.lines == ["\(build)/a.cid: OK (2 entries)", "\(build)/b.cid: OK (2 entries)"],
+        #expect(verify.status == 0 && verify.lines == ["\(build)/a.cid: OK (2 entries)", "\(build)/b.cid: OK (2 entries)",
+                                                  "2 files verified: all intact"],
                 "\(verify.stdout)\(verify.stderr)")
 
         let store = dir.path("store")

@@ -6,6 +6,7 @@
 //   callerid-bench INPUT.tsv [--json] [--db OUT] [--existing] [--raw-labels] ...   CallerID only (as before)
 //   callerid-bench --scan-only --db FILE     open and scan once (for valgrind --tool=massif)
 //   callerid-bench ranges --plan DIR [--db OUT] [--lookups N]   a numbering plan kept as ranges (issue 15)
+//   callerid-bench categories [--rows N]     the TSV import with one category and with N/4 and N distinct ones
 //
 // `compare --help` lists the options. tools/bench.sh is the one command that rewrites
 // BENCHMARKS.md and the charts.
@@ -21,6 +22,7 @@ let usage = """
                                     [--block-size N] [--sync-shift N] [--hot-label-bytes N]
            callerid-bench --scan-only --db FILE
            callerid-bench ranges --plan DIR [--db OUT] [--lookups N] [--builds N] [--block-size RANGES]
+           callerid-bench categories [--rows N] [--builds N] [--max-growth R] [--work DIR]
     engines: \(engineNames.joined(separator: ", "))
 
     """
@@ -64,6 +66,7 @@ struct Arguments {
 let valued: Set<String> = [
     "--tsv", "--db", "--probes", "--lookups", "--markdown", "--results", "--charts", "--datasets", "--engines",
     "--work", "--root", "--seed", "--scans", "--colds", "--block-size", "--sync-shift", "--hot-label-bytes", "--max-load", "--command", "--plan", "--builds",
+    "--rows", "--max-growth",
 ]
 
 func main() -> Int32 {
@@ -88,6 +91,9 @@ func main() -> Int32 {
         case "ranges":
             args.removeFirst()
             return try rangeBench(Arguments(args, valued: valued))
+        case "categories":
+            args.removeFirst()
+            return try categoryBench(Arguments(args, valued: valued))
         case "engine":
             args.removeFirst()
             let a = try Arguments(args, valued: valued)

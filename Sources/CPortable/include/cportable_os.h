@@ -1,5 +1,5 @@
-// CPortable OS shims: a prefetch hint, an atomic exchange of two paths, and the malloc heap
-// in use. Each has a Linux (glibc, musl) and a Darwin branch; the Swift
+// CPortable OS shims: a prefetch hint, an atomic exchange of two paths, an asymmetric memory
+// barrier, and the malloc heap in use. Each has a Linux (glibc, musl) and a Darwin branch; the Swift
 // side calls them only from the `System/` layers.
 #ifndef CPORTABLE_OS_H
 #define CPORTABLE_OS_H
@@ -46,6 +46,33 @@ static inline int cport_rename_exchange(const char *a, const char *b) {
     return -1;
 }
 #endif
+
+/// The two sides of an asymmetric memory barrier (the C ABI's handle pins): a rare heavy
+/// side that makes every thread of the process execute a full barrier (Linux
+/// membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED), registered once), so that the frequent side
+/// needs only a compiler barrier. cport_membarrier_register() returns 0 when the heavy side is
+/// available, -1 (errno set) when it is not (other systems, old kernels, sandboxes): callers
+/// then put a full fence on both sides.
+#if defined(__linux__) && defined(SYS_membarrier)
+static inline int cport_membarrier_register(void) {
+    /* MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED */
+    return syscall(SYS_membarrier, 1 << 4, 0, 0) == 0 ? 0 : -1;
+}
+static inline int cport_membarrier(void) {
+    /* MEMBARRIER_CMD_PRIVATE_EXPEDITED */
+    return syscall(SYS_membarrier, 1 << 3, 0, 0) == 0 ? 0 : -1;
+}
+#else
+static inline int cport_membarrier_register(void) { errno = ENOSYS; return -1; }
+static inline int cport_membarrier(void) { errno = ENOSYS; return -1; }
+#endif
+
+/// Keeps the compiler from moving memory accesses across it; no instruction is emitted.
+static inline void cport_compiler_barrier(void) {
+#if defined(__GNUC__) || defined(__clang__)
+    __asm__ __volatile__("" ::: "memory");
+#endif
+}
 
 /// Bytes currently allocated by malloc, or -1 where the C library cannot say.
 /// glibc: mallinfo2 (in-use arena bytes plus mmap'd chunks); Darwin: the default zone's

@@ -20,7 +20,7 @@ enum FileWriter {
     /// - Parameters:
     ///   - keys: strictly ascending valid numbers.
     ///   - values: for each key, an index into `labels`/`valueCategories`.
-    ///   - labels: label bytes of each value (valid UTF-8, ≤ maxLabelBytes, no control bytes).
+    ///   - labels: label bytes of each value (passing ``LabelText/check(_:)``: valid UTF-8, ≤ maxLabelBytes, no control or hidden character).
     static func encode(keys: [UInt64], values: [UInt32], labelCount: Int, label: (Int) -> ArraySlice<UInt8>,
                        valueCategory: (Int) -> UInt8, categories: [Category],
                        options: LayoutOptions, extraSections: [(kind: UInt32, bytes: [UInt8])] = []) throws(CallerIDError) -> (image: [UInt8], parts: LayoutParts, distinctValues: Int) {

@@ -19,7 +19,8 @@ internal import Darwin
 /// its target (created if missing) gets the new contents, atomically. A FIFO, a device, a socket
 /// or a descriptor link (`/dev/stdout`) is not a file to replace: it is opened and written in
 /// place (streamed), and an interrupted write may leave part of the output there. An existing
-/// regular file keeps its permission bits; a new one gets 0644.
+/// regular file keeps its permission bits; a new one gets 0666 less the umask (0644 under the
+/// usual 022), as any file the process creates.
 ///
 /// A process killed between creating the temporary file (`.NAME.tmp-XXXXXX`) and renaming it
 /// leaves that file behind; the next write to the same path removes such leftovers once they
@@ -78,23 +79,22 @@ package struct AtomicFileWriter {
         let (dir, name) = OutputPath.split(resolved.path)
         guard !name.isEmpty else { throw CallerIDError(.io, "\(path): not a file path") }
         AtomicFileWriter.removeStaleTemporaries(directory: dir, name: name, olderThan: AtomicFileWriter.staleTemporaryAge)
-        var template = Array("\(dir)/.\(name).tmp-XXXXXX".utf8CString)
-        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-        guard fd >= 0 else {
+        // A new file gets 0666 less the umask, as any file the process creates.
+        guard let (temp, fd) = OutputPath.createUnique(prefix: "\(dir)/.\(name).tmp-", directory: false) else {
             let e = errno
             throw CallerIDError(e == ENOENT || e == ENOTDIR ? .fileNotFound : .io,
                                 "\(path): cannot create a temporary file in \(dir): \(errnoMessage(e))")
         }
         self.fd = fd
-        self.tempPath = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        self.tempPath = temp
         _ = flock(fd, LOCK_EX | LOCK_NB)
+        // A replaced file keeps its permission bits.
         var st = stat()
-        let mode: mode_t = resolved.kind == .regular && stat(resolved.path, &st) == 0 ? st.st_mode & 0o7777 : 0o644
-        _ = fchmod(fd, mode)
+        if resolved.kind == .regular && stat(resolved.path, &st) == 0 { _ = fchmod(fd, st.st_mode & 0o7777) }
     }
 
-    /// Removes `directory/.NAME.tmp-XXXXXX` regular files (exactly the names `mkstemp` makes for
-    /// `name`) whose mtime is more than `seconds` old; returns how many were removed. Best effort:
+    /// Removes `directory/.NAME.tmp-XXXXXX` regular files (exactly the names
+    /// `OutputPath.createUnique` makes for `name`) whose mtime is more than `seconds` old; returns how many were removed. Best effort:
     /// errors are ignored, other files are never touched.
     @discardableResult
     static func removeStaleTemporaries(directory: String, name: String, olderThan seconds: Int) -> Int {

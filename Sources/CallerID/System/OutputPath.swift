@@ -38,14 +38,20 @@ package enum OutputPath {
         return (dir.isEmpty ? "/" : dir, String(path[path.index(after: slash)...]))
     }
 
+    /// `path` without trailing slashes (`out/` and `out//` name `out`; `/` stays `/`), so that
+    /// names joined to it have one slash.
+    package static func withoutTrailingSlashes(_ path: String) -> String {
+        var trimmed = Substring(path)
+        while trimmed.count > 1 && trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+        return String(trimmed)
+    }
+
     /// Follows `path` through symbolic links to what a write should touch.
     /// - Throws: `.io` for a link loop or an unreadable link, `.fileNotFound` when a directory
     ///   on the way is missing.
     package static func resolve(_ path: String) throws(CallerIDError) -> ResolvedOutput {
         // `out/` names `out`: the slash only says "a directory" to a person.
-        var trimmed = Substring(path)
-        while trimmed.count > 1 && trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
-        let path = String(trimmed)
+        let path = withoutTrailingSlashes(path)
         var current = path
         // Anything that is not a regular file or a directory (after every link) is streamed to:
         // stat(2) follows descriptor links (/proc/self/fd/1 → "pipe:[…]") that readlink cannot.
@@ -78,6 +84,28 @@ package enum OutputPath {
             current = target.hasPrefix("/") ? target : split(current).directory + "/" + target
         }
         throw CallerIDError(.io, "\(path): too many levels of symbolic links")
+    }
+
+    /// Creates `prefix` followed by 6 random letters and digits, exclusively (a new name, never
+    /// an existing one), as `mkstemp` and `mkdtemp` do, but with the permissions the process
+    /// gives new files and folders: 0666 or 0777 less the umask (`mkstemp` makes 0600 and
+    /// `mkdtemp` 0700 whatever the umask, and a published build kept them). A file is returned
+    /// open for writing; a directory with descriptor -1. Nil with `errno` set on failure.
+    static func createUnique(prefix: String, directory: Bool) -> (path: String, fd: Int32)? {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8)
+        var random = SystemRandomNumberGenerator()
+        for _ in 0..<100 {
+            let suffix = String(decoding: (0..<6).map { _ in alphabet[Int(random.next() % UInt64(alphabet.count))] }, as: UTF8.self)
+            let path = prefix + suffix
+            if directory {
+                if mkdir(path, 0o777) == 0 { return (path, -1) }
+            } else {
+                let fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
+                if fd >= 0 { return (path, fd) }
+            }
+            if errno != EEXIST { return nil }
+        }
+        return nil
     }
 
     /// `/proc/…/fd/N` and `/dev/fd/N`: links to open descriptors, not to names.
@@ -127,13 +155,12 @@ package enum DirectorySwitch {
     /// Creates and locks a temporary directory for a build of `target`.
     package static func makeTemporaryDirectory(for target: String) throws(CallerIDError) -> TemporaryDirectory {
         let (dir, name) = OutputPath.split(target)
-        var template = Array("\(dir)/.\(name).tmp-XXXXXX".utf8CString)
-        guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else {
+        // Made as any new folder is (0777 less the umask): it becomes the output.
+        guard let (path, _) = OutputPath.createUnique(prefix: "\(dir)/.\(name).tmp-", directory: true) else {
             let e = errno
             throw CallerIDError(e == ENOENT || e == ENOTDIR ? .fileNotFound : .io,
                                 "\(target): cannot create a temporary directory in \(dir): \(errnoMessage(e))")
         }
-        let path = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if fd >= 0 { _ = flock(fd, LOCK_EX | LOCK_NB) }
         return TemporaryDirectory(path: path, fd: fd)

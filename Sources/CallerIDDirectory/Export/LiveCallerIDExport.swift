@@ -74,8 +74,15 @@ public struct LiveCallerIDExportReport: Sendable, Equatable {
     public var numbers = 0
     /// Numbers whose category blocks.
     public var blocked = 0
-    /// Rows of the identity dataset (numbers with a label or an icon).
+    /// Rows of the identity dataset: numbers whose `CallIdentity` has a field set (a label, an
+    /// icon, a cache expiry or a category), as Apple's `ConstructDatabase` writes them.
     public var identities = 0
+    /// The sizes of the identity rows' values (binary datasets only): what `PIRProcessDatabase`'s
+    /// cuckoo tables must hold, and the bucket size to give it.
+    public var identitySizes = LiveCallerIDValueSizes()
+    /// The configurations of `PIRProcessDatabase` written beside the datasets
+    /// (``LiveCallerIDExport/blockConfigFileName``, ``LiveCallerIDExport/identityConfigFileName``).
+    public var configurations: [String] = []
     /// Icons attached.
     public var icons = 0
     /// Icons of numbers that no database holds (not exported).
@@ -91,11 +98,94 @@ public struct LiveCallerIDExportReport: Sendable, Equatable {
     public var unknownCategories: [String] = []
 }
 
+/// The sizes of the identity dataset's values (serialized `CallIdentity` messages), and the
+/// cuckoo-table configuration of Apple's `PIRProcessDatabase` that places every row.
+///
+/// `PIRProcessDatabase` (swift-homomorphic-encryption 1.1) puts each row of a shard in one of
+/// two buckets of a cuckoo table, a bucket holding rows of 10 + value bytes up to
+/// `maxSerializedBucketSize` in all. When a row fits in neither bucket even by moving one row
+/// out (`CuckooTable.insertLoop`: no `swapIndices`), a table that may grow (`allowExpansion`,
+/// the default) grows and that row is **not inserted again**: it is lost without an error, and
+/// a device asking for that number gets no answer. It happens to rows larger than the others
+/// of two nearly full buckets: with the default size (half a plaintext, 1,024 bytes for
+/// `n_4096_logq_27_28_28_logt_5`) to 1,000-byte labels, and to a few rows in a million of
+/// ordinary ones. A table of fixed size (`fixedSize`) cannot grow, so the same step stops the
+/// tool with an error instead: nothing is lost silently. The configuration written beside the
+/// export (``LiveCallerIDExport/identityConfigFileName``) is such a table, sized from these
+/// figures (docs/LIVE-CALLER-ID.md gives the measurements).
+public struct LiveCallerIDValueSizes: Sendable, Equatable {
+    /// Rows counted.
+    public private(set) var rows = 0
+    /// The largest value in bytes, and its number.
+    public private(set) var largest = 0
+    public private(set) var largestNumber: UInt64? = nil
+    /// The largest value of at most ``LiveCallerIDExport/identityValueLimit`` bytes (a larger
+    /// one cannot be served: `PIRProcessDatabase` refuses the dataset, and the export warns).
+    public private(set) var largestServable = 0
+    /// Rows per size class: `classes[k]` counts values of at most `16 << k` bytes (and more than
+    /// the class before); the last class counts the rest.
+    public private(set) var classes = [Int](repeating: 0, count: 14)
+    /// Shards `PIRProcessDatabase` makes of the rows with
+    /// ``LiveCallerIDExport/identityEntriesPerShard``, and the serialized size of the largest
+    /// (1 + the rows' 10 + value bytes), measured on the written dataset.
+    public internal(set) var shards = 0
+    public internal(set) var largestShardBytes = 0
+
+    public init() {}
+
+    /// The upper bound of size class `k` (nil for the last, unbounded one).
+    public static func classLimit(_ k: Int) -> Int? { k < 13 ? 16 << k : nil }
+
+    mutating func add(_ size: Int, number: UInt64) {
+        rows += 1
+        if size > largest || largestNumber == nil {
+            largest = size
+            largestNumber = number
+        }
+        if size <= LiveCallerIDExport.identityValueLimit { largestServable = max(largestServable, size) }
+        var k = 0
+        while k < 13 && size > 16 << k { k += 1 }
+        classes[k] += 1
+    }
+
+    /// Bytes of a plaintext of `n_4096_logq_27_28_28_logt_5`, the parameters of Apple's example
+    /// configuration (4,096 coefficients of 4 bits).
+    public static let bytesPerPlaintext = 2048
+
+    /// What `PIRProcessDatabase` takes without the setting (`Arguments.resolve`): half a
+    /// plaintext, or the bucket of the largest row alone (1 + 10 + value) rounded up to whole
+    /// plaintexts when that is larger.
+    public var defaultBucketSize: Int {
+        let single = 11 + largest
+        let p = Self.bytesPerPlaintext
+        return single >= p / 2 ? (single + p - 1) / p * p : p / 2
+    }
+
+    /// The `maxSerializedBucketSize` to set: four times the bucket of the largest servable row
+    /// alone (11 + value bytes), rounded up to whole plaintexts, at least one: room to move rows.
+    public var recommendedBucketSize: Int {
+        let p = Self.bytesPerPlaintext
+        return max(p, (4 * (11 + largestServable) + p - 1) / p * p)
+    }
+
+    /// The share of the largest shard's buckets the fixed-size table fills.
+    public static let loadFactor = 0.75
+
+    /// The fixed bucket count to set: the largest shard fills ``loadFactor`` of its
+    /// ``recommendedBucketSize`` buckets (an even count: two tables).
+    public var recommendedBucketCount: Int {
+        let n = Int((Double(largestShardBytes) / (Self.loadFactor * Double(recommendedBucketSize))).rounded(.up))
+        return max(2, n + n % 2)
+    }
+}
+
 /// Exports CallerID databases as the datasets of Apple's Live Caller ID Lookup example server
 /// (apple/live-caller-id-lookup-example): the block dataset (`block.binpb`: one
 /// `KeywordDatabaseRow` per number, keyword `+E164` in UTF-8, value one byte, 1 = block) and
-/// the identity dataset (`identity.binpb`: one row per number with a label or an icon, value a
-/// serialized `CallIdentity`), or the example tool's text input (`input.txtpb`).
+/// the identity dataset (`identity.binpb`: one row per number whose `CallIdentity` has a field
+/// set, as Apple's `ConstructDatabase` writes them, value a serialized `CallIdentity`), with
+/// `PIRProcessDatabase`'s configurations beside them, or the example tool's text input
+/// (`input.txtpb`).
 ///
 /// - Numbers come out in ascending order, one row per number; when several databases hold a
 ///   number, the first database given answers (the precedence of `lookup NUMBER --db`).
@@ -119,6 +209,14 @@ public enum LiveCallerIDExport {
     public static let blockFileName = "block.binpb"
     public static let identityFileName = "identity.binpb"
     public static let textFileName = "input.txtpb"
+    /// The configurations of `PIRProcessDatabase` written beside the datasets.
+    public static let blockConfigFileName = "block-config.json"
+    public static let identityConfigFileName = "identity-config.json"
+    /// `sharding.entryCountPerShard` of the configurations (those of Apple's example).
+    public static let blockEntriesPerShard = 50_000
+    public static let identityEntriesPerShard = 5_000
+    /// The RLWE parameters of the configurations (those of Apple's example).
+    public static let rlweParameters = "n_4096_logq_27_28_28_logt_5"
 
     /// Opens the database files (in precedence order: the first that holds a number answers)
     /// and exports them into `directory` (created when missing; its parent must exist).
@@ -179,9 +277,12 @@ public enum LiveCallerIDExport {
         do {
             switch options.output {
             case .datasets:
-                try writeDatasets(&merge, tables: tables, icons: icons, directory: directory, options: options, report: &report)
+                try writeDatasets(&merge, databases: databases, tables: tables, icons: icons, directory: directory, options: options, report: &report)
+                // Once the output buffers are freed: the heap holds one read buffer at a time.
+                try measureShards(joinPath(directory, identityFileName), rows: report.identities, sizes: &report.identitySizes)
+                report.configurations = try writeConfigurations(directory: directory, sizes: report.identitySizes)
             case .text:
-                try writeText(&merge, tables: tables, directory: directory, options: options, report: &report)
+                try writeText(&merge, databases: databases, tables: tables, directory: directory, options: options, report: &report)
             }
         } catch let error as DirectoryError {
             throw error
@@ -193,15 +294,19 @@ public enum LiveCallerIDExport {
         return report
     }
 
-    private static func checkLabel(_ merge: PrecedenceMerge) throws(DirectoryError) {
-        guard isValidUTF8(merge.label) else {
-            throw DirectoryError(.corrupt, "number \(merge.number): label is not valid UTF-8 (database \(merge.source + 1) is damaged; run 'lookup verify')")
+    /// Every label written is held to the rule `verify` holds it to (``LabelText``): a label
+    /// with invalid UTF-8, a control or a hidden character (a damaged file, or one built before
+    /// the rule) stops the export before it reaches a phone's screen.
+    private static func checkLabel(_ merge: PrecedenceMerge, _ databases: [Database]) throws(DirectoryError) {
+        if let problem = LabelText.check(merge.label) {
+            throw DirectoryError(.corrupt, "\(databases[merge.source].path): number \(merge.number): \(problem) "
+                                 + "(the database fails 'lookup verify'; rebuild it with 'lookup build')")
         }
     }
 
     // MARK: Binary datasets
 
-    private static func writeDatasets(_ merge: inout PrecedenceMerge, tables: [[(block: Bool, identity: LiveCallerIDCategory)]],
+    private static func writeDatasets(_ merge: inout PrecedenceMerge, databases: [Database], tables: [[(block: Bool, identity: LiveCallerIDCategory)]],
                                       icons: IconFolder?, directory: String, options: LiveCallerIDExportOptions,
                                       report: inout LiveCallerIDExportReport) throws {
         let blockPath = joinPath(directory, blockFileName)
@@ -217,7 +322,7 @@ public enum LiveCallerIDExport {
         let iconNumbers = icons?.numbers ?? []
         do {
             while try merge.next() {
-                try checkLabel(merge)
+                try checkLabel(merge, databases)
                 let n = merge.number
                 let entry = tables[merge.source][merge.category]
                 keyword.set(n)
@@ -233,7 +338,7 @@ public enum LiveCallerIDExport {
                 blockRows += 1
                 if entry.block { report.blocked += 1 }
 
-                // Identity dataset: rows { keyword, value = CallIdentity } for a label or an icon.
+                // Identity dataset: rows { keyword, value = CallIdentity }.
                 while iconIndex < iconNumbers.count && iconNumbers[iconIndex] < n {
                     report.unusedIcons += 1
                     iconIndex += 1
@@ -243,8 +348,11 @@ public enum LiveCallerIDExport {
                     image = try icons.read(n)
                     iconIndex += 1
                 }
+                // A row whenever the CallIdentity has a field set, as ConstructDatabase writes
+                // them (`identity != CallIdentity()`): a number without a label still gets its
+                // cache expiry and category.
                 let name = merge.label
-                guard !name.isEmpty || image != nil else { continue }
+                guard !name.isEmpty || image != nil || expiry > 0 || entry.identity != .unspecified else { continue }
                 let iconSize = image.map { 2 + ($0.isEmpty ? 0 : ProtobufWriter.lengthDelimitedSize($0.count)) }
                 let identitySize = (name.isEmpty ? 0 : ProtobufWriter.lengthDelimitedSize(name.count))
                     + (iconSize.map { ProtobufWriter.lengthDelimitedSize($0) } ?? 0)
@@ -254,6 +362,7 @@ public enum LiveCallerIDExport {
                     if report.oversizedIdentities == 0 { report.firstOversizedNumber = n }
                     report.oversizedIdentities += 1
                 }
+                report.identitySizes.add(identitySize, number: n)
                 row.reset()
                 row.lengthDelimitedHeader(1, length: kwSize + ProtobufWriter.lengthDelimitedSize(identitySize))
                 keyword.withBytes { row.bytesField(1, $0) }
@@ -286,9 +395,58 @@ public enum LiveCallerIDExport {
         ]
     }
 
+    /// The shards `PIRProcessDatabase` makes of the written identity dataset (its
+    /// `KeywordDatabase`: shard = the first 8 bytes of SHA-256(keyword), little-endian, modulo
+    /// max(rows / entryCountPerShard, 1)) and the size of the largest, read back in 256 KiB chunks.
+    static func measureShards(_ path: String, rows: Int, sizes: inout LiveCallerIDValueSizes) throws(DirectoryError) {
+        let shards = max(rows / identityEntriesPerShard, 1)
+        // Per shard, HashBucket.serializedSize of all its values (1 + 10 + value bytes each): the
+        // figure CuckooTable sizes a growing table from.
+        var bytes = [Int](repeating: 1, count: shards)
+        try KeywordDatabaseRows.forEach(path) { (keyword, valueSize) throws(DirectoryError) in
+            let h = try Crypto.sha256PrefixLE(keyword)
+            bytes[Int(h % UInt64(shards))] += 10 + valueSize
+        }
+        sizes.shards = shards
+        sizes.largestShardBytes = bytes.max() ?? 0
+    }
+
+    /// `block-config.json` and `identity-config.json`: Apple's example configurations, the
+    /// identity one with a fixed-size cuckoo table sized for these rows (nothing can be dropped
+    /// silently: PIRProcessDatabase places every row or stops with an error).
+    static func writeConfigurations(directory: String, sizes: LiveCallerIDValueSizes) throws(DirectoryError) -> [String] {
+        func config(_ stem: String, shard: Int, cuckoo: String?) -> String {
+            """
+            {
+              "inputDatabase": "\(stem).binpb",
+              "outputDatabase": "\(stem)-SHARD_ID.bin",
+              "outputPirParameters": "\(stem)-SHARD_ID.params.txtpb",
+              "rlweParameters": "\(rlweParameters)",
+              "sharding": { "entryCountPerShard": \(shard) },\(cuckoo.map { "\n  \"cuckooTableArguments\": \($0)," } ?? "")
+              "trialsPerShard": 5
+            }
+
+            """
+        }
+        // The block rows are all one byte: a row always fits where another was, so the example's
+        // growing table loses none.
+        let block = config("block", shard: blockEntriesPerShard, cuckoo: nil)
+        let identity = config("identity", shard: identityEntriesPerShard, cuckoo: """
+            { "maxSerializedBucketSize": \(sizes.recommendedBucketSize), \
+            "bucketCount": { "fixedSize": { "bucketCount": \(sizes.recommendedBucketCount) } } }
+            """)
+        var files: [String] = []
+        for (name, text) in [(blockConfigFileName, block), (identityConfigFileName, identity)] {
+            let path = joinPath(directory, name)
+            try FileSystem.writeAtomically(Data(text.utf8), to: path)
+            files.append(path)
+        }
+        return files
+    }
+
     // MARK: Text input of ConstructDatabase
 
-    private static func writeText(_ merge: inout PrecedenceMerge, tables: [[(block: Bool, identity: LiveCallerIDCategory)]],
+    private static func writeText(_ merge: inout PrecedenceMerge, databases: [Database], tables: [[(block: Bool, identity: LiveCallerIDCategory)]],
                                   directory: String, options: LiveCallerIDExportOptions,
                                   report: inout LiveCallerIDExportReport) throws {
         let path = joinPath(directory, textFileName)
@@ -305,7 +463,7 @@ public enum LiveCallerIDExport {
         let close = Array("  }\n}\n".utf8)
         do {
             while try merge.next() {
-                try checkLabel(merge)
+                try checkLabel(merge, databases)
                 let entry = tables[merge.source][merge.category]
                 keyword.set(merge.number)
                 out.removeAll(keepingCapacity: true)
@@ -326,7 +484,8 @@ public enum LiveCallerIDExport {
                 out.append(contentsOf: close)
                 try out.withUnsafeBytes { raw in Result { () throws(CallerIDError) in try file.write(raw) } }.get()
                 report.numbers += 1
-                if !merge.label.isEmpty { report.identities += 1 }
+                // The rows ConstructDatabase makes of this file (no icons in the text format).
+                if !merge.label.isEmpty || options.cacheExpiryMinutes > 0 || entry.identity != .unspecified { report.identities += 1 }
             }
             try file.commit()
         } catch {
@@ -334,6 +493,99 @@ public enum LiveCallerIDExport {
             throw error
         }
         report.files = [.init(path: path, rows: report.numbers, bytes: file.bytesWritten)]
+    }
+}
+
+/// The rows of a `KeywordDatabase` file (field 1, each a `KeywordDatabaseRow`: keyword field 1,
+/// value field 2), read in 256 KiB chunks: each row's keyword and value size. A value is
+/// skipped, never held, so the buffer stays under two chunks whatever the rows' sizes.
+struct KeywordDatabaseRows {
+    private let handle: FileHandle
+    private let path: String
+    private var buffer: [UInt8] = []
+    private var at = 0
+    private var base = 0          // file offset of buffer[0]
+    private var ended = false
+    private var keyword: [UInt8] = []   // reused: no allocation per row
+    private static let chunkBytes = 256 * 1024
+
+    /// Calls `body` with each row's keyword (valid only during the call) and value size.
+    static func forEach(_ path: String, _ body: (UnsafeRawBufferPointer, Int) throws(DirectoryError) -> Void) throws(DirectoryError) {
+        guard let handle = FileHandle(forReadingAtPath: path) else { throw DirectoryError(.io, "\(path): cannot open to read back") }
+        defer { try? handle.close() }
+        var rows = KeywordDatabaseRows(handle: handle, path: path)
+        rows.keyword.reserveCapacity(32)
+        rows.buffer.reserveCapacity(2 * chunkBytes)
+        while try rows.next() {
+            try rows.keyword.withUnsafeBytes { bytes in Result { () throws(DirectoryError) in try body(bytes, rows.valueSize) } }.get()
+        }
+    }
+
+    private init(handle: FileHandle, path: String) {
+        self.handle = handle
+        self.path = path
+    }
+
+    private var valueSize = 0
+
+    private func bad() -> DirectoryError { DirectoryError(.io, "\(path): not the KeywordDatabase just written") }
+
+    /// Makes `n` bytes from `at` available; false at the end of the file.
+    private mutating func need(_ n: Int) throws(DirectoryError) -> Bool {
+        while buffer.count - at < n && !ended {
+            let chunk: Data
+            do { chunk = try handle.read(upToCount: Self.chunkBytes) ?? Data() } catch { throw DirectoryError(.io, "\(path): cannot read back: \(error)") }
+            if chunk.isEmpty { ended = true; break }
+            buffer.removeSubrange(0..<at)
+            base += at
+            at = 0
+            buffer.append(contentsOf: chunk)
+        }
+        return buffer.count - at >= n
+    }
+
+    private mutating func varint() throws(DirectoryError) -> Int {
+        var v = 0, shift = 0
+        while true {
+            if at >= buffer.count { guard try need(1) else { throw bad() } }
+            guard shift < 63 else { throw bad() }
+            let b = buffer[at]
+            at += 1
+            v |= Int(b & 0x7F) << shift
+            if b < 0x80 { return v }
+            shift += 7
+        }
+    }
+
+    /// Reads the next row into `keyword` and `valueSize`; false at the end of the file.
+    private mutating func next() throws(DirectoryError) -> Bool {
+        guard try need(1) else { return false }
+        guard try varint() == 0x0A else { throw bad() }
+        let rowLength = try varint()
+        let rowEnd = base + at + rowLength
+        keyword.removeAll(keepingCapacity: true)
+        valueSize = 0
+        while base + at < rowEnd {
+            let key = try varint()
+            let n = try varint()
+            if key == 0x0A {
+                guard n <= 32, try need(n) else { throw bad() }   // "+" and at most 20 digits
+                keyword.append(contentsOf: buffer[at..<(at + n)])
+                at += n
+                continue
+            }
+            if key == 0x12 { valueSize = n }
+            // Skip the field's bytes (a value may be larger than what is buffered).
+            var skip = n
+            while skip > 0 {
+                guard try need(1) else { throw bad() }
+                let step = min(skip, buffer.count - at)
+                at += step
+                skip -= step
+            }
+        }
+        guard base + at == rowEnd else { throw bad() }
+        return true
     }
 }
 

@@ -1,4 +1,5 @@
 public import Foundation
+import CallerID
 
 /// An Ed25519 public key that a store or a fetch trusts: `NAME.pub` written by `lookup keygen`.
 ///
@@ -185,7 +186,7 @@ public struct ManifestSignature: Sendable, Equatable {
     /// without them would not cover the files' contents).
     static func requireHashes(_ manifest: DirectoryManifest, path: String) throws(DirectoryError) {
         if let f = manifest.files.first(where: { $0.sha256 == nil }) {
-            throw DirectoryError(.badManifest, "\(path): '\(f.file)' has no sha256; a signed set must list the SHA-256 of every file (rebuild it with this version)")
+            throw DirectoryError(.badManifest, "\(path): \(quotedInput(f.file.utf8)) has no sha256; a signed set must list the SHA-256 of every file (rebuild it with this version)")
         }
     }
 
@@ -196,6 +197,7 @@ public struct ManifestSignature: Sendable, Equatable {
         let data = try DirectoryManifest.readManifestBytes(directory: directory)
         let path = joinPath(directory, "manifest.json")
         let manifest = try DirectoryManifest.decode(data, path: path)
+        try manifest.requirePortableFileNames(path: path)
         try requireHashes(manifest, path: path)
         // The files must be what the manifest says: signing a damaged set would bless it.
         for f in manifest.files {

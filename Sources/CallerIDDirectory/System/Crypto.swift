@@ -137,6 +137,26 @@ package enum Crypto {
         }
     }
 
+    /// The first 8 bytes of SHA-256(`bytes`) read as a little-endian integer, without an
+    /// allocation: how Apple's `KeywordDatabase` shards a keyword (the Live Caller ID export
+    /// measures the shards `PIRProcessDatabase` will make).
+    package static func sha256PrefixLE(_ bytes: UnsafeRawBufferPointer) throws(DirectoryError) -> UInt64 {
+        #if canImport(CryptoKit)
+        let digest = CryptoKit.SHA256.hash(data: bytes)
+        return digest.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) }
+        #else
+        guard ready else { throw unavailable }
+        var out: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        var state = crypto_hash_sha256_state()
+        _ = cid_crypto_hash_sha256_init(&state)
+        if bytes.count > 0 {
+            cid_crypto_hash_sha256_update(&state, bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt64(bytes.count))
+        }
+        withUnsafeMutableBytes(of: &out) { cid_crypto_hash_sha256_final(&state, $0.baseAddress!.assumingMemoryBound(to: UInt8.self)) }
+        return UInt64(littleEndian: out.0)
+        #endif
+    }
+
     /// SHA-256 of `bytes`.
     package static func sha256(_ bytes: [UInt8]) throws(DirectoryError) -> [UInt8] {
         var h = try SHA256Hasher()

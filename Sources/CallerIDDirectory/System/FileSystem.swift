@@ -1,4 +1,4 @@
-// The one file of this target with libc calls: fsync, rename, link, flock, directory listing.
+// The one file of this target with libc calls: fsync, rename, link, flock, statvfs, directory listing.
 #if canImport(Glibc)
 internal import Glibc
 #elseif canImport(Musl)
@@ -47,6 +47,12 @@ enum FileSystem {
 
     static func rename(_ from: String, _ to: String) throws(DirectoryError) {
         guard systemRename(from, to) == 0 else { throw ioError(from, "rename to \(to)") }
+    }
+
+    /// True when both paths name the same file (device and inode): one is a hard link of the other.
+    static func sameFile(_ a: String, _ b: String) -> Bool {
+        var x = stat(), y = stat()
+        return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino
     }
 
     /// A hard link; false when the file system refuses (the caller copies instead).
@@ -151,6 +157,15 @@ enum FileSystem {
 
     static func removeTree(_ path: String) {
         try? FileManager.default.removeItem(atPath: path)
+    }
+
+    /// Bytes an unprivileged process may still write on the file system holding `path`
+    /// (statvfs: available blocks × fragment size), nil when it cannot be asked.
+    static func freeBytes(_ path: String) -> Int? {
+        var st = statvfs()
+        guard statvfs(path, &st) == 0 else { return nil }
+        let free = UInt64(st.f_bavail).multipliedReportingOverflow(by: UInt64(st.f_frsize))
+        return free.overflow || free.partialValue > UInt64(Int.max) ? Int.max : Int(free.partialValue)
     }
 
     static func list(_ path: String) -> [String] {

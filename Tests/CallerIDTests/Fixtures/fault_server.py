@@ -13,6 +13,13 @@ Faults (comma-separated):
     norange          ignore Range headers (answer 200 with the whole file)
     die=NAME:N       announce the full Content-Length, send N bytes of NAME, close (server dies)
     short=NAME:N     serve only the first N bytes of NAME, with Content-Length N (truncated file)
+    drip=NAME:N      send NAME at N bytes per second (honest headers); 0: the headers, then nothing
+    status=NAME:N    answer NAME with HTTP status N and a body that never ends
+    endless=NAME:N   answer 200 with no Content-Length: N bytes of NAME (all of it when N is 0),
+                     then zero bytes until the client hangs up
+    lie=NAME:N       announce N bytes more than the file holds in Content-Length, send the
+                     file's bytes inverted and N more (another, longer file than the signed one)
+    garbage=NAME:N   announce the file's length, send N inverted bytes of it, close
 Each request is logged to stderr as 'GET PATH RANGE' so tests can count downloads
 (the log is written to ROOT/requests.log too, one line per request).
 """
@@ -59,8 +66,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
         with open(file, "rb") as f:
             data = f.read()
         name = os.path.basename(file)
+        if name in faults.get("status", {}):
+            return self.endless_error(faults["status"][name])
         if name in faults.get("short", {}):
             data = data[: faults["short"][name]]
+        if self.dishonest(name, faults, data):
+            return
         start = 0
         if rng and "norange" not in faults and rng.startswith("bytes=") and rng.endswith("-"):
             start = int(rng[6:-1])
@@ -78,6 +89,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Accept-Ranges", "none" if "norange" in faults else "bytes")
         self.end_headers()
+        if self.hostile(name, faults, body):
+            return
         if name in faults.get("die", {}):
             cut = max(0, faults["die"][name] - start)
             self.wfile.write(body[:cut])
@@ -85,6 +98,75 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.connection.shutdown(socket.SHUT_RDWR)
             return
         self.wfile.write(body)
+
+    def endless_error(self, code):
+        self.send_response(code)
+        self.send_header("Content-Type", "text/html")
+        self.end_headers()
+        self.forever(b"<p>error</p>\n" * 64)
+
+    def pieces(self, data):
+        """Writes `data` in 512-byte pieces a few milliseconds apart, so that the client
+        receives (and writes) some of it before it sees the rest."""
+        try:
+            for i in range(0, len(data), 512):
+                self.wfile.write(data[i : i + 512])
+                self.wfile.flush()
+                time.sleep(0.005)
+        except OSError:
+            pass
+
+    def forever(self, chunk):
+        """Writes `chunk` until the client hangs up (or 5 minutes pass)."""
+        deadline = time.time() + 300
+        try:
+            while time.time() < deadline:
+                self.wfile.write(chunk)
+        except OSError:
+            pass
+
+    def hostile(self, name, faults, body):
+        """The faults that replace the whole response; False when none applies to `name`."""
+        if name in faults.get("drip", {}):
+            rate = faults["drip"][name]
+            if rate == 0:
+                time.sleep(300)
+                return True
+            try:
+                for i in range(len(body)):
+                    self.wfile.write(body[i : i + 1])
+                    self.wfile.flush()
+                    time.sleep(1.0 / rate)
+            except OSError:
+                pass
+            return True
+        inverted = bytes(b ^ 0xFF for b in body)
+        if name in faults.get("garbage", {}):
+            self.pieces(inverted[: faults["garbage"][name]])
+            self.connection.shutdown(socket.SHUT_RDWR)
+            return True
+        return False
+
+    def dishonest(self, name, faults, data):
+        """The faults whose headers lie or are missing (Range ignored); False when none applies."""
+        if name in faults.get("endless", {}):
+            n = faults["endless"][name] or len(data)
+            self.send_response(200)
+            self.end_headers()
+            try:
+                self.wfile.write(data[:n])
+            except OSError:
+                return True
+            self.forever(bytes(65536))
+            return True
+        if name in faults.get("lie", {}):
+            extra = faults["lie"][name]
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(data) + extra))
+            self.end_headers()
+            self.pieces(bytes(b ^ 0xFF for b in data) + bytes(extra))
+            return True
+        return False
 
 
 # The test runner may start us with SIGTERM blocked; never outlive it, nor 5 minutes.

@@ -1,0 +1,312 @@
+// The one rule of what a label may hold: the builder, the TSV reader, the pipeline, verify, the
+// Live Caller ID export, the Call Directory feed and every output of the tool apply it.
+
+/// What label text may hold (docs/FORMAT.md §4, docs/HARDENING.md).
+///
+/// A label is strict UTF-8 (``isValidUTF8(_:)``) of at most 65,535 bytes, and holds neither
+/// - a **control character**: Unicode's `Cc`, that is C0 (U+0000–U+001F), DEL (U+007F) and
+///   C1 (U+0080–U+009F; U+009B is a terminal's CSI). A label is one line of text; a build
+///   refuses the row, `verify` refuses the file;
+/// - nor a **hidden character**, one that changes what a reader sees without being seen
+///   (Unicode's security guidance, UTS #39 and UTS #55): the bidirectional controls
+///   (`Bidi_Control`: U+061C, U+200E, U+200F, U+202A–U+202E, U+2066–U+2069), which reorder
+///   text (`Pay\u{202E}dsu\u{202C} Bank` shows as "Payusd Bank"), and the invisible
+///   U+200B ZERO WIDTH SPACE, U+2060–U+2064 (word joiner, invisible operators) and U+FEFF; nor
+///   U+200C ZERO WIDTH NON-JOINER and U+200D ZERO WIDTH JOINER except where a script needs
+///   them (the contexts of ``isJoinerAllowed(_:before:after:beforeBase:afterBase:)``). A build
+///   removes hidden characters and counts the labels it changed (or refuses them,
+///   ``HiddenCharacters/refuse``); `verify` refuses a file that holds one (a file built before
+///   the rule: rebuild it).
+///
+/// Outputs escape what the rule refuses (`\u202e`), so a file that fails `verify` cannot bring
+/// a hidden or control character to a terminal or a phone's screen.
+public enum LabelText {
+    /// What a label holds that the rule refuses, and where.
+    public struct Problem: Error, Sendable, Equatable, CustomStringConvertible {
+        public enum Kind: Sendable, Equatable {
+            case tooLong
+            case invalidUTF8
+            case control
+            case hidden
+        }
+
+        public let kind: Kind
+        /// The scalar refused (0 for `tooLong` and `invalidUTF8`).
+        public let scalar: UInt32
+        /// Its offset in the label's UTF-8 bytes (the label's length for `tooLong`), when known.
+        public let byteOffset: Int?
+
+        public init(kind: Kind, scalar: UInt32, byteOffset: Int? = nil) {
+            self.kind = kind
+            self.scalar = scalar
+            self.byteOffset = byteOffset
+        }
+
+        /// `hidden character U+202E RIGHT-TO-LEFT OVERRIDE`, `control character U+001B ESCAPE`,
+        /// `invalid UTF-8`, `more than 65535 bytes`.
+        public var what: String {
+            switch kind {
+            case .tooLong: "more than \(Format.maxLabelBytes) bytes"
+            case .invalidUTF8: "invalid UTF-8"
+            case .control: "control character \(LabelText.scalarName(scalar))"
+            case .hidden: "hidden character \(LabelText.scalarName(scalar))"
+            }
+        }
+
+        /// `label has hidden character U+202E RIGHT-TO-LEFT OVERRIDE at byte 5`, etc.
+        public var description: String { description(of: "label") }
+
+        /// The description with another subject: `label of value 7 has …`.
+        public func description(of subject: String) -> String {
+            let at = byteOffset.map { " at byte \($0 + 1)" } ?? ""
+            switch kind {
+            case .tooLong: return "\(subject) is \(byteOffset ?? 0) bytes; the limit is \(Format.maxLabelBytes)"
+            case .invalidUTF8: return "\(subject) is not valid UTF-8\(at)"
+            case .control: return "\(subject) has \(what)\(at); labels are one line of text"
+            case .hidden: return "\(subject) has \(what)\(at)"
+            }
+        }
+    }
+
+    /// What a build does with hidden characters.
+    public enum HiddenCharacters: String, Sendable, CaseIterable {
+        /// Removes them and counts the labels changed (the default).
+        case remove
+        /// Refuses the label (a bad row).
+        case refuse
+    }
+
+    /// The first thing in `bytes` the rule refuses, or nil for a label that may be stored and
+    /// shown as it is. Eight ASCII bytes at a time; a multi-byte character costs a compare of
+    /// its lead byte unless it is one of the few whose lead byte is C2, D8, E2 or EF.
+    public static func check(_ bytes: UnsafeRawBufferPointer) -> Problem? {
+        let n = bytes.count
+        guard n <= Format.maxLabelBytes else { return Problem(kind: .tooLong, scalar: 0, byteOffset: n) }
+        var i = 0
+        while i < n {
+            if i &+ 8 <= n {
+                let w = bytes.littleEndianWord(at: i)
+                // A byte < 0x20 sets its high bit in `low`, a byte >= 0x7F in `high` (no
+                // borrow or carry crosses bytes: every byte of w | 0x80… is >= 0x80 before the
+                // subtraction, and a byte < 0x80 plus 1 stays below 0x100).
+                let low = ((w | 0x8080_8080_8080_8080) &- 0x2020_2020_2020_2020) ^ 0x8080_8080_8080_8080
+                let high = (w &+ 0x0101_0101_0101_0101) | w
+                if (low | high) & 0x8080_8080_8080_8080 == 0 {
+                    i &+= 8
+                    continue
+                }
+            }
+            let b0 = bytes[i]
+            if b0 < 0x80 {
+                if b0 < 0x20 || b0 == 0x7F { return Problem(kind: .control, scalar: UInt32(b0), byteOffset: i) }
+                i &+= 1
+                continue
+            }
+            // Strict UTF-8 (UTF8Validation.swift), with the lead bytes of the refused
+            // characters looked at on the way.
+            guard let len = utf8SequenceLength(bytes, at: i) else { return Problem(kind: .invalidUTF8, scalar: 0, byteOffset: i) }
+            switch b0 {
+            case 0xC2, 0xD8, 0xE2, 0xEF:
+                let v = scalarValue(bytes, at: i, length: len)
+                switch classify(v) {
+                case .allowed: break
+                case .control: return Problem(kind: .control, scalar: v, byteOffset: i)
+                case .hidden: return Problem(kind: .hidden, scalar: v, byteOffset: i)
+                case .joiner:
+                    if !joinerAllowed(bytes, at: i) { return Problem(kind: .hidden, scalar: v, byteOffset: i) }
+                }
+            default: break
+            }
+            i &+= len
+        }
+        return nil
+    }
+
+    /// ``check(_:)`` of a string's UTF-8.
+    public static func check(_ s: String) -> Problem? {
+        var s = s
+        return s.withUTF8 { check(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// True for a control character: Unicode's `Cc` (C0, DEL, C1).
+    @inlinable
+    public static func isControl(_ v: UInt32) -> Bool { v < 0x20 || (v >= 0x7F && v <= 0x9F) }
+
+    /// What the rule says of one scalar out of context.
+    /// True for a scalar the rule allows wherever it stands (false for controls, hidden
+    /// characters and the joiners, which depend on their neighbours). Inlinable: the pipeline's
+    /// label check asks it of every non-ASCII character.
+    @inlinable
+    package static func isAllowedAnywhere(_ v: UInt32) -> Bool { classify(v) == .allowed }
+
+    @usableFromInline
+    enum ScalarClass {
+        case allowed, control, hidden
+        /// U+200C or U+200D: allowed where a script needs it.
+        case joiner
+    }
+
+    @inlinable
+    static func classify(_ v: UInt32) -> ScalarClass {
+        if isControl(v) { return .control }
+        switch v {
+        case 0x200C, 0x200D: return .joiner
+        case 0x061C, 0x200B, 0x200E, 0x200F, 0x202A...0x202E, 0x2060...0x2064, 0x2066...0x2069, 0xFEFF: return .hidden
+        default: return .allowed
+        }
+    }
+
+    /// The scalar of the valid UTF-8 sequence of `length` bytes at `i`.
+    @inline(__always)
+    static func scalarValue(_ bytes: UnsafeRawBufferPointer, at i: Int, length: Int) -> UInt32 {
+        var v = UInt32(bytes[i]) & (length == 2 ? 0x1F : length == 3 ? 0x0F : 0x07)
+        for k in 1..<length { v = v << 6 | UInt32(bytes[i &+ k] & 0x3F) }
+        return v
+    }
+
+    /// Whether the joiner at byte `i` of valid UTF-8 `bytes` stands where a script needs it
+    /// (the slow path: labels rarely hold one).
+    static func joinerAllowed(_ bytes: UnsafeRawBufferPointer, at i: Int) -> Bool {
+        let scalars = Array(String(decoding: bytes, as: UTF8.self).unicodeScalars)
+        // The scalar index of byte offset i.
+        var offset = 0
+        var index = 0
+        while offset < i {
+            offset += UTF8.width(scalars[index])
+            index += 1
+        }
+        return joinerAllowed(in: scalars, at: index)
+    }
+
+    /// Whether the joiner `scalars[k]` stands where a script needs it.
+    static func joinerAllowed(in scalars: [Unicode.Scalar], at k: Int) -> Bool {
+        let before = k > 0 ? scalars[k - 1] : nil
+        let after = k + 1 < scalars.count ? scalars[k + 1] : nil
+        var b = k - 1
+        while b >= 0, isTransparent(scalars[b]) { b -= 1 }
+        var a = k + 1
+        while a < scalars.count, isTransparent(scalars[a]) { a += 1 }
+        return isJoinerAllowed(scalars[k], before: before, after: after,
+                               beforeBase: b >= 0 ? scalars[b] : nil, afterBase: a < scalars.count ? scalars[a] : nil)
+    }
+
+    /// The contexts in which a script needs a joiner (U+200C ZWNJ, U+200D ZWJ):
+    /// - after a virama (canonical combining class 9: Devanagari, Bengali, Tamil… conjuncts,
+    ///   IDNA's CONTEXTJ rule, RFC 5892 A.1 and A.2), either joiner;
+    /// - ZWNJ between two letters of a script that joins its letters (Arabic and Persian,
+    ///   Syriac, N'Ko, Mongolian, Mandaic, Phags-pa, Adlam…), combining marks between them
+    ///   skipped (`می‌خواهم`; RFC 5892 A.1's joining rule, by script rather than joining type);
+    /// - ZWJ between two emoji (an emoji ZWJ sequence, `👩‍💻`; after an emoji modifier or
+    ///   U+FE0F too, `🏳️‍🌈`).
+    ///
+    /// `before`/`after` are the neighbouring scalars, `beforeBase`/`afterBase` the nearest ones
+    /// that are not combining marks.
+    public static func isJoinerAllowed(_ joiner: Unicode.Scalar, before: Unicode.Scalar?, after: Unicode.Scalar?,
+                                       beforeBase: Unicode.Scalar?, afterBase: Unicode.Scalar?) -> Bool {
+        if let before, before.properties.canonicalCombiningClass == .virama { return true }
+        if joiner.value == 0x200D {
+            guard let before, let after else { return false }
+            let emojiBefore = before.properties.isEmoji || before.value == 0xFE0F || before.properties.isEmojiModifier
+            return emojiBefore && after.properties.isEmoji && !isASCIIEmoji(before) && !isASCIIEmoji(after)
+        }
+        guard let beforeBase, let afterBase else { return false }
+        return isJoiningLetter(beforeBase) && isJoiningLetter(afterBase)
+    }
+
+    /// Digits, `#` and `*` are `Emoji` (keycap bases) but not pictures a ZWJ joins.
+    private static func isASCIIEmoji(_ s: Unicode.Scalar) -> Bool { s.value < 0x80 }
+
+    /// A combining mark (`Mn`, `Me`): transparent to joining.
+    private static func isTransparent(_ s: Unicode.Scalar) -> Bool {
+        switch s.properties.generalCategory {
+        case .nonspacingMark, .enclosingMark: true
+        default: false
+        }
+    }
+
+    /// A letter of a script whose letters join (cursive scripts).
+    private static func isJoiningLetter(_ s: Unicode.Scalar) -> Bool {
+        switch s.value {
+        case 0x0600...0x06FF, 0x0700...0x074F, 0x0750...0x077F, 0x07C0...0x07FF, 0x0840...0x086F, 0x0870...0x089F,
+             0x08A0...0x08FF, 0x1800...0x18AF, 0xA840...0xA87F, 0xFB50...0xFDFF, 0xFE70...0xFEFE,
+             0x10AC0...0x10AFF, 0x10B80...0x10BAF, 0x10D00...0x10D3F, 0x10F30...0x10F6F, 0x1E900...0x1E95F:
+            return s.properties.isAlphabetic
+        default:
+            return false
+        }
+    }
+
+    /// `U+202E RIGHT-TO-LEFT OVERRIDE`, `U+009B CONTROL SEQUENCE INTRODUCER` (a control's alias),
+    /// or `U+E000` for a scalar without a name.
+    public static func scalarName(_ v: UInt32) -> String {
+        let hex = String(v, radix: 16, uppercase: true)
+        let code = "U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
+        guard let scalar = Unicode.Scalar(v), let name = scalar.properties.name ?? scalar.properties.nameAlias else { return code }
+        return code + " " + name
+    }
+
+    /// `text` with its hidden characters removed (none of its other characters changed), and
+    /// the scalars removed. Idempotent: the result passes ``check(_:)`` unless `text` has a
+    /// control character or is too long.
+    public static func removingHiddenCharacters(_ text: String) -> (text: String, removed: [Unicode.Scalar]) {
+        // 1. Bidirectional controls and invisible characters, wherever they stand.
+        var removed: [Unicode.Scalar] = []
+        var kept: [Unicode.Scalar] = []
+        for u in text.unicodeScalars {
+            if classify(u.value) == .hidden { removed.append(u) } else { kept.append(u) }
+        }
+        // 2. Joiners, judged among what is left: a joiner kept has neighbours that are neither
+        //    joiners nor removed, so removing the others changes no kept joiner's context.
+        var out = String.UnicodeScalarView()
+        for k in kept.indices {
+            let u = kept[k]
+            if classify(u.value) == .joiner && !joinerAllowed(in: kept, at: k) {
+                removed.append(u)
+            } else {
+                out.append(u)
+            }
+        }
+        return removed.isEmpty ? (text, []) : (String(out), removed)
+    }
+
+    /// Each scalar of `bytes` (invalid UTF-8 read as U+FFFD) with what the rule says of it
+    /// there: the one classification the escaping outputs use (TSV and JSON, quoted input in
+    /// messages).
+    package static func forEachScalar(_ bytes: some Collection<UInt8>, _ body: (Unicode.Scalar, Problem.Kind?) -> Void) {
+        forEachScalar(String(decoding: bytes, as: UTF8.self), body)
+    }
+
+    /// ``forEachScalar(_:_:)`` of a string.
+    package static func forEachScalar(_ s: String, _ body: (Unicode.Scalar, Problem.Kind?) -> Void) {
+        guard s.unicodeScalars.contains(where: { $0.value == 0x200C || $0.value == 0x200D }) else {
+            // No joiner: no scalar depends on its neighbours.
+            for u in s.unicodeScalars {
+                switch classify(u.value) {
+                case .allowed, .joiner: body(u, nil)
+                case .control: body(u, .control)
+                case .hidden: body(u, .hidden)
+                }
+            }
+            return
+        }
+        let scalars = Array(s.unicodeScalars)
+        for (k, u) in scalars.enumerated() {
+            switch classify(u.value) {
+            case .allowed: body(u, nil)
+            case .control: body(u, .control)
+            case .hidden: body(u, .hidden)
+            case .joiner: body(u, joinerAllowed(in: scalars, at: k) ? nil : .hidden)
+            }
+        }
+    }
+
+    /// `bytes` as text to show on a screen that cannot show escapes (a CallKit label): as it is
+    /// when it passes ``check(_:)`` (every label of a file that passes `verify`), otherwise
+    /// without its control and hidden characters (invalid UTF-8 as U+FFFD).
+    public static func shownString(_ bytes: UnsafeRawBufferPointer) -> String {
+        if check(bytes) == nil { return String(decoding: bytes, as: UTF8.self) }
+        var out = String.UnicodeScalarView()
+        forEachScalar(bytes) { u, problem in if problem == nil { out.append(u) } }
+        return String(out)
+    }
+}

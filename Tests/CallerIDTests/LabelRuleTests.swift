@@ -1,0 +1,241 @@
+import Foundation
+import Testing
+@testable import CallerID
+@testable import CallerIDDirectory
+@testable import CallerIDPipeline
+
+// The one rule of what a label may hold (LabelText): no control character (C0, DEL, C1), no
+// hidden character (bidirectional controls, invisible characters, joiners where no script
+// needs them). The builder, the pipeline, verify and every output apply the same function.
+
+/// Labels a file may hold (as written), each with what the rule says of it.
+private let ruleCases: [(label: String, problem: LabelText.Problem.Kind?)] = [
+    ("Pizza Hut", nil),
+    ("Сбербанк", nil),
+    ("스타벅스 강남점", nil),
+    ("👨\u{200D}👩\u{200D}👧 family", nil),                     // emoji ZWJ sequence
+    ("🏳\u{FE0F}\u{200D}🌈", nil),                               // after U+FE0F
+    ("👩🏽\u{200D}💻", nil),                                      // after a skin tone modifier
+    ("क्\u{200D}ष", nil),                                          // Devanagari: ZWJ after the virama
+    ("क्\u{200C}ष", nil),                                          // ZWNJ after the virama
+    ("می\u{200C}خواهم", nil),                                     // Persian: ZWNJ between joining letters
+    ("بِ\u{200C}ب", nil),                                          // a combining mark before the ZWNJ is skipped
+    ("Pay\u{202E}dsu\u{202C} Bank", .hidden),                    // right-to-left override
+    ("\u{2067}Bank\u{2069}", .hidden),                           // isolates
+    ("x\u{061C}y", .hidden), ("x\u{200E}y", .hidden), ("x\u{200F}y", .hidden),
+    ("Pay\u{200B}Pal", .hidden), ("Pay\u{2060}Pal", .hidden), ("\u{FEFF}Bank", .hidden), ("a\u{2063}b", .hidden),
+    ("A\u{200D}B", .hidden),                                     // ZWJ between Latin letters
+    ("A\u{200C}B", .hidden),
+    ("\u{200D}👩", .hidden),                                      // nothing before
+    ("👩\u{200D}", .hidden),                                      // nothing after
+    ("👩\u{200D}\u{200D}💻", .hidden),                            // doubled
+    ("1\u{200D}2", .hidden),                                     // digits are Emoji (keycaps) but no picture
+    ("م\u{200C}A", .hidden),                                     // ZWNJ before a letter that does not join
+    ("a\u{1B}[31m", .control), ("a\nb", .control), ("a\u{7F}", .control),
+    ("a\u{85}b", .control), ("a\u{9B}31m", .control), ("\u{80}", .control),   // C1 (U+009B: CSI)
+]
+
+@Suite struct LabelRuleTests {
+    // MARK: The rule itself
+
+    @Test func checkFindsWhatTheRuleRefuses() {
+        for (label, kind) in ruleCases {
+            #expect(LabelText.check(label)?.kind == kind, "\(label.unicodeScalars.map { String($0.value, radix: 16) })")
+        }
+        #expect(LabelText.check("Pay\u{202E}dsu") == LabelText.Problem(kind: .hidden, scalar: 0x202E, byteOffset: 3))
+        #expect(LabelText.check("Pay\u{202E}dsu")!.description == "label has hidden character U+202E RIGHT-TO-LEFT OVERRIDE at byte 4")
+        #expect(LabelText.check("a\u{9B}")!.description == "label has control character U+009B at byte 2; labels are one line of text")
+        let invalid: [UInt8] = [0x41, 0xC2]
+        #expect(invalid.withUnsafeBytes { LabelText.check($0) }?.kind == .invalidUTF8)
+    }
+
+    /// The fast check (eight bytes at a time, lead bytes only) agrees with a scalar-by-scalar
+    /// reading of the rule on random byte strings: valid and invalid UTF-8, every refused
+    /// character, joiners in and out of context, at every alignment.
+    @Test func fastCheckAgreesWithTheRuleScalarByScalar() {
+        let pieces: [[UInt8]] = ["a", "Z", " ", "ж", "ب", "ِ", "क", "्", "👩", "💻", "\u{FE0F}", "1", "\u{200D}", "\u{200C}",
+                                 "\u{202E}", "\u{2066}", "\u{061C}", "\u{200B}", "\u{FEFF}", "\u{2060}", "\u{200E}", "\u{85}", "\u{9B}",
+                                 "\u{1B}", "\n", "\u{7F}", "\u{A0}", "€", "\u{2028}", "\u{2070}"].map { Array($0.utf8) }
+            + [[0xFF], [0xC2], [0xE2, 0x80], [0xED, 0xA0, 0x80], [0xC0, 0x80], [0xF4, 0x90, 0x80, 0x80]]
+        var rng = SeededGenerator(seed: 39)
+        for _ in 0..<4000 {
+            var bytes: [UInt8] = []
+            for _ in 0..<Int.random(in: 0...12, using: &rng) { bytes += pieces.randomElement(using: &rng)! }
+            let fast = bytes.withUnsafeBytes { LabelText.check($0) }
+            if bytes.withUnsafeBytes({ isValidUTF8($0) }) {
+                // The reference: each scalar in its context; the first problem.
+                var reference: LabelText.Problem.Kind? = nil
+                LabelText.forEachScalar(bytes) { _, problem in if reference == nil { reference = problem } }
+                #expect(fast?.kind == reference, "\(bytes)")
+            } else {
+                #expect(fast != nil, "invalid UTF-8 passed: \(bytes)")   // the first problem, whatever it is
+            }
+        }
+    }
+
+    /// Removal leaves text the rule allows, is idempotent and only removes.
+    @Test func removingHiddenCharactersIsIdempotentAndOnlyRemoves() {
+        #expect(LabelText.removingHiddenCharacters("Pay\u{202E}dsu\u{202C} Bank").text == "Paydsu Bank")
+        #expect(LabelText.removingHiddenCharacters("Pay\u{202E}dsu\u{202C} Bank").removed == ["\u{202E}", "\u{202C}"])
+        #expect(LabelText.removingHiddenCharacters("👩\u{200D}\u{200D}💻").text == "👩💻")
+        #expect(LabelText.removingHiddenCharacters("क्\u{200D}\u{200D}ष").text == "क्\u{200D}ष")
+        let alphabet: [String] = ["a", "ж", "ب", "ِ", "क", "्", "👩", "💻", "\u{FE0F}", "\u{200D}", "\u{200C}", "\u{202E}", "\u{2069}",
+                                  "\u{200B}", "\u{FEFF}", " ", "1"]
+        var rng = SeededGenerator(seed: 11)
+        for _ in 0..<3000 {
+            let text = (0..<Int.random(in: 0...10, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! }.joined()
+            let (clean, removed) = LabelText.removingHiddenCharacters(text)
+            #expect(LabelText.check(clean) == nil, "\(text.unicodeScalars.map { String($0.value, radix: 16) })")
+            #expect(LabelText.removingHiddenCharacters(clean).text == clean)
+            #expect(clean.unicodeScalars.count + removed.count == text.unicodeScalars.count)
+            // A subsequence of the input.
+            var rest = Substring.UnicodeScalarView(text.unicodeScalars)
+            for u in clean.unicodeScalars {
+                guard let at = rest.firstIndex(of: u) else { Issue.record("not a subsequence: \(text)"); break }
+                rest = rest[rest.index(after: at)...]
+            }
+        }
+    }
+
+    // MARK: The builder
+
+    /// Before: `builder.add` stored U+202E and U+200B as they were (and C1 controls), and
+    /// every output showed them raw: `Pay‮usd‬ Bank` on a call screen.
+    @Test func builderRemovesHiddenCharactersAndCountsThem() throws {
+        let dir = TempDir()
+        var builder = DatabaseBuilder()
+        try builder.add(79_130_000_001, label: "Pay\u{202E}dsu\u{202C} Bank")
+        try builder.add(79_130_000_002, label: "Pay\u{200B}Pal")
+        try builder.add(79_130_000_003, label: "👩\u{200D}💻 Dev")
+        try builder.addRange(79_140_000_000, 79_140_000_099, label: "Range\u{2066} X")
+        let summary = try builder.write(to: dir.path("a.cid"))
+        #expect(summary.hiddenCharactersRemoved == 3)
+        let db = try Database(path: dir.path("a.cid"), verify: true)
+        #expect(try db.lookup(79_130_000_001)?.label == "Paydsu Bank")
+        #expect(try db.lookup(79_130_000_002)?.label == "PayPal")
+        #expect(try db.lookup(79_130_000_003)?.label == "👩\u{200D}💻 Dev")
+        #expect(try db.withAnswer(79_140_000_050) { $0.label } == "Range X")
+
+        var refusing = BuildOptions()
+        refusing.hiddenCharacters = .refuse
+        var strict = DatabaseBuilder(options: refusing)
+        #expect { try strict.add(79_130_000_001, label: "Pay\u{202E}dsu") } throws: {
+            ($0 as? CallerIDError)?.message == "label has hidden character U+202E RIGHT-TO-LEFT OVERRIDE at byte 4"
+        }
+        try strict.add(79_130_000_003, label: "👩\u{200D}💻")
+    }
+
+    /// Before: the builder refused C0 and DEL but stored U+0080–U+009F (U+009B is a terminal's
+    /// CSI), while the tool escaped them as controls.
+    @Test func builderRefusesC1ControlsAsItRefusesC0() throws {
+        var builder = DatabaseBuilder()
+        for label in ["a\u{9B}31m", "a\u{85}b", "\u{80}", "a\u{1B}b", "a\u{7F}"] {
+            #expect { try builder.add(79_130_000_001, label: label) } throws: {
+                ($0 as? CallerIDError)?.message.contains("control character U+00") == true
+            }
+        }
+        #expect(builder.count == 0)
+    }
+
+    // MARK: The pipeline and the plain TSV path
+
+    /// Before: both build paths kept U+202E and U+2066 in labels and stored C1 controls.
+    /// Now they remove hidden characters with a warning per row and a count by kind, refuse C1
+    /// like C0, and write the same bytes.
+    @Test func bothBuildPathsRemoveHiddenCharactersAndRefuseC1() throws {
+        let dir = TempDir()
+        let input = dir.path("in.tsv")
+        let text = "79130000001\tPay\u{202E}dsu\u{202C} Bank\n"      // removed, warned
+            + "79130000002\t\u{2067}Bank \u{2069} X\n"                // isolates; the spaces they leave collapse
+            + "79130000003\t👩\u{200D}💻\n"                            // kept
+            + "79130000004\tمی\u{200C}خواهم\n"                          // kept
+            + "79130000005\tC1 \u{9B}31m\n"                           // refused
+            + "79130000006\tNEL\u{85}is whitespace\n"                 // U+0085 collapses to a space, as a line break
+        try text.write(toFile: input, atomically: false, encoding: .utf8)
+        let plain = try lookup(["build", "-o", dir.path("plain.cid"), input, "--skip-bad-rows", "--json"])
+        let pipeline = try lookup(["build", "-o", dir.path("pipe.cid"), input, "--skip-bad-rows", "--no-progress", "--json"])
+        for r in [plain, pipeline] {
+            #expect(r.status == 0, "\(r.stderr)")
+            #expect(r.stderr.contains("in.tsv:1: warning: removed hidden characters U+202E RIGHT-TO-LEFT OVERRIDE, U+202C POP DIRECTIONAL FORMATTING from the label"), "\(r.stderr)")
+            #expect(r.stderr.contains("in.tsv:2: warning: removed hidden characters"))
+            #expect(r.stderr.contains("in.tsv:5:") && r.stderr.contains("control character U+009B"), "\(r.stderr)")
+            #expect(!r.stderr.contains("in.tsv:3:") && !r.stderr.contains("in.tsv:4:"))
+            #expect(r.stderr.contains("2 hidden-characters-removed"), "\(r.stderr)")
+            #expect(r.stdout.contains("\"hidden-characters-removed\":2"), "\(r.stdout)")
+        }
+        let a = try #require(FileManager.default.contents(atPath: dir.path("plain.cid")))
+        #expect(FileManager.default.contents(atPath: dir.path("pipe.cid")) == a, "the two paths wrote different bytes")
+        let labels = try Database(path: dir.path("plain.cid"), verify: true).entries().map(\.label)
+        #expect(labels == ["Paydsu Bank", "Bank X", "👩\u{200D}💻", "می\u{200C}خواهم", "NEL is whitespace"])
+
+        // --hidden-characters refuse: the rows are bad instead.
+        for extra in [[], ["--no-progress"]] {
+            let r = try lookup(["build", "-o", dir.path("strict.cid"), input, "--hidden-characters", "refuse"] + extra)
+            #expect(r.status == 65)
+            #expect(r.stderr.contains("in.tsv:1:") && r.stderr.contains("hidden character U+202E"), "\(r.stderr)")
+        }
+        #expect(try lookup(["build", "-o", dir.path("x.cid"), input, "--hidden-characters", "keep"]).status == 64)
+    }
+
+    // MARK: verify and the outputs, on a file written before the rule
+
+    /// Before: `verify` passed a file whose labels held U+202E or U+009B, and `lookup`, `dump`
+    /// and `--json` printed them raw (the README said only files that fail verify are escaped:
+    /// false for C1). Now verify refuses them, saying how to mend the file, and every output
+    /// escapes exactly the labels verify refuses.
+    @Test(arguments: [false, true])
+    func verifyRefusesExactlyWhatTheOutputsEscape(hot: Bool) throws {
+        let dir = TempDir()
+        var paths: [String] = []
+        for (k, (label, _)) in ruleCases.enumerated() {
+            let path = dir.path("case\(k).cid")
+            try Data(try HostileFileTests.imageWithLabels([Array("Fine".utf8), Array(label.utf8)], hot: hot)).write(to: URL(fileURLWithPath: path))
+            paths.append(path)
+        }
+        // One verify of every file: one JSON object per file, in order.
+        let verify = try jsonObjects(try lookup(["verify", "--json"] + paths).stdout)
+        #expect(verify.count == ruleCases.count)
+        for (k, (label, kind)) in ruleCases.enumerated() {
+            let shown = "\(label.unicodeScalars.map { String($0.value, radix: 16) })"
+            let result = try #require(verify.first { $0["file"] as? String == paths[k] }, "\(shown)")
+            let error = result["error"] as? String ?? ""
+            #expect((result["ok"] as? Bool == true) == (kind == nil), "\(shown): \(error)")
+            if kind == .hidden { #expect(error.contains("hidden character") && error.contains("lookup build"), "\(error)") }
+            if kind == .control { #expect(error.contains("control character U+00"), "\(error)") }
+            let tsv = try lookup(["2", "--db", paths[k]])
+            let json = try lookup(["2", "--db", paths[k], "--json"])
+            if kind == nil {
+                #expect(tsv.stdoutData == Data("2\t\(label)\tidentify\n".utf8))
+                #expect(try jsonObjects(json.stdout).first?["label"] as? String == label)
+            } else {
+                // Escaped: the TSV label field and the JSON text pass the rule themselves, so no
+                // refused character reaches the terminal.
+                let field = try #require(tsv.lines.first?.split(separator: "\t", omittingEmptySubsequences: false).dropFirst().first)
+                #expect(LabelText.check(String(field)) == nil && field.contains("\\"), "\(field)")
+                #expect(json.lines.count == 1)
+                for line in json.lines { #expect(LabelText.check(line) == nil, "\(line)") }
+            }
+        }
+    }
+
+    /// The text a Call Directory feed hands CallKit (`MergedStream.labelString`) for a label of
+    /// a store installed before the rule: without the characters the rule refuses.
+    @Test func screenTextOfARefusedLabelLosesTheRefusedCharacters() throws {
+        let bytes = Array("Pay\u{202E}dsu\u{202C} Bank \u{1B}[2J".utf8)
+        let shown = bytes.withUnsafeBytes { LabelText.shownString($0) }
+        #expect(shown == "Paydsu Bank [2J")
+        let fine = Array("👩\u{200D}💻 Dev".utf8)
+        #expect(fine.withUnsafeBytes { LabelText.shownString($0) } == "👩\u{200D}💻 Dev")
+    }
+
+    // MARK: Messages
+
+    /// Input quoted in messages escapes what labels may not hold: C1 and hidden characters too.
+    @Test func messagesEscapeHiddenCharactersAndC1() {
+        #expect(quotedInput(Array("Pay\u{202E}x".utf8)) == "'Pay\\u{202E}x'")
+        #expect(quotedInput(Array("a\u{9B}b".utf8)) == "'a\\u{9B}b'")
+        #expect(InputQuote.safeMessage("file \u{2066}x\u{2069}") == "file \\u{2066}x\\u{2069}")
+        #expect(jsonQuote("a\u{202E}b\u{9B}\u{1B}") == "\"a\\u202eb\\u009b\\u001b\"")
+        #expect(jsonQuote("👩\u{200D}💻") == "\"👩\u{200D}💻\"")
+    }
+}
