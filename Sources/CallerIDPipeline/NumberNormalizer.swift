@@ -131,7 +131,14 @@ public struct NumberNormalizer: Sendable {
             }
         }
         guard let country else {
-            var found = try normalize(text, rule: nil, ccOnly: nil)
+            var found: NormalizedNumbers
+            do throws(NumberProblem) {
+                found = try normalize(text, rule: nil, ccOnly: nil)
+            } catch {
+                // What the digits probably were, as for a plain TSV row.
+                guard let (digits, plus) = try? Self.digits(of: text), !plus, digits.first != 0, digits.count <= 17 else { throw error }
+                throw withNationalHint(error, digits: digits)
+            }
             // Digits without `+` and without a country may be a national number written with its
             // trunk prefix: say so where another country reads them that way.
             if validity != .any, !text.unicodeScalars.contains(where: { $0 == "+" || $0 == "\u{FF0B}" }) {

@@ -16,18 +16,11 @@ extension NumberNormalizer {
     }
 }
 
-/// Numbers a plain TSV build took as E.164 that are also national numbers of another country
-/// written with its trunk prefix (``NumberNormalizer/otherNationalReading(of:)``): the pipeline
-/// warns of each row (`ambiguous-national-form`); the plain build counts them and says so once.
+/// How many numbers a plain TSV build took as E.164 that are also national numbers of another
+/// country written with its trunk prefix (``NumberNormalizer/otherNationalReading(of:)``): each
+/// is a warning of its row, counted as `ambiguous-national-form` as the pipeline counts them.
 package final class DoubtfulNumbers {
-    package private(set) var count = 0
-    /// What the first one is (the sentence of ``NumberNormalizer/otherNationalReading(of:)``).
-    package private(set) var first: String?
-
-    func record(_ message: String) {
-        count += 1
-        if first == nil { first = message }
-    }
+    package fileprivate(set) var count = 0
 }
 
 /// ``NumberNormalizer/tsvRowRules(labels:)``.
@@ -54,7 +47,10 @@ package struct PipelineTSVRules: TSVRowRules {
         if plain && (1...15).contains(digits) {
             do throws(NumberProblem) {
                 let number = try normalizer.normalize(e164: value)
-                if field[0] != 0x2B, let other = normalizer.otherNationalReading(of: number) { doubtful.record(other) }
+                if field[0] != 0x2B, let other = normalizer.otherNationalReading(of: number) {
+                    doubtful.count += 1
+                    return .doubtful(number, other)
+                }
                 return .one(number)
             } catch {
                 return .refused(error.message)

@@ -115,7 +115,8 @@ invisible characters; only in a file that fails 'lookup verify') is escaped as i
   --country XX  read NUMBER (and each batch line) as written in country XX (ISO 3166
               alpha-2): national forms such as '8 (913) 123-45-67' with RU, parsed by
               libphonenumber when it is installed (libcallerid-phonenumber.so), by the built-in
-              table otherwise; without it NUMBER must be international digits
+              table otherwise (said on stderr), with the rules a build uses: a number a build
+              would refuse is refused (exit 65); without it NUMBER must be international digits
   --json      one JSON object per answer: {"number":…,"found":true,"label":…,"category":…,"action":…,
               "match":"entry"}, with "match":"range","range":[FIRST,LAST] for a range answer,
               or {"number":…,"found":false}; a batch line that is not a number gives
@@ -404,11 +405,6 @@ func buildCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     let progress = ProgressLine(enabled: stderrIsTTY)
     let rules = normalizer.tsvRowRules(labels: LabelCleaner(hiddenCharacters: hidden))
     let (rowsAdded, badRows) = try addRows(args, rules: rules, to: &builder, progress: progress)
-    if let first = rules.doubtful.first {
-        let n = rules.doubtful.count
-        printError(n == 1 ? "warning: a number written without + was read as E.164 but is also a national number of another country: \(first)"
-                          : "warning: \(n) numbers written without + were read as E.164 but are also national numbers of other countries; the first: \(first)")
-    }
     let summary: BuildSummary
     do {
         progress.phase("writing \(output)")
@@ -418,7 +414,7 @@ func buildCommand(_ raw: [String]) throws(ToolError) -> Int32 {
         progress.clear()
         throw ToolError(code: error.code == .fileNotFound || error.code == .io ? Exit.ioError : Exit.dataError, message: error.message)
     }
-    printBuildSummary(summary, output: output, rows: rowsAdded + badRows, badRows: badRows,
+    printBuildSummary(summary, output: output, rows: rowsAdded + badRows, badRows: badRows, ambiguousNumbers: rules.doubtful.count,
                       seconds: Date().timeIntervalSince(started), json: args.flag("--json"))
     return Exit.ok
 }
@@ -473,13 +469,17 @@ private func addRows(_ args: Arguments, rules: some TSVRowRules, to builder: ino
     return (rowsAdded, badRows)
 }
 
-private func printBuildSummary(_ summary: BuildSummary, output: String, rows: Int, badRows: Int, seconds: Double, json: Bool) {
-    if summary.hiddenCharactersRemoved > 0 {
-        printError("warnings: \(summary.hiddenCharactersRemoved) \(WarningKind.hiddenCharactersRemoved)")
+private func printBuildSummary(_ summary: BuildSummary, output: String, rows: Int, badRows: Int, ambiguousNumbers: Int,
+                               seconds: Double, json: Bool) {
+    // The pipeline's warning counts, by kind, in its order.
+    let counts = [(WarningKind.ambiguousNationalForm, ambiguousNumbers), (.hiddenCharactersRemoved, summary.hiddenCharactersRemoved)]
+        .filter { $0.1 > 0 }
+    if !counts.isEmpty {
+        printError("warnings: " + counts.map { "\($0.1) \($0.0)" }.joined(separator: ", "))
     }
     var out = Output()
     if json {
-        let warnings = summary.hiddenCharactersRemoved > 0 ? "\"hidden-characters-removed\":\(summary.hiddenCharactersRemoved)" : ""
+        let warnings = counts.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",")
         out.write("{\"output\":\(jsonString(output)),\"rows\":\(rows),\"entries\":\(summary.entries),\"duplicates_merged\":\(summary.duplicatesMerged),\"bad_rows\":\(badRows),\"distinct_labels\":\(summary.distinctLabels),\"bytes\":\(summary.fileBytes),\"bytes_per_entry\":\(String(format: "%.3f", summary.bytesPerEntry)),\"warnings\":{\(warnings)},\"seconds\":\(String(format: "%.3f", seconds))}\n")
     } else {
         out.write("""

@@ -38,10 +38,11 @@ private final class DataBox: @unchecked Sendable {
 }
 
 /// Runs `lookup args` with `stdin` on a pipe, capturing stdout and stderr (read concurrently,
-/// so large outputs cannot deadlock). LOOKUP_DB is removed from the environment unless given.
+/// so large outputs cannot deadlock). LOOKUP_DB is removed from the environment unless given;
+/// `executable` runs another copy of the tool (one moved away from its companion libraries).
 func lookup(_ args: [String], stdin: Data? = nil, environment extra: [String: String] = [:], timeout: Double = 60,
-            sourceLocation: SourceLocation = #_sourceLocation) throws -> CLIResult {
-    let binary = try #require(BuiltProducts.lookup, "\(BuiltProducts.missing("lookup"))", sourceLocation: sourceLocation)
+            executable: URL? = nil, sourceLocation: SourceLocation = #_sourceLocation) throws -> CLIResult {
+    let binary = try #require(executable ?? BuiltProducts.lookup, "\(BuiltProducts.missing("lookup"))", sourceLocation: sourceLocation)
     let process = Process()
     process.executableURL = binary
     process.arguments = args

@@ -125,29 +125,40 @@ import Testing
         }
     }
 
-    /// The plain path's fast number reading agrees with the normalizer's full reading.
-    @Test func theFastNumberPathAgreesWithTheNormalizer() throws {
-        let normalizer = try NumberNormalizer(validity: .possible, rules: .automatic)
+    /// The plain path's fast number reading agrees with the normalizer's full reading: the same
+    /// number or refusal, and a warning on the same numbers (digits that are also a national
+    /// number of another country, which the random digits starting with 8 often are).
+    @Test(arguments: [NumberValidity.plausible, .possible])
+    func theFastNumberPathAgreesWithTheNormalizer(validity: NumberValidity) throws {
+        let normalizer = try NumberNormalizer(validity: validity, rules: .automatic)
         let rules = normalizer.tsvRowRules()
         var rng = SeededGenerator(seed: 5)
+        var doubtful = 0
         for _ in 0..<5_000 {
             let digits = Int.random(in: 1...16, using: &rng)
             var text = Bool.random(using: &rng) ? "+" : ""
             for k in 0..<digits { text += String(Int.random(in: k == 0 ? 1...9 : 0...9, using: &rng)) }
             let fast: String
+            var fastWarned = false
             switch Array(text.utf8).withUnsafeBytes({ rules.readNumber($0) }) {
             case .one(let n): fast = String(n)
+            case .doubtful(let n, _): fast = String(n); fastWarned = true; doubtful += 1
             case .several(let list): fast = list.map(String.init).joined(separator: ",")
             case .refused: fast = "-"
             }
             let full: String
+            var fullWarned = false
             do {
-                full = try normalizer.normalize(text, country: nil).numbers.map(String.init).joined(separator: ",")
+                let found = try normalizer.normalize(text, country: nil)
+                full = found.numbers.map(String.init).joined(separator: ",")
+                fullWarned = found.warnings.contains { $0.kind == .ambiguousNationalForm }
             } catch {
                 full = "-"
             }
+            #expect(fastWarned == fullWarned, "\(text)")
             #expect(fast == full, "\(text)")
         }
+        #expect(doubtful > 0)
     }
 }
 
