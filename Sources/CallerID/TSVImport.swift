@@ -81,10 +81,8 @@ extension DatabaseBuilder {
         let label = UnsafeRawBufferPointer(rebasing: line[(tabs[0] + 1)..<labelEnd])
         var number: UInt64 = 0
         var more: [UInt64] = []
-        var numberWarning: String? = nil
         switch rules.readNumber(numberField) {
         case .one(let n): number = n
-        case .doubtful(let n, let why): number = n; numberWarning = why
         case .several(let list): number = list[0]; more = Array(list.dropFirst())
         case .refused(let why): throw CallerIDError(.invalidNumber, why)
         }
@@ -118,16 +116,13 @@ extension DatabaseBuilder {
             try add(number, utf8Label: label, category: category)
             for n in more { try add(n, utf8Label: label, category: category) }
         }
-        guard let numberWarning else { return warning }
-        return warning.map { numberWarning + "; " + $0 } ?? numberWarning
+        return warning
     }
 }
 
 /// What a number field holds, as ``TSVRowRules`` read it.
 package enum TSVNumbers {
     case one(UInt64)
-    /// A number taken, with a warning worth a line (the reading is doubtful).
-    case doubtful(UInt64, String)
     /// A cell with several numbers (`045 2030367 / 6345-985-0418`): one entry each.
     case several([UInt64])
     /// Why the field is refused (the bad row's reason, quoting the field).

@@ -4,7 +4,25 @@ import Foundation
 public struct NumberProblem: Error, Sendable, Equatable, CustomStringConvertible {
     public var reason: RejectReason
     public var message: String
+    /// The countries (ISO 3166 alpha-2) in which the refused digits are a valid national number
+    /// written with the trunk prefix: what the row probably was (the message says it too).
+    public var nationalReadings: [String] = []
     public var description: String { message }
+
+    public init(reason: RejectReason, message: String, nationalReadings: [String] = []) {
+        self.reason = reason
+        self.message = message
+        self.nationalReadings = nationalReadings
+    }
+}
+
+/// Digits read as E.164 that are also a valid national number of another country written with
+/// its trunk prefix (``NumberNormalizer/otherNationalReading(of:)``).
+public struct NationalReading: Sendable, Equatable {
+    /// ISO 3166 alpha-2.
+    public var country: String
+    /// A sentence for people: both readings and what to do.
+    public var message: String
 }
 
 /// What one number cell gave: one or more E.164 numbers, and what was changed on the way.
@@ -131,24 +149,13 @@ public struct NumberNormalizer: Sendable {
             }
         }
         guard let country else {
-            var found: NormalizedNumbers
             do throws(NumberProblem) {
-                found = try normalize(text, rule: nil, ccOnly: nil)
+                return try normalize(text, rule: nil, ccOnly: nil)
             } catch {
                 // What the digits probably were, as for a plain TSV row.
                 guard let (digits, plus) = try? Self.digits(of: text), !plus, digits.first != 0, digits.count <= 17 else { throw error }
                 throw withNationalHint(error, digits: digits)
             }
-            // Digits without `+` and without a country may be a national number written with its
-            // trunk prefix: say so where another country reads them that way.
-            if validity != .any, !text.unicodeScalars.contains(where: { $0 == "+" || $0 == "\u{FF0B}" }) {
-                for n in found.numbers {
-                    if let other = otherNationalReading(of: n) {
-                        found.warnings.append(.init(kind: .ambiguousNationalForm, message: other))
-                    }
-                }
-            }
-            return found
         }
         guard let rule = try ruleFor(country: country) else {
             return try normalize(text, rule: nil, ccOnly: plan.callingCode(country: country))
@@ -158,10 +165,13 @@ public struct NumberNormalizer: Sendable {
 
     /// When `number`, read as E.164 digits, is also a valid national number of another country
     /// written with that country's trunk prefix — `84951234567` is +84 951 234 567 in Vietnam and
-    /// 8 495 123-45-67 in Moscow — a sentence that says so and what to do; nil otherwise (and
+    /// 8 495 123-45-67 in Moscow — that country and a sentence that says so; nil otherwise (and
     /// always without libphonenumber). Only a trunk prefix that does not start with 0 can begin
     /// an E.164 number (8 in Russia, Belarus, Kazakhstan…), so most numbers cost one comparison.
-    public func otherNationalReading(of number: UInt64) -> String? {
+    /// Many valid numbers read both ways (Korea's `82 1666 …` is also Belarusian with its 8), so
+    /// a build tells of them only when its refused rows show national numbers of that country
+    /// (``NationalFormEvidence``).
+    public func otherNationalReading(of number: UInt64) -> NationalReading? {
         guard let territories, let library, let split = lengths?.possibleSplit(number, userCodes: userCodeTable),
               territories.mayBeNational(lead: Self.leadingDigit(of: number), besides: split.callingCode) else { return nil }
         let digits = digits(of: number)
@@ -169,8 +179,9 @@ public struct NumberNormalizer: Sendable {
             return nil
         }
         let prefix = other.nationalPrefix.map(String.init).joined()
-        return "\(InputQuote.quoted(String(number))) is read as +\(split.callingCode) \(digits.dropFirst(digits.count - split.nationalLength).map(String.init).joined()); "
-            + "it is also a number of \(other.id) written with its trunk prefix \(prefix): give --country \(other.id) if the file holds national numbers"
+        return NationalReading(country: other.id, message: "\(InputQuote.quoted(String(number))) is read as +\(split.callingCode) "
+            + "\(digits.dropFirst(digits.count - split.nationalLength).map(String.init).joined()); it is also a number of \(other.id) "
+            + "written with its trunk prefix \(prefix)")
     }
 
     private static func leadingDigit(of number: UInt64) -> Int {
@@ -223,6 +234,7 @@ public struct NumberNormalizer: Sendable {
         var out = problem
         out.message += "; it looks like a national number written with the trunk prefix \(prefix) in "
             + countries.prefix(3).joined(separator: " or ") + ": give --country (or a country field) to read it as one"
+        out.nationalReadings = countries
         return out
     }
 

@@ -16,11 +16,11 @@ extension NumberNormalizer {
     }
 }
 
-/// How many numbers a plain TSV build took as E.164 that are also national numbers of another
-/// country written with its trunk prefix (``NumberNormalizer/otherNationalReading(of:)``): each
-/// is a warning of its row, counted as `ambiguous-national-form` as the pipeline counts them.
+/// What a plain TSV build saw of national numbers written with a trunk prefix
+/// (``NationalFormEvidence``; the row loop does not say which line a number is on, so the
+/// accepted rows are counted with their readings only).
 package final class DoubtfulNumbers {
-    package fileprivate(set) var count = 0
+    package fileprivate(set) var evidence = NationalFormEvidence()
 }
 
 /// ``NumberNormalizer/tsvRowRules(labels:)``.
@@ -47,19 +47,26 @@ package struct PipelineTSVRules: TSVRowRules {
         if plain && (1...15).contains(digits) {
             do throws(NumberProblem) {
                 let number = try normalizer.normalize(e164: value)
-                if field[0] != 0x2B, let other = normalizer.otherNationalReading(of: number) {
-                    doubtful.count += 1
-                    return .doubtful(number, other)
+                if field[0] != 0x2B, let reading = normalizer.otherNationalReading(of: number) {
+                    doubtful.evidence.noteAccepted(reading, place: nil)
                 }
                 return .one(number)
             } catch {
+                doubtful.evidence.noteRefused(error)
                 return .refused(error.message)
             }
         }
         do throws(NumberProblem) {
-            let found = try normalizer.normalize(String(decoding: field, as: UTF8.self), country: nil)
+            let text = String(decoding: field, as: UTF8.self)
+            let found = try normalizer.normalize(text, country: nil)
+            if !text.unicodeScalars.contains(where: { $0 == "+" || $0 == "\u{FF0B}" }) {
+                for n in found.numbers {
+                    if let reading = normalizer.otherNationalReading(of: n) { doubtful.evidence.noteAccepted(reading, place: nil) }
+                }
+            }
             return found.numbers.count == 1 ? .one(found.numbers[0]) : .several(found.numbers)
         } catch {
+            doubtful.evidence.noteRefused(error)
             return .refused(error.message)
         }
     }

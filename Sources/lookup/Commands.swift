@@ -414,7 +414,7 @@ func buildCommand(_ raw: [String]) throws(ToolError) -> Int32 {
         progress.clear()
         throw ToolError(code: error.code == .fileNotFound || error.code == .io ? Exit.ioError : Exit.dataError, message: error.message)
     }
-    printBuildSummary(summary, output: output, rows: rowsAdded + badRows, badRows: badRows, ambiguousNumbers: rules.doubtful.count,
+    printBuildSummary(summary, output: output, rows: rowsAdded + badRows, badRows: badRows, ambiguousNumbers: rules.doubtful.evidence.findings.reduce(0) { $0 + $1.accepted },
                       seconds: Date().timeIntervalSince(started), json: args.flag("--json"))
     return Exit.ok
 }
@@ -432,7 +432,7 @@ func hiddenCharactersOption(_ args: Arguments) throws(ToolError) -> LabelText.Hi
 /// 1,000, then a count by reason) and end the build unless `--skip-bad-rows` is given;
 /// warnings (hidden characters removed) on stderr, the first 100.
 /// Returns the rows added and the bad rows.
-private func addRows(_ args: Arguments, rules: some TSVRowRules, to builder: inout DatabaseBuilder,
+private func addRows(_ args: Arguments, rules: PipelineTSVRules, to builder: inout DatabaseBuilder,
                      progress: ProgressLine) throws(ToolError) -> (added: Int, bad: Int) {
     var badRows = 0
     var rowsAdded = 0
@@ -459,6 +459,9 @@ private func addRows(_ args: Arguments, rules: some TSVRowRules, to builder: ino
     }
     progress.clear()
     if warnings > warningsShown { printError("(\(warnings - warningsShown) more warnings not shown)") }
+    // Rows taken as E.164 that refused rows show to be national numbers (the line of each is not
+    // known here: one warning per country).
+    for finding in rules.doubtful.evidence.findings { printError("warning: " + finding.message) }
     if badRows > 0 {
         if badRows > shown { printError("(\(badRows - shown) more bad rows not shown)") }
         printRejectedRows(byReason: reasons.map { ($0.key, $0.value) }, rejected: badRows, rows: rowsAdded + badRows)

@@ -329,6 +329,7 @@ func pipelineBuild(_ args: Arguments, output: String) throws(ToolError) -> Int32
         summary = try pipeline.write(to: output)
         report.progress.clear()
     } catch {
+        pipeline.reportNationalForms()
         report.progress.clear()
         // The count limit throws while reading; the percentage limit only after every row is read.
         var stoppedEarly = false

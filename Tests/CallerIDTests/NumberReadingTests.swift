@@ -39,26 +39,31 @@ import Testing
     }
 
     /// Before: `84951234567` (Moscow, 8 495…) was silently a Vietnamese number. It is one — a
-    /// valid +84 number — so without a country it is still read as E.164, but both build paths
-    /// now warn of the row and count it.
-    @Test func digitsThatAreAlsoANationalNumberOfAnotherCountryAreWarnedOf() throws {
+    /// valid +84 number — so without a country it is still read as E.164; but when refused rows
+    /// of the same input are national numbers of Russia (`88005553535`), both build paths warn
+    /// that the accepted rows read as Russian numbers too, and count them. Without such evidence
+    /// nothing is said: Korea's `8216660369` is also a Belarusian number with its trunk 8.
+    @Test func rowsThatAreAlsoNationalNumbersOfTheRefusedRowsCountryAreWarnedOf() throws {
         let dir = TempDir()
         let tsv = dir.path("in.tsv")
-        try write("84951234567\tMoscow office\n79131234567\tNovosibirsk\n", tsv)
-        for extra in [["--json"], ["--json", "--no-progress"]] {
+        try write("84951234567\tMoscow office\n88005553535\tHotline\n79131234567\tNovosibirsk\n", tsv)
+        for (extra, lineNamed) in [(["--json", "--skip-bad-rows"], false), (["--json", "--no-progress", "--max-bad-rows", "100%"], true)] {
             let r = try lookup(["build", "-o", dir.path("a.cid"), tsv] + extra)
-            #expect(r.status == 0, "\(r.stderr)")
-            let warnings = r.errorLines.filter { $0.hasPrefix(tsv + ":") }
-            #expect(warnings.count == 1 && warnings[0].hasPrefix(tsv + ":1: warning: '84951234567' is read as +84 951234567"), "\(extra): \(r.stderr)")
-            #expect(warnings.first?.contains("also a number of RU written with its trunk prefix 8") == true)
-            #expect(r.errorLines.contains("warnings: 1 ambiguous-national-form"), "\(extra): \(r.stderr)")
+            #expect(r.status == 0, "\(extra): \(r.stderr)")
+            let warning = r.errorLines.filter { $0.contains("warning") && $0.contains("'84951234567' is read as +84 951234567") }
+            #expect(warning.count == 1, "\(extra): \(r.stderr)")
+            #expect(warning.first?.contains("also a number of RU written with its trunk prefix 8") == true)
+            #expect(warning.first?.contains("give --country RU") == true)
+            if lineNamed { #expect(warning.first?.hasPrefix(tsv + ":1: warning: ") == true, "\(r.stderr)") }
             let summary = try #require(try jsonObjects(r.stdout).first)
             #expect((summary["warnings"] as? [String: Any])?["ambiguous-national-form"] as? Int == 1, "\(extra): \(r.stdout)")
         }
-        // A `+` says the number is international: no warning.
-        try write("+84951234567\tHanoi\n", tsv)
-        let plus = try lookup(["build", "-o", dir.path("b.cid"), tsv])
-        #expect(plus.status == 0 && !plus.stderr.contains("warning"))
+        // No refused row points to a country: digits that read both ways are taken silently.
+        try write("84951234567\tHanoi\n8216660369\tSeoul\n79131234567\tNovosibirsk\n", tsv)
+        for extra in [[String](), ["--no-progress"]] {
+            let quiet = try lookup(["build", "-o", dir.path("b.cid"), tsv] + extra)
+            #expect(quiet.status == 0 && !quiet.stderr.contains("warning"), "\(extra): \(quiet.stderr)")
+        }
     }
 
     /// The normalizer's own verdicts, with and without the shape check.
