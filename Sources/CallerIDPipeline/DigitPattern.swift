@@ -1,5 +1,7 @@
 /// A regular expression over the digits 0–9, compiled once into a minimal deterministic automaton,
 /// so that a national number is matched in one table step per digit (no regex engine per row).
+/// The automaton reads the digits from the last to the first, the order in which division by 10
+/// gives them.
 ///
 /// It reads the subset of regular expressions libphonenumber's metadata writes its number
 /// patterns in: digits, `\d`, classes (`[2-9]`, `[13-6]`, `[^0]`), groups (`(...)`, `(?:...)`),
@@ -7,9 +9,10 @@
 /// whole match (libphonenumber matches a national number against its pattern whole). Anything
 /// else is a ``SyntaxError``.
 struct DigitPattern: Sendable {
-    /// `transitions[state * 10 + digit]`: the next state, or -1 when no match can follow.
-    private let transitions: [Int32]
-    private let accepting: [Bool]
+    /// `table[state * 11 + digit]`: the next state, or -1 when no match can follow;
+    /// `table[state * 11 + 10]`: 1 when the state ends a match. One array: one reference to
+    /// retain when a pattern is handed out.
+    private let table: [Int32]
 
     /// Why a pattern could not be read.
     struct SyntaxError: Error, Equatable, CustomStringConvertible {
@@ -19,52 +22,62 @@ struct DigitPattern: Sendable {
     }
 
     /// The number of states of the minimal automaton (at least 1).
-    var stateCount: Int { accepting.count }
+    var stateCount: Int { table.count / 11 }
 
     init(_ pattern: String) throws(SyntaxError) {
         var parser = Parser(Array(pattern.utf8))
         let tree = try parser.parseAll()
         var nfa = NFA()
+        // The automaton reads digits from the last to the first (the pattern with every
+        // sequence reversed): a number's digits come out of it in that order, by division.
         let (start, end) = nfa.build(tree)
         nfa.accept = end
-        (transitions, accepting) = DigitPattern.minimized(DigitPattern.determinized(nfa, start: start))
-    }
-
-    /// True when `digits` (values 0...9) match the pattern whole.
-    func matches(_ digits: some Sequence<UInt8>) -> Bool {
-        var state: Int32 = 0
-        for d in digits {
-            guard d < 10 else { return false }
-            state = transitions[Int(state) * 10 + Int(d)]
-            if state < 0 { return false }
+        let (transitions, accepting) = DigitPattern.minimized(DigitPattern.determinized(nfa, start: start))
+        var table: [Int32] = []
+        table.reserveCapacity(accepting.count * 11)
+        for s in accepting.indices {
+            table.append(contentsOf: transitions[(s * 10)..<(s * 10 + 10)])
+            table.append(accepting[s] ? 1 : 0)
         }
-        return accepting[Int(state)]
+        self.table = table
     }
 
-    /// True when the last `length` decimal digits of `number` (leading zeros included) match.
+    /// True when `digits` (values 0...9, first to last) match the pattern whole.
+    func matches(_ digits: some BidirectionalCollection<UInt8>) -> Bool {
+        var state = 0
+        for d in digits.reversed() {
+            guard d < 10 else { return false }
+            let next = table[state &* 11 &+ Int(d)]
+            if next < 0 { return false }
+            state = Int(next)
+        }
+        return table[state &* 11 &+ 10] != 0
+    }
+
+    /// True when the last `length` decimal digits of `number` (leading zeros included) match:
+    /// read from the last, one division by the constant 10 (a multiplication) and one table step
+    /// per digit, no allocation.
     func matches(lastDigits length: Int, of number: UInt64) -> Bool {
         guard length > 0, length <= 19 else { return false }
-        var scale: UInt64 = 1
-        for _ in 1..<length { scale &*= 10 }
-        var rest = number % (scale * 10)   // 10^19 still fits in a UInt64
-        var state: Int32 = 0
+        var n = number
+        var state = 0
         for _ in 0..<length {
-            let d = rest / scale
-            rest -= d &* scale
-            scale /= 10
-            state = transitions[Int(state) * 10 + Int(d)]
-            if state < 0 { return false }
+            let (rest, d) = n.quotientAndRemainder(dividingBy: 10)
+            n = rest
+            let next = table[state &* 11 &+ Int(d)]
+            if next < 0 { return false }
+            state = Int(next)
         }
-        return accepting[Int(state)]
+        return table[state &* 11 &+ 10] != 0
     }
 
-    /// Whether `state` ends a match (state 0 is the start).
-    func isAccepting(_ state: Int) -> Bool { accepting[state] }
+    /// Whether `state` ends a match (state 0 is the start; the automaton reads digits last first).
+    func isAccepting(_ state: Int) -> Bool { table[state * 11 + 10] != 0 }
 
-    /// The digits that can follow in `state`, each with the state it leads to.
+    /// The digits that can come before in `state` (reading last first), each with the state it leads to.
     func nextStates(_ state: Int) -> [(digit: Int, state: Int)] {
         (0..<10).compactMap { d in
-            let t = transitions[state * 10 + d]
+            let t = table[state * 11 + d]
             return t < 0 ? nil : (d, Int(t))
         }
     }
@@ -241,7 +254,7 @@ struct DigitPattern: Sendable {
             case .sequence(let items):
                 let start = newState()
                 var end = start
-                for item in items {
+                for item in items.reversed() {
                     let (s, e) = build(item)
                     emptyEdges[end].append(s)
                     end = e

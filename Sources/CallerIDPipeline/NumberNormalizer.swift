@@ -16,13 +16,23 @@ public struct NumberProblem: Error, Sendable, Equatable, CustomStringConvertible
     }
 }
 
-/// Digits read as E.164 that are also a valid national number of another country written with
-/// its trunk prefix (``NumberNormalizer/otherNationalReading(of:)``).
+/// Digits read as E.164 that also have the shape of a national number of another country
+/// written with its trunk prefix (``NumberNormalizer/otherNationalReading(of:)``).
 public struct NationalReading: Sendable, Equatable {
-    /// ISO 3166 alpha-2.
+    /// The digits, as E.164.
+    public var number: UInt64
+    public var callingCode: Int
+    public var nationalLength: Int
+    /// The other country (ISO 3166 alpha-2) and its trunk prefix.
     public var country: String
-    /// A sentence for people: both readings and what to do.
-    public var message: String
+    public var trunkPrefix: String
+
+    /// A sentence for people: both readings (made when asked: most readings are never shown).
+    public var message: String {
+        let digits = String(number)
+        return "\(InputQuote.quoted(digits)) is read as +\(callingCode) \(digits.suffix(nationalLength)); "
+            + "it is also a number of \(country) written with its trunk prefix \(trunkPrefix)"
+    }
 }
 
 /// What one number cell gave: one or more E.164 numbers, and what was changed on the way.
@@ -163,31 +173,31 @@ public struct NumberNormalizer: Sendable {
         return try normalize(text, rule: rule, ccOnly: nil)
     }
 
-    /// When `number`, read as E.164 digits, is also a valid national number of another country
-    /// written with that country's trunk prefix — `84951234567` is +84 951 234 567 in Vietnam and
-    /// 8 495 123-45-67 in Moscow — that country and a sentence that says so; nil otherwise (and
+    /// When `number`, read as E.164 digits, also has the shape of a national number of another
+    /// country written with that country's trunk prefix (its number pattern) — `84951234567` is
+    /// +84 951 234 567 in Vietnam and 8 495 123-45-67 in Moscow — that reading; nil otherwise (and
     /// always without libphonenumber). Only a trunk prefix that does not start with 0 can begin
-    /// an E.164 number (8 in Russia, Belarus, Kazakhstan…), so most numbers cost one comparison.
+    /// an E.164 number (8 in Russia, Belarus, Kazakhstan…), so most numbers cost one comparison,
+    /// and the others a table step per digit.
     /// Many valid numbers read both ways (Korea's `82 1666 …` is also Belarusian with its 8), so
     /// a build tells of them only when its refused rows show national numbers of that country
     /// (``NationalFormEvidence``).
     public func otherNationalReading(of number: UInt64) -> NationalReading? {
-        guard let territories, let library, let split = lengths?.possibleSplit(number, userCodes: userCodeTable),
-              territories.mayBeNational(lead: Self.leadingDigit(of: number), besides: split.callingCode) else { return nil }
-        let digits = digits(of: number)
-        guard let other = validNationalReadings(digits, library: library, territories: territories, besides: split.callingCode).first else {
-            return nil
-        }
-        let prefix = other.nationalPrefix.map(String.init).joined()
-        return NationalReading(country: other.id, message: "\(InputQuote.quoted(String(number))) is read as +\(split.callingCode) "
-            + "\(digits.dropFirst(digits.count - split.nationalLength).map(String.init).joined()); it is also a number of \(other.id) "
-            + "written with its trunk prefix \(prefix)")
+        guard let split = lengths?.possibleSplit(number, userCodes: userCodeTable) else { return nil }
+        return otherNationalReading(of: number, callingCode: split.callingCode, nationalLength: split.nationalLength)
     }
 
-    private static func leadingDigit(of number: UInt64) -> Int {
-        var n = number
-        while n >= 10 { n /= 10 }
-        return Int(n)
+    /// ``otherNationalReading(of:)`` of a number whose calling code and national length are known.
+    func otherNationalReading(of number: UInt64, callingCode: Int, nationalLength: Int) -> NationalReading? {
+        guard let territories else { return nil }
+        // The number's first digit is its calling code's.
+        let lead = callingCode < 10 ? callingCode : callingCode < 100 ? callingCode / 10 : callingCode / 100
+        let count = (callingCode < 10 ? 1 : callingCode < 100 ? 2 : 3) + nationalLength
+        guard let c = territories.firstNationalReading(of: number, digitCount: count, lead: lead, besides: callingCode) else {
+            return nil
+        }
+        return NationalReading(number: number, callingCode: callingCode, nationalLength: nationalLength,
+                               country: c.id, trunkPrefix: c.prefixText)
     }
 
     /// The territories in which `digits` are a valid national number written with the territory's
@@ -206,16 +216,23 @@ public struct NumberNormalizer: Sendable {
     /// prefix after the calling code dropped (`+44 0 20…` is `+44 20…`).
     /// - Returns: the number to store.
     public func normalize(e164 number: UInt64) throws(NumberProblem) -> UInt64 {
+        try normalize(e164: number, memo: nil, noting: false).number
+    }
+
+    /// ``normalize(e164:)`` with one reader's memo of the last calling code's pattern; `noting`:
+    /// with ``otherNationalReading(of:)`` of the number taken (one split of the digits for both).
+    func normalize(e164 number: UInt64, memo: PatternMemo?, noting: Bool) throws(NumberProblem) -> (number: UInt64, reading: NationalReading?) {
         // The common case without a String: a possible length for an assigned calling code (and
         // the shape of the country's numbers, one table step per digit).
         if let lengths, validity == .possible || validity == .plausible,
            let (cc, length) = lengths.possibleSplit(number, userCodes: userCodeTable),
-           validity == .possible || territories?.isPlausible(callingCode: cc, nationalLength: length, of: number) != false {
-            return number
+           validity == .possible || territories?.isPlausible(callingCode: cc, nationalLength: length, of: number, memo: memo) != false {
+            return (number, noting ? otherNationalReading(of: number, callingCode: cc, nationalLength: length) : nil)
         }
         let digits = String(number).utf8.map { $0 - 0x30 }
         do throws(NumberProblem) {
-            return try international(digits[...], shown: String(number))
+            let n = try international(digits[...], shown: String(number))
+            return (n, noting ? otherNationalReading(of: n) : nil)
         } catch {
             throw withNationalHint(error, digits: digits)
         }

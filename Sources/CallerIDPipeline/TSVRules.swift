@@ -21,6 +21,8 @@ extension NumberNormalizer {
 /// accepted rows are counted with their readings only).
 package final class DoubtfulNumbers {
     package fileprivate(set) var evidence = NationalFormEvidence()
+    /// The row loop's memo of the last calling code's pattern (the loop is one thread).
+    let memo = PatternMemo()
 }
 
 /// ``NumberNormalizer/tsvRowRules(labels:)``.
@@ -46,10 +48,8 @@ package struct PipelineTSVRules: TSVRowRules {
         }
         if plain && (1...15).contains(digits) {
             do throws(NumberProblem) {
-                let number = try normalizer.normalize(e164: value)
-                if field[0] != 0x2B, let reading = normalizer.otherNationalReading(of: number) {
-                    doubtful.evidence.noteAccepted(reading, place: nil)
-                }
+                let (number, reading) = try normalizer.normalize(e164: value, memo: doubtful.memo, noting: field[0] != 0x2B)
+                if let reading { doubtful.evidence.noteAccepted(reading, place: nil) }
                 return .one(number)
             } catch {
                 doubtful.evidence.noteRefused(error)

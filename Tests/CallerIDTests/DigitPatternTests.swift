@@ -139,7 +139,8 @@ import Testing
 
 extension DigitPattern {
     /// A random string the automaton accepts (a walk that stops at an accepting state), or nil
-    /// after 40 digits without one. For tests.
+    /// after 40 digits without one. For tests. The automaton reads last first: the walk's digits
+    /// are the string's, from its end.
     func randomMatch(_ rng: inout SeededGenerator) -> String? {
         var out = ""
         var state = 0
@@ -147,7 +148,7 @@ extension DigitPattern {
             if isAccepting(state), Int.random(in: 0..<3, using: &rng) == 0 || nextStates(state).isEmpty { return out }
             let options = nextStates(state)
             guard let (digit, next) = options.randomElement(using: &rng) else { return isAccepting(state) ? out : nil }
-            out += String(digit)
+            out = String(digit) + out
             state = next
         }
         return nil

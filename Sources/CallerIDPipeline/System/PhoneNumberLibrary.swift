@@ -130,9 +130,11 @@ package final class PhoneNumberLibrary: Sendable {
             var possible: UInt32 = 0, local: UInt32 = 0
             return lengths(Int32(cc), &possible, &local) == 1 ? (possible, local) : nil
         }
+        let possible = possibleLengths
         territories = Territories(try PhoneNumberLibrary.readTerritories(
             count: try symbol("cidpn_territory_count", as: TerritoryCountFunction.self),
-            territory: try symbol("cidpn_territory_at", as: TerritoryFunction.self)))
+            territory: try symbol("cidpn_territory_at", as: TerritoryFunction.self)),
+            lengths: { (1..<1000).contains($0) ? possible.possible(cc: $0) : 0 })
     }
 
     /// `cidpn_territory` for every index: `sizeof(cidpn_territory)` is 24 (id[4], country_code,
