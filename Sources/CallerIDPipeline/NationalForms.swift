@@ -1,7 +1,8 @@
 /// What a build saw of national numbers written with a trunk prefix in digits it reads as E.164
 /// (no `+`, no country): the countries its refused rows probably belong to
-/// (``NumberProblem/nationalReadings``), and the accepted rows that are also a valid national
-/// number of such a country (``NumberNormalizer/otherNationalReading(of:)``).
+/// (``NumberProblem/nationalReadings``: valid national numbers there), and the accepted rows
+/// that also have the shape of a national number of such a country
+/// (``NumberNormalizer/otherNationalReading(of:)``).
 ///
 /// Many valid numbers read both ways — Korea's `82 1666 …` is also a Belarusian number with its
 /// trunk 8, Vietnam's `84 9…` a Russian one — so an accepted row is told of only when refused
@@ -24,7 +25,7 @@ public struct NationalFormEvidence: Sendable {
         public var country: String
         /// Refused rows that are valid national numbers of the country.
         public var refused: Int
-        /// Accepted rows that are also valid national numbers of it, and the first of them.
+        /// Accepted rows that also have the shape of its national numbers, and the first of them.
         public var accepted: Int
         public var rows: [Row]
 

@@ -110,9 +110,10 @@ public struct WarningKind: Hashable, Sendable, Comparable, CustomStringConvertib
     public static let extensionCut = WarningKind("extension-cut")
     /// One of several numbers in a cell was rejected; the others were kept.
     public static let numberPartIgnored = WarningKind("number-part-ignored")
-    /// Digits without `+` and without a country, read as E.164, are also a valid national number of
-    /// another country written with its trunk prefix (`84951234567`: Vietnam, or Moscow's 8 495…),
-    /// a country refused rows of the same input belong to (``NationalFormEvidence``).
+    /// Digits without `+` and without a country, read as E.164, also have the shape of a national
+    /// number of another country written with its trunk prefix (`84951234567`: Vietnam, or
+    /// Moscow's 8 495…), a country refused rows of the same input belong to
+    /// (``NationalFormEvidence``).
     public static let ambiguousNationalForm = WarningKind("ambiguous-national-form")
     /// The label was cut to `--max-label-bytes`.
     public static let labelTruncated = WarningKind("label-truncated")
