@@ -574,6 +574,7 @@ extension Pipeline {
             m.lastNumber = f.lastNumber
             m.rangeStart = f.rangeStart
             m.rangeEnd = f.rangeEnd
+            m.ranges = f.ranges
             m.formatVersion = CallerIDVersion.format
             return m
         }, datasetVersion: datasetVersion)

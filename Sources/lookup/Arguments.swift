@@ -103,8 +103,16 @@ struct Arguments {
 /// Buffered standard output: scripts read a lot of lines, one write per line is too slow.
 struct Output {
     private var buffer: [UInt8] = []
+    /// Keeps everything written, never writes it (answers rendered before they are put in order).
+    private let capturing: Bool
 
-    init() { buffer.reserveCapacity(1 << 16) }
+    init(capturing: Bool = false) {
+        self.capturing = capturing
+        buffer.reserveCapacity(1 << 16)
+    }
+
+    /// Bytes buffered (all bytes written, when capturing).
+    var count: Int { buffer.count }
 
     mutating func write(_ s: String) {
         buffer.append(contentsOf: s.utf8)
@@ -116,8 +124,16 @@ struct Output {
         if buffer.count >= 1 << 16 { flush() }
     }
 
+    /// Empties the buffer, keeping its memory.
+    mutating func removeAll() { buffer.removeAll(keepingCapacity: true) }
+
+    /// Writes bytes `range` of a capturing output.
+    mutating func write(from other: Output, _ range: Range<Int>) {
+        other.buffer[range].withUnsafeBytes { write(bytes: $0) }
+    }
+
     mutating func flush() {
-        guard !buffer.isEmpty else { return }
+        guard !capturing, !buffer.isEmpty else { return }
         buffer.withUnsafeBytes { StandardStream.output.write($0) }
         buffer.removeAll(keepingCapacity: true)
     }

@@ -99,9 +99,9 @@ NUMBER<TAB>LABEL<TAB>CATEGORY<TAB>range:FIRST-LAST. NUMBER is E.164 digits; spac
 are ignored. With '-', reads numbers from stdin (one per line) and answers each on its own
 line; lines that are not numbers are answered RAW<TAB>- and reported on stderr, lines over
 4096 bytes are skipped (answered with their first 64 bytes, '…' and <TAB>-). Answers are
-flushed whenever input pauses, so the tool can run as a co-process. The database file is
-checked every 1024 lookups and when input arrives: a file modified in place (not replaced
-by rename) stops the batch with exit 74.
+flushed whenever input pauses, so the tool can run as a co-process. Each database file is
+checked before its first lookup after input arrives and every 1024 of its lookups: a file
+modified in place (not replaced by rename) stops the batch with exit 74.
 
 A LABEL holding control characters or hidden ones (bidirectional controls such as U+202E,
 invisible characters; only in a file that fails 'lookup verify') is escaped as in JSON:
@@ -110,6 +110,8 @@ invisible characters; only in a file that fails 'lookup verify') is escaped as i
   --db FILE   the database (default: $LOOKUP_DB); a build directory (manifest.json) or an
               installed store (its current generation) looks up in all of its databases,
               the first in manifest order (higher priority first) that holds the number answers.
+              Only the databases whose manifest bounds can hold the number are opened (when
+              first needed, then kept open); one never opened is never checked (see verify)
               Repeatable: an entry in any database wins over every range; among entries, and
               then among ranges, the earlier --db wins (a directory, then a national plan)
   --country XX  read NUMBER (and each batch line) as written in country XX (ISO 3166
@@ -148,90 +150,72 @@ func lookupCommand(_ raw: [String]) throws(ToolError) -> Int32 {
         }
     }
     // A database file, or every database of a build directory or store (first one that
-    // holds the number answers, in precedence order).
+    // holds the number answers, in precedence order), each opened when a number needs it.
     // Several --db: exact entries of any of them first, then ranges, earlier --db first.
-    var databases: [Database] = []
+    var sets: [DatabasePaths] = []
     let paths = args.values("--db")
     for path in paths.isEmpty ? [try databasePath(args)] : paths {
-        databases += try DatabasePaths.resolve(path).open()
+        sets.append(try DatabasePaths.resolve(path, manifestFields: .lookup))
     }
+    let packs = try PackSet(sets)
     var out = Output()
     defer { out.flush() }
-    let answers = QueryAnswers(databases: databases, json: json)
+    let answers = QueryAnswers(packs: packs, json: json)
     if let single {
-        return try answers.answer(single, to: &out) ? Exit.ok : Exit.notFound
+        var found = QueryAnswers.Answers()
+        try answers.answer([single], into: &found)
+        return answers.write(0, of: [single], from: found, to: &out) ? Exit.ok : Exit.notFound
     }
     try answerBatch(answers, numbers: numbers, to: &out)
     return Exit.ok
 }
 
-/// The answer of a set of databases to one number: an entry in any of them first (the earlier
-/// first), then a range (the earlier first), written as TSV or JSON.
-struct QueryAnswers {
-    let databases: [Database]
-    let json: Bool
-
-    /// Writes the answer for `number`; true when found.
-    func answer(_ number: UInt64, to out: inout Output) throws(ToolError) -> Bool {
-        do {
-            var found: Bool? = nil
-            if databases.count == 1 {
-                // One database: its own precedence (a numbering plan answers from its ranges
-                // without an entry lookup where no entry lies inside them).
-                found = try databases[0].withAnswer(number) { view in
-                    writeAnswer(view, json: json, to: &out)
-                    return true
-                }
-            } else {
-                for db in databases where found == nil {
-                    found = try db.withEntry(number) { view in
-                        writeAnswer(view, json: json, to: &out)
-                        return true
-                    }
-                }
-                for db in databases where found == nil && db.rangeCount > 0 {
-                    found = try db.withRange(number) { view in
-                        writeAnswer(view, json: json, to: &out)
-                        return true
-                    }
-                }
-            }
-            if found == nil {
-                out.write(json ? "{\"number\":\(number),\"found\":false}\n" : "\(number)\t-\n")
-            }
-            return found != nil
-        } catch {
-            out.flush()
-            throw ToolError(code: exitCode(for: error), message: error.message)
-        }
-    }
-}
-
 /// `lookup -`: one answer per line of standard input.
 func answerBatch(_ answers: QueryAnswers, numbers: QueryNumbers, to out: inout Output) throws(ToolError) {
-    let databases = answers.databases, json = answers.json
-    func answer(_ number: UInt64) throws(ToolError) -> Bool { try answers.answer(number, to: &out) }
-    // Batch: answers are flushed whenever input runs dry (before a read that may block), so
-    // the tool works as a co-process on pipes and terminals and still writes in large blocks
-    // from a file. The file is checked for an in-place change (one stat) whenever input
-    // arrives and every `checkEvery` lookups: a clear error instead of SIGBUS or wrong answers.
-    let checkEvery = 1024
-    var sinceCheck = 0
-    var newInput = true
-    func checkFile() throws(ToolError) {
-        do {
-            for db in databases { try db.checkFile() }
-        } catch {
-            out.flush()
-            throw ToolError(code: Exit.ioError, message: error.message)
+    let packs = answers.packs, json = answers.json
+    // Batch: the lines read are answered together (`QueryAnswers`, pack by pack) and their
+    // answers written in input order and flushed whenever input runs dry (before a read that
+    // may block), so the tool works as a co-process on pipes and terminals and still writes in
+    // large blocks from a file. Each database file is checked for an in-place change (one
+    // stat) before its first lookup after input arrived and every 1,024 of its lookups
+    // (`PackSet`): a clear error instead of SIGBUS or wrong answers.
+    packs.watchFiles()
+    // The lines not answered yet: `lines[i]` >= 0 is number `queued[lines[i]]`, < 0 the answer
+    // `texts[-lines[i] - 1]` (a line that is not a number).
+    var lines: [Int] = [], queued: [UInt64] = [], texts: [[UInt8]] = []
+    var found = QueryAnswers.Answers()
+    func answerQueued() throws(ToolError) {
+        guard !lines.isEmpty else { return }
+        defer {
+            lines.removeAll(keepingCapacity: true)
+            queued.removeAll(keepingCapacity: true)
+            texts.removeAll()
         }
-        newInput = false
-        sinceCheck = 0
+        if (try? answers.answer(queued, into: &found)) != nil {
+            for i in lines {
+                if i >= 0 { _ = answers.write(i, of: queued, from: found, to: &out) } else { texts[-i - 1].withUnsafeBytes { out.write(bytes: $0) } }
+            }
+            return
+        }
+        // An error: one line at a time, so that the answers before the failing line are written.
+        for i in lines {
+            guard i >= 0 else {
+                texts[-i - 1].withUnsafeBytes { out.write(bytes: $0) }
+                continue
+            }
+            do {
+                try answers.answer([queued[i]], into: &found)
+                _ = answers.write(0, of: [queued[i]], from: found, to: &out)
+            } catch {
+                out.flush()
+                throw error
+            }
+        }
     }
-    /// Before each line's answer: the in-place check when input arrived or every `checkEvery`.
-    func beforeAnswer() throws(ToolError) {
-        if newInput || sinceCheck >= checkEvery { try checkFile() }
-        sinceCheck += 1
+    func queue(_ text: [UInt8]) throws(ToolError) {
+        texts.append(text)
+        lines.append(-texts.count)
+        if lines.count >= QueryAnswers.maxNumbers { try answerQueued() }
     }
     // The core's line reader (one `read(2)` at a time, answers flushed before each): a ToolError
     // raised inside its callbacks is kept here and the reading stopped with a sentinel.
@@ -244,33 +228,37 @@ func answerBatch(_ answers: QueryAnswers, numbers: QueryNumbers, to out: inout O
         throw ToolError(code: Exit.ioError, message: "stdin: \(error.message)")
     }
     do {
-        try reader.forEachLine(maxLineBytes: maxQueryLineBytes, overlongPrefix: quotedLinePrefix, beforeRead: {
+        try reader.forEachLine(maxLineBytes: maxQueryLineBytes, overlongPrefix: quotedLinePrefix, beforeRead: { () throws(CallerIDError) in
+            do throws(ToolError) { try answerQueued() } catch { failure = error; throw stop }
             out.flush()
-            newInput = true
+            packs.inputArrived()
         }, overlong: { (lineNumber, length, prefix) throws(CallerIDError) in
-            do throws(ToolError) { try beforeAnswer() } catch { failure = error; throw stop }
             let message = "line too long (\(length) bytes; at most \(maxQueryLineBytes)), skipped"
             let shown = utf8Prefix(prefix)
-            if json {
-                out.write("{\"input\":\(jsonString(String(decoding: shown, as: UTF8.self) + "…")),\"found\":false,\"error\":\(jsonString(message))}\n")
-            } else {
-                shown.withUnsafeBytes { out.write(bytes: $0) }
-                out.write("…\t-\n")
+            do throws(ToolError) {
+                if json {
+                    try queue(Array("{\"input\":\(jsonString(String(decoding: shown, as: UTF8.self) + "…")),\"found\":false,\"error\":\(jsonString(message))}\n".utf8))
+                } else {
+                    try queue(shown + Array("…\t-\n".utf8))
+                }
+            } catch {
+                failure = error
+                throw stop
             }
             printError("stdin:\(lineNumber): \(message)")
         }) { (bytes, lineNumber) throws(CallerIDError) in
             do throws(ToolError) {
-                try beforeAnswer()
                 let line = ArraySlice(bytes)
                 switch numbers.read(line) {
                 case .success(let number):
-                    _ = try answer(number)
+                    queued.append(number)
+                    lines.append(queued.count - 1)
+                    if lines.count >= QueryAnswers.maxNumbers { try answerQueued() }
                 case .failure(let error):
                     if json {
-                        out.write("{\"input\":\(jsonString(String(decoding: line, as: UTF8.self))),\"found\":false,\"error\":\(jsonString(error.message))}\n")
+                        try queue(Array("{\"input\":\(jsonString(String(decoding: line, as: UTF8.self))),\"found\":false,\"error\":\(jsonString(error.message))}\n".utf8))
                     } else {
-                        out.write(bytes: bytes)
-                        out.write("\t-\n")
+                        try queue(Array(line) + Array("\t-\n".utf8))
                     }
                     printError("stdin:\(lineNumber): \(error.message)")
                 }
@@ -281,9 +269,11 @@ func answerBatch(_ answers: QueryAnswers, numbers: QueryNumbers, to out: inout O
         }
     } catch {
         if let failure { throw failure }
+        try answerQueued()
         out.flush()
         throw ToolError(code: Exit.ioError, message: "stdin: \(error.message)")
     }
+    try answerQueued()
 }
 
 /// No phone number, however written, comes near this: a longer batch line is skipped unread.
@@ -605,7 +595,9 @@ Checks each file completely: header, section table, every XXH3-64 section checks
 padding, and a full decode of keys, values and labels. Prints one line per file, then, for
 several files or a directory, a last line with the counts ("3 files verified: all intact").
 A build directory or an installed store stands for all of its databases (the store's current
-set). Exit: 0 all intact, 65 a file is damaged, 66 a file is missing.
+set), and what its manifest says of each file's numbers (first_number, last_number, ranges) is
+checked against the file: lookups rely on it to leave files unopened.
+Exit: 0 all intact, 65 a file is damaged, 66 a file is missing.
 
 """
 
@@ -635,19 +627,33 @@ func verifyCommand(_ raw: [String]) throws(ToolError) -> Int32 {
         // A build directory or store stands for its databases; anything else is one file
         // (a missing one is reported by the open below, like a damaged one).
         var files = [argument]
+        var listed: [DirectoryManifest.File?] = [nil]
+        var manifestPath = ""
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: argument, isDirectory: &isDirectory), isDirectory.boolValue {
             directories += 1
             do {
-                files = try DatabaseSet.resolve(path: argument).files
+                let set = try DatabaseSet.resolve(path: argument)
+                files = set.files
+                listed = set.manifest?.files ?? files.map { _ in nil }
+                manifestPath = set.manifestPath ?? argument
             } catch {
                 report(argument, code: error.code.rawValue, exit: exitCode(for: error), message: error.message)
                 continue
             }
         }
-        for path in files {
+        for (path, claims) in zip(files, listed) {
             do {
                 let db = try Database(path: path, verify: true)
+                // What the manifest says of the file's numbers, which lookups rely on.
+                if let claims {
+                    do {
+                        try claims.checkNumbers(of: db, manifestPath: manifestPath)
+                    } catch {
+                        report(path, code: error.code.rawValue, exit: exitCode(for: error), message: error.message)
+                        continue
+                    }
+                }
                 checked += 1
                 intact += 1
                 if db.rangeCount > 0 {

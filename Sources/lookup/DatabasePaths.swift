@@ -12,25 +12,30 @@ struct DatabasePaths {
     /// Database files in precedence order: the first that holds a number answers for it
     /// (manifest order; a higher `priority` first, as the Call Directory feed merges them).
     let files: [String]
+    /// What the manifest says each file (same order) can answer; `.anywhere` for a lone file
+    /// and for manifests without the fields.
+    let coverage: [PackCoverage]
 
     var path: String { resolved.path }
     var kind: DatabaseSet.Kind { resolved.kind }
 
-    static func resolve(_ path: String) throws(ToolError) -> DatabasePaths {
+    /// - Parameter manifestFields: `.lookup` for a query (reads only what it needs of the manifest).
+    static func resolve(_ path: String, manifestFields: DirectoryManifest.Fields = .all) throws(ToolError) -> DatabasePaths {
         let found: DatabaseSet
         do {
-            found = try DatabaseSet.resolve(path: path)
+            found = try DatabaseSet.resolve(path: path, manifestFields: manifestFields)
         } catch {
             throw toolError(error)
         }
         guard let manifest = found.manifest, manifest.files.count == found.files.count else {
-            return DatabasePaths(resolved: found, files: found.files)
+            return DatabasePaths(resolved: found, files: found.files, coverage: found.files.map { _ in .anywhere })
         }
         let order = manifest.files.indices.sorted {
             let a = manifest.files[$0].priority ?? 0, b = manifest.files[$1].priority ?? 0
             return a != b ? a > b : $0 < $1
         }
-        return DatabasePaths(resolved: found, files: order.map { found.files[$0] })
+        return DatabasePaths(resolved: found, files: order.map { found.files[$0] },
+                             coverage: order.map { PackCoverage(manifest.files[$0]) })
     }
 
     /// Opens every file (precedence order).
@@ -45,4 +50,38 @@ struct DatabasePaths {
         }
         return result
     }
+}
+
+/// Where on the number line a database file can answer, as its manifest entry says.
+struct PackCoverage: Equatable {
+    /// The numbers its entries lie between.
+    var entries: NumberSpan
+    /// The numbers a range of it may answer for.
+    var ranges: NumberSpan
+
+    static let anywhere = PackCoverage(entries: .all, ranges: .all)
+
+    /// From the manifest: entries between `first_number` and `last_number` (anywhere when the
+    /// manifest lacks them); ranges nowhere when `ranges` is 0, anywhere otherwise (the
+    /// manifest does not bound them; only `--keep-ranges` builds have any, in one file).
+    init(_ file: DirectoryManifest.File) {
+        if let first = file.firstNumber, let last = file.lastNumber, first <= last {
+            entries = .within(first, last)
+        } else {
+            entries = .all
+        }
+        ranges = file.ranges == 0 ? .none : .all
+    }
+
+    init(entries: NumberSpan, ranges: NumberSpan) {
+        self.entries = entries
+        self.ranges = ranges
+    }
+}
+
+/// A set of numbers: none, all, or `first...last`.
+enum NumberSpan: Equatable {
+    case none
+    case all
+    case within(UInt64, UInt64)
 }

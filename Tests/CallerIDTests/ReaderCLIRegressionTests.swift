@@ -28,7 +28,7 @@ private func truncateInPlace(_ path: String, to size: Int, thenWrite text: Strin
 }
 
 /// A child process whose stdin and stdout are pipes we hold, read with a deadline.
-private final class CoProcess {
+final class CoProcess {
     let process = Process()
     let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
     private var pending: [UInt8] = []

@@ -163,17 +163,18 @@ package struct LineReader {
     ///     instead of `body`, `prefix` holding its first `overlongPrefix` bytes.
     ///   - firstBytes: called once with the bytes of the first read (to refuse binary input
     ///     before anything else happens).
-    ///   - beforeRead: called before every `read(2)`, which may block on a pipe or a terminal.
+    ///   - beforeRead: called before every `read(2)`, which may block on a pipe or a terminal
+    ///     (an error it throws ends the reading).
     package mutating func forEachLine(maxLineBytes: Int = Int.max, overlongPrefix: Int = 0,
                                       firstBytes: (UnsafeRawBufferPointer) throws(CallerIDError) -> Void = { _ in },
-                                      beforeRead: () -> Void = {},
+                                      beforeRead: () throws(CallerIDError) -> Void = {},
                                       overlong: (Int, Int, [UInt8]) throws(CallerIDError) -> Void = { _, _, _ in },
                                       _ body: (UnsafeRawBufferPointer, Int) throws(CallerIDError) -> Void) throws(CallerIDError) {
         splitter.maxLineBytes = maxLineBytes
         splitter.overlongPrefix = overlongPrefix
         var sniffed = false
         while true {
-            beforeRead()
+            try beforeRead()
             let capacity = buffer.count
             let n = buffer.withUnsafeMutableBytes { raw in read(fd, raw.baseAddress!, capacity) }
             if n < 0 {

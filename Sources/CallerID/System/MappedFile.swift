@@ -36,6 +36,39 @@ public enum DatabaseFileChange: Sendable, Equatable {
     case modifiedInPlace
 }
 
+/// Which file a path named, and its state: device, inode, size, modification and change times
+/// (from `stat`). Two equal identities are the same file, unchanged; a file replaced by rename
+/// has another inode, one written in place another size or time.
+package struct FileIdentity: Equatable, Sendable {
+    package var device: UInt64
+    package var inode: UInt64
+    package var size: Int64
+    var modified: (seconds: Int64, nanoseconds: Int64)
+    var changed: (seconds: Int64, nanoseconds: Int64)
+
+    init(_ st: stat) {
+        device = UInt64(st.st_dev)
+        inode = UInt64(st.st_ino)
+        size = Int64(st.st_size)
+        let m = Platform.modificationTime(st), c = Platform.changeTime(st)
+        modified = (Int64(m.tv_sec), Int64(m.tv_nsec))
+        changed = (Int64(c.tv_sec), Int64(c.tv_nsec))
+    }
+
+    /// The identity of what `path` names now (following symbolic links); nil when it cannot
+    /// be stat'ed (missing, or a folder on the way is).
+    package init?(path: String) {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return nil }
+        self.init(st)
+    }
+
+    package static func == (a: FileIdentity, b: FileIdentity) -> Bool {
+        a.device == b.device && a.inode == b.inode && a.size == b.size
+            && a.modified == b.modified && a.changed == b.changed
+    }
+}
+
 /// A whole file mapped read-only (or copied into memory); unmapped or freed when the last
 /// reference goes away.
 final class MappedFile: @unchecked Sendable {
@@ -47,28 +80,6 @@ final class MappedFile: @unchecked Sendable {
     private let copied: UnsafeMutableRawPointer?
     /// The identity and state of the file when it was opened (from `fstat` of the open descriptor).
     private let identity: FileIdentity
-
-    struct FileIdentity: Equatable {
-        var device: UInt64
-        var inode: UInt64
-        var size: Int64
-        var modified: timespec
-        var changed: timespec
-
-        init(_ st: stat) {
-            device = UInt64(st.st_dev)
-            inode = UInt64(st.st_ino)
-            size = Int64(st.st_size)
-            modified = Platform.modificationTime(st)
-            changed = Platform.changeTime(st)
-        }
-
-        static func == (a: FileIdentity, b: FileIdentity) -> Bool {
-            a.device == b.device && a.inode == b.inode && a.size == b.size
-                && a.modified.tv_sec == b.modified.tv_sec && a.modified.tv_nsec == b.modified.tv_nsec
-                && a.changed.tv_sec == b.changed.tv_sec && a.changed.tv_nsec == b.changed.tv_nsec
-        }
-    }
 
     /// Maps (or copies) `path`. An empty file is not mapped (mmap refuses length 0): `bytes` is then empty.
     init(path: String, mode: DatabaseMapping = .map) throws(CallerIDError) {

@@ -1,0 +1,172 @@
+import CallerID
+import CallerIDDirectory
+
+/// The database files (packs) behind every `--db` of a query, in precedence order, each opened
+/// when a number first needs it and kept open. A manifest says where each file's entries lie
+/// (`first_number`…`last_number`) and whether it holds ranges; a number is asked only of the
+/// files that can hold it (``entryIndex``, ``rangeIndex``), so a query over 200 packs opens
+/// one to three of them. A database file given as `--db` itself is opened at once.
+///
+/// A file never opened is never checked: a damaged pack outside a number's bounds does not
+/// stop its query (`lookup verify` checks every file). After each lazy open the manifest is
+/// checked to be the one read at the start (``DatabaseSet/isUnchanged()``): a build directory
+/// replaced by a later build, or a store generation removed by later installs, ends the query
+/// with exit 74 instead of mixing files of two builds.
+///
+/// In a batch (``watchFiles()``) each open file is checked for an in-place change (one `stat`,
+/// ``Database/checkFile()``) before its first lookup after input arrived (``inputArrived()``)
+/// and after every ``checkEvery`` lookups of it: a file is never read unchecked for longer, and
+/// files a batch does not use cost nothing.
+final class PackSet {
+    private struct Pack {
+        let path: String
+        /// Index of the set (one `--db`) it belongs to.
+        let source: Int
+        var database: Database?
+        /// The input epoch of its last in-place check, and its lookups since.
+        var checkedEpoch = 0
+        var lookupsSinceCheck = 0
+    }
+
+    private let sources: [DatabaseSet]
+    private var packs: [Pack]
+    /// Packs whose entries may hold a number, and packs whose ranges may answer for it.
+    let entryIndex: PackIndex
+    let rangeIndex: PackIndex
+    /// Lookups of one file between two in-place checks of it.
+    static let checkEvery = 1024
+    private var watching = false
+    private var epoch = 0
+
+    init(_ sets: [DatabasePaths]) throws(ToolError) {
+        sources = sets.map(\.resolved)
+        var packs: [Pack] = []
+        var coverage: [PackCoverage] = []
+        for (s, set) in sets.enumerated() {
+            for (file, cover) in zip(set.files, set.coverage) {
+                packs.append(Pack(path: file, source: s, database: nil))
+                coverage.append(cover)
+            }
+        }
+        self.packs = packs
+        entryIndex = PackIndex(coverage.map(\.entries))
+        rangeIndex = PackIndex(coverage.map(\.ranges))
+        // A file named by --db is opened (and its damage reported) whatever the number.
+        for i in packs.indices where sets[packs[i].source].kind == .file { _ = try database(i) }
+    }
+
+    /// How many packs there are.
+    var count: Int { packs.count }
+
+    /// From now on, check files for in-place changes (a batch).
+    func watchFiles() { watching = true }
+
+    /// Input arrived: every file is checked again before its next lookup.
+    func inputArrived() { epoch &+= 1 }
+
+    /// Pack `i`, opened now if it was not yet, for `lookups` lookups (at most ``checkEvery``).
+    func database(_ i: Int, lookups: Int = 1) throws(ToolError) -> Database {
+        if let db = packs[i].database {
+            if watching {
+                if packs[i].checkedEpoch != epoch || packs[i].lookupsSinceCheck + lookups > Self.checkEvery {
+                    do {
+                        try db.checkFile()
+                    } catch {
+                        throw ToolError(code: Exit.ioError, message: error.message)
+                    }
+                    packs[i].checkedEpoch = epoch
+                    packs[i].lookupsSinceCheck = 0
+                }
+                packs[i].lookupsSinceCheck += lookups
+            }
+            return db
+        }
+        let pack = packs[i]
+        var opening: Result<Database, CallerIDError>
+        do { opening = .success(try Database(path: pack.path)) } catch { opening = .failure(error) }
+        let set = sources[pack.source]
+        guard set.isUnchanged() else {
+            let what = set.kind == .store
+                ? "generation \(set.generation.map(String.init) ?? "?") of the store was removed by later installs"
+                : "the build directory was replaced by another build"
+            throw ToolError(code: Exit.ioError,
+                            message: "\(set.path): \(what) while this lookup read it (\(pack.path) was not open yet); run the lookup again")
+        }
+        switch opening {
+        case .failure(let error):
+            throw ToolError(code: exitCode(for: error), message: error.message)
+        case .success(let db):
+            packs[i].database = db
+            packs[i].checkedEpoch = epoch
+            packs[i].lookupsSinceCheck = lookups
+            return db
+        }
+    }
+}
+
+/// Which packs may answer for a number: the number line cut at every pack's bounds into
+/// segments, each listing the packs that cover all of it in precedence order (the packs'
+/// indices, ascending). A number's segment is found by binary search; a pack covering
+/// ``NumberSpan/all`` is in every segment, one covering ``NumberSpan/none`` in none.
+struct PackIndex {
+    /// Segment `k` holds the numbers `starts[k] ..< starts[k + 1]` (the last: to `UInt64.max`).
+    private let starts: [UInt64]
+    /// Segment `k`'s packs: `members[offsets[k] ..< offsets[k + 1]]`.
+    private let offsets: [Int]
+    let members: [Int]
+
+    init(_ spans: [NumberSpan]) {
+        var cuts: [UInt64] = [0]
+        for case .within(let first, let last) in spans {
+            cuts.append(first)
+            if last < UInt64.max { cuts.append(last + 1) }
+        }
+        cuts.sort()
+        var starts: [UInt64] = []
+        for c in cuts where starts.last != c { starts.append(c) }
+        // The segments each pack covers (`low[p] ... high[p]`, empty for none); then how many
+        // packs each segment has, and the packs put in place in pack order.
+        var low = [Int](repeating: 0, count: spans.count), high = [Int](repeating: -1, count: spans.count)
+        for (p, span) in spans.enumerated() {
+            switch span {
+            case .none: break
+            case .all: high[p] = starts.count - 1
+            case .within(let first, let last):
+                low[p] = Self.segment(of: first, in: starts)
+                high[p] = Self.segment(of: last, in: starts)
+            }
+        }
+        var offsets = [Int](repeating: 0, count: starts.count + 1)
+        for p in spans.indices where low[p] <= high[p] {
+            for k in low[p]...high[p] { offsets[k + 1] += 1 }
+        }
+        for k in 0..<starts.count { offsets[k + 1] += offsets[k] }
+        var members = [Int](repeating: 0, count: offsets[starts.count])
+        var next = offsets
+        for p in spans.indices where low[p] <= high[p] {
+            for k in low[p]...high[p] {
+                members[next[k]] = p
+                next[k] += 1
+            }
+        }
+        self.starts = starts
+        self.offsets = offsets
+        self.members = members
+    }
+
+    /// The packs that may answer for `number`, in precedence order.
+    func candidates(_ number: UInt64) -> ArraySlice<Int> {
+        let k = Self.segment(of: number, in: starts)
+        return members[offsets[k]..<offsets[k + 1]]
+    }
+
+    /// The last `k` with `starts[k] <= number` (`starts[0]` is 0).
+    private static func segment(of number: UInt64, in starts: [UInt64]) -> Int {
+        var lo = 0, hi = starts.count  // starts[lo] <= number < starts[hi] (hi = count: past the end)
+        while hi - lo > 1 {
+            let mid = (lo + hi) / 2
+            if starts[mid] <= number { lo = mid } else { hi = mid }
+        }
+        return lo
+    }
+}
