@@ -79,12 +79,12 @@ import Testing
         let d = try lookup(["diff", dir.path("old.cid"), dir.path("new.cid")])
         #expect(d.status == 0, "\(d.stderr)")
         #expect(d.lines == [
-            "-\tidentify\t442079460001\tPub",
             "-\tidentify\t79131234567\tPizza",
+            "-\tidentify\t442079460001\tPub",
             "-\tblock\t79131234568\tSushi",
-            "+\tidentify\t442079460002\tInn",
             "+\tidentify\t79131234567\tPizza Hut",
             "+\tidentify\t79131234568\tSushi",
+            "+\tidentify\t442079460002\tInn",
         ], "\(d.lines)")
         // A file against the build directory of the same rows, and a file against itself: nothing.
         #expect(try lookup(["diff", dir.path("new.cid"), dir.path("newdir")]).lines.isEmpty)
