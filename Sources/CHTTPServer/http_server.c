@@ -242,6 +242,29 @@ static void on_connection(void *cls, struct MHD_Connection *connection, void **s
     }
 }
 
+/// Connections shut down with the list locked at a time: the event loops wait on the lock to
+/// add and remove connections, so a sweep that met thousands at once (idle connections opened
+/// together reach their deadline together) must let them in between batches.
+enum { CUT_BATCH = 128 };
+
+/// Shuts down at most CUT_BATCH connections past their deadline at `t`; 1 if more are left.
+static int cut_expired(cid_server *s, uint64_t t) {
+    int cut = 0, more = 0;
+    pthread_mutex_lock(&s->lock);
+    for (struct connection *c = s->connections; c != NULL; c = c->next) {
+        uint64_t d = atomic_load_explicit(&c->deadline, memory_order_relaxed);
+        if (d != 0 && t > d && !c->cut && c->fd >= 0) {
+            if (cut == CUT_BATCH) { more = 1; break; }
+            shutdown(c->fd, SHUT_RDWR);
+            c->cut = 1;
+            cut++;
+            atomic_fetch_add_explicit(&s->deadline_closed, 1, memory_order_relaxed);
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+    return more;
+}
+
 /// Closes (shuts down; libmicrohttpd then sees the end and closes) every connection past its
 /// deadline, a few times per deadline.
 static void *watch(void *arg) {
@@ -259,16 +282,8 @@ static void *watch(void *arg) {
         pthread_cond_timedwait(&s->watch_wake, &s->watch_lock, &until);
         if (s->stopping) break;
         uint64_t t = now_ns();
-        pthread_mutex_lock(&s->lock);
-        for (struct connection *c = s->connections; c != NULL; c = c->next) {
-            uint64_t d = atomic_load_explicit(&c->deadline, memory_order_relaxed);
-            if (d != 0 && t > d && !c->cut && c->fd >= 0) {
-                shutdown(c->fd, SHUT_RDWR);
-                c->cut = 1;
-                atomic_fetch_add_explicit(&s->deadline_closed, 1, memory_order_relaxed);
-            }
-        }
-        pthread_mutex_unlock(&s->lock);
+        // A millisecond between batches: the event loops take the lock meanwhile.
+        while (cut_expired(s, t)) nanosleep(&(struct timespec){.tv_sec = 0, .tv_nsec = 1000000}, NULL);
     }
     pthread_mutex_unlock(&s->watch_lock);
     return NULL;
