@@ -202,7 +202,8 @@ say "### 5. 10,000 idle connections held through the load (a request deadline lo
 # Section 4's idle connections meet the 10-second deadline together and are reopened together:
 # a storm of 10,000 closes and connects every 10 seconds. Here none is closed while wrk runs.
 kill "$server"; wait "$server" 2>/dev/null || true
-run "$lookup" serve --db "$work/a.cid" --listen 127.0.0.1:18080 --threads 2 --request-timeout 120 2>"$work/serve-idle.log" >/dev/null &
+say "\$ lookup serve --db a.cid --listen 127.0.0.1:18080 --threads 2 --request-timeout 120"
+"$lookup" serve --db "$work/a.cid" --listen 127.0.0.1:18080 --threads 2 --request-timeout 120 2>"$work/serve-idle.log" >/dev/null &
 server=$!; pids+=("$server")
 wait_port 18080
 load
