@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Start-up and one query as a process: `lookup` against the sqlite3 CLI (issue 18).
+"""Start-up and one query as a process: `lookup` against the sqlite3 CLI.
 
 Runs each command N times, alternating the two tools (paired runs, file hot), and reports the
 median wall time (fork to exit, measured here) and the median peak RSS (ru_maxrss of the child,

@@ -65,7 +65,7 @@ import Testing
         }
     }
 
-    /// Issue 10: point lookups keep nothing. Every label cold (decoded per lookup), 200,000
+    /// Point lookups keep nothing. Every label cold (decoded per lookup), 200,000
     /// lookups of present and absent numbers, the batch cursor's fills and one per-entry cursor
     /// over the whole file: the heap afterwards equals the heap before (no cache grows with
     /// the labels touched), and during the lookups it never rises by more than one label's
