@@ -1,4 +1,5 @@
 import Foundation
+import CallerID
 import CallerIDPipeline
 
 /// sysexits(3) codes used by the tool.
