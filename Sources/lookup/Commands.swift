@@ -3,20 +3,11 @@ import CallerID
 import CallerIDDirectory
 import CallerIDPipeline
 
-/// Exit code for a library error.
-func exitCode(for error: CallerIDError) -> Int32 {
-    switch error.code {
-    case .fileNotFound: Exit.noInput
-    case .io, .fileChanged: Exit.ioError
-    default: Exit.dataError
-    }
-}
-
 func openDatabase(_ path: String) throws(ToolError) -> Database {
     do {
         return try Database(path: path)
     } catch {
-        throw ToolError(code: exitCode(for: error), message: error.message)
+        throw toolError(error)
     }
 }
 
@@ -427,7 +418,7 @@ private func addRows(_ args: Arguments, rules: PipelineTSVRules, to builder: ino
             })
         } catch {
             progress.clear()
-            throw ToolError(code: exitCode(for: error), message: error.message)
+            throw toolError(error)
         }
     }
     progress.clear()
@@ -563,7 +554,7 @@ func dumpCommand(_ raw: [String]) throws(ToolError) -> Int32 {
         }
     } catch {
         out.flush()
-        throw ToolError(code: exitCode(for: error), message: error.message)
+        throw toolError(error)
     }
     out.flush()
     return Exit.ok

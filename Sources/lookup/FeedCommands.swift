@@ -5,21 +5,6 @@ import CallerIDDirectory
 // `lookup install`, `lookup feed`, `lookup diff`: the installed store and the Call Directory
 // loader, run against the CallKit simulator (see docs/CALL-DIRECTORY.md).
 
-/// Exit code for a Call Directory layer error.
-func exitCode(for error: DirectoryError) -> Int32 {
-    switch error.code {
-    case .fileNotFound: Exit.noInput
-    case .io, .fileChanged: Exit.ioError
-    case .unreachable: Exit.unavailable
-    case .invalidArgument, .invalidRule: Exit.usage
-    default: Exit.dataError
-    }
-}
-
-func toolError(_ error: DirectoryError) -> ToolError {
-    ToolError(code: exitCode(for: error), message: error.message)
-}
-
 /// True when `--json` is among the options (before a `--`), even if the rest fails to parse.
 func wantsJSON(_ raw: [String]) -> Bool {
     raw.prefix { $0 != "--" }.contains("--json")
@@ -65,13 +50,6 @@ func storeArgument(_ raw: [String]) -> String? {
         if a.hasPrefix("--store=") { return String(a.dropFirst(8)) }
     }
     return nil
-}
-
-/// A ToolError as it is; a DirectoryError mapped to its exit code.
-func toolError(_ error: any Error) -> ToolError {
-    if let e = error as? ToolError { return e }
-    if let e = error as? DirectoryError { return toolError(e) }
-    return ToolError(code: Exit.dataError, message: "\(error)")
 }
 
 /// `i/M` (1-based) → (index 0-based, M).

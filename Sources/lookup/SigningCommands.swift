@@ -5,11 +5,6 @@ import CallerID
 // `lookup keygen`, `lookup sign`, `lookup fetch`: signed build directories and updates over
 // HTTP (docs/CALL-DIRECTORY.md "Updates over the network").
 
-extension Exit {
-    /// EX_UNAVAILABLE: the server could not be reached or answered with an error.
-    static let unavailable: Int32 = 69
-}
-
 // MARK: keygen
 
 let keygenHelp = """
