@@ -63,6 +63,7 @@ extension InstalledStore {
     public func installSource(_ name: String, from folder: String, regions: [String]? = nil, priority: Int? = nil,
                               trust: SigningPublicKey? = nil, settings: FeedSettings? = nil) throws(DirectoryError) -> InstallReport {
         try StoreSource.checkName(name)
+        if let priority { try StoreSource.checkPriority(priority) }
         guard FileSystem.isDirectory(folder) else {
             throw DirectoryError(FileSystem.exists(folder) ? .invalidArgument : .fileNotFound,
                                  "\(folder): \(FileSystem.exists(folder) ? "not a build directory (manifest.json beside the databases)" : "no such build directory")")
@@ -287,8 +288,16 @@ extension InstalledStore {
         try input.manifest.requirePortableFileNames(path: manifestPath)
         var sets = sets
         let existing = sets.firstIndex { $0.record.name == input.name }
-        var record = existing.map { sets[$0].record }
-            ?? StoreSource(name: input.name, priority: input.url == nil ? StoreSource.defaultLocalPriority : StoreSource.defaultPriority)
+        if let priority = input.priority { try StoreSource.checkPriority(priority) }
+        var record: StoreSource
+        if let existing {
+            record = sets[existing].record
+        } else {
+            record = StoreSource(name: input.name, priority: input.url == nil ? StoreSource.defaultLocalPriority : StoreSource.defaultPriority)
+            var records = sets.map(\.record)
+            record.order = SourcesRecord.nextOrder(&records)
+            for i in sets.indices { sets[i].record = records[i] }
+        }
         // Keys: the one pinned for the source decides; a new or unsigned source is pinned to the
         // key its set was checked with, else to the store's required key.
         let pinned = try record.publicKey()

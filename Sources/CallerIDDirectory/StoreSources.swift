@@ -22,9 +22,14 @@ public struct StoreSource: Sendable, Equatable, Codable {
     /// The regions subscribed to (``DirectoryManifest/File/regionKey``), sorted; nil: every
     /// region the source offers.
     public var regions: [String]?
-    /// Precedence against the other sources: higher wins; at equal priorities the source whose
-    /// name sorts first. Inside a source its own files' priorities keep their order.
+    /// Precedence against the other sources: higher wins; at equal priorities the source
+    /// subscribed first (``order``). Inside a source its own files' priorities keep their
+    /// order. From -1,000,000 to 1,000,000.
     public var priority: Int
+    /// When the source was subscribed, against the others (0, 1, 2…: never renumbered while
+    /// the order of the sources allows it): the tie-break of equal priorities. A source added
+    /// later never takes a number from one that was there before.
+    public var order: Int = 0
     /// The installed set's dataset version and build time, from its manifest.
     public var datasetVersion: String?
     public var buildTime: String?
@@ -46,7 +51,7 @@ public struct StoreSource: Sendable, Equatable, Codable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case name, url, folder, key, regions, priority
+        case name, url, folder, key, regions, priority, order
         case keyID = "key_id", datasetVersion = "dataset_version", buildTime = "build_time", manifestSHA256 = "manifest_sha256"
     }
 
@@ -59,6 +64,7 @@ public struct StoreSource: Sendable, Equatable, Codable {
         keyID = try c.decodeIfPresent(String.self, forKey: .keyID)
         regions = try c.decodeIfPresent([String].self, forKey: .regions)
         priority = try c.decodeIfPresent(Int.self, forKey: .priority) ?? 0
+        order = try c.decodeIfPresent(Int.self, forKey: .order) ?? 0
         datasetVersion = try c.decodeIfPresent(String.self, forKey: .datasetVersion)
         buildTime = try c.decodeIfPresent(String.self, forKey: .buildTime)
         manifestSHA256 = try c.decodeIfPresent(String.self, forKey: .manifestSHA256)
@@ -73,6 +79,7 @@ public struct StoreSource: Sendable, Equatable, Codable {
         try c.encodeIfPresent(keyID, forKey: .keyID)
         try c.encode(regions, forKey: .regions)
         try c.encode(priority, forKey: .priority)
+        try c.encode(order, forKey: .order)
         try c.encodeIfPresent(datasetVersion, forKey: .datasetVersion)
         try c.encodeIfPresent(buildTime, forKey: .buildTime)
         try c.encodeIfPresent(manifestSHA256, forKey: .manifestSHA256)
@@ -92,6 +99,15 @@ public struct StoreSource: Sendable, Equatable, Codable {
     /// app bundle's starter set) answers below every fetched source left at its default.
     public static let defaultPriority = 0
     public static let defaultLocalPriority = -1
+    /// The largest priority (and the smallest is its negative).
+    public static let maxPriority = 1_000_000
+
+    /// Refuses a priority outside ±``maxPriority``.
+    public static func checkPriority(_ priority: Int) throws(DirectoryError) {
+        guard abs(priority) <= maxPriority else {
+            throw DirectoryError(.invalidArgument, "source priority \(priority): give -\(grouped(maxPriority)) to \(grouped(maxPriority))")
+        }
+    }
 
     /// 1 to 48 of `a–z 0–9 - _`, starting with a letter or a digit: no `.` (the separator of a
     /// pack's name, `NAME.FILE`), one spelling on case-insensitive file systems.
@@ -179,9 +195,20 @@ struct SourcesRecord: Codable, Equatable {
         return data
     }
 
-    /// Sources in precedence order: higher priority first, then by name.
+    /// Sources in precedence order: higher priority first, then the one subscribed first.
     static func ordered(_ sources: [StoreSource]) -> [StoreSource] {
-        sources.sorted { $0.priority != $1.priority ? $0.priority > $1.priority : $0.name < $1.name }
+        sources.sorted { $0.priority != $1.priority ? $0.priority > $1.priority : $0.order < $1.order }
+    }
+
+    /// The ``StoreSource/order`` of a source subscribed now. Orders stay below 2^20 (the room
+    /// the composed priority gives them): past it the sources are numbered again, 0, 1, 2…,
+    /// in the same order.
+    static func nextOrder(_ sources: inout [StoreSource]) -> Int {
+        let next = (sources.map(\.order).max() ?? -1) + 1
+        guard next >= 1 << 20 else { return next }
+        let byOrder = sources.indices.sorted { sources[$0].order < sources[$1].order }
+        for (rank, i) in byOrder.enumerated() { sources[i].order = rank }
+        return sources.count
     }
 }
 
@@ -213,26 +240,21 @@ struct SourceSet {
     }
 }
 
-/// The manifest of a composed generation: every source's selected files, renamed
-/// `SOURCE.FILE`, with `source` set and a priority that orders them by source precedence
-/// (``SourcesRecord/ordered(_:)``) first and by the source's own file priorities inside it.
-/// The files are listed in that order, each source's in its own manifest's order, so equal
-/// priorities (inside one source) fall back to the source's order, as in its own set.
+/// The manifest of a composed generation: every source's selected files (`sets` in precedence
+/// order, ``SourcesRecord/ordered(_:)``), renamed `SOURCE.FILE`, with `source` set and the
+/// priority ``composedPriority(_:fileRank:)``. The files are listed in that order, each
+/// source's in its own manifest's order, so equal priorities (inside one source) fall back to
+/// the source's order, as in its own set.
 func composedManifest(_ sets: [SourceSet]) throws(DirectoryError) -> DirectoryManifest {
     var files: [DirectoryManifest.File] = []
-    // Distinct (source rank, file priority) pairs, highest precedence first, numbered down to 0.
-    var levels: [(source: Int, priority: Int)] = []
-    for (rank, set) in sets.enumerated() {
-        let priorities = Set(set.selectedFiles.map { $0.priority ?? 0 }).sorted(by: >)
-        levels += priorities.map { (rank, $0) }
-    }
-    for (rank, set) in sets.enumerated() {
+    for set in sets {
+        // The source's own priorities, ranked from 0 (lowest); at most 256 files, so < 2^9.
+        let levels = Set(set.selectedFiles.map { $0.priority ?? 0 }).sorted()
         for f in set.selectedFiles {
             var pack = f
             pack.file = StoreSource.packName(source: set.record.name, file: f.file)
             pack.source = set.record.name
-            let level = levels.firstIndex { $0.source == rank && $0.priority == (f.priority ?? 0) }!
-            pack.priority = levels.count - 1 - level
+            pack.priority = composedPriority(set.record, fileRank: levels.firstIndex(of: f.priority ?? 0)!)
             files.append(pack)
         }
     }
@@ -246,6 +268,15 @@ func composedManifest(_ sets: [SourceSet]) throws(DirectoryError) -> DirectoryMa
         throw DirectoryError(.badManifest, "source \(f.source ?? "?"): pack name \(quotedInput(f.file.utf8)) is not a portable file name (too long, or a name the store keeps for itself)")
     }
     return manifest
+}
+
+/// The priority of a pack in a composed generation: the source's priority first, then its
+/// ``StoreSource/order`` (subscribed first wins), then the rank of the file's own priority in
+/// its source: `priority·2^30 + (2^20 − 1 − order)·2^9 + rank`. It depends on nothing but the
+/// source and its own files, so adding, removing or updating another source never changes it
+/// (and ``changedRegions(_:_:)`` sees only what did change). At most ±2^50: exact in JSON.
+func composedPriority(_ source: StoreSource, fileRank: Int) -> Int {
+    source.priority * (1 << 30) + ((1 << 20) - 1 - source.order) * (1 << 9) + fileRank
 }
 
 /// What a source offers: the regions of its signed manifest, as a region picker shows them

@@ -97,6 +97,8 @@ let installHelp = """
 usage: lookup install --store DIR [BUILD_DIR] [--slots M] [--max-entries N] [--allow FILE]
                       [--rule RULE]... [--no-rules] [--block-categories LIST]
                       [--trust NAME.pub] [--require-signature NAME.pub] [--json]
+       lookup install --store DIR BUILD_DIR --source NAME [--regions A,B] [--priority N]
+                      [--trust NAME.pub] [settings] [--json]
 
 Installs the databases of BUILD_DIR (a 'lookup build' output directory with manifest.json)
 into the store DIR as a new generation, or, without BUILD_DIR, the current data again with
@@ -133,6 +135,19 @@ Signatures ('lookup keygen', 'lookup sign'):
 BUILD_DIR is the folder 'lookup build -o DIR/' writes (manifest.json beside the
 databases), not a single database file.
 
+Sources ('lookup store list' shows them; docs/CALL-DIRECTORY.md, "Sources and packs"):
+  --source NAME           install BUILD_DIR as source NAME of the store (1 to 48 of a-z 0-9
+                          - _) beside the other sources' packs, instead of replacing the set:
+                          a new source, or an update of it. Without --source the set replaces
+                          everything installed, sources included.
+  --regions A,B           only these regions of BUILD_DIR (added to the source's subscription;
+                          default: keep it, every region for a new source)
+  --priority N            the source's precedence: higher wins, then the name (default: keep;
+                          -1 for a new local source, below fetched sources at their default 0,
+                          the place of an app's starter set)
+  With --trust the key is pinned for a new source; a source with a pinned key must be signed
+  by it. A new source without --trust is pinned to the store's required key if it has one.
+
 Exit: 0 installed, 64 usage, bad rule (or one larger than any extension holds), unknown
 category, a budget above CallKit's cap, a file instead of a build directory; 65 damaged
 file, bad manifest, missing or bad signature, or over budget; 66 missing file; 74 I/O error.
@@ -150,12 +165,22 @@ func installCommand(_ raw: [String]) throws(ToolError) -> Int32 {
 private func installBody(_ raw: [String]) throws -> Int32 {
     let command = "install"
     let args = try Arguments(raw, command: command, valued: ["--store", "--slots", "--max-entries", "--allow", "--rule", "--block-categories",
-                                                             "--trust", "--require-signature"],
+                                                             "--trust", "--require-signature", "--source", "--regions", "--priority"],
                              flags: ["--json", "--no-rules"])
     let trust = try args.value("--trust").map { p throws(ToolError) in try readTrustedKey(p) }
     let required = try args.value("--require-signature").map { p throws(ToolError) in try readTrustedKey(p) }
     guard let storePath = args.value("--store") else { throw ToolError.usage("no store: pass --store DIR", command: command) }
     guard args.positionals.count <= 1 else { throw ToolError.usage("give one build directory", command: command) }
+    let source = try args.value("--source").map { name throws(ToolError) in try checkedSourceName(name, command: command) }
+    let regions = try parseRegions(args.value("--regions"), command: command)
+    let priority = try parsePriority(args.value("--priority"), command: command)
+    if source == nil, regions != nil || priority != nil {
+        throw ToolError.usage("--regions and --priority choose what a source brings: give --source NAME too", command: command)
+    }
+    if source != nil {
+        guard args.positionals.count == 1 else { throw ToolError.usage("--source installs a build directory: give BUILD_DIR", command: command) }
+        guard required == nil else { throw ToolError.usage("--require-signature applies to a set installed without --source; a source's key is pinned with --trust", command: command) }
+    }
     do {
         let store = try InstalledStore(path: storePath)
         var settings = try store.settings()
@@ -170,39 +195,53 @@ private func installBody(_ raw: [String]) throws -> Int32 {
         }
         let started = Date()
         let report: InstalledStore.InstallReport
-        if let build = args.positionals.first {
+        if let build = args.positionals.first, let source {
+            report = try store.installSource(source, from: build, regions: regions, priority: priority, trust: trust, settings: settings)
+        } else if let build = args.positionals.first {
             report = try store.install(from: build, settings: settings, trust: trust, requireSignature: required)
         } else {
             // The current set again (new settings, its signature checked, a file the store
             // lost taken from the previous generation).
             report = try store.reinstall(settings: settings, trust: trust, requireSignature: required)
         }
-        let seconds = Date().timeIntervalSince(started)
-        var out = Output()
-        let c = report.changes
-        if args.flag("--json") {
-            func names(_ a: [String]) -> String { "[" + a.map(jsonString).joined(separator: ",") + "]" }
-            let slots = report.plan.slots.enumerated().map { i, s in
-                "{\"slot\":\(i + 1),\"lower_bound\":\(s.lowerBound),\"upper_bound\":\(s.upperBound),\"identify\":\(s.identification),\"block\":\(s.blocking)}"
-            }
-            out.write("{\"store\":\(jsonString(storePath)),\"generation\":\(report.generation.id),\"previous\":\(report.previous.map { String($0.id) } ?? "null"),\"added\":\(names(c.added)),\"changed\":\(names(c.changed)),\"removed\":\(names(c.removed)),\"unchanged\":\(names(c.unchanged)),\"copied_files\":\(report.copiedFiles),\"linked_files\":\(report.linkedFiles),\"repaired\":\(names(report.repairedFiles)),\"max_entries\":\(report.plan.maxEntries),\"slots\":[\(slots.joined(separator: ","))],\"seconds\":\(String(format: "%.3f", seconds))}\n")
-        } else {
-            out.write("installed generation \(report.generation.id)\(report.previous.map { " (previous \($0.id) kept)" } ?? "") in \(storePath) in \(String(format: "%.2f", seconds)) s\n")
-            out.write("regions: \(c.added.count) added, \(c.changed.count) changed, \(c.removed.count) removed, \(c.unchanged.count) unchanged")
-            // Region names come from the manifest: shown escaped (LabelText's rule).
-            let named = (c.added.map { "+\($0)" } + c.changed.map { "~\($0)" } + c.removed.map { "-\($0)" }).map { escapedForDisplay($0) }
-            out.write(named.isEmpty ? "\n" : " (\(named.prefix(12).joined(separator: " "))\(named.count > 12 ? " …" : ""))\n")
-            out.write("files: \(report.copiedFiles) copied, \(report.linkedFiles) hard-linked from the previous generation\n")
-            if !report.repairedFiles.isEmpty {
-                out.write("repaired: \(report.repairedFiles.joined(separator: ", ")) (missing from generation \(report.previous.map { String($0.id) } ?? "?"), taken from the generation before it)\n")
-            }
-            for (i, s) in report.plan.slots.enumerated() {
-                out.write("slot \(i + 1)/\(report.plan.slots.count): \(s.identification) identification + \(s.blocking) blocking = \(s.count) of at most \(report.plan.maxEntries)\n")
-            }
-        }
-        out.flush()
+        writeInstallReport(report, storePath: storePath, seconds: Date().timeIntervalSince(started), json: args.flag("--json"))
         return Exit.ok
     }
+}
+
+/// What an install (or a step of a store of sources) did: `--json` one object, else lines.
+func writeInstallReport(_ report: InstalledStore.InstallReport, storePath: String, seconds: Double, json: Bool) {
+    var out = Output()
+    let c = report.changes
+    if json {
+        let names = jsonStrings
+        let slots = report.plan.slots.enumerated().map { i, s in
+            "{\"slot\":\(i + 1),\"lower_bound\":\(s.lowerBound),\"upper_bound\":\(s.upperBound),\"identify\":\(s.identification),\"block\":\(s.blocking)}"
+        }
+        let sources = report.sources.isEmpty ? "null" : "[" + report.sources.map(sourceJSON).joined(separator: ",") + "]"
+        out.write("{\"store\":\(jsonString(storePath)),\"generation\":\(report.generation.id),\"previous\":\(report.previous.map { String($0.id) } ?? "null"),\"added\":\(names(c.added)),\"changed\":\(names(c.changed)),\"removed\":\(names(c.removed)),\"unchanged\":\(names(c.unchanged)),\"copied_files\":\(report.copiedFiles),\"linked_files\":\(report.linkedFiles),\"repaired\":\(names(report.repairedFiles)),\"missing_packs\":\(names(report.missingPacks)),\"sources\":\(sources),\"max_entries\":\(report.plan.maxEntries),\"slots\":[\(slots.joined(separator: ","))],\"seconds\":\(String(format: "%.3f", seconds))}\n")
+    } else {
+        out.write("installed generation \(report.generation.id)\(report.previous.map { " (previous \($0.id) kept)" } ?? "") in \(storePath) in \(String(format: "%.2f", seconds)) s\n")
+        out.write("regions: \(c.added.count) added, \(c.changed.count) changed, \(c.removed.count) removed, \(c.unchanged.count) unchanged")
+        // Region names come from the manifest: shown escaped (LabelText's rule).
+        let named = (c.added.map { "+\($0)" } + c.changed.map { "~\($0)" } + c.removed.map { "-\($0)" }).map { escapedForDisplay($0) }
+        out.write(named.isEmpty ? "\n" : " (\(named.prefix(12).joined(separator: " "))\(named.count > 12 ? " …" : ""))\n")
+        out.write("files: \(report.copiedFiles) copied, \(report.linkedFiles) hard-linked from the previous generation\n")
+        if !report.repairedFiles.isEmpty {
+            out.write("repaired: \(report.repairedFiles.joined(separator: ", ")) (missing from generation \(report.previous.map { String($0.id) } ?? "?"), taken from the generation before it)\n")
+        }
+        for pack in report.missingPacks {
+            let source = report.sources.first { pack.hasPrefix($0.name + ".") }?.name ?? "?"
+            out.write("missing: \(pack) (source \(source)): missing or damaged in the store and in the previous generation, left out; the next step of source \(source) brings it back\n")
+        }
+        if !report.sources.isEmpty {
+            out.write("sources: \(report.sources.map { "\($0.name) (priority \($0.priority))" }.joined(separator: ", "))\n")
+        }
+        for (i, s) in report.plan.slots.enumerated() {
+            out.write("slot \(i + 1)/\(report.plan.slots.count): \(s.identification) identification + \(s.blocking) blocking = \(s.count) of at most \(report.plan.maxEntries)\n")
+        }
+    }
+    out.flush()
 }
 
 /// Numbers, one per line; blank lines and '#' comments skipped.
@@ -415,8 +454,14 @@ private func feedBody(_ raw: [String]) throws -> Int32 {
         previousID = previous.id
     }
     let tally = try runFeed(feeder, simulator: simulator, checker: checker, from: cursor, chunk: request.chunk)
+    let missing = pinned.snapshot.unreadable
+    if !missing.isEmpty {
+        // A store of sources serves the packs it can open; say which it could not.
+        let why = missing.map { "pack \($0.file) of source \($0.source ?? "?") left out (\($0.message)); the next fetch or install of source \($0.source ?? "?") brings it back" }.joined(separator: "; ")
+        note = note.map { "\($0); \(why)" } ?? why
+    }
     writeFeedReport(request, tally, generation: pinned.generation.id, slot: index, slots: plan.slots.count, cap: cap,
-                    loadedNow: simulator?.count ?? 0, previousID: previousID, note: note)
+                    loadedNow: simulator?.count ?? 0, previousID: previousID, note: note, missing: missing.map(\.file))
     if let failure = tally.failure, !request.json {
         printError("error: CallKit would fail the request: \(failure.code.name) (\(failure.code.rawValue)): \(failure.message)"
                    + (note.map { "\nnote: \($0)" } ?? ""))
@@ -483,14 +528,14 @@ private func runFeed(_ feeder: DirectoryFeeder, simulator: CallDirectorySimulato
 }
 
 private func writeFeedReport(_ request: FeedRequest, _ t: FeedTally, generation: UInt64, slot index: Int, slots: Int, cap: Int,
-                             loadedNow: Int, previousID: UInt64?, note: String?) {
+                             loadedNow: Int, previousID: UInt64?, note: String?, missing: [String]) {
     let total = t.identification + t.blocking
     let rate = t.seconds > 0 ? Double(total + t.removedIdentification + t.removedBlocking) / t.seconds : 0
     let mode = t.firstMode.map { "\($0)" } ?? "none"
     var out = Output()
     if request.json {
         let err = t.failure.map { "{\"code\":\($0.code.rawValue),\"name\":\(jsonString($0.code.name)),\"message\":\(jsonString($0.message))}" } ?? "null"
-        out.write("{\"store\":\(jsonString(request.storePath)),\"generation\":\(generation),\"slot\":\(index + 1),\"slots\":\(slots),\"max_entries\":\(cap),\"identification\":\(t.identification),\"blocking\":\(t.blocking),\"requests\":\(t.requests),\"chunk\":\(request.chunk.map(String.init) ?? "null"),\"simulated\":\(request.simulate),\"seconds\":\(String(format: "%.4f", t.seconds)),\"entries_per_second\":\(Int(rate)),\"heap_peak_bytes\":\(t.heapPeak),\"mode\":\"\(mode)\",\"from_generation\":\(previousID.map(String.init) ?? "null"),\"removed_identification\":\(t.removedIdentification),\"removed_blocking\":\(t.removedBlocking),\"delta_changes\":\(t.weighed.map { String($0.changes) } ?? "null"),\"full_reload_calls\":\(t.weighed.map { String($0.fullReload) } ?? "null"),\"error\":\(err),\"note\":\(note.map(jsonString) ?? "null"),\"exit_code\":\(t.failure == nil ? Exit.ok : Exit.dataError)}\n")
+        out.write("{\"store\":\(jsonString(request.storePath)),\"generation\":\(generation),\"slot\":\(index + 1),\"slots\":\(slots),\"max_entries\":\(cap),\"identification\":\(t.identification),\"blocking\":\(t.blocking),\"requests\":\(t.requests),\"chunk\":\(request.chunk.map(String.init) ?? "null"),\"simulated\":\(request.simulate),\"seconds\":\(String(format: "%.4f", t.seconds)),\"entries_per_second\":\(Int(rate)),\"heap_peak_bytes\":\(t.heapPeak),\"mode\":\"\(mode)\",\"from_generation\":\(previousID.map(String.init) ?? "null"),\"removed_identification\":\(t.removedIdentification),\"removed_blocking\":\(t.removedBlocking),\"delta_changes\":\(t.weighed.map { String($0.changes) } ?? "null"),\"full_reload_calls\":\(t.weighed.map { String($0.fullReload) } ?? "null"),\"error\":\(err),\"note\":\(note.map(jsonString) ?? "null"),\"missing_packs\":\(jsonStrings(missing)),\"exit_code\":\(t.failure == nil ? Exit.ok : Exit.dataError)}\n")
     } else {
         out.write("slot \(index + 1)/\(slots) of generation \(generation) (\(request.simulate ? "CallKit simulator" : "streaming check")):\n")
         if let previousID {
@@ -505,6 +550,7 @@ private func writeFeedReport(_ request: FeedRequest, _ t: FeedTally, generation:
         out.write("  time            \(String(format: "%.3f", t.seconds)) s (\(Int(rate)) calls/s)\n")
         out.write("  heap peak       \(t.heapPeak) bytes above the start\n")
         out.write("  CallKit         \(t.failure.map { "error \($0.code.rawValue) \($0.code.name): \($0.message)" } ?? "OK")\n")
+        if !missing.isEmpty, let note { out.write("  missing packs   \(missing.joined(separator: ", ")): \(note)\n") }
     }
     out.flush()
 }

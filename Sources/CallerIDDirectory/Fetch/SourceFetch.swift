@@ -61,6 +61,7 @@ extension DirectoryFetcher {
 
     /// ``fetch()`` for source `name`, holding `.fetch/`.
     func fetchSourceHoldingFolder(_ name: String) throws(DirectoryError) -> Report {
+        if let priority { try StoreSource.checkPriority(priority) }
         var report = Report(upToDate: false)
         report.source = name
         // 1. Manifest and signature, verified with the trusted key, which must be the one
