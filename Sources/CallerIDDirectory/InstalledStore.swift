@@ -451,19 +451,23 @@ public final class InstalledStore: Sendable {
             }
             try FileSystem.writeAtomically(settings.jsonData(), to: staging + "/settings.json")
             // Verify what will be used: the staged files, reported under the name the user gave.
+            FileSystem.checkpoint("staged")
             for f in manifest.files {
                 try Self.verify(staging + "/" + f.file, f, reportedAs: src.reportedName(of: f.file))
             }
+            FileSystem.checkpoint("verified")
             let snapshot = try DirectorySnapshot(directory: staging, settings: settings)
             if newCategoryChoice { try Self.checkCategories(settings, snapshot) }
             plan = try SlotPlan.make(snapshot, slots: settings.slots, maxEntries: settings.maxEntries)
             try Self.writePlan(plan, in: staging)
             try FileSystem.sync(staging, directory: true)
+            FileSystem.checkpoint("planned")
             // The requirement is recorded before the switch: a crash in between leaves a store
             // stricter than asked, never laxer.
             if let keyToRecord { try FileSystem.writeAtomically(Data(keyToRecord.fileText.utf8), to: signingKeyPath) }
             try FileSystem.rename(staging, generationPath(newID))
             try FileSystem.sync(path, directory: true)
+            FileSystem.checkpoint("renamed")
         } catch {
             FileSystem.removeTree(staging)
             throw error
@@ -471,6 +475,7 @@ public final class InstalledStore: Sendable {
         // The switch: one rename of the pointer file.
         do {
             try writePointer(current: newID, previous: pointer.current)
+            FileSystem.checkpoint("switched")
         } catch {
             FileSystem.removeTree(generationPath(newID))
             throw error

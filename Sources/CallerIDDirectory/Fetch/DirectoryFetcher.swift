@@ -145,6 +145,7 @@ public struct DirectoryFetcher: Sendable {
             if data == signed.manifestData, let m = currentManifest, Self.isComplete(current, m) {
                 report.upToDate = true
                 report.install = try applySettings(to: current)
+                FileSystem.removeTree(fetchFolder)   // what a killed fetch left: of no use now
                 return report
             }
             if let old = currentManifest { try refuseDowngrade(signed.manifest, from: old) }

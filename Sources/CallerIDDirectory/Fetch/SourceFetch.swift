@@ -82,6 +82,7 @@ extension DirectoryFetcher {
         if let current, isInstalled(existing, signed, planned, in: current) {
             report.upToDate = true
             report.install = try applySettings(to: current)
+            FileSystem.removeTree(fetchFolder)   // what a killed fetch left: of no use now
             return report
         }
         if let existing { try refuseDowngrade(signed.manifest, from: existing.manifest) }
@@ -91,6 +92,7 @@ extension DirectoryFetcher {
         let currentManifest = current.flatMap { try? DirectoryManifest.read(directory: $0.path) }
         do throws(DirectoryError) {
             try stage(signed, files: selected, into: set, current: current, currentManifest: currentManifest, &report)
+            FileSystem.checkpoint("downloaded")
             // 4. The new generation: this source's files beside the other sources' packs.
             let input = InstalledStore.SourceInput(name: name, url: baseURL, folder: nil, key: trust, regions: regions, priority: priority,
                                                    directory: set, reportedDirectory: url(""), manifestData: signed.manifestData,
