@@ -174,22 +174,14 @@ extension InstalledStore {
         let manifest = try DirectoryManifest.read(directory: g.path)
         let listed = Set(manifest.files.map(\.file))
         return try sourceSets(g, requiredKey: requiredKey).map { set in
-            var regions: [String: InstalledSource.Region] = [:]
-            var missing: [String] = []
+            var present: [DirectoryManifest.File] = [], missing: [String] = []
             for f in set.selectedFiles {
                 let path = packPath(set, f, in: g)
-                let pack = String(path.dropFirst(g.path.utf8.count + 1))
-                guard listed.contains(pack), FileSystem.fileSize(path) == f.bytes else {
-                    missing.append(pack)
-                    continue
-                }
-                var r = regions[f.regionKey] ?? InstalledSource.Region(name: f.regionKey, packs: [], entries: 0, bytes: 0)
-                r.packs.append(pack)
-                r.entries = r.entries.flatMap { total in f.entries.map { total + $0 } }
-                r.bytes += f.bytes
-                regions[f.regionKey] = r
+                var pack = f
+                pack.file = String(path.dropFirst(g.path.utf8.count + 1))
+                if listed.contains(pack.file) && FileSystem.fileSize(path) == f.bytes { present.append(pack) } else { missing.append(pack.file) }
             }
-            return InstalledSource(source: set.record, regions: regions.values.sorted { $0.name < $1.name },
+            return InstalledSource(source: set.record, regions: SourceOffer(DirectoryManifest(files: present)).regions,
                                    offered: set.offeredRegions, unavailable: set.unavailableRegions, missingPacks: missing)
         }
     }

@@ -50,39 +50,10 @@ public struct StoreSource: Sendable, Equatable, Codable {
         self.priority = priority
     }
 
+    // `isImplicit` is not recorded: a generation with a record has no implicit source.
     enum CodingKeys: String, CodingKey {
         case name, url, folder, key, regions, priority, order
         case keyID = "key_id", datasetVersion = "dataset_version", buildTime = "build_time", manifestSHA256 = "manifest_sha256"
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        name = try c.decode(String.self, forKey: .name)
-        url = try c.decodeIfPresent(String.self, forKey: .url)
-        folder = try c.decodeIfPresent(String.self, forKey: .folder)
-        key = try c.decodeIfPresent(String.self, forKey: .key)
-        keyID = try c.decodeIfPresent(String.self, forKey: .keyID)
-        regions = try c.decodeIfPresent([String].self, forKey: .regions)
-        priority = try c.decodeIfPresent(Int.self, forKey: .priority) ?? 0
-        order = try c.decodeIfPresent(Int.self, forKey: .order) ?? 0
-        datasetVersion = try c.decodeIfPresent(String.self, forKey: .datasetVersion)
-        buildTime = try c.decodeIfPresent(String.self, forKey: .buildTime)
-        manifestSHA256 = try c.decodeIfPresent(String.self, forKey: .manifestSHA256)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(name, forKey: .name)
-        try c.encodeIfPresent(url, forKey: .url)
-        try c.encodeIfPresent(folder, forKey: .folder)
-        try c.encodeIfPresent(key, forKey: .key)
-        try c.encodeIfPresent(keyID, forKey: .keyID)
-        try c.encode(regions, forKey: .regions)
-        try c.encode(priority, forKey: .priority)
-        try c.encode(order, forKey: .order)
-        try c.encodeIfPresent(datasetVersion, forKey: .datasetVersion)
-        try c.encodeIfPresent(buildTime, forKey: .buildTime)
-        try c.encodeIfPresent(manifestSHA256, forKey: .manifestSHA256)
     }
 
     /// The pinned key, nil for an unsigned source.
@@ -285,6 +256,7 @@ public struct SourceOffer: Sendable, Equatable {
     /// One region: its files' counts summed, and the number bounds of each file.
     public struct Region: Sendable, Equatable {
         public var name: String
+        /// Its files (in an installed store, ``InstalledSource/regions``: the packs' names).
         public var files: [String]
         /// Entries of all its files; nil when the manifest does not say for every file.
         public var entries: Int?
@@ -324,18 +296,10 @@ public struct SourceOffer: Sendable, Equatable {
 
 /// One source of an installed generation, as `lookup store list` shows it.
 public struct InstalledSource: Sendable, Equatable {
-    /// One subscribed region: its packs in the generation.
-    public struct Region: Sendable, Equatable {
-        public var name: String
-        /// The packs' names in the generation.
-        public var packs: [String]
-        public var entries: Int?
-        public var bytes: Int
-    }
-
     public var source: StoreSource
-    /// The subscribed regions installed, sorted by name.
-    public var regions: [Region]
+    /// The subscribed regions installed, sorted by name; a region's files are its packs'
+    /// names in the generation.
+    public var regions: [SourceOffer.Region]
     /// Every region the installed manifest of the source offers.
     public var offered: [String]
     /// Subscribed regions the installed manifest does not offer.

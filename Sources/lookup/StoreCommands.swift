@@ -62,7 +62,7 @@ private func storeListBody(_ raw: [String]) throws -> Int32 {
     if args.flag("--json") {
         let list = sources.map { s in
             let regions = s.regions.map { r in
-                "{\"region\":\(jsonString(r.name)),\"packs\":\(jsonStrings(r.packs)),\"entries\":\(r.entries.map(String.init) ?? "null"),\"bytes\":\(r.bytes)}"
+                "{\"region\":\(jsonString(r.name)),\"packs\":\(jsonStrings(r.files)),\"entries\":\(r.entries.map(String.init) ?? "null"),\"bytes\":\(r.bytes)}"
             }
             let fields = sourceJSON(s.source).dropLast()
             return fields + ",\"implicit\":\(s.source.isImplicit),\"installed\":[\(regions.joined(separator: ","))],\"offered\":\(jsonStrings(s.offered)),\"unavailable\":\(jsonStrings(s.unavailable)),\"missing_packs\":\(jsonStrings(s.missingPacks))}"
@@ -82,7 +82,7 @@ private func storeListBody(_ raw: [String]) throws -> Int32 {
             let subscribed = r.regions == nil ? "every region (\(s.offered.count))" : "\(r.regions!.count) of \(s.offered.count) regions"
             out.write("  subscribed: \(subscribed)\n")
             for region in s.regions {
-                out.write("  \(escapedForDisplay(region.name))\t\(region.packs.count) pack\(region.packs.count == 1 ? "" : "s")\t\(region.entries.map { grouped($0) } ?? "?") entries\t\(grouped(region.bytes)) bytes\n")
+                out.write("  \(escapedForDisplay(region.name))\t\(region.files.count) pack\(region.files.count == 1 ? "" : "s")\t\(region.entries.map { grouped($0) } ?? "?") entries\t\(grouped(region.bytes)) bytes\n")
             }
             for name in s.unavailable { out.write("  \(escapedForDisplay(name))\tnot offered by the installed set\n") }
             for pack in s.missingPacks { out.write("  missing: \(pack) (the next fetch or install of source \(r.name) brings it back)\n") }

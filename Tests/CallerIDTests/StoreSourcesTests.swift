@@ -278,7 +278,7 @@ private func json(_ r: CLIResult) throws -> [String: Any] {
         #expect { try store.removeSource("nope") } throws: { ($0 as? DirectoryError)?.code == .invalidArgument }
         try store.removeSource("blocks")
         let left = try store.sources()
-        #expect(left.map(\.source.name) == ["city"] && left[0].source.regions == ["r02"] && left[0].regions.map(\.packs) == [["city.r02.cid"]])
+        #expect(left.map(\.source.name) == ["city"] && left[0].source.regions == ["r02"] && left[0].regions.map(\.files) == [["city.r02.cid"]])
         #expect(try store.current()?.id == 5)
     }
 

@@ -152,28 +152,34 @@ public struct DirectoryFetcher: Sendable {
         }
 
         // 3. Files: reuse what the current generation holds, download the rest.
-        let set = fetchFolder + "/set"
-        do throws(DirectoryError) {
+        try installStaged(&report) { (set, report) throws(DirectoryError) -> InstalledStore.InstallReport? in
             try stage(signed, into: set, current: current, currentManifest: currentManifest, &report)
             // 4. Install: verified again (size, XXH3, SHA-256, database), then switched.
             var source = try InstalledStore.readSource(set)
             source.reportedDirectory = url("")
             source.linkFromSource = true
             try source.verifySignature(trust)
-            report.install = try install(source, replacing: current)
-            report.upToDate = report.install == nil
-        } catch {
-            FileSystem.removeTree(set)
-            throw failed(error)
+            return try install(source, replacing: current)
         }
-        FileSystem.removeTree(fetchFolder)
         return report
     }
 
-    /// `error` of a fetch that failed after its downloads: a set over the budget says they are kept.
-    func failed(_ error: DirectoryError) -> DirectoryError {
-        guard error.code == .budgetExceeded else { return error }
-        return DirectoryError(error.code, "\(error.message); the downloaded files are kept in \(fetchFolder): fetch again with more slots (--slots) to install them without downloading")
+    /// Steps 3 and 4: `body` stages the files into the folder it is given (`.fetch/set`) and
+    /// installs them (nil: found up to date under the lock). Afterwards `.fetch/` is removed;
+    /// after a failure only the staged folder is (the downloads stay for the next fetch), and a
+    /// set over the budget says so.
+    func installStaged(_ report: inout Report,
+                       _ body: (_ set: String, _ report: inout Report) throws(DirectoryError) -> InstalledStore.InstallReport?) throws(DirectoryError) {
+        let set = fetchFolder + "/set"
+        do throws(DirectoryError) {
+            report.install = try body(set, &report)
+            report.upToDate = report.install == nil
+        } catch {
+            FileSystem.removeTree(set)
+            guard error.code == .budgetExceeded else { throw error }
+            throw DirectoryError(error.code, "\(error.message); the downloaded files are kept in \(fetchFolder): fetch again with more slots (--slots) to install them without downloading")
+        }
+        FileSystem.removeTree(fetchFolder)
     }
 
     /// GETs and verifies the manifest and its signature, with the trusted key and the key the

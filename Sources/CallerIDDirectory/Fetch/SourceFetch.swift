@@ -88,16 +88,15 @@ extension DirectoryFetcher {
         if let existing { try refuseDowngrade(signed.manifest, from: existing.manifest) }
 
         // 3. Files of the subscribed regions: reuse what the current generation holds, download the rest.
-        let set = fetchFolder + "/set"
         let currentManifest = current.flatMap { try? DirectoryManifest.read(directory: $0.path) }
-        do throws(DirectoryError) {
+        try installStaged(&report) { (set, report) throws(DirectoryError) -> InstalledStore.InstallReport? in
             try stage(signed, files: selected, into: set, current: current, currentManifest: currentManifest, &report)
             FileSystem.checkpoint("downloaded")
             // 4. The new generation: this source's files beside the other sources' packs.
             let input = InstalledStore.SourceInput(name: name, url: baseURL, folder: nil, key: trust, regions: regions, priority: priority,
                                                    directory: set, reportedDirectory: url(""), manifestData: signed.manifestData,
                                                    manifest: signed.manifest, signatureData: signed.signatureData, linkFiles: true)
-            report.install = try store.withInstallLock { () throws(DirectoryError) -> InstalledStore.InstallReport? in
+            return try store.withInstallLock { () throws(DirectoryError) -> InstalledStore.InstallReport? in
                 // Another step may have run since step 2: the same set installed by then is up to
                 // date, a newer one refuses this one as a downgrade.
                 let now = (try? store.current()) ?? nil
@@ -109,12 +108,7 @@ extension DirectoryFetcher {
                 }
                 return try store.composeLocked(.put(input), settings: settings)
             }
-            report.upToDate = report.install == nil
-        } catch {
-            FileSystem.removeTree(set)
-            throw failed(error)
         }
-        FileSystem.removeTree(fetchFolder)
         return report
     }
 
