@@ -30,12 +30,12 @@ cp -r bundle web/city
 "$LOOKUP" sign --key keys/city web/city >/dev/null
 PREFIX=$(sed -n 10p regions.tsv | cut -f1)
 awk -F'\t' -v p="$PREFIX" 'BEGIN { OFS = "\t" } index($1, p) == 1 && ++n % 100 == 0 { $2 = $2 " v2" } { print }' "$TSV" > v2.tsv
-"$LOOKUP" build -o bundle-v2 v2.tsv --split-by prefix --region-map regions.tsv --block-list separate \
+"$LOOKUP" build -o bundle-v2/ v2.tsv --split-by prefix --region-map regions.tsv --block-list separate \
     --top 100000 --weight-field 4 >/dev/null
 # The block list of another publisher: every 60th number of the directory and 20,000 of its own.
 awk -F'\t' 'NR % 60 == 0 { print $1 "\tSpam\tspam" }' "$TSV" > spam.tsv
 python3 -c 'import sys; [print(f"{79990000000 + 7 * i}\tSpam\tspam") for i in range(20000)]' >> spam.tsv
-"$LOOKUP" build -o web/blocks spam.tsv >/dev/null
+"$LOOKUP" build -o web/blocks/ spam.tsv >/dev/null
 "$LOOKUP" sign --key keys/blocks web/blocks >/dev/null
 
 PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
