@@ -308,15 +308,7 @@ public final class InstalledStore: Sendable {
                 throw DirectoryError(.corrupt, "\(p): \(size) bytes, the manifest says \(f.bytes) (truncated or incomplete download?)")
             }
         }
-        let sigPath = joinPath(directory, ManifestSignature.fileName)
-        var signatureData: Data? = nil
-        if FileSystem.exists(sigPath) {
-            guard let size = FileSystem.fileSize(sigPath), size <= 4096, let data = FileManager.default.contents(atPath: sigPath) else {
-                throw DirectoryError(.badSignature, "\(sigPath): not a readable signature file")
-            }
-            signatureData = data
-        }
-        var source = Source(directory: directory, manifestData: manifestData, manifest: manifest, signatureData: signatureData)
+        var source = Source(directory: directory, manifestData: manifestData, manifest: manifest, signatureData: try readSignature(directory))
         source.replacements = replacements
         return source
     }

@@ -418,6 +418,27 @@ private func json(_ r: CLIResult) throws -> [String: Any] {
         #expect(try FileManager.default.contentsOfDirectory(atPath: fx.store).filter { $0.hasPrefix(".staging") || $0.hasPrefix("gen-") }.count == 2)
     }
 
+    /// Before: an install took a manifest's `first_number`/`last_number` on trust, and a query
+    /// of the store, which asks a pack only for numbers inside them, then missed the entries
+    /// the bounds left out (here the file's largest, answered "not found"). Now every install
+    /// checks the bounds against the file, as `lookup verify` does.
+    @Test func anInstallRefusesBoundsThatHideEntries() throws {
+        let dir = TempDir()
+        let entries = (0..<50).map { Entry(number: 79_000_000_000 + UInt64($0) * 13, label: "e\($0)") }
+        try writeBuildDirectory(dir.path("set"), [DirectoryTestFile(name: "a.cid", region: "a", entries: entries)])
+        let manifest = dir.path("set/manifest.json")
+        let text = try String(contentsOfFile: manifest, encoding: .utf8)
+        try text.replacingOccurrences(of: "\"first_number\": null, \"last_number\": null",
+                                      with: "\"first_number\": \(entries[0].number), \"last_number\": \(entries[48].number)")
+            .write(toFile: manifest, atomically: true, encoding: .utf8)
+        let store = try InstalledStore(path: dir.path("store"))
+        #expect { try store.install(from: dir.path("set")) } throws: {
+            ($0 as? DirectoryError)?.code == .badManifest && "\($0)".contains("last_number \(entries[48].number), but the file holds \(entries[49].number)")
+        }
+        #expect { try store.installSource("a", from: dir.path("set")) } throws: { ($0 as? DirectoryError)?.code == .badManifest }
+        #expect(try store.current() == nil)
+    }
+
     /// A store installed without sources keeps working: a source joining it keeps the set as
     /// source `default`, and an install without --source replaces every source, as before.
     @Test func aStoreInstalledWithoutSourcesBecomesSourceDefault() throws {
