@@ -61,7 +61,7 @@ let package = Package(
         .target(
             name: "CallerIDPhoneNumber",
             path: "Sources/CallerIDPhoneNumber",
-            linkerSettings: [.linkedLibrary("phonenumber")]
+            linkerSettings: [.linkedLibrary("phonenumber"), .linkedLibrary("protobuf")]
         ),
         // Ingestion: input formats, encodings, number normalization, regions, shards, manifest.
         // Depends on CallerIDDirectory for the one manifest model and SHA-256 (never the reverse).

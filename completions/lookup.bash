@@ -70,7 +70,7 @@ _lookup() {
         --header)   COMPREPLY=($(compgen -W "auto yes no" -- "$cur")); return ;;
         --encoding) COMPREPLY=($(compgen -W "utf-8 utf-16 utf-16le utf-16be windows-1251 windows-1252 iso-8859-1 koi8-r" -- "$cur")); return ;;
         --split-by) COMPREPLY=($(compgen -W "field prefix" -- "$cur")); return ;;
-        --validity) COMPREPLY=($(compgen -W "possible valid any" -- "$cur")); return ;;
+        --validity) COMPREPLY=($(compgen -W "plausible possible valid any" -- "$cur")); return ;;
         --number-rules) COMPREPLY=($(compgen -W "auto libphonenumber table" -- "$cur")); return ;;
         --block-list) COMPREPLY=($(compgen -W "combined separate" -- "$cur")); return ;;
         --action)   COMPREPLY=($(compgen -W "identify block" -- "$cur")); return ;;

@@ -1,12 +1,23 @@
 // The C interface of include/callerid_phonenumber.h over libphonenumber's PhoneNumberUtil.
 #include "callerid_phonenumber.h"
 
+#include <phonenumbers/phonemetadata.pb.h>
 #include <phonenumbers/phonenumber.pb.h>
 #include <phonenumbers/phonenumberutil.h>
 
 #include <cstring>
 #include <string>
 
+namespace i18n {
+namespace phonenumbers {
+// libphonenumber's compiled-in metadata (its generated metadata.cc; the header is not installed):
+// a serialized PhoneMetadataCollection, the same bytes PhoneNumberUtil reads at start.
+int metadata_size();
+const void *metadata_get();
+}  // namespace phonenumbers
+}  // namespace i18n
+
+using i18n::phonenumbers::PhoneMetadataCollection;
 using i18n::phonenumbers::PhoneNumber;
 using i18n::phonenumbers::PhoneNumberUtil;
 
@@ -37,7 +48,32 @@ void classify(const PhoneNumber &number, cidpn_number *out) {
     }
 }
 
+// The metadata collection, parsed once (thread-safe static initialization); never freed, so the
+// pattern strings handed out stay valid for the life of the process.
+const PhoneMetadataCollection &collection() {
+    static const PhoneMetadataCollection *parsed = [] {
+        auto *c = new PhoneMetadataCollection();
+        if (!c->ParseFromArray(i18n::phonenumbers::metadata_get(), i18n::phonenumbers::metadata_size())) c->Clear();
+        return c;
+    }();
+    return *parsed;
+}
+
 }  // namespace
+
+extern "C" int32_t cidpn_territory_count(void) { return collection().metadata_size(); }
+
+extern "C" int32_t cidpn_territory_at(int32_t index, cidpn_territory *out) {
+    std::memset(out, 0, sizeof *out);
+    const PhoneMetadataCollection &c = collection();
+    if (index < 0 || index >= c.metadata_size()) return 0;
+    const auto &m = c.metadata(index);
+    std::strncpy(out->id, m.id().c_str(), sizeof out->id - 1);
+    out->country_code = m.country_code();
+    std::strncpy(out->national_prefix, m.national_prefix().c_str(), sizeof out->national_prefix - 1);
+    out->general_pattern = m.general_desc().national_number_pattern().c_str();
+    return 1;
+}
 
 extern "C" int32_t cidpn_abi_version(void) { return CIDPN_ABI_VERSION; }
 

@@ -4,7 +4,35 @@ import Foundation
 public struct NumberProblem: Error, Sendable, Equatable, CustomStringConvertible {
     public var reason: RejectReason
     public var message: String
+    /// The countries (ISO 3166 alpha-2) in which the refused digits are a valid national number
+    /// written with the trunk prefix: what the row probably was (the message says it too).
+    public var nationalReadings: [String] = []
     public var description: String { message }
+
+    public init(reason: RejectReason, message: String, nationalReadings: [String] = []) {
+        self.reason = reason
+        self.message = message
+        self.nationalReadings = nationalReadings
+    }
+}
+
+/// Digits read as E.164 that also have the shape of a national number of another country
+/// written with its trunk prefix (``NumberNormalizer/otherNationalReading(of:)``).
+public struct NationalReading: Sendable, Equatable {
+    /// The digits, as E.164.
+    public var number: UInt64
+    public var callingCode: Int
+    public var nationalLength: Int
+    /// The other country (ISO 3166 alpha-2) and its trunk prefix.
+    public var country: String
+    public var trunkPrefix: String
+
+    /// A sentence for people: both readings (made when asked: most readings are never shown).
+    public var message: String {
+        let digits = String(number)
+        return "\(InputQuote.quoted(digits)) is read as +\(callingCode) \(digits.suffix(nationalLength)); "
+            + "it is also a number of \(country) written with its trunk prefix \(trunkPrefix)"
+    }
 }
 
 /// What one number cell gave: one or more E.164 numbers, and what was changed on the way.
@@ -20,8 +48,13 @@ public struct NormalizedNumbers: Sendable, Equatable {
 
 /// How strictly the pipeline checks a number (`--validity`).
 public enum NumberValidity: String, Sendable, CaseIterable {
-    /// The length fits the country's numbers (libphonenumber's "possible"). The default:
-    /// directories hold old and new numbers, so range allocation is not checked.
+    /// The default: the length fits the country's numbers and the national number has the shape
+    /// some number of the country has (libphonenumber's general number pattern of the country).
+    /// `880 0…` is refused (no Bangladeshi number starts with 0: it is the Russian `8 800…`
+    /// written with its trunk prefix), as is `+82 00000000`. Directories hold old and new
+    /// numbers, so the allocation of each number type's ranges is not checked (that is `valid`).
+    case plausible
+    /// The length fits the country's numbers (libphonenumber's "possible"), nothing more.
     case possible
     /// In a range libphonenumber knows as allocated ("valid"); needs libphonenumber.
     case valid
@@ -61,11 +94,16 @@ public enum NumberRules: Sendable, Equatable {
 public struct NumberNormalizer: Sendable {
     public let plan: NumberingPlan
     public let validity: NumberValidity
-    /// libphonenumber and its length table, when numbers are read with it.
+    /// libphonenumber, its length table and its territories, when numbers are read with it.
     let library: PhoneNumberLibrary?
     let lengths: PossibleLengths?
+    let territories: Territories?
     /// What reads the numbers, for summaries: "libphonenumber" or "built-in table" (and why).
     public let rulesDescription: String
+    /// Why numbers are read with the built-in table although libphonenumber was wanted
+    /// (``NumberRules/automatic`` could not load it); nil otherwise. Programs say it once per run:
+    /// the table refuses some valid numbers libphonenumber takes.
+    public let fallbackReason: String?
     /// Calling codes (1...999) a `--numbering-plan` file rules, by code.
     let userCodeTable: [Bool]
 
@@ -75,17 +113,19 @@ public struct NumberNormalizer: Sendable {
         validity = .possible
         library = nil
         lengths = nil
+        territories = nil
         rulesDescription = "built-in table"
+        fallbackReason = nil
         userCodeTable = NumberNormalizer.codeTable(plan.userCodes)
     }
 
     /// A normalizer with the rules and the validity asked for.
     /// - Throws: `rules: .libphonenumber` or `validity: .valid` when libphonenumber cannot be loaded.
-    public init(plan: NumberingPlan = .builtIn, validity: NumberValidity, rules: NumberRules) throws(PipelineError) {
+    public init(plan: NumberingPlan = .builtIn, validity: NumberValidity = .plausible, rules: NumberRules) throws(PipelineError) {
         self.plan = plan
         self.validity = validity
         var loaded: PhoneNumberLibrary? = nil
-        var why = ""
+        var why: String? = nil
         if rules != .builtInTable {
             switch PhoneNumberLibrary.shared {
             case .success(let l): loaded = l
@@ -93,13 +133,15 @@ public struct NumberNormalizer: Sendable {
                 if rules == .libphonenumber || validity == .valid {
                     throw PipelineError(e.code, validity == .valid ? "--validity valid needs libphonenumber: \(e.message)" : e.message)
                 }
-                why = " (\(e.message))"
+                why = e.message
             }
         }
         library = loaded
         lengths = loaded?.possibleLengths
+        territories = loaded?.territories
         userCodeTable = NumberNormalizer.codeTable(plan.userCodes)
-        rulesDescription = loaded == nil ? "built-in table" + why : "libphonenumber"
+        rulesDescription = loaded == nil ? "built-in table" + (why.map { " (\($0))" } ?? "") : "libphonenumber"
+        fallbackReason = why
     }
 
     /// Normalizes `text` as written in `country` (ISO 3166 alpha-2; nil: E.164 digits, with or
@@ -116,14 +158,57 @@ public struct NumberNormalizer: Sendable {
                 try resolveWithLibrary(library, digits, plus: plus, region: region, shown: shown)
             }
         }
-        var rule: CountryRule? = nil
-        if let country {
-            guard let r = try ruleFor(country: country) else {
-                return try normalize(text, rule: nil, ccOnly: plan.callingCode(country: country))
+        guard let country else {
+            do throws(NumberProblem) {
+                return try normalize(text, rule: nil, ccOnly: nil)
+            } catch {
+                // What the digits probably were, as for a plain TSV row.
+                guard let (digits, plus) = try? Self.digits(of: text), !plus, digits.first != 0, digits.count <= 17 else { throw error }
+                throw withNationalHint(error, digits: digits)
             }
-            rule = r
+        }
+        guard let rule = try ruleFor(country: country) else {
+            return try normalize(text, rule: nil, ccOnly: plan.callingCode(country: country))
         }
         return try normalize(text, rule: rule, ccOnly: nil)
+    }
+
+    /// When `number`, read as E.164 digits, also has the shape of a national number of another
+    /// country written with that country's trunk prefix (its number pattern) — `84951234567` is
+    /// +84 951 234 567 in Vietnam and 8 495 123-45-67 in Moscow — that reading; nil otherwise (and
+    /// always without libphonenumber). Only a trunk prefix that does not start with 0 can begin
+    /// an E.164 number (8 in Russia, Belarus, Kazakhstan…), so most numbers cost one comparison,
+    /// and the others a table step per digit.
+    /// Many valid numbers read both ways (Korea's `82 1666 …` is also Belarusian with its 8), so
+    /// a build tells of them only when its refused rows show national numbers of that country
+    /// (``NationalFormEvidence``).
+    public func otherNationalReading(of number: UInt64) -> NationalReading? {
+        guard let split = lengths?.possibleSplit(number, userCodes: userCodeTable) else { return nil }
+        return otherNationalReading(of: number, callingCode: split.callingCode, nationalLength: split.nationalLength)
+    }
+
+    /// ``otherNationalReading(of:)`` of a number whose calling code and national length are known.
+    func otherNationalReading(of number: UInt64, callingCode: Int, nationalLength: Int) -> NationalReading? {
+        guard let territories else { return nil }
+        // The number's first digit is its calling code's.
+        let lead = callingCode < 10 ? callingCode : callingCode < 100 ? callingCode / 10 : callingCode / 100
+        let count = (callingCode < 10 ? 1 : callingCode < 100 ? 2 : 3) + nationalLength
+        guard let c = territories.firstNationalReading(of: number, digitCount: count, lead: lead, besides: callingCode) else {
+            return nil
+        }
+        return NationalReading(number: number, callingCode: callingCode, nationalLength: nationalLength,
+                               country: c.id, trunkPrefix: c.prefixText)
+    }
+
+    /// The territories in which `digits` are a valid national number written with the territory's
+    /// trunk prefix (libphonenumber's `IsValidNumber`, and the number is the territory's own),
+    /// other than those of `callingCode`.
+    private func validNationalReadings(_ digits: [UInt8], library: PhoneNumberLibrary, territories: Territories,
+                                       besides callingCode: Int) -> [Territories.Territory] {
+        territories.nationalReadings(of: digits, besides: callingCode).filter { t in
+            let info = library.check(countryCode: t.callingCode, national: digits.dropFirst(t.nationalPrefix.count))
+            return info.isValid && info.region == t.id
+        }
     }
 
     /// Reads a number already in E.164 digits (a plain TSV row) as ``normalize(_:country:)``
@@ -131,10 +216,43 @@ public struct NumberNormalizer: Sendable {
     /// prefix after the calling code dropped (`+44 0 20…` is `+44 20…`).
     /// - Returns: the number to store.
     public func normalize(e164 number: UInt64) throws(NumberProblem) -> UInt64 {
-        // The common case without a String: a possible length for an assigned calling code.
-        if validity == .possible, let lengths, lengths.isPossible(number, userCodes: userCodeTable) { return number }
+        try normalize(e164: number, memo: nil, noting: false).number
+    }
+
+    /// ``normalize(e164:)`` with one reader's memo of the last calling code's pattern; `noting`:
+    /// with ``otherNationalReading(of:)`` of the number taken (one split of the digits for both).
+    func normalize(e164 number: UInt64, memo: PatternMemo?, noting: Bool) throws(NumberProblem) -> (number: UInt64, reading: NationalReading?) {
+        // The common case without a String: a possible length for an assigned calling code (and
+        // the shape of the country's numbers, one table step per digit).
+        if let lengths, validity == .possible || validity == .plausible,
+           let (cc, length) = lengths.possibleSplit(number, userCodes: userCodeTable),
+           validity == .possible || territories?.isPlausible(callingCode: cc, nationalLength: length, of: number, memo: memo) != false {
+            return (number, noting ? otherNationalReading(of: number, callingCode: cc, nationalLength: length) : nil)
+        }
         let digits = String(number).utf8.map { $0 - 0x30 }
-        return try international(digits[...], shown: "+" + String(number))
+        do throws(NumberProblem) {
+            let n = try international(digits[...], shown: String(number))
+            return (n, noting ? otherNationalReading(of: n) : nil)
+        } catch {
+            throw withNationalHint(error, digits: digits)
+        }
+    }
+
+    /// `problem`, its message extended with what `digits` (read as E.164 and refused) probably
+    /// were: a national number of another country written with its trunk prefix
+    /// (`88005553535`: "looks like a national number of RU written with its trunk prefix 8").
+    private func withNationalHint(_ problem: NumberProblem, digits: [UInt8]) -> NumberProblem {
+        guard let territories, let library else { return problem }
+        let readings = validNationalReadings(digits, library: library, territories: territories, besides: 0)
+        guard let first = readings.first else { return problem }
+        var countries: [String] = []
+        for t in readings where !countries.contains(t.id) { countries.append(t.id) }
+        let prefix = first.nationalPrefix.map(String.init).joined()
+        var out = problem
+        out.message += "; it looks like a national number written with the trunk prefix \(prefix) in "
+            + countries.prefix(3).joined(separator: " or ") + ": give --country (or a country field) to read it as one"
+        out.nationalReadings = countries
+        return out
     }
 
     /// The rule for an ISO code; nil when the country is known but has no detailed rule.
@@ -257,8 +375,8 @@ public struct NumberNormalizer: Sendable {
         guard x.count <= 15 else {
             throw NumberProblem(reason: .tooLong, message: "\(InputQuote.quoted(shown)) has \(x.count) digits with its country code; E.164 allows 15")
         }
-        if let library, let lengths, let cc = lengths.callingCode(prefixOf: x), !plan.userCodes.contains(String(cc)) {
-            return try checked(library, lengths, cc: cc, x, shown: shown)
+        if let library, let lengths, let territories, let cc = lengths.callingCode(prefixOf: x), !plan.userCodes.contains(String(cc)) {
+            return try checked(library, lengths, territories, cc: cc, x, shown: shown)
         }
         guard let code = plan.callingCode(prefixOf: x) else {
             if x.count < 4 { throw NumberProblem(reason: .tooShort, message: "\(InputQuote.quoted(shown)) is too short for a phone number") }
@@ -309,10 +427,28 @@ public struct NumberNormalizer: Sendable {
 
     // MARK: With libphonenumber
 
-    /// One number in `region`'s national or international form, read by libphonenumber.
+    /// One number in `region`'s national or international form, read by libphonenumber. When its
+    /// reading is refused, two other readings are tried, and the first that is accepted is taken:
+    /// digits starting with `00`, the ITU's international prefix, as `+` and the rest
+    /// (`00 82 2 866 0791` in Korea, whose own prefixes are `001`, `002`, `008`…: libphonenumber
+    /// takes `008` and finds +228); digits starting with the country's own calling code as an
+    /// international number without its `+` (`632-893-6714` in the Philippines: +63 2 893 6714).
     private func resolveWithLibrary(_ library: PhoneNumberLibrary, _ d: [UInt8], plus: Bool, region: String,
                                     shown: String) throws(NumberProblem) -> UInt64 {
         if plus { return try international(d[...], shown: shown) }
+        do throws(NumberProblem) {
+            return try parsedWithLibrary(library, d, region: region, shown: shown)
+        } catch {
+            if d.count > 2, d[0] == 0, d[1] == 0, let n = try? international(d.dropFirst(2), shown: shown) { return n }
+            if let cc = library.countryCode(region: region), d.starts(with: digits(of: UInt64(cc))),
+               let n = try? international(d[...], shown: shown) {
+                return n
+            }
+            throw error
+        }
+    }
+
+    private func parsedWithLibrary(_ library: PhoneNumberLibrary, _ d: [UInt8], region: String, shown: String) throws(NumberProblem) -> UInt64 {
         let text = String(decoding: d.map { $0 + 0x30 }, as: UTF8.self)
         switch library.parse(text, region: region) {
         case .failure(let failure):
@@ -335,44 +471,58 @@ public struct NumberNormalizer: Sendable {
                 // A calling code the user's plan rules: read the digits with it.
                 return try international(digits(of: info.e164)[...], shown: shown)
             }
-            try judge(info.possibility, isValid: { info.isValid }, cc: info.countryCode,
-                      nationalLength: info.nationalDigits, shown: shown, region: info.region)
+            let plausible = territories?.isPlausible(callingCode: info.countryCode, nationalLength: info.nationalDigits, of: info.e164) != false
+            try judge(info.possibility, plausible: plausible, isValid: { info.isValid }, cc: info.countryCode,
+                      national: lastDigits(info.nationalDigits, of: info.e164), shown: shown, region: info.region)
             return info.e164
         }
     }
 
-    /// `+CC…` digits: the length table (no call into the library unless `--validity valid`).
-    private func checked(_ library: PhoneNumberLibrary, _ lengths: PossibleLengths, cc: Int, _ x: ArraySlice<UInt8>,
-                         shown: String) throws(NumberProblem) -> UInt64 {
+    /// `+CC…` digits: the length table and the country's number pattern (no call into the library
+    /// unless `--validity valid`). A trunk prefix written after the calling code is dropped when
+    /// the number's length is not possible with it (`+44 0 20 …`: 11 digits). A number of a
+    /// possible length is never cut: `880 05553535` is no Bangladeshi `880 5553535` but the Russian
+    /// `8 800 555-35-35`.
+    private func checked(_ library: PhoneNumberLibrary, _ lengths: PossibleLengths, _ territories: Territories, cc: Int,
+                         _ x: ArraySlice<UInt8>, shown: String) throws(NumberProblem) -> UInt64 {
         let ccDigits = cc < 10 ? 1 : cc < 100 ? 2 : 3
         let nsn = x.dropFirst(ccDigits)
+        func fits(_ national: ArraySlice<UInt8>) -> Bool {
+            validity != .plausible && validity != .valid || territories.isPlausible(callingCode: cc, national: national)
+        }
         var possibility = lengths.possibility(cc: cc, length: nsn.count)
         var national = nsn
-        if possibility != .possible, let trunk = plan.rulesByCode[String(cc)]?.trunkPrefixes {
-            // "+44 (0)20 …": the trunk prefix written inside an international number.
-            for t in trunk {
-                let td = t.utf8.map { $0 - 0x30 }
-                if nsn.starts(with: td), lengths.possibility(cc: cc, length: nsn.count - td.count) == .possible {
-                    national = nsn.dropFirst(td.count)
-                    possibility = .possible
+        var plausible = fits(nsn)
+        if possibility != .possible {
+            for trunk in territories.nationalPrefixes(callingCode: cc) where nsn.count > trunk.count && nsn.starts(with: trunk) {
+                let rest = nsn.dropFirst(trunk.count)
+                if lengths.possibility(cc: cc, length: rest.count) == .possible, fits(rest) {
+                    (national, possibility, plausible) = (rest, .possible, true)
                     break
                 }
             }
         }
-        try judge(possibility, isValid: { library.check(countryCode: cc, national: national).isValid }, cc: cc,
-                  nationalLength: national.count, shown: shown, region: nil)
+        try judge(possibility, plausible: plausible, isValid: { library.check(countryCode: cc, national: national).isValid }, cc: cc,
+                  national: national, shown: shown, region: nil)
         return value(digits(of: UInt64(cc)), national)
     }
 
     /// Applies ``validity`` to libphonenumber's verdict; throws the reason a number is refused.
-    private func judge(_ possibility: PhoneNumberInfo.Possibility, isValid: () -> Bool, cc: Int, nationalLength: Int,
-                       shown: String, region: String?) throws(NumberProblem) {
+    private func judge(_ possibility: PhoneNumberInfo.Possibility, plausible: Bool, isValid: () -> Bool, cc: Int,
+                       national: ArraySlice<UInt8>, shown: String, region: String?) throws(NumberProblem) {
         let place = region.map { "\($0) (+\(cc))" } ?? "+\(cc)"
+        let nationalLength = national.count
         switch (possibility, validity) {
         case (_, .any) where possibility != .invalidCountryCode && nationalLength > 0:
             return
         case (.possible, .possible):
             return
+        case (.possible, .plausible) where plausible:
+            return
+        case (.possible, .plausible), (.possible, .valid) where !plausible:
+            let nsn = national.map { String($0) }.joined()
+            throw NumberProblem(reason: .notPlausible,
+                                message: "\(InputQuote.quoted(shown)): no number of \(place) looks like \(nsn) (a possible length, but not the shape of the country's numbers)")
         case (.possible, .valid):
             guard isValid() else {
                 throw NumberProblem(reason: .notAllocated,
@@ -403,6 +553,12 @@ public struct NumberNormalizer: Sendable {
     }
 
     private func digits(of n: UInt64) -> [UInt8] { String(n).utf8.map { $0 - 0x30 } }
+
+    /// The last `count` decimal digits of `n`, leading zeros kept.
+    private func lastDigits(_ count: Int, of n: UInt64) -> ArraySlice<UInt8> {
+        let all = digits(of: n)
+        return all.count >= count ? all.suffix(count) : ArraySlice(repeatElement(0, count: count - all.count) + all)
+    }
 
     private static func codeTable(_ codes: Set<String>) -> [Bool] {
         var table = [Bool](repeating: false, count: 1000)
@@ -486,11 +642,21 @@ public struct NumberNormalizer: Sendable {
         return parts.isEmpty ? [s] : parts
     }
 
-    /// The digits of one number, and whether it starts with `+`.
+    /// The digits of one number, and whether it starts with `+`. A `(0)` after the calling code of
+    /// an international number (`+44 (0)20 …`, `0044 (0)20 …`) is the trunk prefix people write for
+    /// callers inside the country: it is dropped.
     static func digits(of part: String) throws(NumberProblem) -> ([UInt8], Bool) {
         var digits: [UInt8] = []
         var plus = false
-        for u in part.unicodeScalars {
+        let scalars = Array(part.unicodeScalars)
+        var skip = 0
+        for (i, u) in scalars.enumerated() {
+            if skip > 0 { skip -= 1; continue }
+            if u == "(", i + 2 < scalars.count, scalars[i + 1] == "0", scalars[i + 2] == ")",
+               !digits.isEmpty, plus || digits.starts(with: [0, 0]) {
+                skip = 2
+                continue
+            }
             let v = u.value
             switch v {
             case 0x30...0x39: digits.append(UInt8(v - 0x30))
@@ -555,16 +721,16 @@ struct PossibleLengths: Sendable {
 
     func possible(cc: Int) -> UInt32 { possibleMasks[cc] }
 
-    /// True when `number` (E.164 digits as an integer) has an assigned calling code that no user
-    /// plan rules and a national length libphonenumber calls possible: the check of a plain
-    /// TSV row, without a String.
+    /// The calling code and national length of `number` (E.164 digits as an integer) when it has
+    /// an assigned calling code that no user plan rules and a national length libphonenumber
+    /// calls possible; nil otherwise. The check of a plain TSV row, without a String.
     @inline(__always)
-    func isPossible(_ number: UInt64, userCodes: [Bool]) -> Bool {
-        guard number >= 10 else { return false }
+    func possibleSplit(_ number: UInt64, userCodes: [Bool]) -> (callingCode: Int, nationalLength: Int)? {
+        guard number >= 10 else { return nil }
         var digits = 1
         var p: UInt64 = 10
         while digits < 20 && number >= p { digits += 1; p = p &* 10 }
-        guard digits <= 15 else { return false }
+        guard digits <= 15 else { return nil }
         var scale: UInt64 = 1
         for _ in 0..<(digits - 1) { scale &*= 10 }
         var cc = 0
@@ -573,10 +739,10 @@ struct PossibleLengths: Sendable {
             scale /= 10
             if assigned[cc] {
                 let length = digits - k
-                return !userCodes[cc] && possibleMasks[cc] & (1 << UInt32(length)) != 0
+                return !userCodes[cc] && possibleMasks[cc] & (1 << UInt32(length)) != 0 ? (cc, length) : nil
             }
         }
-        return false
+        return nil
     }
 
     func possibility(cc: Int, length: Int) -> PhoneNumberInfo.Possibility {

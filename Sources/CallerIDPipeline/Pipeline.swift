@@ -55,6 +55,10 @@ public struct RowWarning: Sendable, Equatable, CustomStringConvertible {
 public final class Pipeline {
     public let options: PipelineOptions
     let normalizer: NumberNormalizer
+    /// What reads the numbers ("libphonenumber", or "built-in table" and why).
+    public var numberRules: String { normalizer.rulesDescription }
+    /// Why numbers are read with the built-in table although libphonenumber was wanted; nil otherwise.
+    public var numberRulesFallback: String? { normalizer.fallbackReason }
 
     /// Every rejected row, as it is found.
     public var onRejected: (RejectedRow) -> Void = { _ in }
@@ -71,6 +75,9 @@ public final class Pipeline {
     public private(set) var rowsRejected = 0
     public private(set) var rejectedByReason: [RejectReason: Int] = [:]
     public private(set) var warningsByKind: [WarningKind: Int] = [:]
+    /// National numbers seen in digits read as E.164 (``NationalFormEvidence``).
+    public private(set) var nationalForms = NationalFormEvidence()
+    private var nationalFormsReported = false
     /// Numbers taken (a range row or a cell with several numbers gives several).
     public var numbersAccepted: Int { numbers.count }
     /// Range rows expanded, and the numbers they gave.
@@ -199,6 +206,23 @@ public final class Pipeline {
         }
     }
 
+    /// Warns of the accepted rows that are also national numbers of a country refused rows point
+    /// to (``NationalFormEvidence``), once, when all input is read: the rows kept, then a line
+    /// with the count; ``warningsByKind`` counts every such row. ``write(to:)`` calls it; a caller
+    /// whose build stopped early calls it before reporting.
+    public func reportNationalForms() {
+        guard !nationalFormsReported else { return }
+        nationalFormsReported = true
+        for finding in nationalForms.findings {
+            for r in finding.rows {
+                guard let place = r.place else { continue }
+                warn(place.file, place.line, .ambiguousNationalForm,
+                     r.reading.message + ": give --country \(finding.country) if the input holds national numbers")
+            }
+            warningsByKind[.ambiguousNationalForm, default: 0] += finding.accepted - finding.rows.count
+        }
+    }
+
     private func warn(_ file: String, _ line: Int, _ kind: WarningKind, _ message: String) {
         warningsByKind[kind, default: 0] += 1
         onWarning(RowWarning(file: file, line: line, kind: kind, message: message))
@@ -311,8 +335,14 @@ public final class Pipeline {
         do throws(NumberProblem) {
             normalized = try normalizer.normalize(raw, country: country)
         } catch {
+            nationalForms.noteRefused(error)
             try row.reject(error.reason, error.message, raw: InputQuote.excerpt(raw))
             return nil
+        }
+        if country == nil, !raw.unicodeScalars.contains(where: { $0 == "+" || $0 == "\u{FF0B}" }) {
+            for n in normalized.numbers {
+                if let reading = normalizer.otherNationalReading(of: n) { nationalForms.noteAccepted(reading, place: (row.file, row.record.line)) }
+            }
         }
         var isRange = false
         var keptRange: (first: UInt64, last: UInt64)? = nil

@@ -74,8 +74,9 @@ public struct PipelineOptions: Sendable {
     /// Country of numbers in national form (ISO 3166 alpha-2), unless a country field says otherwise.
     public var country: String? = nil
     public var numberingPlan: NumberingPlan = .builtIn
-    /// How strictly numbers are checked (`--validity`); the default, `possible`, checks lengths.
-    public var validity: NumberValidity = .possible
+    /// How strictly numbers are checked (`--validity`); the default, `plausible`, checks lengths
+    /// and the shape of the country's numbers.
+    public var validity: NumberValidity = .plausible
     /// Which rules read numbers: libphonenumber when it can be loaded (the default), or the
     /// built-in table only (`.builtInTable`: reproducible without the library).
     public var numberRules: NumberRules = .automatic

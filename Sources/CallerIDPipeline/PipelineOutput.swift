@@ -136,6 +136,7 @@ extension Pipeline {
     /// a FIFO or a device gets a single database streamed to it and is never replaced.
     @discardableResult
     public func write(to output: String) throws(PipelineError) -> PipelineSummary {
+        reportNationalForms()
         try checkBadRowLimit()
         let resolved: ResolvedOutput
         do { resolved = try OutputPath.resolve(output) } catch { throw PipelineError(error) }

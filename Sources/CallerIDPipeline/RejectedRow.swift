@@ -24,6 +24,9 @@ public struct RejectReason: Hashable, Sendable, Comparable, CustomStringConverti
     public static let localOnly = RejectReason("local-only")
     /// A length between the shortest and the longest of the country's numbers that none of them has.
     public static let invalidLength = RejectReason("invalid-length")
+    /// A possible length, but no number of the country has that shape (libphonenumber's number
+    /// pattern of the country): `880 0…` (the Russian `8 800…` with its trunk prefix), `+82 00000000`.
+    public static let notPlausible = RejectReason("not-plausible")
     /// `--validity valid`: a possible length, but not in a range libphonenumber knows as allocated.
     public static let notAllocated = RejectReason("not-allocated")
     /// `+999…`: no country has that calling code.
@@ -107,6 +110,11 @@ public struct WarningKind: Hashable, Sendable, Comparable, CustomStringConvertib
     public static let extensionCut = WarningKind("extension-cut")
     /// One of several numbers in a cell was rejected; the others were kept.
     public static let numberPartIgnored = WarningKind("number-part-ignored")
+    /// Digits without `+` and without a country, read as E.164, also have the shape of a national
+    /// number of another country written with its trunk prefix (`84951234567`: Vietnam, or
+    /// Moscow's 8 495…), a country refused rows of the same input belong to
+    /// (``NationalFormEvidence``).
+    public static let ambiguousNationalForm = WarningKind("ambiguous-national-form")
     /// The label was cut to `--max-label-bytes`.
     public static let labelTruncated = WarningKind("label-truncated")
     /// Hidden characters (bidirectional controls, invisible characters: `LabelText`) were

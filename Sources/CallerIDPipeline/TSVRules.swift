@@ -12,14 +12,24 @@ extension NumberNormalizer {
     /// ``normalize(_:country:)``. A clean label (``LabelCleaner/isClean(utf8:)``) is stored as
     /// it is, without a copy.
     package func tsvRowRules(labels: LabelCleaner = LabelCleaner()) -> PipelineTSVRules {
-        PipelineTSVRules(normalizer: self, labels: labels)
+        PipelineTSVRules(normalizer: self, labels: labels, doubtful: DoubtfulNumbers())
     }
+}
+
+/// What a plain TSV build saw of national numbers written with a trunk prefix
+/// (``NationalFormEvidence``; the row loop does not say which line a number is on, so the
+/// accepted rows are counted with their readings only).
+package final class DoubtfulNumbers {
+    package fileprivate(set) var evidence = NationalFormEvidence()
+    /// The row loop's memo of the last calling code's pattern (the loop is one thread).
+    let memo = PatternMemo()
 }
 
 /// ``NumberNormalizer/tsvRowRules(labels:)``.
 package struct PipelineTSVRules: TSVRowRules {
     let normalizer: NumberNormalizer
     let labels: LabelCleaner
+    package let doubtful: DoubtfulNumbers
 
     package func readNumber(_ field: UnsafeRawBufferPointer) -> TSVNumbers {
         var value: UInt64 = 0
@@ -38,15 +48,25 @@ package struct PipelineTSVRules: TSVRowRules {
         }
         if plain && (1...15).contains(digits) {
             do throws(NumberProblem) {
-                return .one(try normalizer.normalize(e164: value))
+                let (number, reading) = try normalizer.normalize(e164: value, memo: doubtful.memo, noting: field[0] != 0x2B)
+                if let reading { doubtful.evidence.noteAccepted(reading, place: nil) }
+                return .one(number)
             } catch {
+                doubtful.evidence.noteRefused(error)
                 return .refused(error.message)
             }
         }
         do throws(NumberProblem) {
-            let found = try normalizer.normalize(String(decoding: field, as: UTF8.self), country: nil)
+            let text = String(decoding: field, as: UTF8.self)
+            let found = try normalizer.normalize(text, country: nil)
+            if !text.unicodeScalars.contains(where: { $0 == "+" || $0 == "\u{FF0B}" }) {
+                for n in found.numbers {
+                    if let reading = normalizer.otherNationalReading(of: n) { doubtful.evidence.noteAccepted(reading, place: nil) }
+                }
+            }
             return found.numbers.count == 1 ? .one(found.numbers[0]) : .several(found.numbers)
         } catch {
+            doubtful.evidence.noteRefused(error)
             return .refused(error.message)
         }
     }

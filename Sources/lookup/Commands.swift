@@ -117,7 +117,8 @@ invisible characters; only in a file that fails 'lookup verify') is escaped as i
   --country XX  read NUMBER (and each batch line) as written in country XX (ISO 3166
               alpha-2): national forms such as '8 (913) 123-45-67' with RU, parsed by
               libphonenumber when it is installed (libcallerid-phonenumber.so), by the built-in
-              table otherwise; without it NUMBER must be international digits
+              table otherwise (said on stderr), with the rules a build uses: a number a build
+              would refuse is refused (exit 65); without it NUMBER must be international digits
   --json      one JSON object per answer: {"number":…,"found":true,"label":…,"category":…,"action":…,
               "match":"entry"}, with "match":"range","range":[FIRST,LAST] for a range answer,
               or {"number":…,"found":false}; a batch line that is not a number gives
@@ -293,8 +294,8 @@ func utf8Prefix(_ bytes: [UInt8]) -> [UInt8] {
 
 /// How `lookup NUMBER` reads its numbers: E.164 digits by default (the core's digits-only parse:
 /// no library, nothing loaded at start-up), or with `--country XX` as written in that country,
-/// through the build pipeline's normalizer (libphonenumber when it can be loaded). A query does
-/// not judge lengths (`--validity any`): it looks up whatever the text says.
+/// through the normalizer a build uses (``defaultNumberNormalizer()``: the same rules, the same
+/// validity), so that a query reads a number exactly as the build that stored it did.
 struct QueryNumbers {
     private let country: String?
     private let normalizer: NumberNormalizer?
@@ -309,11 +310,7 @@ struct QueryNumbers {
             throw .usage("--country: unknown country '\(country)' (use an ISO 3166 alpha-2 code such as RU, US, KR)", command: "")
         }
         self.country = country.uppercased()
-        do throws(PipelineError) {
-            normalizer = try NumberNormalizer(validity: .any, rules: .automatic)
-        } catch {
-            throw ToolError(code: pipelineExitCode(error), message: error.message)
-        }
+        normalizer = try defaultNumberNormalizer()
     }
 
     func read(_ text: String) -> Result<UInt64, ToolError> {
@@ -390,19 +387,14 @@ func buildCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     let hidden = try hiddenCharactersOption(args)
     options.hiddenCharacters = hidden
     let started = Date()
-    // The pipeline's rules for every number (libphonenumber's lengths when it can be loaded)
-    // and label, so that this path and a pipeline build take the same rows (issue 12).
-    let normalizer: NumberNormalizer
-    do throws(PipelineError) {
-        normalizer = try NumberNormalizer(validity: .possible, rules: .automatic)
-    } catch {
-        throw ToolError(code: pipelineExitCode(error), message: error.message)
-    }
+    // The pipeline's rules for every number (libphonenumber when it can be loaded) and label,
+    // so that this path and a pipeline build take the same rows.
+    let normalizer = try defaultNumberNormalizer()
     var builder = DatabaseBuilder(options: options)
     // Progress on a terminal: one line per phase, redrawn in place and cleared at the end.
     let progress = ProgressLine(enabled: stderrIsTTY)
-    let (rowsAdded, badRows) = try addRows(args, rules: normalizer.tsvRowRules(labels: LabelCleaner(hiddenCharacters: hidden)),
-                                           to: &builder, progress: progress)
+    let rules = normalizer.tsvRowRules(labels: LabelCleaner(hiddenCharacters: hidden))
+    let (rowsAdded, badRows) = try addRows(args, rules: rules, to: &builder, progress: progress)
     let summary: BuildSummary
     do {
         progress.phase("writing \(output)")
@@ -412,7 +404,7 @@ func buildCommand(_ raw: [String]) throws(ToolError) -> Int32 {
         progress.clear()
         throw ToolError(code: error.code == .fileNotFound || error.code == .io ? Exit.ioError : Exit.dataError, message: error.message)
     }
-    printBuildSummary(summary, output: output, rows: rowsAdded + badRows, badRows: badRows,
+    printBuildSummary(summary, output: output, rows: rowsAdded + badRows, badRows: badRows, ambiguousNumbers: rules.doubtful.evidence.findings.reduce(0) { $0 + $1.accepted },
                       seconds: Date().timeIntervalSince(started), json: args.flag("--json"))
     return Exit.ok
 }
@@ -430,7 +422,7 @@ func hiddenCharactersOption(_ args: Arguments) throws(ToolError) -> LabelText.Hi
 /// 1,000, then a count by reason) and end the build unless `--skip-bad-rows` is given;
 /// warnings (hidden characters removed) on stderr, the first 100.
 /// Returns the rows added and the bad rows.
-private func addRows(_ args: Arguments, rules: some TSVRowRules, to builder: inout DatabaseBuilder,
+private func addRows(_ args: Arguments, rules: PipelineTSVRules, to builder: inout DatabaseBuilder,
                      progress: ProgressLine) throws(ToolError) -> (added: Int, bad: Int) {
     var badRows = 0
     var rowsAdded = 0
@@ -457,6 +449,9 @@ private func addRows(_ args: Arguments, rules: some TSVRowRules, to builder: ino
     }
     progress.clear()
     if warnings > warningsShown { printError("(\(warnings - warningsShown) more warnings not shown)") }
+    // Rows taken as E.164 that refused rows show to be national numbers (the line of each is not
+    // known here: one warning per country).
+    for finding in rules.doubtful.evidence.findings { printError("warning: " + finding.message) }
     if badRows > 0 {
         if badRows > shown { printError("(\(badRows - shown) more bad rows not shown)") }
         printRejectedRows(byReason: reasons.map { ($0.key, $0.value) }, rejected: badRows, rows: rowsAdded + badRows)
@@ -467,13 +462,17 @@ private func addRows(_ args: Arguments, rules: some TSVRowRules, to builder: ino
     return (rowsAdded, badRows)
 }
 
-private func printBuildSummary(_ summary: BuildSummary, output: String, rows: Int, badRows: Int, seconds: Double, json: Bool) {
-    if summary.hiddenCharactersRemoved > 0 {
-        printError("warnings: \(summary.hiddenCharactersRemoved) \(WarningKind.hiddenCharactersRemoved)")
+private func printBuildSummary(_ summary: BuildSummary, output: String, rows: Int, badRows: Int, ambiguousNumbers: Int,
+                               seconds: Double, json: Bool) {
+    // The pipeline's warning counts, by kind, in its order.
+    let counts = [(WarningKind.ambiguousNationalForm, ambiguousNumbers), (.hiddenCharactersRemoved, summary.hiddenCharactersRemoved)]
+        .filter { $0.1 > 0 }
+    if !counts.isEmpty {
+        printError("warnings: " + counts.map { "\($0.1) \($0.0)" }.joined(separator: ", "))
     }
     var out = Output()
     if json {
-        let warnings = summary.hiddenCharactersRemoved > 0 ? "\"hidden-characters-removed\":\(summary.hiddenCharactersRemoved)" : ""
+        let warnings = counts.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",")
         out.write("{\"output\":\(jsonString(output)),\"rows\":\(rows),\"entries\":\(summary.entries),\"duplicates_merged\":\(summary.duplicatesMerged),\"bad_rows\":\(badRows),\"distinct_labels\":\(summary.distinctLabels),\"bytes\":\(summary.fileBytes),\"bytes_per_entry\":\(String(format: "%.3f", summary.bytesPerEntry)),\"warnings\":{\(warnings)},\"seconds\":\(String(format: "%.3f", seconds))}\n")
     } else {
         out.write("""

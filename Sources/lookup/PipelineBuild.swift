@@ -43,9 +43,12 @@ Numbers
   --country XX                  ISO 3166 country for national forms (8 913…, 02-758…, 01454 …)
   --numbering-plan FILE.json    add or override country rules (see docs/PIPELINE.md); these
                                 countries are read with the file's rules, not libphonenumber's
-  --validity possible|valid|any possible (default): the length fits the country's numbers;
-                                valid: also in a range libphonenumber knows as allocated;
-                                any: any number of at most 15 digits with a calling code
+  --validity plausible|possible|valid|any
+                                plausible (default): the length fits the country's numbers and
+                                the national number has the shape of the country's numbers
+                                (libphonenumber's number pattern: no +880 number starts with 0);
+                                possible: the length only; valid: also in a range libphonenumber
+                                knows as allocated; any: at most 15 digits with a calling code
   --number-rules auto|libphonenumber|table   what reads numbers: libphonenumber when it can
                                 be loaded (auto, the default), or the built-in table only
   --keep-ranges                 store range rows as ranges (no expansion, no expansion limits; a
@@ -216,7 +219,7 @@ struct PipelineOptionReader {
             throw ToolError(code: pipelineExitCode(error), message: error.message)
         }
         if let v = args.value("--validity") {
-            guard let validity = NumberValidity(rawValue: v) else { throw usage("--validity takes possible, valid or any, not '\(v)'") }
+            guard let validity = NumberValidity(rawValue: v) else { throw usage("--validity takes plausible, possible, valid or any, not '\(v)'") }
             options.validity = validity
         }
         switch args.value("--number-rules") {
@@ -315,6 +318,7 @@ func pipelineBuild(_ args: Arguments, output: String) throws(ToolError) -> Int32
     let options = try pipelineOptions(args)
     let started = Date()
     let pipeline = try makePipeline(options, output: output)
+    noteNumberRules(pipeline.numberRulesFallback)
     let report = BuildReport(args: args, started: started)
     report.attach(to: pipeline)
     let summary: PipelineSummary
@@ -325,6 +329,7 @@ func pipelineBuild(_ args: Arguments, output: String) throws(ToolError) -> Int32
         summary = try pipeline.write(to: output)
         report.progress.clear()
     } catch {
+        pipeline.reportNationalForms()
         report.progress.clear()
         // The count limit throws while reading; the percentage limit only after every row is read.
         var stoppedEarly = false
@@ -342,6 +347,26 @@ func pipelineBuild(_ args: Arguments, output: String) throws(ToolError) -> Int32
                                   : summaryText(summary, output: output, seconds: seconds))
     out.flush()
     return Exit.ok
+}
+
+/// The normalizer of a query and of a build without pipeline options: the pipeline's default
+/// rules and validity, so that a query reads a number exactly as a build stores it.
+func defaultNumberNormalizer() throws(ToolError) -> NumberNormalizer {
+    let defaults = PipelineOptions()
+    do throws(PipelineError) {
+        let normalizer = try NumberNormalizer(plan: defaults.numberingPlan, validity: defaults.validity, rules: defaults.numberRules)
+        noteNumberRules(normalizer.fallbackReason)
+        return normalizer
+    } catch {
+        throw ToolError(code: pipelineExitCode(error), message: error.message)
+    }
+}
+
+/// Says on stderr, once per run, that numbers are read with the built-in table because
+/// libphonenumber could not be loaded: the table refuses some valid numbers libphonenumber takes.
+func noteNumberRules(_ fallback: String?) {
+    guard let fallback else { return }
+    printError("note: numbers are read with the built-in table, not libphonenumber, which refuses some valid numbers: \(fallback)")
 }
 
 /// The pipeline of a build, with the test seams of the environment, after putting back the
@@ -471,4 +496,13 @@ private func summaryText(_ summary: PipelineSummary, output: String, seconds: Do
         }
     }
     return text
+}
+
+/// What reads numbers in this process, for `lookup --version`: libphonenumber and the file it
+/// was loaded from, or the built-in table and why libphonenumber could not be loaded.
+func numberRulesInUse() -> String {
+    switch PhoneNumberLibrary.shared {
+    case .success(let library): "libphonenumber (\(library.path))"
+    case .failure(let error): "built-in table (\(error.message))"
+    }
 }

@@ -46,6 +46,7 @@ do {
         status = Exit.ok
     case "--version":
         print("lookup (CallerID) \(CallerIDVersion.library), database format \(CallerIDVersion.format)")
+        print("number rules: \(numberRulesInUse())")
         status = Exit.ok
     case "build":
         status = try buildCommand(Array(arguments.dropFirst()))

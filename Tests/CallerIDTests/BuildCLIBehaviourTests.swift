@@ -4,7 +4,7 @@ import Testing
 
 /// Issue 12's "CLI behaviour a user trips on": `-o DIR/`, counts in messages, `diff` of two files.
 @Suite struct BuildCLIBehaviourTests {
-    static let rows = "79131234567\tPizza\n79131234568\tSushi\tspam\n44200000001\tPub\n"
+    static let rows = "79131234567\tPizza\n79131234568\tSushi\tspam\n442079460001\tPub\n"
 
     /// `-o DIR/` always writes a build directory with manifest.json, even when the data fits one
     /// database, with or without pipeline options; a second build replaces it.
@@ -36,7 +36,7 @@ import Testing
     @Test func plainAndPipelineSummariesCountAlike() throws {
         let dir = TempDir()
         let tsv = dir.path("in.tsv")
-        try Data("79131234567\tA\n79131234567\tB\tblock\nbad\tx\n44200000001\tPub\n".utf8).write(to: URL(fileURLWithPath: tsv))
+        try Data("79131234567\tA\n79131234567\tB\tblock\nbad\tx\n442079460001\tPub\n".utf8).write(to: URL(fileURLWithPath: tsv))
         func counts(_ extra: [String], _ name: String, pipeline: Bool) throws -> [String: Int] {
             let r = try lookup(["build", "-o", dir.path(name), tsv, "--json"] + extra)
             #expect(r.status == 0, "\(extra): \(r.stderr)")
@@ -71,7 +71,7 @@ import Testing
         let dir = TempDir()
         try Data(Self.rows.utf8).write(to: URL(fileURLWithPath: dir.path("old.tsv")))
         // New: one removal, one label change, one category change (identify -> block), one addition.
-        try Data("79131234567\tPizza Hut\n79131234568\tSushi\n44200000002\tInn\n".utf8).write(to: URL(fileURLWithPath: dir.path("new.tsv")))
+        try Data("79131234567\tPizza Hut\n79131234568\tSushi\n442079460002\tInn\n".utf8).write(to: URL(fileURLWithPath: dir.path("new.tsv")))
         #expect(try lookup(["build", "-o", dir.path("old.cid"), dir.path("old.tsv")]).status == 0)
         #expect(try lookup(["build", "-o", dir.path("new.cid"), dir.path("new.tsv")]).status == 0)
         #expect(try lookup(["build", "-o", dir.path("newdir") + "/", dir.path("new.tsv")]).status == 0)
@@ -79,12 +79,12 @@ import Testing
         let d = try lookup(["diff", dir.path("old.cid"), dir.path("new.cid")])
         #expect(d.status == 0, "\(d.stderr)")
         #expect(d.lines == [
-            "-\tidentify\t44200000001\tPub",
             "-\tidentify\t79131234567\tPizza",
+            "-\tidentify\t442079460001\tPub",
             "-\tblock\t79131234568\tSushi",
-            "+\tidentify\t44200000002\tInn",
             "+\tidentify\t79131234567\tPizza Hut",
             "+\tidentify\t79131234568\tSushi",
+            "+\tidentify\t442079460002\tInn",
         ], "\(d.lines)")
         // A file against the build directory of the same rows, and a file against itself: nothing.
         #expect(try lookup(["diff", dir.path("new.cid"), dir.path("newdir")]).lines.isEmpty)

@@ -47,8 +47,11 @@ import Testing
 
     /// Agreement on E.164 output where libphonenumber calls the number possible (≥ 99.5 %), and
     /// refusal of impossible lengths (≥ 99 %), each refused number with a reason.
-    func checkAgreement(_ samples: [Sample]) throws {
-        let normalizer = try NumberNormalizer(validity: .possible, rules: .libphonenumber)
+    /// With the default validity (`plausible`: the country's number pattern too) as with
+    /// `possible` (lengths only): the samples are typed from libphonenumber's valid example
+    /// numbers, so the pattern check must refuse none of them.
+    func checkAgreement(_ samples: [Sample], validity: NumberValidity) throws {
+        let normalizer = try NumberNormalizer(validity: validity, rules: .libphonenumber)
         var disagreements: [String] = []
         let possible = samples.filter { !$0.refused }
         var agreed = 0
@@ -68,13 +71,14 @@ import Testing
         }
         let refusal = Double(refused) / Double(impossible.count)
         #expect(refusal >= 0.99, "\(refused) of \(impossible.count) refused; first accepted:\n\(accepted.prefix(15).joined(separator: "\n"))")
-        print("phone samples: \(samples.count) rows, \(Set(samples.map(\.region)).count) regions; "
+        print("phone samples (\(validity)): \(samples.count) rows, \(Set(samples.map(\.region)).count) regions; "
               + "E.164 agreement \(agreed)/\(possible.count) (\(String(format: "%.2f", 100 * agreement)) %), "
               + "impossible refused \(refused)/\(impossible.count) (\(String(format: "%.2f", 100 * refusal)) %)")
     }
 
-    @Test func agreesWithLibphonenumber() throws {
-        try checkAgreement(PhoneNumberAgreementTests.samples)
+    @Test(arguments: [NumberValidity.plausible, .possible])
+    func agreesWithLibphonenumber(validity: NumberValidity) throws {
+        try checkAgreement(PhoneNumberAgreementTests.samples, validity: validity)
     }
 
     /// The large run (tools/bench_numbers.sh: every region, three numbers per type).
@@ -82,7 +86,8 @@ import Testing
     func agreesWithLibphonenumberOnTheLargeSample() throws {
         let samples = PhoneNumberAgreementTests.read(URL(fileURLWithPath: PhoneNumberAgreementTests.largeSamples!))
         try #require(samples.count > 10_000)
-        try checkAgreement(samples)
+        try checkAgreement(samples, validity: .plausible)
+        try checkAgreement(samples, validity: .possible)
     }
 
     /// The built-in table alone, for comparison (what the pipeline did before issue 13): it must

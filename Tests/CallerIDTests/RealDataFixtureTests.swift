@@ -103,7 +103,7 @@ private extension Character {
         #expect(rejectedScientific.map(\.line) == scientific.map(\.line))
         #expect(rejectedScientific.map(\.raw) == scientific.map { $0.fields[phoneAt] })
         #expect(Set(r.pipeline.rejectedByReason.keys).isSubset(of: [.noNumber, .scientificNotation, .tooShort, .tooLong, .letters,
-                                                                    .invalidLeadingDigit, .localOnly, .invalidLength]))
+                                                                    .invalidLeadingDigit, .localOnly, .invalidLength, .notPlausible]))
 
         // The one record over two lines (a quoted address ending in a line break): read as one
         // row (no phone), and the lines of the rows after it still match.

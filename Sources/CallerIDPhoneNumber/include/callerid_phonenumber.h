@@ -18,7 +18,7 @@ extern "C" {
 #endif
 
 /* Bumped when a function or struct below changes; the loader refuses another version. */
-#define CIDPN_ABI_VERSION 1
+#define CIDPN_ABI_VERSION 2
 
 /* What libphonenumber says about a number's length (its ValidationResult, same order). */
 enum cidpn_possibility {
@@ -79,6 +79,22 @@ int32_t cidpn_country_code_for_region(const char *region);
  * IsPossibleNumberWithReason tests for a number of any type, so a caller may cache it.
  */
 int32_t cidpn_possible_lengths(int32_t country_code, uint32_t *possible, uint32_t *local_only);
+
+/* One territory of libphonenumber's metadata: a country, or "001" for a non-geographic calling code. */
+typedef struct cidpn_territory {
+    char id[4];                        /* "RU", "KR", "001"; NUL-terminated */
+    int32_t country_code;              /* the calling code */
+    char national_prefix[8];           /* the trunk prefix ("8", "0", "06"), "" when none; NUL-terminated */
+    const char *general_pattern;       /* the general_desc national_number_pattern: a regular expression
+                                          every national significant number of the territory matches
+                                          whole; NUL-terminated, valid for the life of the process */
+} cidpn_territory;
+
+/* How many territories the metadata holds. */
+int32_t cidpn_territory_count(void);
+
+/* Fills *out with territory `index` (0 ..< cidpn_territory_count()); returns 0 when out of range. */
+int32_t cidpn_territory_at(int32_t index, cidpn_territory *out);
 
 #ifdef __cplusplus
 }

@@ -39,9 +39,11 @@ package final class PhoneNumberLibrary: Sendable {
     private typealias RegionFunction = @convention(c) (UnsafePointer<CChar>?) -> Int32
     private typealias LengthsFunction = @convention(c) (Int32, UnsafeMutablePointer<UInt32>?, UnsafeMutablePointer<UInt32>?) -> Int32
     private typealias VersionFunction = @convention(c) () -> Int32
+    private typealias TerritoryCountFunction = @convention(c) () -> Int32
+    private typealias TerritoryFunction = @convention(c) (Int32, UnsafeMutableRawPointer?) -> Int32
 
     /// The ABI this code speaks (`CIDPN_ABI_VERSION`).
-    static let abiVersion: Int32 = 1
+    static let abiVersion: Int32 = 2
     /// `sizeof(cidpn_number)` and its field offsets (callerid_phonenumber.h, x86-64 and arm64).
     private static let resultSize = 40
 
@@ -59,6 +61,8 @@ package final class PhoneNumberLibrary: Sendable {
     private let regionFunction: RegionFunction
     /// libphonenumber's possible national lengths per calling code, read once at load.
     let possibleLengths: PossibleLengths
+    /// libphonenumber's territories and their number patterns, read once at load.
+    let territories: Territories
 
     /// The process's library, or why it could not be loaded. Looked for, in order: the file
     /// `$CALLERID_PHONENUMBER_LIBRARY` names; beside the running executable; in `../lib` of its
@@ -126,6 +130,34 @@ package final class PhoneNumberLibrary: Sendable {
             var possible: UInt32 = 0, local: UInt32 = 0
             return lengths(Int32(cc), &possible, &local) == 1 ? (possible, local) : nil
         }
+        let possible = possibleLengths
+        territories = Territories(try PhoneNumberLibrary.readTerritories(
+            count: try symbol("cidpn_territory_count", as: TerritoryCountFunction.self),
+            territory: try symbol("cidpn_territory_at", as: TerritoryFunction.self)),
+            lengths: { (1..<1000).contains($0) ? possible.possible(cc: $0) : 0 })
+    }
+
+    /// `cidpn_territory` for every index: `sizeof(cidpn_territory)` is 24 (id[4], country_code,
+    /// national_prefix[8], a pointer to the NUL-terminated pattern, which lives as long as the process).
+    private static func readTerritories(count: TerritoryCountFunction,
+                                        territory: TerritoryFunction) throws(PipelineError) -> [Territories.Metadata] {
+        var list: [Territories.Metadata] = []
+        var record = [UInt8](repeating: 0, count: 24)
+        for index in 0..<count() {
+            let pattern: String? = record.withUnsafeMutableBytes { raw in
+                guard territory(index, raw.baseAddress) == 1,
+                      let text = raw.loadUnaligned(fromByteOffset: 16, as: UnsafePointer<CChar>?.self) else { return nil }
+                return String(cString: text)
+            }
+            guard let pattern else { continue }
+            func text(_ range: Range<Int>) -> String { String(decoding: record[range].prefix { $0 != 0 }, as: UTF8.self) }
+            let code = Int(record[4..<8].reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
+            list.append(Territories.Metadata(id: text(0..<4), callingCode: code, nationalPrefix: text(8..<16), pattern: pattern))
+        }
+        guard !list.isEmpty else {
+            throw PipelineError(.invalidConfiguration, "libphonenumber's metadata holds no territory (a broken build of libphonenumber?)")
+        }
+        return list
     }
 
     /// Why `parse` found no number (libphonenumber's `ErrorType`).

@@ -1,0 +1,71 @@
+/// What a build saw of national numbers written with a trunk prefix in digits it reads as E.164
+/// (no `+`, no country): the countries its refused rows probably belong to
+/// (``NumberProblem/nationalReadings``: valid national numbers there), and the accepted rows
+/// that also have the shape of a national number of such a country
+/// (``NumberNormalizer/otherNationalReading(of:)``).
+///
+/// Many valid numbers read both ways — Korea's `82 1666 …` is also a Belarusian number with its
+/// trunk 8, Vietnam's `84 9…` a Russian one — so an accepted row is told of only when refused
+/// rows of the same input show national numbers of that country: then the file most likely
+/// holds national numbers, and the rows taken as foreign ones are most likely wrong.
+public struct NationalFormEvidence: Sendable {
+    /// An accepted row that reads both ways.
+    public struct Row: Sendable, Equatable {
+        /// Where the row is, when the reader knows its line.
+        public var place: (file: String, line: Int)?
+        public var reading: NationalReading
+
+        public static func == (a: Row, b: Row) -> Bool {
+            a.place?.file == b.place?.file && a.place?.line == b.place?.line && a.reading == b.reading
+        }
+    }
+
+    /// A country both refused rows and accepted rows point to.
+    public struct Finding: Sendable, Equatable {
+        public var country: String
+        /// Refused rows that are valid national numbers of the country.
+        public var refused: Int
+        /// Accepted rows that also have the shape of its national numbers, and the first of them.
+        public var accepted: Int
+        public var rows: [Row]
+
+        /// What a person reads of it: the counts, an example and what to do.
+        public var message: String {
+            let first = rows.first.map { row in ", the first " + (row.place.map { "\($0.file):\($0.line): " } ?? "") + row.reading.message } ?? ""
+            return "\(accepted) row\(accepted == 1 ? "" : "s") read as E.164 \(accepted == 1 ? "is" : "are") also national numbers of \(country), "
+                + "as \(refused) refused row\(refused == 1 ? " is" : "s are")\(first); if the input holds national numbers, give --country \(country)"
+        }
+    }
+
+    /// Rows kept per country for reports; the rest are counted.
+    public static let rowsKept = 100
+
+    private var refused: [String: Int] = [:]
+    private var accepted: [String: (count: Int, rows: [Row])] = [:]
+
+    public init() {}
+
+    /// Accepted rows noted, of every country (told of or not).
+    public var acceptedRows: Int { accepted.values.reduce(0) { $0 + $1.count } }
+
+    /// Notes a refused number's probable countries.
+    public mutating func noteRefused(_ problem: NumberProblem) {
+        for country in problem.nationalReadings { refused[country, default: 0] += 1 }
+    }
+
+    /// Notes an accepted row that reads both ways.
+    public mutating func noteAccepted(_ reading: NationalReading, place: (file: String, line: Int)?) {
+        var entry = accepted[reading.country] ?? (0, [])
+        entry.count += 1
+        if entry.rows.count < Self.rowsKept { entry.rows.append(Row(place: place, reading: reading)) }
+        accepted[reading.country] = entry
+    }
+
+    /// The countries both refused and accepted rows point to, by country.
+    public var findings: [Finding] {
+        accepted.keys.sorted().compactMap { country in
+            guard let r = refused[country], r > 0, let a = accepted[country] else { return nil }
+            return Finding(country: country, refused: r, accepted: a.count, rows: a.rows)
+        }
+    }
+}

@@ -1,0 +1,160 @@
+import Foundation
+import Testing
+@testable import CallerIDPipeline
+
+/// How numbers are read when a database is built and when it is queried: what no number of a
+/// country looks like is refused (and what it probably was is said), `(0)` is the trunk
+/// prefix, a query reads a number exactly as the build that stored it, and the tool says when
+/// libphonenumber is not what reads numbers.
+@Suite struct NumberReadingTests {
+    func write(_ text: String, _ path: String) throws {
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+    }
+
+    /// Before: `88005553535` (Russia's 8-800 written with its trunk prefix) was stored as +880
+    /// 05553535 in Bangladesh, and the Korean seed's `8200000000` as +82 00000000: lengths were
+    /// all `--validity possible` checked. Both build paths now refuse them and say what the first
+    /// probably was.
+    @Test(arguments: [["--skip-bad-rows"], ["--no-progress", "--max-bad-rows", "100%"]])
+    func digitsNoNumberOfTheCountryLooksLikeAreRefusedWithWhatTheyProbablyWere(tolerant: [String]) throws {
+        let dir = TempDir()
+        let tsv = dir.path("in.tsv")
+        try write("88005553535\tRussian 800\n8200000000\tKorean seed\n79131234567\tNovosibirsk\n", tsv)
+        let pipeline = tolerant.contains("--no-progress") ? ["--no-progress"] : []
+        #expect(try lookup(["build", "-o", dir.path("a.cid"), tsv] + pipeline).status == 65)
+        let reported = try lookup(["build", "-o", dir.path("a.cid"), tsv] + tolerant)
+        #expect(reported.status == 0)
+        let lines = reported.errorLines.filter { $0.hasPrefix(tsv + ":") }
+        #expect(lines.count == 2, "\(reported.stderr)")
+        #expect(lines.first?.contains(":1: '88005553535': no number of +880 looks like 05553535") == true, "\(lines)")
+        #expect(lines.first?.contains("national number written with the trunk prefix 8 in") == true && lines.first?.contains("RU") == true)
+        #expect(lines.last?.contains(":2: '8200000000': no number of +82 looks like 00000000") == true, "\(lines)")
+
+        let dump = try lookup(["dump", "--db", dir.path("a.cid")])
+        #expect(dump.lines == ["79131234567\tNovosibirsk\tidentify"])
+        // Given the country, the same row is the Russian number.
+        let ru = try lookup(["build", "-o", dir.path("ru.cid"), tsv, "--country", "RU", "--max-bad-rows", "100%"])
+        #expect(ru.status == 0)
+        #expect(try lookup(["78005553535", "--db", dir.path("ru.cid")]).lines == ["78005553535\tRussian 800\tidentify"])
+    }
+
+    /// Before: `84951234567` (Moscow, 8 495…) was silently a Vietnamese number. It is one — a
+    /// valid +84 number — so without a country it is still read as E.164; but when refused rows
+    /// of the same input are national numbers of Russia (`88005553535`), both build paths warn
+    /// that the accepted rows read as Russian numbers too, and count them. Without such evidence
+    /// nothing is said: Korea's `8216660369` is also a Belarusian number with its trunk 8.
+    @Test func rowsThatAreAlsoNationalNumbersOfTheRefusedRowsCountryAreWarnedOf() throws {
+        let dir = TempDir()
+        let tsv = dir.path("in.tsv")
+        try write("84951234567\tMoscow office\n88005553535\tHotline\n79131234567\tNovosibirsk\n", tsv)
+        for (extra, lineNamed) in [(["--json", "--skip-bad-rows"], false), (["--json", "--no-progress", "--max-bad-rows", "100%"], true)] {
+            let r = try lookup(["build", "-o", dir.path("a.cid"), tsv] + extra)
+            #expect(r.status == 0, "\(extra): \(r.stderr)")
+            let warning = r.errorLines.filter { $0.contains("warning") && $0.contains("'84951234567' is read as +84 951234567") }
+            #expect(warning.count == 1, "\(extra): \(r.stderr)")
+            #expect(warning.first?.contains("also a number of RU written with its trunk prefix 8") == true)
+            #expect(warning.first?.contains("give --country RU") == true)
+            if lineNamed { #expect(warning.first?.hasPrefix(tsv + ":1: warning: ") == true, "\(r.stderr)") }
+            let summary = try #require(try jsonObjects(r.stdout).first)
+            #expect((summary["warnings"] as? [String: Any])?["ambiguous-national-form"] as? Int == 1, "\(extra): \(r.stdout)")
+        }
+        // No refused row points to a country: digits that read both ways are taken silently.
+        try write("84951234567\tHanoi\n8216660369\tSeoul\n79131234567\tNovosibirsk\n", tsv)
+        for extra in [[String](), ["--no-progress"]] {
+            let quiet = try lookup(["build", "-o", dir.path("b.cid"), tsv] + extra)
+            #expect(quiet.status == 0 && !quiet.stderr.contains("warning"), "\(extra): \(quiet.stderr)")
+        }
+    }
+
+    /// The normalizer's own verdicts, with and without the shape check.
+    @Test func plausibleIsTheDefaultAndPossibleChecksLengthsOnly() throws {
+        let plausible = try NumberNormalizer(rules: .libphonenumber)
+        #expect(plausible.validity == .plausible)
+        #expect(throws: NumberProblem.self) { try plausible.normalize(e164: 88005553535) }
+        do {
+            _ = try plausible.normalize(e164: 88005553535)
+        } catch {
+            #expect(error.reason == .notPlausible)
+        }
+        #expect(try plausible.normalize(e164: 78005553535) == 78005553535)
+        let possible = try NumberNormalizer(validity: .possible, rules: .libphonenumber)
+        #expect(try possible.normalize(e164: 88005553535) == 88005553535)
+        #expect(try plausible.normalize("8 800 555-35-35", country: "RU").numbers == [78005553535])
+    }
+
+    /// Before: `+82 (0)2 866 0791` was stored as 82028660791 (the length is possible with the 0).
+    @Test(arguments: [("+82 (0)2 866 0791", "KR", UInt64(8228660791)), ("+44 (0)20 7946 0958", "GB", 442079460958),
+                      ("0044 (0)20 7946 0958", "GB", 442079460958), ("+7 (0)913 123-45-67", "RU", 79131234567)])
+    func aZeroInParenthesesAfterTheCallingCodeIsTheTrunkPrefix(text: String, country: String, expected: UInt64) throws {
+        for validity in [NumberValidity.plausible, .possible, .any] {
+            let normalizer = try NumberNormalizer(validity: validity, rules: .libphonenumber)
+            #expect(try normalizer.normalize(text, country: country).numbers == [expected], "\(validity)")
+            if text.hasPrefix("+") {
+                #expect(try normalizer.normalize(text, country: nil).numbers == [expected], "\(validity), no country")
+            }
+        }
+        #expect(try NumberNormalizer(plan: .builtIn).normalize(text, country: country).numbers == [expected], "built-in table")
+    }
+
+    /// Before: `00 82 2 866 0791 --country KR` answered 228660791, `4314-3386 --country AR` a
+    /// number the build refuses as local-only, `010-1234 --country KR` was accepted (a query used
+    /// `--validity any`). Now a query reads each sample of eight countries (typed as people type
+    /// them, impossible lengths among them) as the build does: every row the build stored is
+    /// found, every row it refused is refused by the query.
+    @Test func aQueryReadsANumberExactlyAsTheBuildStoredIt() throws {
+        let dir = TempDir()
+        let regions = ["KR", "AR", "CZ", "GB", "BR", "JP", "US", "BD"]
+        let samples = PhoneNumberAgreementTests.samples.filter { regions.contains($0.region) }
+        #expect(samples.count > 300)
+        var extra = [("KR", "00 82 2 866 0791"), ("AR", "4314-3386"), ("KR", "010-1234"), ("KR", "02-866-0791")]
+        extra += samples.map { ($0.region, $0.text) }
+        let rows = extra.enumerated().map { "\($0.element.1)\tL\($0.offset)\t\($0.element.0)" }
+        let tsv = dir.path("in.tsv"), db = dir.path("all.cid"), errors = dir.path("errors.tsv")
+        try write(rows.joined(separator: "\n") + "\n", tsv)
+        let build = try lookup(["build", "-o", db, tsv, "--number-field", "1", "--label-field", "2", "--country-field", "3",
+                                "--header", "no", "--max-bad-rows", "100%", "--errors", errors])
+        #expect(build.status == 0, "\(build.stderr)")
+        let rejectedLines = Set(try String(contentsOfFile: errors, encoding: .utf8).split(separator: "\n").dropFirst()
+            .compactMap { Int($0.split(separator: "\t")[1]) })
+        #expect(rejectedLines.contains(2) && rejectedLines.contains(3), "the local-only and the implausible rows")
+        #expect(!rejectedLines.contains(1) && !rejectedLines.contains(4))
+        for region in regions {
+            let mine = extra.enumerated().filter { $0.element.0 == region }
+            let query = try lookup(["-", "--country", region, "--db", db],
+                                   stdin: Data((mine.map(\.element.1).joined(separator: "\n") + "\n").utf8))
+            #expect(query.lines.count == mine.count)
+            for (answer, row) in zip(query.lines, mine) {
+                let found = !answer.hasSuffix("\t-")
+                let stored = !rejectedLines.contains(row.offset + 1)
+                #expect(found == stored, "\(region) '\(row.element.1)': build \(stored ? "stored" : "refused") it, query answered '\(answer)'")
+            }
+        }
+        let kr = try lookup(["00 82 2 866 0791", "--country", "KR", "--db", db])
+        #expect(kr.status == 0 && kr.lines.first?.hasPrefix("8228660791\t") == true)
+        #expect(try lookup(["4314-3386", "--country", "AR", "--db", db]).status == 65)
+        #expect(try lookup(["010-1234", "--country", "KR", "--db", db]).status == 65)
+    }
+
+    /// Before: a `lookup` whose libcallerid-phonenumber.so was not found read numbers with the
+    /// built-in table without a word (8.2 % of valid numbers of 25 countries refused). Now it
+    /// says so once per run, and `--version` names the rules.
+    @Test func aToolWithoutLibphonenumberSaysItReadsNumbersWithTheTable() throws {
+        let dir = TempDir()
+        let alone = dir.url.appendingPathComponent("lookup")
+        try FileManager.default.copyItem(at: try #require(BuiltProducts.lookup), to: alone)
+        let version = try lookup(["--version"], executable: alone)
+        #expect(version.status == 0 && version.lines.last?.hasPrefix("number rules: built-in table (libphonenumber is not available") == true)
+        let tsv = dir.path("in.tsv")
+        try write("79131234567\tA\n79131234568\tB\n", tsv)
+        let note = "note: numbers are read with the built-in table, not libphonenumber"
+        for args in [["build", "-o", dir.path("a.cid"), tsv], ["build", "-o", dir.path("b.cid"), tsv, "--no-progress"],
+                     ["+7 913 123-45-67", "--country", "RU", "--db", dir.path("a.cid")]] {
+            let r = try lookup(args, executable: alone)
+            #expect(r.status == 0, "\(args): \(r.stderr)")
+            #expect(r.errorLines.filter { $0.hasPrefix(note) }.count == 1, "\(args): \(r.stderr)")
+        }
+        // Beside its library: no note, and --version names it.
+        let withLibrary = try lookup(["build", "-o", dir.path("c.cid"), tsv])
+        #expect(withLibrary.status == 0 && !withLibrary.stderr.contains(note))
+    }
+}
