@@ -384,4 +384,39 @@ import Testing
         #expect(report.plan.isLoaded(slot: 1, by: try #require(loaded.cursors[1])))
         #expect(try loaded.reload(1).calls == 0)
     }
+
+    // MARK: CLI
+
+    /// `lookup install --json` says per slot whether its bounds and entries changed, and
+    /// `lookup feed --from-previous --json` counts the calls: none for an unchanged slot.
+    @Test func installAndFeedReportWhichSlotsChanged() throws {
+        let dir = TempDir()
+        var files = Self.six()
+        try writeBuildDirectory(dir.path("v1"), files)
+        files[5] = Self.region(5, 120)
+        try writeBuildDirectory(dir.path("v2"), files)
+        let store = dir.path("store")
+        let i1 = try lookup(["install", "--store", store, dir.path("v1"), "--slots", "3", "--json"])
+        #expect(i1.status == 0, "\(i1.stderr)")
+        #expect(try #require(try jsonObjects(i1.stdout).first)["split"] as? String == "balanced")
+        let i2 = try lookup(["install", "--store", store, dir.path("v2"), "--json"])
+        let r2 = try #require(try jsonObjects(i2.stdout).first)
+        #expect(r2["split"] as? String == "kept")
+        let slots = try #require(r2["slots"] as? [[String: Any]])
+        #expect(slots.map { $0["content_changed"] as? Bool } == [false, false, true])
+        #expect(slots.map { $0["bounds_changed"] as? Bool } == [false, false, false])
+        #expect(slots.map { $0["content_since"] as? Int } == [1, 1, 2] && slots.map { $0["bounds_since"] as? Int } == [1, 1, 1])
+
+        for (slot, calls, changed) in [(1, 0, false), (3, 20, true)] {
+            let f = try lookup(["feed", "--store", store, "--slot", "\(slot)/3", "--from-previous", "--simulate", "--json"])
+            #expect(f.status == 0, "\(f.stderr)")
+            let j = try #require(try jsonObjects(f.stdout).first)
+            #expect(j["calls"] as? Int == calls && j["mode"] as? String == (changed ? "delta" : "up-to-date"), "slot \(slot)")
+            let plan = try #require(j["slot_plan"] as? [String: Any])
+            #expect(plan["content_changed"] as? Bool == changed)
+        }
+        let text = try lookup(["install", "--store", store])
+        #expect(text.status == 0 && text.stdout.contains("slot plan: every boundary kept"))
+        #expect(text.stdout.contains("slot 1/3: ") && text.stdout.contains("no reload needed"))
+    }
 }
