@@ -55,9 +55,13 @@ public struct FeedResult: Sendable {
 /// - A request that is not incremental gets the target from the start (the system holds
 ///   nothing: first load, or the extension was switched off and on).
 /// - An incremental request with the cursor of the same target continues where it stopped.
+///   So does one whose cursor names an earlier generation that had the same entries in the
+///   same range (the slot plan's ``SlotPlan/Slot/contentSince``): an unchanged slot is up to
+///   date, with no call.
 /// - An incremental request after an install (a new target) sends the delta from what is
 ///   loaded — removals first, then ascending additions, per list — when the loaded version is
-///   still on disk and the delta is cheaper than a full reload; otherwise it sends "remove all"
+///   still on disk (or a generation with the same entries in its range, by the plans) and the
+///   delta is cheaper than a full reload; otherwise it sends "remove all"
 ///   and the target from the start. A delta is chunked like a load.
 /// - `chunk` bounds the additions and removals of one request (the two "remove all" calls are
 ///   extra); nil sends everything at once.
