@@ -221,8 +221,8 @@ public struct SlotPlan: Sendable, Equatable, Codable {
     ///
     /// Each slot records since when its bounds and its entries are the same
     /// (``Slot/boundsSince``, ``Slot/contentSince``): a slot that kept its bounds is compared
-    /// with the previous generation's entries in that range (without reading them when the same
-    /// files, by hash, and the same settings make that range). Deterministic: the same previous
+    /// with the previous generation's entries in that range, list by list (without reading a
+    /// list when the same files, by hash, and the same settings make it there). Deterministic: the same previous
     /// plan and the same entries give the same plan. Reads the merged stream once without
     /// labels, plus the ranges split anew.
     /// - Throws: ``DirectoryError/Code-swift.struct/budgetExceeded`` when the entries do not
