@@ -450,7 +450,8 @@ public final class InstalledStore: Sendable {
             FileSystem.checkpoint("verified")
             let snapshot = try DirectorySnapshot(directory: staging, settings: settings)
             if newCategoryChoice { try Self.checkCategories(settings, snapshot) }
-            plan = try SlotPlan.make(snapshot, slots: settings.slots, maxEntries: settings.maxEntries)
+            // The previous plan kept where it still fits (the one place a generation's plan is made).
+            plan = try SlotPlan.stable(snapshot, generation: newID, after: .read(current), slots: settings.slots, maxEntries: settings.maxEntries)
             try Self.writePlan(plan, in: staging)
             try FileSystem.sync(staging, directory: true)
             FileSystem.checkpoint("planned")
