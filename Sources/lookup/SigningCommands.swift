@@ -146,8 +146,11 @@ libcurl4), loaded only when a fetch runs.
                      "dataset_version":…,"files_fetched":N,"files_reused":N,
                      "files_cached":N,"fetched":[…],"cached":[…],"bytes_downloaded":N,
                      "bytes_resumed":N,"seconds":S,"source":…,"regions":[…],
-                     "unavailable_regions":[…],"missing_packs":[…]} (source and regions
-                     null for a set without sources); with --list {"url":…,
+                     "unavailable_regions":[…],"missing_packs":[…],"max_entries":N,
+                     "split":…,"slots":[…]} (source and regions null for a set without
+                     sources; max_entries, split and slots null when nothing was installed;
+                     per slot as 'lookup install --json': content_changed says whether its
+                     extension needs a reload); with --list {"url":…,
                      "dataset_version":…,"build_time":…,"regions":[{"region":…,"files":[…],
                      "entries":N,"bytes":N,"numbers":[[FIRST,LAST],…],"kinds":[…]}]};
                      a failure is one JSON object too:
@@ -229,12 +232,13 @@ private func writeFetchReport(_ report: DirectoryFetcher.Report, store: Installe
     if json {
         let names = jsonStrings
         let generation = report.install?.generation.id ?? (try? store.current())??.id
-        out.write("{\"store\":\(jsonString(storePath)),\"url\":\(jsonString(url)),\"up_to_date\":\(report.upToDate),\"generation\":\(generation.map(String.init) ?? "null"),\"previous\":\(report.install?.previous.map { String($0.id) } ?? "null"),\"dataset_version\":\(report.datasetVersion.map(jsonString) ?? "null"),\"files_fetched\":\(report.fetchedFiles.count),\"files_reused\":\(report.reusedFiles.count),\"files_cached\":\(report.cachedFiles.count),\"fetched\":\(names(report.fetchedFiles)),\"cached\":\(names(report.cachedFiles)),\"bytes_downloaded\":\(report.bytesDownloaded),\"bytes_resumed\":\(report.bytesResumed),\"seconds\":\(String(format: "%.3f", report.seconds)),\"source\":\(report.source.map(jsonString) ?? "null"),\"regions\":\(report.regions.map(names) ?? "null"),\"unavailable_regions\":\(names(report.unavailableRegions)),\"missing_packs\":\(names(report.install?.missingPacks ?? []))}\n")
+        out.write("{\"store\":\(jsonString(storePath)),\"url\":\(jsonString(url)),\"up_to_date\":\(report.upToDate),\"generation\":\(generation.map(String.init) ?? "null"),\"previous\":\(report.install?.previous.map { String($0.id) } ?? "null"),\"dataset_version\":\(report.datasetVersion.map(jsonString) ?? "null"),\"files_fetched\":\(report.fetchedFiles.count),\"files_reused\":\(report.reusedFiles.count),\"files_cached\":\(report.cachedFiles.count),\"fetched\":\(names(report.fetchedFiles)),\"cached\":\(names(report.cachedFiles)),\"bytes_downloaded\":\(report.bytesDownloaded),\"bytes_resumed\":\(report.bytesResumed),\"seconds\":\(String(format: "%.3f", report.seconds)),\"source\":\(report.source.map(jsonString) ?? "null"),\"regions\":\(report.regions.map(names) ?? "null"),\"unavailable_regions\":\(names(report.unavailableRegions)),\"missing_packs\":\(names(report.install?.missingPacks ?? [])),\(report.install.map { slotsJSONFields($0.plan) } ?? "\"max_entries\":null,\"split\":null,\"slots\":null")}\n")
     } else if report.upToDate {
         // The dataset version comes from the fetched manifest: shown escaped.
         out.write("\(storePath) is up to date with \(url) (dataset \(escapedForDisplay(report.datasetVersion ?? "?")))\n")
         if let install = report.install {
             out.write("installed generation \(install.generation.id) with the new settings: \(install.plan.slots.count) slot\(install.plan.slots.count == 1 ? "" : "s") of at most \(install.plan.maxEntries)\n")
+            writeSlotLines(install.plan, to: &out)
         }
     } else if let install = report.install {
         out.write("installed generation \(install.generation.id)\(install.previous.map { " (previous \($0.id) kept)" } ?? "") of dataset \(escapedForDisplay(report.datasetVersion ?? "?")) from \(url) in \(String(format: "%.2f", report.seconds)) s\n")
@@ -245,6 +249,7 @@ private func writeFetchReport(_ report: DirectoryFetcher.Report, store: Installe
         for pack in install.missingPacks {
             out.write("missing: \(pack): missing or damaged in the store and in the previous generation, left out; the next step of its source brings it back\n")
         }
+        writeSlotLines(install.plan, to: &out)
     }
     if let source = report.source, let regions = report.regions, !json {
         out.write("source \(source): \(regions.count) region\(regions.count == 1 ? "" : "s") subscribed (\(regions.prefix(12).map { escapedForDisplay($0) }.joined(separator: ", "))\(regions.count > 12 ? ", …" : ""))\n")

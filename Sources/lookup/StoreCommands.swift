@@ -67,10 +67,7 @@ private func storeListBody(_ raw: [String]) throws -> Int32 {
             let fields = sourceJSON(s.source).dropLast()
             return fields + ",\"implicit\":\(s.source.isImplicit),\"installed\":[\(regions.joined(separator: ","))],\"offered\":\(jsonStrings(s.offered)),\"unavailable\":\(jsonStrings(s.unavailable)),\"missing_packs\":\(jsonStrings(s.missingPacks))}"
         }
-        let slots = plan.slots.enumerated().map { i, s in
-            "{\"slot\":\(i + 1),\"lower_bound\":\(s.lowerBound),\"upper_bound\":\(s.upperBound),\"identify\":\(s.identification),\"block\":\(s.blocking)}"
-        }
-        out.write("{\"store\":\(jsonString(storePath)),\"generation\":\(pinned.id),\"sources\":[\(list.joined(separator: ","))],\"max_entries\":\(plan.maxEntries),\"slots\":[\(slots.joined(separator: ","))],\"unreadable\":\(jsonStrings(pinned.snapshot.unreadable.map(\.file)))}\n")
+        out.write("{\"store\":\(jsonString(storePath)),\"generation\":\(pinned.id),\"sources\":[\(list.joined(separator: ","))],\(slotsJSONFields(plan)),\"unreadable\":\(jsonStrings(pinned.snapshot.unreadable.map(\.file)))}\n")
     } else {
         out.write("\(storePath): generation \(pinned.id), \(sources.count) source\(sources.count == 1 ? "" : "s"), \(plan.slots.count) slot\(plan.slots.count == 1 ? "" : "s") of at most \(plan.maxEntries)\n")
         for s in sources {
@@ -87,9 +84,7 @@ private func storeListBody(_ raw: [String]) throws -> Int32 {
             for name in s.unavailable { out.write("  \(escapedForDisplay(name))\tnot offered by the installed set\n") }
             for pack in s.missingPacks { out.write("  missing: \(pack) (the next fetch or install of source \(r.name) brings it back)\n") }
         }
-        for (i, s) in plan.slots.enumerated() {
-            out.write("slot \(i + 1)/\(plan.slots.count): \(s.identification) identification + \(s.blocking) blocking = \(s.count) of at most \(plan.maxEntries)\n")
-        }
+        writeSlotLines(plan, to: &out)
     }
     out.flush()
     return Exit.ok
