@@ -123,7 +123,8 @@ private func expectAnswers(_ store: String, _ sources: [ModelSource], sourceLoca
 /// Every slot of the current generation fed to the CallKit simulator as a phone would after
 /// the step (the previous generation's slot first, then the incremental requests): strictly
 /// ascending and duplicate-free (the simulator refuses anything else), and together the
-/// model's lists. Returns the calls per slot of `lookup feed --from-previous`.
+/// model's lists. Returns the calls per slot of `lookup feed --from-previous` (every sink
+/// call, "remove all" included; empty for a store's first generation).
 private func expectFeeds(_ storePath: String, _ sources: [ModelSource], sourceLocation: SourceLocation = #_sourceLocation) throws -> [Int] {
     let store = try InstalledStore(path: storePath)
     let pinned = try store.pin()
@@ -144,7 +145,7 @@ private func expectFeeds(_ storePath: String, _ sources: [ModelSource], sourceLo
             let r = try lookup(["feed", "--store", storePath, "--slot", "\(k + 1)/\(pinned.plan.slots.count)", "--from-previous", "--json"])
             #expect(r.status == 0, "\(r.stdout)", sourceLocation: sourceLocation)
             let j = try #require(try JSONSerialization.jsonObject(with: r.stdoutData) as? [String: Any])
-            calls.append(["identification", "blocking", "removed_identification", "removed_blocking"].reduce(0) { $0 + (j[$1] as? Int ?? 0) })
+            calls.append(try #require(j["calls"] as? Int, "\(r.stdout)", sourceLocation: sourceLocation))
         }
     }
     #expect(Set(ids.map(\.0)).count == ids.count && Set(blocks).count == blocks.count, sourceLocation: sourceLocation)
@@ -161,7 +162,13 @@ private func json(_ r: CLIResult) throws -> [String: Any] {
     /// The user's own set, step by step, from two publishers and a starter folder: after each
     /// step only the files the step needs were requested, every answer of `lookup - --db
     /// STORE` matches the model, and every slot feeds the model's lists, ascending and
-    /// duplicate-free, as a delta from the step before (calls per slot printed).
+    /// duplicate-free, as a delta from the step before (calls per slot printed). The slots
+    /// are stable: a slot of the previous plan that holds no entry the step changed keeps its
+    /// bounds, is reported unchanged by the step (`content_changed: false`) and gets zero calls
+    /// from `lookup feed --from-previous`; a step that changes one region of one source leaves
+    /// a slot untouched. Before, every step split the entries anew and every slot was reported
+    /// changed: the slot that held none of the step's entries still got calls (3 regions
+    /// subscribed: 81 in slot 2; r11 added: 27 in slot 1; r02 removed: 27 in slot 2).
     @Test func theUsersOwnSetFromTwoPublishersAndAStarterFolder() throws {
         let fx = try TwoPublishers()
         let a = fx.dir.path("a.pub"), b = fx.dir.path("b.pub")
@@ -169,11 +176,45 @@ private func json(_ r: CLIResult) throws -> [String: Any] {
         var city = ModelSource(name: "city", regions: cityRegions(version: 1), subscribed: [])
         var blocks = ModelSource(name: "blocks", regions: try blockList(), subscribed: [])
         var log: [String] = []
-        func step(_ name: String, _ model: [ModelSource], requested: [String]) throws {
+        var before: (plan: SlotPlan, model: [ModelSource])? = nil
+        /// `report`: the step's `--json` output; `untouched`: how many slots the step must
+        /// leave with the same bounds and entries at least.
+        func step(_ name: String, _ model: [ModelSource], requested: [String], report: CLIResult, untouched: Int = 0) throws {
             #expect(fx.requested() == requested, "\(name): requests")
             try expectAnswers(fx.store, model)
             let calls = try expectFeeds(fx.store, model)
-            log.append("\(name): \(calls.map(String.init).joined(separator: " + ")) calls")
+            let plan = try InstalledStore(path: fx.store).plan()
+            let reported = try #require(try json(report)["slots"] as? [[String: Any]], "\(name): \(report.stdout)")
+            #expect(reported.count == plan.slots.count, "\(name): slots reported")
+            var same: [Int] = []
+            if let before {
+                #expect(calls.count == plan.slots.count)
+                // The numbers whose entry the step changed (added, removed, relabelled, blocked
+                // or not), by the model.
+                let old = expectedLists(before.model.flatMap(\.files)), new = expectedLists(model.flatMap(\.files))
+                let oldLabels = Dictionary(old.identification, uniquingKeysWith: { a, _ in a })
+                let newLabels = Dictionary(new.identification, uniquingKeysWith: { a, _ in a })
+                var changedNumbers = Set(oldLabels.keys).union(newLabels.keys).filter { oldLabels[$0] != newLabels[$0] }
+                changedNumbers.formUnion(Set(old.blocking).symmetricDifference(new.blocking))
+                for (k, slot) in plan.slots.enumerated() where k < calls.count && k < reported.count {
+                    let changed = reported[k]["content_changed"] as? Bool
+                    // A slot of the previous plan holding no changed number keeps its bounds,
+                    // is reported unchanged and gets no call.
+                    if before.plan.slots.indices.contains(k), !changedNumbers.contains(where: before.plan.slots[k].range.contains) {
+                        same.append(k)
+                        #expect(slot.range == before.plan.slots[k].range, "\(name): slot \(k + 1) holds no changed entry, yet its bounds moved")
+                        #expect(calls[k] == 0, "\(name): slot \(k + 1)'s entries did not change, yet feed --from-previous made \(calls[k]) calls")
+                        #expect(changed == false, "\(name): slot \(k + 1)'s entries did not change, yet it is reported changed")
+                    } else {
+                        #expect(changed == true, "\(name): slot \(k + 1)'s entries changed, yet it is reported unchanged")
+                        #expect(calls[k] > 0, "\(name): slot \(k + 1)'s entries changed, yet no call")
+                    }
+                }
+            }
+            #expect(same.count >= untouched, "\(name): \(same.count) slots untouched, \(untouched) expected at least")
+            before = (plan, model)
+            let shown = calls.enumerated().map { "slot \($0.offset + 1): \($0.element)\(same.contains($0.offset) ? " (no entry changed)" : "")" }
+            log.append("\(name): \(calls.isEmpty ? "first load" : shown.joined(separator: ", "))")
         }
 
         // What the city publisher offers: its region picker, from the signed manifest only.
@@ -187,20 +228,20 @@ private func json(_ r: CLIResult) throws -> [String: Any] {
         // The app's first start: the starter set, a new store of two slots.
         var r = try fx.run(["install", "--store", fx.store, fx.starter, "--source", "starter", "--slots", "2", "--json"])
         #expect(r.status == 0, "\(r.stdout)")
-        try step("starter installed", [starter], requested: [])
+        try step("starter installed", [starter], requested: [], report: r)
 
         // Three regions: only their files are downloaded.
         r = try fx.run(["fetch", fx.city, "--store", fx.store, "--trust", a, "--source", "city", "--regions", "r02,r05,r09", "--json"])
         #expect(r.status == 0, "\(r.stdout)")
         #expect(try json(r)["regions"] as? [String] == ["r02", "r05", "r09"])
         city.subscribed = ["r02", "r05", "r09"]
-        try step("3 regions subscribed", [city, starter], requested: ["city/manifest.json", "city/manifest.json.sig", "city/r02.cid", "city/r05.cid", "city/r09.cid"])
+        try step("3 regions subscribed", [city, starter], requested: ["city/manifest.json", "city/manifest.json.sig", "city/r02.cid", "city/r05.cid", "city/r09.cid"], report: r)
 
         // One more region: only it is downloaded.
         r = try fx.run(["fetch", fx.city, "--store", fx.store, "--trust", a, "--source", "city", "--regions", "r11", "--json"])
         #expect(r.status == 0, "\(r.stdout)")
         city.subscribed.append("r11")
-        try step("r11 added", [city, starter], requested: ["city/manifest.json", "city/manifest.json.sig", "city/r11.cid"])
+        try step("r11 added", [city, starter], requested: ["city/manifest.json", "city/manifest.json.sig", "city/r11.cid"], report: r)
 
         // A new version changes a subscribed region (r05) and another (r07): only r05 is downloaded.
         try publish(fx.dir.path("web/city"), cityRegions(version: 2, changed: ["r05", "r07"]), version: "2", key: fx.keyA)
@@ -208,26 +249,26 @@ private func json(_ r: CLIResult) throws -> [String: Any] {
         #expect(r.status == 0, "\(r.stdout)")
         #expect(try json(r)["fetched"] as? [String] == ["r05.cid"])
         city.regions = cityRegions(version: 2, changed: ["r05", "r07"])
-        try step("r05 updated", [city, starter], requested: ["city/manifest.json", "city/manifest.json.sig", "city/r05.cid"])
+        try step("r05 updated", [city, starter], requested: ["city/manifest.json", "city/manifest.json.sig", "city/r05.cid"], report: r, untouched: 1)
 
         // A region dropped: nothing requested, its packs gone.
         r = try fx.run(["store", "remove", "--store", fx.store, "--source", "city", "--regions", "r02", "--json"])
         #expect(r.status == 0, "\(r.stdout)")
         #expect(try json(r)["removed"] as? [String] == ["city/r02"])
         city.subscribed.removeAll { $0 == "r02" }
-        try step("r02 removed", [city, starter], requested: [])
+        try step("r02 removed", [city, starter], requested: [], report: r, untouched: 1)
 
         // The block list of another publisher, above the regions.
         r = try fx.run(["fetch", fx.blocks, "--store", fx.store, "--trust", b, "--source", "blocks", "--priority", "1", "--json"])
         #expect(r.status == 0, "\(r.stdout)")
         blocks.subscribed = ["spam"]
-        try step("block list added", [blocks, city, starter], requested: ["blocks/manifest.json", "blocks/manifest.json.sig", "blocks/spam.cid"])
+        try step("block list added", [blocks, city, starter], requested: ["blocks/manifest.json", "blocks/manifest.json.sig", "blocks/spam.cid"], report: r)
 
         // The starter set removed.
         r = try fx.run(["store", "remove", "--store", fx.store, "--source", "starter", "--json"])
         #expect(r.status == 0, "\(r.stdout)")
         starter.subscribed = []
-        try step("starter removed", [blocks, city], requested: [])
+        try step("starter removed", [blocks, city], requested: [], report: r)
 
         let listed = try json(try fx.run(["store", "list", "--store", fx.store, "--json"]))
         let sources = try #require(listed["sources"] as? [[String: Any]])
