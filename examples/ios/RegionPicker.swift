@@ -2,7 +2,9 @@
 // set that ships in the app bundle, the regions the user picks from a directory publisher,
 // and a block list from another publisher, each a source of the installed store. Every call
 // below is one atomic step (a new generation, or nothing changed); run them off the main
-// thread (they download and verify), then reload the extensions.
+// thread (they download and verify), then reload the extensions whose slot changed (a step
+// keeps the slots' bounds where they still fit: a region added to slot 3 reloads extension 3
+// only).
 //
 // Compiled here? Type-checked on Linux against the package (typecheck-linux.sh); not built for
 // iOS. Paths, URLs and key texts are examples.
@@ -79,9 +81,10 @@ struct RegionPicker {
         return failures
     }
 
-    /// The extensions reload only when a step installed a generation whose regions changed.
+    /// After a step that installed a generation, the extensions whose slot changed reload
+    /// (the plan's per-slot record, SlotPlan.isLoaded(slot:by:)); the others keep what they hold.
     private func reload(after install: InstalledStore.InstallReport?) {
-        guard let install, !install.changes.isEmpty || !install.missingPacks.isEmpty else { return }
-        DirectoryReload.reloadAll()
+        guard install != nil else { return }
+        DirectoryReload.reloadChanged(storePath: store.path)
     }
 }
