@@ -313,7 +313,7 @@ public final class Database: Sendable {
         }
         // A list, not a dictionary: the first hashed collection a process makes costs a search
         // of every protocol conformance in the binary, and opening a file is on `lookup`'s
-        // start-up path (issue 18). There are at most `Format.maxSections` sections.
+        // start-up path. There are at most `Format.maxSections` sections.
         var found: [(section: Format.Section, view: ByteView)] = []
         var list: [(kind: UInt32, offset: Int, length: Int, checksum: UInt64)] = []
         var rangesView: ByteView? = nil

@@ -27,7 +27,7 @@ struct ToolError: Error {
 /// Plain arrays, no `Set` or `Dictionary`: a command line holds a handful of options, and the
 /// first use of a hashed collection of `String` makes the Swift runtime search every protocol
 /// conformance in the binary (Foundation's included) for `String: Hashable`, page by page —
-/// a measurable part of a one-number lookup's start-up (issue 18).
+/// a measurable part of a one-number lookup's start-up.
 struct Arguments {
     private(set) var positionals: [String] = []
     /// Every valued option given, in command-line order (a repeated option appears repeatedly).

@@ -3,7 +3,7 @@ import CallerIDDirectory
 import CallerID
 
 // `lookup keygen`, `lookup sign`, `lookup fetch`: signed build directories and updates over
-// HTTP (issue 16; docs/CALL-DIRECTORY.md "Updates over the network").
+// HTTP (docs/CALL-DIRECTORY.md "Updates over the network").
 
 extension Exit {
     /// EX_UNAVAILABLE: the server could not be reached or answered with an error.

@@ -11,7 +11,7 @@ swift build --traits PortableCodecs --scratch-path .build-portable --target Call
 bin=$(swift build --traits PortableCodecs --scratch-path .build-portable --show-bin-path)
 modules=$bin/Modules
 # CSodium (libsodium, opened with dlopen) has the module map SwiftPM generates for it.
-sodium=(-Xcc -fmodule-map-file="$bin/CSodium.build/module.modulemap" -I CSodium/include)
+sodium=(-Xcc -fmodule-map-file="$bin/CSodium.build/module.modulemap" -I Sources/CSodium/include)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 stubs=examples/ios/LinuxStubs
