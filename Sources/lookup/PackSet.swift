@@ -116,7 +116,7 @@ final class PackSet: Sendable {
         }
         switch opening {
         case .failure(let error):
-            throw ToolError(code: exitCode(for: error), message: error.message)
+            throw toolError(error)
         case .success(let db):
             return state.withLock { s in
                 if let first = s.packs[i].database { return first }

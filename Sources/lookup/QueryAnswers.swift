@@ -140,7 +140,7 @@ struct QueryAnswers {
                     }
                 }
             } catch {
-                throw ToolError(code: exitCode(for: error), message: error.message)
+                throw toolError(error)
             }
             from = to
         }

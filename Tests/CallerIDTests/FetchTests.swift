@@ -359,7 +359,7 @@ struct FetchFixture {
     /// `lookup fetch` reaches libcurl, signing reaches libsodium, `lookup build` reaches
     /// libphonenumber and `lookup serve` libmicrohttpd with dlopen: the tool's binary must not
     /// name any of them, an SSL library or FoundationNetworking among the libraries loaded at
-    /// every start (issue 18's start-up).
+    /// every start (start-up cost).
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/ldd"), "ldd is not installed"))
     func lookupDoesNotLinkCurlSSLOrFoundationNetworking() throws {
         let binary = try #require(BuiltProducts.file("lookup"), "the lookup executable was not found")
