@@ -50,6 +50,35 @@ cpu_ticks() { local t=0; for p in "$@"; do t=$((t + $(awk '{print $14 + $15}' "/
 rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
 fds() { ls "/proc/$1/fd" | wc -l; }
 wait_port() { for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$1/healthz" && return 0; sleep 0.05; done; return 1; }
+# Starts `lookup serve ARGS --listen 127.0.0.1:18080 --threads 2` (stopping the one before), its
+# stderr in $work/LOG; $server is its process id.
+server=""
+serve_on() {
+    local log=$1; shift
+    if [ -n "$server" ]; then kill "$server"; wait "$server" 2>/dev/null || true; fi
+    say "\$ lookup serve $* --listen 127.0.0.1:18080 --threads 2"
+    "$lookup" serve "$@" --listen 127.0.0.1:18080 --threads 2 2>"$work/$log" >/dev/null &
+    server=$!; pids+=("$server")
+    wait_port 18080
+}
+# The well-behaved load (wrk, $seconds) beside `tools/serve_hostile.py ARGS`, started RAMP seconds
+# after it so that its connections are open; its report in $work/NAME.json, wrk's in wrk-NAME.txt.
+beside_hostile() {
+    local name=$1 ramp=$2; shift 2
+    load
+    run python3 tools/serve_hostile.py 18080 --seconds $((seconds + ramp + 10)) "$@" > "$work/$name.json" &
+    local hostile=$!
+    sleep "$ramp"
+    say "open connections with the hostile clients in place: $(curl -s http://127.0.0.1:18080/metrics | awk '/^callerid_http_connections / {print $2}')"
+    run wrk -t2 -c16 -d${seconds}s --latency -s tools/serve_wrk.lua http://127.0.0.1:18080 -- "$work/numbers.txt" | tee "$work/wrk-$name.txt"
+    wait "$hostile"
+    say "hostile clients: $(tail -1 "$work/$name.json")"
+    # The server closes what the client left open within moments: wait for it before counting.
+    for _ in $(seq 100); do
+        [ "$(curl -s http://127.0.0.1:18080/metrics | awk '/^callerid_http_connections / {print $2}')" -le 1 ] && break
+        sleep 0.05
+    done
+}
 
 # Data: the study directory, set A, and set B (the same numbers, each label with " (B)").
 if [ ! -f "$work/a.cid" ] || [ "$(cat "$work/entries" 2>/dev/null)" != "$entries" ]; then
@@ -72,9 +101,7 @@ say "## lookup serve: $(wc -l < "$work/numbers.txt") numbers of a $entries-entry
 load
 say
 say "### 1. Throughput with keep-alive, and the HTTP floor"
-"$lookup" serve --db "$work/a.cid" --listen 127.0.0.1:18080 --threads 2 2>"$work/serve.log" >/dev/null &
-server=$!; pids+=("$server")
-wait_port 18080
+serve_on serve.log --db "$work/a.cid"
 mkdir -p "$work/nginx/html" "$work/nginx/logs"
 # A real answer as the floor's body (one nginx can quote in its configuration too).
 awk '!/[$\047\\]/ { print; exit }' "$work/answers-a.jsonl" > "$work/nginx/html/answer.json"
@@ -138,12 +165,9 @@ say "the server: $(( (after - before) * 10 )) ms of CPU for 1,000,000 numbers in
 say
 
 say "### 3. 100 store switches during a load of at least 60 seconds"
-kill "$server"; wait "$server" 2>/dev/null || true
 rm -rf "$work/store"
 "$lookup" install --store "$work/store" "$work/set-a" >/dev/null
-"$lookup" serve --store "$work/store" --listen 127.0.0.1:18080 --threads 2 2>"$work/serve-store.log" >/dev/null &
-server=$!; pids+=("$server")
-wait_port 18080
+serve_on serve-store.log --store "$work/store"
 sleep 1
 rss_before=$(rss_kb "$server"); fds_before=$(fds "$server")
 load
@@ -178,21 +202,11 @@ say "generation files mapped now: $(grep -o '/gen-[0-9]*/' "/proc/$server/maps" 
 say
 
 say "### 4. Hostile clients beside a well-behaved load"
-kill "$server"; wait "$server" 2>/dev/null || true
-"$lookup" serve --db "$work/a.cid" --listen 127.0.0.1:18080 --threads 2 2>"$work/serve-hostile.log" >/dev/null &
-server=$!; pids+=("$server")
-wait_port 18080
+serve_on serve-hostile.log --db "$work/a.cid"
 load
 run wrk -t2 -c16 -d${seconds}s --latency -s tools/serve_wrk.lua http://127.0.0.1:18080 -- "$work/numbers.txt" | tee "$work/wrk-calm.txt"
 say
-load
-run python3 tools/serve_hostile.py 18080 --seconds $((seconds + 25)) --idle 10000 --slow 500 > "$work/hostile.json" &
-hostile=$!
-sleep 15   # the idle connections are opened
-say "open connections with the hostile clients in place: $(curl -s http://127.0.0.1:18080/metrics | awk '/^callerid_http_connections / {print $2}')"
-run wrk -t2 -c16 -d${seconds}s --latency -s tools/serve_wrk.lua http://127.0.0.1:18080 -- "$work/numbers.txt" | tee "$work/wrk-hostile.txt"
-wait "$hostile"
-say "hostile clients: $(cat "$work/hostile.json")"
+beside_hostile hostile 15 --idle 10000 --slow 500
 curl -s http://127.0.0.1:18080/metrics | grep -E '^callerid_http_(connections|requests_total\{endpoint="http"|requests_total\{endpoint="other"|requests_total\{endpoint="batch")' || true
 say "RSS $(rss_kb "$server") KB, descriptors $(fds "$server")"
 load
@@ -201,18 +215,7 @@ say
 say "### 5. 10,000 idle connections held through the load (a request deadline longer than the run)"
 # Section 4's idle connections meet the 10-second deadline together and are reopened together:
 # a storm of 10,000 closes and connects every 10 seconds. Here none is closed while wrk runs.
-kill "$server"; wait "$server" 2>/dev/null || true
-say "\$ lookup serve --db a.cid --listen 127.0.0.1:18080 --threads 2 --request-timeout 120"
-"$lookup" serve --db "$work/a.cid" --listen 127.0.0.1:18080 --threads 2 --request-timeout 120 2>"$work/serve-idle.log" >/dev/null &
-server=$!; pids+=("$server")
-wait_port 18080
-load
-run python3 tools/serve_hostile.py 18080 --seconds $((seconds + 20)) --idle 10000 --slow 0 > "$work/idle.json" &
-hostile=$!
-sleep 12   # the idle connections are opened
-say "open connections: $(curl -s http://127.0.0.1:18080/metrics | awk '/^callerid_http_connections / {print $2}')"
-run wrk -t2 -c16 -d${seconds}s --latency -s tools/serve_wrk.lua http://127.0.0.1:18080 -- "$work/numbers.txt" | tee "$work/wrk-idle.txt"
-wait "$hostile"
-say "idle clients: $(tail -1 "$work/idle.json")"
+serve_on serve-idle.log --db "$work/a.cid" --request-timeout 120
+beside_hostile idle 12 --idle 10000 --slow 0
 say "RSS $(rss_kb "$server") KB, descriptors $(fds "$server")"
 load
