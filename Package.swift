@@ -49,6 +49,9 @@ let package = Package(
         // libcurl opened with dlopen when `lookup fetch` runs, never linked: the tool's start-up
         // does not load libcurl, OpenSSL and their dependencies (docs/CALL-DIRECTORY.md).
         .target(name: "CHTTPLoader", path: "Sources/CHTTPLoader"),
+        // libmicrohttpd opened with dlopen when `lookup serve` starts, never linked: `lookup NUMBER`
+        // starts without it (docs/SERVE.md). No headers needed to build.
+        .target(name: "CHTTPServer", path: "Sources/CHTTPServer"),
         // Portable C: LZ4 block codec, XXH3/XXH64, prefetch hint, rename exchange, heap statistics.
         .target(name: "CPortable", path: "Sources/CPortable"),
         .target(
@@ -90,7 +93,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "lookup",
-            dependencies: ["CallerID", "CallerIDPipeline", "CallerIDDirectory", "CHTTPLoader"],
+            dependencies: ["CallerID", "CallerIDPipeline", "CallerIDDirectory", "CHTTPLoader", "CHTTPServer"],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -28,6 +28,8 @@ _lookup_options() {
         feed)    echo "--store --slot --max-entries --chunk --simulate --from-previous --model-os-cap --json --help" ;;
         diff)    echo "--json --help" ;;
         export)  echo "--live-caller-id --db --cache-expiry-minutes --identity-category --icons --text --json --help" ;;
+        serve)   echo "--db --store --listen --country --access-log --log-numbers --cnam-block-prefix --threads" \
+                      "--max-connections --request-timeout --max-header-bytes --max-body-bytes --drain-timeout --json --help" ;;
         *)       echo "--db --country --json --help" ;;
     esac
 }
@@ -61,7 +63,7 @@ _lookup() {
 
     # The value of the option before the cursor.
     case $prev in
-        --db|-o|--output|--allow|--numbering-plan|--category-map|--region-map|--errors|--trust|--require-signature|--key)
+        --db|-o|--output|--allow|--numbering-plan|--category-map|--region-map|--errors|--trust|--require-signature|--key|--access-log)
             _lookup_paths "$cur"; return ;;
         --store|--live-caller-id|--icons)
             _lookup_paths "$cur" -d; return ;;
@@ -80,11 +82,12 @@ _lookup() {
         --category-field|--weight-field|--region-field|--country-field|--range-end-field|\
         --number-prefix-field|--pad-number|--country|--max-range-expansion|--max-expanded-total|\
         --label-replace|--max-label-bytes|--region-after|--top|--dataset-version|--max-bad-rows|--min-rate|--grace|\
-        --source|--regions|--priority)
+        --source|--regions|--priority|\
+        --listen|--cnam-block-prefix|--threads|--max-connections|--request-timeout|--max-header-bytes|--max-body-bytes|--drain-timeout)
             return ;;  # a value nothing can guess
     esac
 
-    local commands="build dump verify info install keygen sign fetch store feed diff export"
+    local commands="build dump verify info install keygen sign fetch store feed diff export serve"
     if (( COMP_CWORD == 1 )); then
         if [[ $cur == -* ]]; then
             COMPREPLY=($(compgen -W "- --db --country --json --help --version" -- "$cur"))

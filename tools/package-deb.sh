@@ -8,7 +8,8 @@
 #   /usr/share/doc/callerid/copyright  /usr/share/doc/callerid/*.md (the documents lookup(1) names)
 # Depends on the C libraries the binaries link (liblz4-1, libxxhash0, libsodium23, libc6), read
 # from the dpkg database of this machine rather than guessed; Recommends libcurl4, which
-# 'lookup fetch' opens with dlopen (no other command needs it). Check it with tools/check-deb.sh.
+# 'lookup fetch' opens with dlopen, and libmicrohttpd12, which 'lookup serve' opens with dlopen
+# (no other command needs them). Check it with tools/check-deb.sh.
 #
 # The binaries are installed without debug information; --debug-dir DIR also writes it to
 # DIR/*.debug (outside the package), linked from the binaries with .gnu_debuglink.
@@ -105,7 +106,7 @@ Architecture: $arch
 Maintainer: $maintainer
 Installed-Size: $size
 Depends: $depends
-Recommends: libcurl4
+Recommends: libcurl4, libmicrohttpd12 | libmicrohttpd12t64
 Section: utils
 Priority: optional
 Description: caller-ID database engine: lookup tool and C library

@@ -402,3 +402,18 @@ enum JSONSyntaxCheck {
         return i < bytes.count ? problem("text after the JSON value: \(found())") : nil
     }
 }
+
+/// The UTF-8 text of a JSON string whose contents (what lies between its quotes, escapes as
+/// written) are `body`, read by the one JSON string reader (``JSONCursor``), and the problem
+/// that ended it early (nil when none): for callers that find a string's ends themselves
+/// (the request bodies of `lookup serve`). An unpaired surrogate escape becomes invalid UTF-8.
+package func jsonUnescape(_ body: [UInt8]) -> (text: [UInt8], problem: String?) {
+    var cursor = JSONCursor(buffer: body + [0x22], source: nil)
+    var text: [UInt8] = []
+    do {
+        if let e = try cursor.parseStringBody(into: &text) { return (text, e.message) }
+    } catch {
+        return (text, "\(error)")   // no source: cannot happen
+    }
+    return (text, nil)
+}

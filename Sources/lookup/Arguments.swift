@@ -134,9 +134,10 @@ struct Output {
     /// Keeps everything written, never writes it (answers rendered before they are put in order).
     private let capturing: Bool
 
-    init(capturing: Bool = false) {
+    /// - Parameter capacity: bytes reserved at first.
+    init(capturing: Bool = false, capacity: Int = 1 << 16) {
         self.capturing = capturing
-        buffer.reserveCapacity(1 << 16)
+        buffer.reserveCapacity(capacity)
     }
 
     /// Bytes buffered (all bytes written, when capturing).
@@ -154,6 +155,9 @@ struct Output {
 
     /// Empties the buffer, keeping its memory.
     mutating func removeAll() { buffer.removeAll(keepingCapacity: true) }
+
+    /// Runs `body` on the bytes buffered (all bytes written, when capturing).
+    func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R { try buffer.withUnsafeBytes(body) }
 
     /// Writes bytes `range` of a capturing output.
     mutating func write(from other: Output, _ range: Range<Int>) {

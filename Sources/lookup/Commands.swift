@@ -42,20 +42,40 @@ func entryJSON(_ view: EntryView) -> String {
     "{\"number\":\(view.number),\"label\":\(jsonString(view.label)),\"category\":\(jsonString(view.category.name)),\"action\":\"\(view.category.action)\"}\n"
 }
 
-/// A lookup answer: as ``writeEntry`` plus how it was found. TSV: an entry is
-/// `NUMBER<TAB>LABEL<TAB>CATEGORY` (unchanged), a range answer adds a 4th column
-/// `range:FIRST-LAST`. JSON: `"match":"entry"`, or `"match":"range","range":[FIRST,LAST]`.
-func writeAnswer(_ view: EntryView, json: Bool, to out: inout Output) {
-    if json {
+/// How a lookup's answer is written.
+enum AnswerFormat: Sendable, Equatable {
+    /// `NUMBER<TAB>LABEL<TAB>CATEGORY`, a range answer with a 4th column `range:FIRST-LAST`;
+    /// `NUMBER<TAB>-` when not found.
+    case text
+    /// `{"number":…,"found":true,"label":…,"category":…,"action":…,"match":"entry"}`, or
+    /// `"match":"range","range":[FIRST,LAST]`; `{"number":…,"found":false}` when not found.
+    case json
+    /// The label alone, as in text (escaped the same way), without a line end, after
+    /// `blockedPrefix` when its category blocks (the prefix without its trailing spaces when the
+    /// label is empty); nothing when not found (`GET /v1/cnam/NUMBER` of `lookup serve`).
+    case callerName(blockedPrefix: String)
+}
+
+/// A lookup answer: as ``writeEntry`` plus how it was found (``AnswerFormat``).
+func writeAnswer(_ view: EntryView, format: AnswerFormat, to out: inout Output) {
+    switch format {
+    case .json:
         var match = "\"match\":\"entry\""
         if case .range(let first, let last) = view.match { match = "\"match\":\"range\",\"range\":[\(first),\(last)]" }
         out.write("{\"number\":\(view.number),\"found\":true,\"label\":\(jsonString(view.label)),\"category\":\(jsonString(view.category.name)),\"action\":\"\(view.category.action)\",\(match)}\n")
-    } else {
+    case .text:
         out.write("\(view.number)\t")
         writeTSVLabel(view.labelBytes, to: &out)
         out.write("\t\(view.category.name)")
         if case .range(let first, let last) = view.match { out.write("\trange:\(first)-\(last)") }
         out.write("\n")
+    case .callerName(let prefix):
+        if view.category.action == .block {
+            var marker = Substring(prefix)
+            if view.labelBytes.isEmpty { while marker.last == " " { marker.removeLast() } }
+            out.write(String(marker))
+        }
+        writeTSVLabel(view.labelBytes, to: &out)
     }
 }
 
@@ -134,7 +154,7 @@ func lookupCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     let packs = try PackSet(sets)
     var out = Output()
     defer { out.flush() }
-    let answers = QueryAnswers(packs: packs, json: json)
+    let answers = QueryAnswers(packs: packs, format: json ? .json : .text)
     if let single {
         var found = QueryAnswers.Answers()
         try answers.answer([single], into: &found)
@@ -146,50 +166,16 @@ func lookupCommand(_ raw: [String]) throws(ToolError) -> Int32 {
 
 /// `lookup -`: one answer per line of standard input.
 func answerBatch(_ answers: QueryAnswers, numbers: QueryNumbers, to out: inout Output) throws(ToolError) {
-    let packs = answers.packs, json = answers.json
-    // Batch: the lines read are answered together (`QueryAnswers`, pack by pack) and their
+    let packs = answers.packs
+    // Batch: the lines read are answered together (`BatchAnswers`: pack by pack) and their
     // answers written in input order and flushed whenever input runs dry (before a read that
     // may block), so the tool works as a co-process on pipes and terminals and still writes in
     // large blocks from a file. Each database file is checked for an in-place change (one
     // stat) before its first lookup after input arrived and every 1,024 of its lookups
     // (`PackSet`): a clear error instead of SIGBUS or wrong answers.
     packs.watchFiles()
-    // The lines not answered yet: `lines[i]` >= 0 is number `queued[lines[i]]`, < 0 the answer
-    // `texts[-lines[i] - 1]` (a line that is not a number).
-    var lines: [Int] = [], queued: [UInt64] = [], texts: [[UInt8]] = []
-    var found = QueryAnswers.Answers()
-    func answerQueued() throws(ToolError) {
-        guard !lines.isEmpty else { return }
-        defer {
-            lines.removeAll(keepingCapacity: true)
-            queued.removeAll(keepingCapacity: true)
-            texts.removeAll()
-        }
-        if (try? answers.answer(queued, into: &found)) != nil {
-            for i in lines {
-                if i >= 0 { _ = answers.write(i, of: queued, from: found, to: &out) } else { texts[-i - 1].withUnsafeBytes { out.write(bytes: $0) } }
-            }
-            return
-        }
-        // An error: one line at a time, so that the answers before the failing line are written.
-        for i in lines {
-            guard i >= 0 else {
-                texts[-i - 1].withUnsafeBytes { out.write(bytes: $0) }
-                continue
-            }
-            do {
-                try answers.answer([queued[i]], into: &found)
-                _ = answers.write(0, of: [queued[i]], from: found, to: &out)
-            } catch {
-                out.flush()
-                throw error
-            }
-        }
-    }
-    func queue(_ text: [UInt8]) throws(ToolError) {
-        texts.append(text)
-        lines.append(-texts.count)
-        if lines.count >= QueryAnswers.maxNumbers { try answerQueued() }
+    var batch = BatchAnswers(answers: answers, numbers: numbers) { lineNumber, message in
+        printError("stdin:\(lineNumber): \(message)")
     }
     // The core's line reader (one `read(2)` at a time, answers flushed before each): a ToolError
     // raised inside its callbacks is kept here and the reading stopped with a sentinel.
@@ -203,51 +189,21 @@ func answerBatch(_ answers: QueryAnswers, numbers: QueryNumbers, to out: inout O
     }
     do {
         try reader.forEachLine(maxLineBytes: maxQueryLineBytes, overlongPrefix: quotedLinePrefix, beforeRead: { () throws(CallerIDError) in
-            do throws(ToolError) { try answerQueued() } catch { failure = error; throw stop }
+            do throws(ToolError) { try batch.answerQueued(to: &out) } catch { failure = error; throw stop }
             out.flush()
             packs.inputArrived()
         }, overlong: { (lineNumber, length, prefix) throws(CallerIDError) in
-            let message = "line too long (\(length) bytes; at most \(maxQueryLineBytes)), skipped"
-            let shown = utf8Prefix(prefix)
-            do throws(ToolError) {
-                if json {
-                    try queue(Array("{\"input\":\(jsonString(String(decoding: shown, as: UTF8.self) + "…")),\"found\":false,\"error\":\(jsonString(message))}\n".utf8))
-                } else {
-                    try queue(shown + Array("…\t-\n".utf8))
-                }
-            } catch {
-                failure = error
-                throw stop
-            }
-            printError("stdin:\(lineNumber): \(message)")
+            do throws(ToolError) { try batch.overlong(lineNumber, length: length, prefix: prefix, to: &out) } catch { failure = error; throw stop }
         }) { (bytes, lineNumber) throws(CallerIDError) in
-            do throws(ToolError) {
-                let line = ArraySlice(bytes)
-                switch numbers.read(line) {
-                case .success(let number):
-                    queued.append(number)
-                    lines.append(queued.count - 1)
-                    if lines.count >= QueryAnswers.maxNumbers { try answerQueued() }
-                case .failure(let error):
-                    if json {
-                        try queue(Array("{\"input\":\(jsonString(String(decoding: line, as: UTF8.self))),\"found\":false,\"error\":\(jsonString(error.message))}\n".utf8))
-                    } else {
-                        try queue(Array(line) + Array("\t-\n".utf8))
-                    }
-                    printError("stdin:\(lineNumber): \(error.message)")
-                }
-            } catch {
-                failure = error
-                throw stop
-            }
+            do throws(ToolError) { try batch.line(bytes, lineNumber, to: &out) } catch { failure = error; throw stop }
         }
     } catch {
         if let failure { throw failure }
-        try answerQueued()
+        try batch.answerQueued(to: &out)
         out.flush()
         throw ToolError(code: Exit.ioError, message: "stdin: \(error.message)")
     }
-    try answerQueued()
+    try batch.answerQueued(to: &out)
 }
 
 /// No phone number, however written, comes near this: a longer batch line is skipped unread.

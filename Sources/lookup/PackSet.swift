@@ -17,8 +17,11 @@ import CallerIDDirectory
 /// ``Database/checkFile()``) before its first lookup after input arrived (``inputArrived()``)
 /// and after every ``checkEvery`` lookups of it: a file is never read unchecked for longer, and
 /// files a batch does not use cost nothing.
-final class PackSet {
-    private struct Pack {
+///
+/// Safe to share between threads (`lookup serve` asks one set from all of its threads, every
+/// pack opened first with ``openAll()``): what opening and watching change is behind a lock.
+final class PackSet: Sendable {
+    private struct Pack: Sendable {
         let path: String
         /// Index of the set (one `--db`) it belongs to.
         let source: Int
@@ -28,15 +31,24 @@ final class PackSet {
         var lookupsSinceCheck = 0
     }
 
+    /// What opening and checking change: the packs, and the batch's watch of their files.
+    private struct State: Sendable {
+        var packs: [Pack]
+        var watching = false
+        var epoch = 0
+    }
+
     private let sources: [DatabaseSet]
-    private var packs: [Pack]
+    /// Shared by the threads of `lookup serve`; a query takes the lock once per pack it asks
+    /// (not per number).
+    private let state: Locked<State>
     /// Packs whose entries may hold a number, and packs whose ranges may answer for it.
     let entryIndex: PackIndex
     let rangeIndex: PackIndex
+    /// How many packs there are.
+    let count: Int
     /// Lookups of one file between two in-place checks of it.
     static let checkEvery = 1024
-    private var watching = false
-    private var epoch = 0
 
     init(_ sets: [DatabasePaths]) throws(ToolError) {
         sources = sets.map(\.resolved)
@@ -48,58 +60,71 @@ final class PackSet {
                 coverage.append(cover)
             }
         }
-        self.packs = packs
+        count = packs.count
+        state = Locked(State(packs: packs))
         entryIndex = PackIndex(coverage.map(\.entries))
         rangeIndex = PackIndex(coverage.map(\.ranges))
         // A file named by --db is opened (and its damage reported) whatever the number.
         for i in packs.indices where sets[packs[i].source].kind == .file { _ = try database(i) }
     }
 
-    /// How many packs there are.
-    var count: Int { packs.count }
-
     /// From now on, check files for in-place changes (a batch).
-    func watchFiles() { watching = true }
+    func watchFiles() { state.withLock { $0.watching = true } }
 
     /// Input arrived: every file is checked again before its next lookup.
-    func inputArrived() { epoch &+= 1 }
+    func inputArrived() { state.withLock { $0.epoch &+= 1 } }
+
+    /// Opens every pack not open yet (a server, before it answers from the set).
+    func openAll() throws(ToolError) {
+        for i in 0..<count { _ = try database(i, lookups: 0) }
+    }
+
+    /// The packs opened so far, in precedence order.
+    var opened: [Database] { state.withLock { $0.packs.compactMap(\.database) } }
 
     /// Pack `i`, opened now if it was not yet, for `lookups` lookups (at most ``checkEvery``).
     func database(_ i: Int, lookups: Int = 1) throws(ToolError) -> Database {
-        if let db = packs[i].database {
-            if watching {
-                if packs[i].checkedEpoch != epoch || packs[i].lookupsSinceCheck + lookups > Self.checkEvery {
-                    do {
+        let open = try state.withLock { (s) throws(ToolError) -> Database? in
+            guard let db = s.packs[i].database else { return nil }
+            if s.watching {
+                if s.packs[i].checkedEpoch != s.epoch || s.packs[i].lookupsSinceCheck + lookups > Self.checkEvery {
+                    do throws(CallerIDError) {
                         try db.checkFile()
                     } catch {
                         throw ToolError(code: Exit.ioError, message: error.message)
                     }
-                    packs[i].checkedEpoch = epoch
-                    packs[i].lookupsSinceCheck = 0
+                    s.packs[i].checkedEpoch = s.epoch
+                    s.packs[i].lookupsSinceCheck = 0
                 }
-                packs[i].lookupsSinceCheck += lookups
+                s.packs[i].lookupsSinceCheck += lookups
             }
             return db
         }
-        let pack = packs[i]
+        if let open { return open }
+        // Opened without the lock held (a mapping and its checks); a thread that opened the
+        // same pack meanwhile wins, this copy is dropped.
+        let (path, source) = state.withLock { ($0.packs[i].path, $0.packs[i].source) }
         var opening: Result<Database, CallerIDError>
-        do { opening = .success(try Database(path: pack.path)) } catch { opening = .failure(error) }
-        let set = sources[pack.source]
+        do { opening = .success(try Database(path: path)) } catch { opening = .failure(error) }
+        let set = sources[source]
         guard set.isUnchanged() else {
             let what = set.kind == .store
                 ? "generation \(set.generation.map(String.init) ?? "?") of the store was removed by later installs"
                 : "the build directory was replaced by another build"
             throw ToolError(code: Exit.ioError,
-                            message: "\(set.path): \(what) while this lookup read it (\(pack.path) was not open yet); run the lookup again")
+                            message: "\(set.path): \(what) while this lookup read it (\(path) was not open yet); run the lookup again")
         }
         switch opening {
         case .failure(let error):
             throw toolError(error)
         case .success(let db):
-            packs[i].database = db
-            packs[i].checkedEpoch = epoch
-            packs[i].lookupsSinceCheck = lookups
-            return db
+            return state.withLock { s in
+                if let first = s.packs[i].database { return first }
+                s.packs[i].database = db
+                s.packs[i].checkedEpoch = s.epoch
+                s.packs[i].lookupsSinceCheck = lookups
+                return db
+            }
         }
     }
 }

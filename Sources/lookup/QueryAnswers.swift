@@ -12,13 +12,16 @@ import CallerID
 /// The answers are rendered as they are found and written in input order by ``write(_:of:to:)``.
 struct QueryAnswers {
     let packs: PackSet
-    let json: Bool
+    let format: AnswerFormat
 
     /// The answers to some numbers: `spans[k]`, the bytes of number `k`'s answer in `text`
     /// (nil: not found). Kept from one batch of lines to the next (its memory is reused).
     struct Answers {
-        fileprivate(set) var text = Output(capturing: true)
+        fileprivate(set) var text: Output
         fileprivate(set) var spans: [Range<Int>?] = []
+
+        /// - Parameter capacity: bytes of answers reserved at first (one answer takes a few hundred).
+        init(capacity: Int = 1 << 16) { text = Output(capturing: true, capacity: capacity) }
     }
 
     /// How many numbers ``answer(_:into:)`` takes at once.
@@ -131,7 +134,7 @@ struct QueryAnswers {
                 for j in group[from..<to] {
                     _ = try find(db, batch.numbers[j]) { view in
                         let start = answers.text.count
-                        writeAnswer(view, json: json, to: &answers.text)
+                        writeAnswer(view, format: format, to: &answers.text)
                         answers.spans[batch.lines[j]] = start..<answers.text.count
                         batch.found[j] = true
                     }
@@ -149,7 +152,11 @@ struct QueryAnswers {
             out.write(from: answers.text, span)
             return true
         }
-        out.write(json ? "{\"number\":\(numbers[k]),\"found\":false}\n" : "\(numbers[k])\t-\n")
+        switch format {
+        case .json: out.write("{\"number\":\(numbers[k]),\"found\":false}\n")
+        case .text: out.write("\(numbers[k])\t-\n")
+        case .callerName: break
+        }
         return false
     }
 }

@@ -17,6 +17,7 @@ usage: lookup NUMBER [--db FILE|DIR]... [--country XX] [--json]   look up one nu
        lookup feed --store DIR [--slot i/M] [--chunk K] [--simulate]   load a slot as an extension would
        lookup diff OLD NEW [--json]            the incremental change set between two sets
        lookup export --live-caller-id OUTDIR --db FILE|DIR...   datasets for iOS Live Caller ID Lookup
+       lookup serve --db FILE|DIR... | --store DIR [--listen 127.0.0.1:8080]   answer lookups over HTTP
        lookup --version
 
 NUMBER may be written +7 913 123-45-67, 79131234567 or +79131234567; with --country RU
@@ -30,7 +31,7 @@ Exit codes: 0 ok/found, 1 not found, 64 usage, 65 bad data or damaged file, 66 m
 """
 
 func unknownCommand(_ word: String) throws(ToolError) -> Int32 {
-    throw .usage("unknown command '\(word)'; commands: build, dump, verify, info, install, keygen, sign, fetch, store, feed, diff, export, or a NUMBER, or '-'",
+    throw .usage("unknown command '\(word)'; commands: build, dump, verify, info, install, keygen, sign, fetch, store, feed, diff, export, serve, or a NUMBER, or '-'",
                  command: "")
 }
 
@@ -72,6 +73,8 @@ do {
         status = try diffCommand(Array(arguments.dropFirst()))
     case "export":
         status = try exportCommand(Array(arguments.dropFirst()))
+    case "serve":
+        status = try serveCommand(Array(arguments.dropFirst()))
     case let word? where word.first.map({ $0.isLetter }) == true:
         // Not a number (those start with a digit, '+', '(' or a space) and not a command.
         status = try unknownCommand(word)

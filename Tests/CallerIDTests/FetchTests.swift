@@ -356,9 +356,10 @@ struct FetchFixture {
 }
 
 @Suite struct FetchLinkTests {
-    /// `lookup fetch` reaches libcurl, signing reaches libsodium and `lookup build` reaches
-    /// libphonenumber with dlopen: the tool's binary must not name any of them, an SSL library
-    /// or FoundationNetworking among the libraries loaded at every start (start-up cost).
+    /// `lookup fetch` reaches libcurl, signing reaches libsodium, `lookup build` reaches
+    /// libphonenumber and `lookup serve` libmicrohttpd with dlopen: the tool's binary must not
+    /// name any of them, an SSL library or FoundationNetworking among the libraries loaded at
+    /// every start (start-up cost).
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/ldd"), "ldd is not installed"))
     func lookupDoesNotLinkCurlSSLOrFoundationNetworking() throws {
         let binary = try #require(BuiltProducts.file("lookup"), "the lookup executable was not found")
@@ -366,7 +367,7 @@ struct FetchFixture {
         #expect(run.status == 0)
         #expect(run.stdout.contains("libc.so"), "ldd printed no libraries: \(run.stdout)")
         for name in ["libcurl", "libssl", "libcrypto.so", "libgnutls", "FoundationNetworking", "libsodium",
-                     "libphonenumber", "libicu", "libprotobuf"] {
+                     "libphonenumber", "libicu", "libprotobuf", "libmicrohttpd"] {
             #expect(!run.stdout.contains(name), "lookup links \(name):\n\(run.stdout)")
         }
     }

@@ -1,0 +1,105 @@
+import CallerID
+
+/// The answers to a batch's lines, in input order: `lookup -` (lines of standard input) and
+/// `POST /v1/lookup` of `lookup serve` (lines or JSON array elements of a request body). A line
+/// that is a number is queued and answered with the others queued (``QueryAnswers``: pack by
+/// pack, each pack's numbers in ascending order); one that is not is answered `RAW<TAB>-`
+/// (text) or `{"input":…,"found":false,"error":…}` (JSON) and reported to `onProblem`; an
+/// over-long line (``overlong(_:length:prefix:to:)``) is answered with its first bytes and `…`.
+/// The caller says when what is queued is answered (``answerQueued(to:)``): before input may
+/// block, or when output is wanted; at most ``QueryAnswers/maxNumbers`` lines wait.
+struct BatchAnswers {
+    let answers: QueryAnswers
+    let numbers: QueryNumbers
+    /// Told of each line that is not a number and of each over-long one (line number, why),
+    /// after its answer is queued.
+    let onProblem: (_ lineNumber: Int, _ message: String) -> Void
+    /// The lines not answered yet: `lines[i]` >= 0 is number `queued[lines[i]]`, < 0 the answer
+    /// `texts[-lines[i] - 1]` (a line that is not a number).
+    private var lines: [Int] = [], queued: [UInt64] = [], texts: [[UInt8]] = []
+    private var found = QueryAnswers.Answers()
+
+    init(answers: QueryAnswers, numbers: QueryNumbers, onProblem: @escaping (_ lineNumber: Int, _ message: String) -> Void) {
+        self.answers = answers
+        self.numbers = numbers
+        self.onProblem = onProblem
+    }
+
+    /// Lines waiting for ``answerQueued(to:)``.
+    var waiting: Int { lines.count }
+
+    private var json: Bool { answers.format == .json }
+
+    /// One line (without its line end), number `lineNumber` of the input.
+    mutating func line(_ bytes: UnsafeRawBufferPointer, _ lineNumber: Int, to out: inout Output) throws(ToolError) {
+        let line = ArraySlice(bytes)
+        switch numbers.read(line) {
+        case .success(let number):
+            queued.append(number)
+            lines.append(queued.count - 1)
+            if lines.count >= QueryAnswers.maxNumbers { try answerQueued(to: &out) }
+        case .failure(let error):
+            if json {
+                try queue(Array(notANumberJSON(String(decoding: line, as: UTF8.self), error.message).utf8), to: &out)
+            } else {
+                try queue(Array(line) + Array("\t-\n".utf8), to: &out)
+            }
+            onProblem(lineNumber, error.message)
+        }
+    }
+
+    /// A line over ``maxQueryLineBytes`` bytes (`length`), of which `prefix` are the first.
+    mutating func overlong(_ lineNumber: Int, length: Int, prefix: [UInt8], to out: inout Output) throws(ToolError) {
+        let message = "line too long (\(length) bytes; at most \(maxQueryLineBytes)), skipped"
+        let shown = utf8Prefix(prefix)
+        if json {
+            try queue(Array(notANumberJSON(String(decoding: shown, as: UTF8.self) + "…", message).utf8), to: &out)
+        } else {
+            try queue(shown + Array("…\t-\n".utf8), to: &out)
+        }
+        onProblem(lineNumber, message)
+    }
+
+    private mutating func queue(_ text: [UInt8], to out: inout Output) throws(ToolError) {
+        texts.append(text)
+        lines.append(-texts.count)
+        if lines.count >= QueryAnswers.maxNumbers { try answerQueued(to: &out) }
+    }
+
+    /// Answers the lines waiting, in input order, into `out`. On an error, the answers to the
+    /// lines before the failing one are written first (`out` flushed), then it is thrown.
+    mutating func answerQueued(to out: inout Output) throws(ToolError) {
+        guard !lines.isEmpty else { return }
+        defer {
+            lines.removeAll(keepingCapacity: true)
+            queued.removeAll(keepingCapacity: true)
+            texts.removeAll()
+        }
+        if (try? answers.answer(queued, into: &found)) != nil {
+            for i in lines {
+                if i >= 0 { _ = answers.write(i, of: queued, from: found, to: &out) } else { texts[-i - 1].withUnsafeBytes { out.write(bytes: $0) } }
+            }
+            return
+        }
+        // An error: one line at a time, so that the answers before the failing line are written.
+        for i in lines {
+            guard i >= 0 else {
+                texts[-i - 1].withUnsafeBytes { out.write(bytes: $0) }
+                continue
+            }
+            do {
+                try answers.answer([queued[i]], into: &found)
+                _ = answers.write(0, of: [queued[i]], from: found, to: &out)
+            } catch {
+                out.flush()
+                throw error
+            }
+        }
+    }
+}
+
+/// The JSON answer to an input that is not a number (a batch line, a number in a URL):
+/// `{"input":…,"found":false,"error":…}` and a line end.
+func notANumberJSON(_ input: String, _ message: String) -> String {
+    "{\"input\":\(jsonString(input)),\"found\":false,\"error\":\(jsonString(message))}\n"
+}

@@ -1,0 +1,249 @@
+import CallerID
+
+// What `lookup serve` answers (docs/SERVE.md). Every answer comes from the code `lookup` itself
+// answers with: numbers read by `QueryNumbers` (as `lookup NUMBER --country XX` reads them),
+// looked up by `QueryAnswers` (only the packs whose bounds can hold the number), written by
+// `writeAnswer` (the objects of `lookup NUMBER --json`), a batch by `BatchAnswers` (the lines
+// of `lookup - --json`).
+
+/// The endpoints, as the request counters and `/metrics` tell them apart.
+enum Endpoint: Int, CaseIterable, Sendable {
+    /// Requests the HTTP layer answered itself (malformed, headers too large).
+    case http = 0
+    case lookup = 1
+    case batch = 2
+    case callerName = 3
+    case health = 4
+    case metrics = 5
+    /// No such path, or a method the path does not take.
+    case other = 6
+
+    var label: String {
+        switch self {
+        case .http: "http"
+        case .lookup: "lookup"
+        case .batch: "batch"
+        case .callerName: "cnam"
+        case .health: "healthz"
+        case .metrics: "metrics"
+        case .other: "other"
+        }
+    }
+}
+
+/// The answers' settings, fixed for the server's life.
+struct ServeSettings: Sendable {
+    /// `--country`: how numbers without `?country=` are read (nil: international digits only).
+    var country: String? = nil
+    /// What `/v1/cnam/` puts before the label of a number whose category blocks.
+    var cnamBlockedPrefix = "SPAM? "
+    /// The request body limit (`--max-body-bytes`).
+    var maxBodyBytes = 64 << 20
+    /// Numbers of a batch answered per piece of its streamed answer.
+    var batchPiece = 2048
+    /// Latency histogram bounds, seconds.
+    var latencyBuckets: [Double] = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10]
+}
+
+/// What changes while the server runs, shared by its threads.
+struct ServeStatus: Sendable {
+    /// The data answered from now.
+    var data: ServedData
+    /// Loads of new data that took, and that failed (the data in use stayed).
+    var reloads = 0
+    var failedReloads = 0
+    /// Shutting down: `/healthz` says so (503), so that load balancers stop sending.
+    var draining = false
+    /// Why the data in use cannot be trusted (a file modified in place that could not be opened
+    /// again), nil when it can.
+    var problem: String? = nil
+}
+
+/// Answers the API's requests (docs/SERVE.md).
+final class ServeAPI: HTTPHandler {
+    let settings: ServeSettings
+    let status: Locked<ServeStatus>
+    let accessLog: AccessLog?
+    private let defaultNumbers: QueryNumbers
+    /// Readers for `?country=`, made on first use (only known countries are kept).
+    private let countries = Locked<[String: QueryNumbers]>([:])
+
+    init(data: ServedData, settings: ServeSettings, accessLog: AccessLog?) throws(ToolError) {
+        self.settings = settings
+        self.accessLog = accessLog
+        defaultNumbers = try QueryNumbers(country: settings.country)
+        status = Locked(ServeStatus(data: data))
+    }
+
+    /// The data a request starts with (and keeps to its end).
+    var data: ServedData { status.withLock { $0.data } }
+
+    static let json = "application/json"
+    static let jsonLines = "application/x-ndjson"
+    static let text = "text/plain; charset=utf-8"
+    static let prometheus = "text/plain; version=0.0.4; charset=utf-8"
+
+    func request(_ request: IncomingRequest, _ x: HTTPExchange) {
+        let path = request.path
+        let reading = request.method == .get || request.method == .head
+        if path.hasPrefix("/v1/lookup/") {
+            guard reading else { return notAllowed(x, .lookup, allow: "GET, HEAD") }
+            lookup(String(path.dropFirst("/v1/lookup/".count)), country: request.country, format: .json, endpoint: .lookup, x)
+        } else if path == "/v1/lookup" {
+            guard request.method == .post else { return notAllowed(x, .batch, allow: "POST") }
+            batch(request, x)
+        } else if path.hasPrefix("/v1/cnam/") {
+            guard reading else { return notAllowed(x, .callerName, allow: "GET, HEAD") }
+            lookup(String(path.dropFirst("/v1/cnam/".count)), country: request.country,
+                   format: .callerName(blockedPrefix: settings.cnamBlockedPrefix), endpoint: .callerName, x)
+        } else if path == "/healthz" {
+            guard reading else { return notAllowed(x, .health, allow: "GET, HEAD") }
+            health(x)
+        } else if path == "/metrics" {
+            guard reading else { return notAllowed(x, .metrics, allow: "GET, HEAD") }
+            x.respond(200, endpoint: Endpoint.metrics.rawValue, contentType: Self.prometheus,
+                      text: metricsText(x.counters, status.current, buckets: settings.latencyBuckets))
+        } else {
+            fail(x, .other, 404, "no such endpoint: the API is GET /v1/lookup/NUMBER, POST /v1/lookup, GET /v1/cnam/NUMBER, GET /healthz, GET /metrics")
+        }
+    }
+
+    func completed(_ completion: HTTPCompletion) {
+        accessLog?.record(completion)
+    }
+
+    // MARK: answers
+
+    /// `{"error":…}` with `status`.
+    private func fail(_ x: HTTPExchange, _ endpoint: Endpoint, _ status: Int, _ message: String,
+                      header: (name: String, value: String)? = nil) {
+        x.respond(status, endpoint: endpoint.rawValue, contentType: Self.json, text: "{\"error\":\(jsonString(message))}\n", header: header)
+    }
+
+    private func notAllowed(_ x: HTTPExchange, _ endpoint: Endpoint, allow: String) {
+        fail(x, endpoint, 405, "method not allowed here; allowed: \(allow)", header: ("Allow", allow))
+    }
+
+    /// The reader of numbers for `?country=` (the server's `--country` without it).
+    private func numbers(_ country: String?) -> Result<QueryNumbers, ToolError> {
+        guard let country else { return .success(defaultNumbers) }
+        let key = country.uppercased()
+        if let known = countries.withLock({ $0[key] }) { return .success(known) }
+        do {
+            let made = try QueryNumbers(country: key)
+            countries.withLock { $0[key] = made }
+            return .success(made)
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// `GET /v1/lookup/NUMBER` (`format` JSON) and `GET /v1/cnam/NUMBER` (the label).
+    private func lookup(_ text: String, country: String?, format: AnswerFormat, endpoint: Endpoint, _ x: HTTPExchange) {
+        let callerName = endpoint == .callerName
+        let numbers: QueryNumbers
+        switch self.numbers(country) {
+        case .success(let reader): numbers = reader
+        case .failure(let error):
+            // A PBX shows whatever a caller-name body holds: no error text there.
+            if callerName { x.respond(400, endpoint: endpoint.rawValue, contentType: Self.text, text: "") } else { fail(x, endpoint, 400, error.message) }
+            return
+        }
+        let number: UInt64
+        switch numbers.read(text) {
+        case .success(let n): number = n
+        case .failure(let error):
+            if callerName {
+                x.respond(400, endpoint: endpoint.rawValue, contentType: Self.text, text: "")
+            } else {
+                x.respond(400, endpoint: endpoint.rawValue, contentType: Self.json, text: notANumberJSON(text, error.message))
+            }
+            return
+        }
+        let query = QueryAnswers(packs: data.packs, format: format)
+        var found = QueryAnswers.Answers(capacity: 512)
+        do {
+            try query.answer([number], into: &found)
+        } catch {
+            if callerName { x.respond(500, endpoint: endpoint.rawValue, contentType: Self.text, text: "") } else { fail(x, endpoint, 500, error.message) }
+            return
+        }
+        var out = Output(capturing: true, capacity: 512)
+        let hit = query.write(0, of: [number], from: found, to: &out)
+        _ = out.withBytes { x.respond(hit ? 200 : 404, endpoint: endpoint.rawValue, contentType: callerName ? Self.text : Self.json, body: $0) }
+    }
+
+    /// `POST /v1/lookup`: the body is taken into a ``BatchUpload``, which answers once it is whole.
+    private func batch(_ request: IncomingRequest, _ x: HTTPExchange) {
+        if let length = request.contentLength, length > settings.maxBodyBytes {
+            return fail(x, .batch, 413, "the body is \(length) bytes; at most \(settings.maxBodyBytes) (send the numbers in several requests)")
+        }
+        switch numbers(request.country) {
+        case .success(let reader):
+            x.acceptBody(endpoint: Endpoint.batch.rawValue, into: BatchUpload(api: self, numbers: reader))
+        case .failure(let error):
+            fail(x, .batch, 400, error.message)
+        }
+    }
+
+    /// `GET /healthz`: 200 while answering from good data; 503 while draining or when the data
+    /// in use cannot be trusted.
+    private func health(_ x: HTTPExchange) {
+        let s = status.current
+        let state = s.draining ? "draining" : s.problem == nil ? "ok" : "failing"
+        var text = "{\"status\":\"\(state)\""
+        if let g = s.data.generation { text += ",\"generation\":\(g)" }
+        text += ",\"files\":\(s.data.files.count),\"entries\":\(s.data.entries),\"ranges\":\(s.data.ranges),\"reloads\":\(s.reloads),\"failed_reloads\":\(s.failedReloads)"
+        if let problem = s.problem { text += ",\"error\":\(jsonString(problem))" }
+        text += "}\n"
+        x.respond(state == "ok" ? 200 : 503, endpoint: Endpoint.health.rawValue, contentType: Self.json, text: text)
+    }
+}
+
+/// The access log (`--access-log`): one line per request,
+/// `TIME CLIENT METHOD TARGET STATUS BYTES SECONDS [aborted]`, the numbers in the target
+/// hidden (`/v1/lookup/*`, other digits `#`) unless `--log-numbers`. Lines are buffered and
+/// written at least four times a second (``flush()``).
+final class AccessLog: Sendable {
+    private let stream: StandardStream
+    private let pending = Locked<[UInt8]>([])
+    let showNumbers: Bool
+
+    init(_ stream: StandardStream, showNumbers: Bool) {
+        self.stream = stream
+        self.showNumbers = showNumbers
+    }
+
+    func record(_ c: HTTPCompletion) {
+        let target = escapedForDisplay(showNumbers ? c.uri ?? "-" : Self.hidingNumbers(c.uri ?? "-"))
+        let micros = c.nanoseconds / 1000
+        let fraction = String(micros % 1_000_000)
+        let seconds = "\(micros / 1_000_000).\(String(repeating: "0", count: 6 - fraction.count))\(fraction)"
+        let line = "\(utcTimestamp()) \(c.client.isEmpty ? "-" : c.client) \(c.method.isEmpty ? "-" : escapedForDisplay(c.method)) \(target) \(c.status) \(c.responseBytes) \(seconds)\(c.completed ? "" : " aborted")\n"
+        let full = pending.withLock { buffer -> [UInt8]? in
+            buffer.append(contentsOf: line.utf8)
+            guard buffer.count >= 1 << 15 else { return nil }
+            defer { buffer.removeAll(keepingCapacity: true) }
+            return buffer
+        }
+        if let full { full.withUnsafeBytes { stream.write($0) } }
+    }
+
+    func flush() {
+        let held = pending.withLock { buffer -> [UInt8] in
+            defer { buffer.removeAll(keepingCapacity: true) }
+            return buffer
+        }
+        if !held.isEmpty { held.withUnsafeBytes { stream.write($0) } }
+    }
+
+    /// `target` with the number of an API path replaced by `*` and every other digit by `#`.
+    static func hidingNumbers(_ target: String) -> String {
+        for prefix in ["/v1/lookup/", "/v1/cnam/"] where target.hasPrefix(prefix) {
+            let rest = target.dropFirst(prefix.count)
+            let query = rest.firstIndex(of: "?").map { String(rest[$0...]) } ?? ""
+            return prefix + "*" + String(query.map { $0.isNumber ? "#" : $0 })
+        }
+        return String(target.map { $0.isNumber ? "#" : $0 })
+    }
+}

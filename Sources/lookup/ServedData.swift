@@ -1,0 +1,79 @@
+import CallerID
+import CallerIDDirectory
+
+/// The databases `lookup serve` answers from: every file behind its `--db` paths, or the
+/// current generation of its `--store`, each path resolved by ``DatabasePaths`` (so by
+/// `DatabaseSet`) and every pack opened before the first answer (``PackSet/openAll()``): a
+/// damaged or missing file refuses the whole set at load time, when the server can keep the
+/// set it has, instead of failing requests later. Queries ask only the packs whose manifest
+/// bounds can hold a number (``QueryAnswers``), as `lookup NUMBER` does.
+///
+/// Immutable once loaded. A request takes the set current when it starts and keeps it to its
+/// end; a set is unmapped when the last request holding it ends (its databases' `deinit`).
+final class ServedData: Sendable {
+    /// What to load: the `--db` paths (each a file, build directory or store, resolved once
+    /// per load) or the store to follow.
+    enum Source: Sendable, Equatable {
+        case paths([String])
+        case store(String)
+    }
+
+    let source: Source
+    let packs: PackSet
+    /// The store generation answered from (`--store`, or a store given to `--db` alone).
+    let generation: UInt64?
+    /// Entries and ranges in all the packs.
+    let entries: Int
+    let ranges: Int
+    /// Each pack's file, in precedence order.
+    let files: [String]
+    let resolved: [DatabasePaths]
+
+    /// Resolves and opens `source`. Throws a usage error when `--store` is not a store, exit 66
+    /// for a missing path, 65 for damaged data, 74 when the files change while being opened.
+    init(_ source: Source) throws(ToolError) {
+        self.source = source
+        var sets: [DatabasePaths] = []
+        switch source {
+        case .paths(let paths):
+            for p in paths { sets.append(try DatabasePaths.resolve(p, manifestFields: .lookup)) }
+        case .store(let path):
+            let set = try DatabasePaths.resolve(path, manifestFields: .lookup)
+            guard set.kind == .store else {
+                throw .usage("--store \(path) is a \(set.kind), not a store (a folder with CURRENT written by 'lookup install' or 'lookup fetch'); give it to --db instead",
+                             command: "serve")
+            }
+            sets = [set]
+        }
+        let packs = try PackSet(sets)
+        try packs.openAll()
+        let opened = packs.opened
+        self.packs = packs
+        resolved = sets
+        files = sets.flatMap(\.files)
+        generation = sets.count == 1 && sets[0].kind == .store ? sets[0].resolved.generation : nil
+        entries = opened.reduce(0) { $0 + $1.count }
+        ranges = opened.reduce(0) { $0 + $1.rangeCount }
+    }
+
+    /// One line for the log: `generation 7: 3 files, 4,000,000 entries`.
+    var summary: String {
+        let what = "\(files.count) file\(files.count == 1 ? "" : "s"), \(grouped(entries)) entr\(entries == 1 ? "y" : "ies")"
+            + (ranges > 0 ? ", \(grouped(ranges)) ranges" : "")
+        return generation.map { "generation \($0): \(what)" } ?? what
+    }
+
+    /// The current generation of the store this set follows (`--store`) now, reading only its
+    /// pointer; nil for `--db` paths or when it cannot be read.
+    func storeGeneration() -> UInt64? {
+        guard case .store(let path) = source else { return nil }
+        return (try? InstalledStore(path: path).current())?.id
+    }
+
+    /// A pack's file modified in place (not replaced by rename) since it was opened: its mapping
+    /// may read a mix of two files. Its path, or nil.
+    func fileModifiedInPlace() -> String? {
+        for db in packs.opened where db.fileChange == .modifiedInPlace { return db.path }
+        return nil
+    }
+}

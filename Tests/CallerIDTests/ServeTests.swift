@@ -1,0 +1,513 @@
+import Foundation
+import Testing
+@testable import CallerID
+
+// `lookup serve` started for real on a free port of 127.0.0.1, asked with real HTTP clients:
+// curl, and Python's http.client and sockets (Fixtures/serve_client.py) for kept-alive
+// connections, loads during a store switch and hostile clients. What the server answers is
+// compared with what `lookup NUMBER --json` and `lookup - --json` print for the same input.
+
+/// A `lookup serve` for one test, killed when released unless it has exited.
+final class ServeProcess {
+    let process = Process()
+    let port: Int
+    let dir = TempDir()
+    private let output = Pipe()
+    /// The first line it printed.
+    private(set) var startLine = ""
+
+    /// Starts `lookup serve --listen 127.0.0.1:0 ARGS` and reads the port it prints.
+    init(_ args: [String], sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let binary = try #require(BuiltProducts.lookup, "\(BuiltProducts.missing("lookup"))", sourceLocation: sourceLocation)
+        process.executableURL = binary
+        process.arguments = ["serve", "--listen", "127.0.0.1:0"] + args
+        var environment = ProcessInfo.processInfo.environment
+        environment.removeValue(forKey: "LOOKUP_DB")
+        process.environment = environment
+        process.standardOutput = output
+        _ = FileManager.default.createFile(atPath: dir.path("stderr"), contents: nil)
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: dir.path("stderr")))
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        // The first line on stdout says where it listens; what follows is read and dropped.
+        let reader = output.fileHandleForReading
+        let first = DispatchSemaphore(value: 0)
+        final class Line: @unchecked Sendable { var text = "" }
+        let line = Line()
+        DispatchQueue.global().async {
+            var bytes: [UInt8] = []
+            var signalled = false
+            while true {
+                let data = reader.availableData
+                if data.isEmpty { break }
+                if !signalled {
+                    bytes += data
+                    if let nl = bytes.firstIndex(of: 0x0A) {
+                        line.text = String(decoding: bytes[..<nl], as: UTF8.self)
+                        signalled = true
+                        first.signal()
+                    }
+                }
+            }
+            if !signalled { first.signal() }
+        }
+        _ = first.wait(timeout: .now() + 30)
+        startLine = line.text
+        // `listening on 127.0.0.1:PORT`, or with --json {"listening":"127.0.0.1:PORT","port":PORT,…}.
+        let object = (try? JSONSerialization.jsonObject(with: Data(line.text.utf8))) as? [String: Any]
+        guard let port = object?["port"] as? Int
+                ?? (line.text.hasPrefix("listening on 127.0.0.1:") ? Int(line.text.dropFirst("listening on 127.0.0.1:".count)) : nil) else {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            let stderr = (try? String(contentsOfFile: dir.path("stderr"), encoding: .utf8)) ?? ""
+            throw CABIFailure("lookup serve did not start: stdout '\(line.text)', stderr: \(stderr)")
+        }
+        self.port = port
+    }
+
+    var stderr: String { (try? String(contentsOfFile: dir.path("stderr"), encoding: .utf8)) ?? "" }
+    var pid: Int32 { process.processIdentifier }
+    func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
+
+    func send(_ signal: Int32) { kill(process.processIdentifier, signal) }
+
+    /// The exit status once it has exited within `seconds`, nil if it is still running.
+    func exitStatus(within seconds: Double) -> Int32? {
+        let deadline = Date().addingTimeInterval(seconds)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        return process.isRunning ? nil : process.terminationStatus
+    }
+
+    deinit {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+}
+
+/// An HTTP answer as curl received it.
+struct HTTPAnswer {
+    var status: Int
+    /// Header names lowercased.
+    var headers: [String: String]
+    var body: String
+}
+
+/// `curl -s -i ARGS`: the last answer's status, headers and body (nil when curl got none).
+func curl(_ args: [String]) throws -> HTTPAnswer? {
+    let run = try runTool("curl", ["-s", "-i", "--max-time", "20"] + args)
+    guard run.status == 0 else { return nil }
+    var text = run.stdout
+    var answer: HTTPAnswer? = nil
+    while let split = text.range(of: "\r\n\r\n") {
+        let head = text[..<split.lowerBound].split(separator: "\r\n").map(String.init)
+        text = String(text[split.upperBound...])
+        guard let statusLine = head.first, statusLine.hasPrefix("HTTP/") else { break }
+        let status = Int(statusLine.split(separator: " ")[1]) ?? 0
+        var headers: [String: String] = [:]
+        for line in head.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        answer = HTTPAnswer(status: status, headers: headers, body: "")
+        if status != 100 { break }   // an interim 100 Continue: the real answer follows
+    }
+    answer?.body = text
+    return answer
+}
+
+/// Runs Fixtures/serve_client.py: one JSON object per line of its output.
+func serveClient(_ args: [String], stdin: String? = nil, timeout: Double = 60) throws -> [[String: Any]] {
+    let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/serve_client.py").path
+    let run: ToolResult
+    if let stdin {
+        let dir = TempDir()
+        try stdin.write(toFile: dir.path("in"), atomically: true, encoding: .utf8)
+        run = try runTool("sh", ["-c", "exec python3 \"$0\" \"$@\" < \"\(dir.path("in"))\"", script] + args, timeout: timeout)
+    } else {
+        run = try runTool("python3", [script] + args, timeout: timeout)
+    }
+    #expect(run.status == 0, "serve_client.py \(args.joined(separator: " ")) failed: \(run.stderr)")
+    return run.lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+}
+
+/// A small directory: identify and blocking entries, a label that JSON must escape.
+private func serveFixture(_ dir: TempDir) throws -> String {
+    let path = dir.path("city.cid")
+    _ = try buildDatabase([
+        Entry(number: 79131234567, label: "Pizza Hut", category: .identify),
+        Entry(number: 79990000000, label: "Debt collector", category: try Category("collector", action: .block)),
+        Entry(number: 79990000001, label: "", category: try Category("spam", action: .block)),
+        Entry(number: 74951234567, label: "Say \"hi\" \\ Сбербанк", category: .identify),
+    ], at: path)
+    return path
+}
+
+@Suite(.serialized) struct ServeTests {
+    @Test func theLookupEndpointAnswersWhatLookupJSONPrints() throws {
+        let dir = TempDir()
+        let db = try serveFixture(dir)
+        let server = try ServeProcess(["--db", db])
+        // Found, not found, a label JSON must escape, written with + and spaces (percent-encoded).
+        for (path, number) in [("79131234567", "79131234567"), ("79131234568", "79131234568"), ("74951234567", "74951234567"),
+                               ("%2B7%20913%20123-45-67", "+7 913 123-45-67")] {
+            let answer = try #require(try curl([server.url("/v1/lookup/\(path)")]))
+            let cli = try lookup([number, "--db", db, "--json"])
+            #expect(answer.body == cli.stdout, "GET /v1/lookup/\(path)")
+            #expect(answer.status == (cli.status == 0 ? 200 : 404))
+            #expect(answer.headers["content-type"] == "application/json")
+        }
+        // National forms with ?country=, read as `lookup --country` reads them.
+        let national = try #require(try curl([server.url("/v1/lookup/8%20(913)%20123-45-67?country=RU")]))
+        #expect(national.body == (try lookup(["8 (913) 123-45-67", "--db", db, "--country", "RU", "--json"])).stdout)
+        // Read as a build reads them (the build's normalizer and validity): an international
+        // prefix dialled from Korea is +82 2 866 0791, and a number of no Korean shape is refused
+        // (400, the object `lookup - --country KR --json` prints for that line).
+        let dialled = try #require(try curl([server.url("/v1/lookup/00%2082%202%20866%200791?country=KR")]))
+        #expect(dialled.status == 404 && dialled.body.contains("\"number\":8228660791,"), "\(dialled.body)")
+        #expect(dialled.body == (try lookup(["00 82 2 866 0791", "--db", db, "--country", "KR", "--json"])).stdout)
+        let shapeless = try #require(try curl([server.url("/v1/lookup/010-1234?country=KR")]))
+        #expect(shapeless.status == 400)
+        #expect(shapeless.body == (try lookup(["-", "--db", db, "--country", "KR", "--json"], stdin: Data("010-1234\n".utf8))).stdout)
+        // A number that cannot be read: 400 and the object a batch line gets.
+        let bad = try #require(try curl([server.url("/v1/lookup/12ab")]))
+        #expect(bad.status == 400)
+        let batchLine = try lookup(["-", "--db", db, "--json"], stdin: Data("12ab\n".utf8))
+        #expect(bad.body == batchLine.stdout)
+        let country = try #require(try curl([server.url("/v1/lookup/79131234567?country=ZZ")]))
+        #expect(country.status == 400 && country.body.contains("unknown country 'ZZ'"))
+        // HEAD: the status and headers, no body.
+        let head = try #require(try curl(["-I", server.url("/v1/lookup/79131234567")]))
+        #expect(head.status == 200 && head.body.isEmpty)
+        // Kept-alive: several answers on one connection.
+        let answers = try serveClient(["get", "\(server.port)", "/v1/lookup/79131234567", "/v1/lookup/1", "/healthz"])
+        #expect(answers.map { $0["status"] as? Int } == [200, 404, 200])
+        #expect(answers.allSatisfy { $0["reused"] as? Bool == true }, "\(answers)")
+    }
+
+    @Test func theCallerNameEndpointSendsTheLabelAloneAndMarksBlockedNumbers() throws {
+        let dir = TempDir()
+        let db = try serveFixture(dir)
+        let server = try ServeProcess(["--db", db])
+        func cnam(_ n: String) throws -> HTTPAnswer { try #require(try curl([server.url("/v1/cnam/\(n)")])) }
+        let found = try cnam("79131234567")
+        #expect(found.status == 200 && found.body == "Pizza Hut" && found.headers["content-type"] == "text/plain; charset=utf-8")
+        #expect(try cnam("79990000000").body == "SPAM? Debt collector")
+        #expect(try cnam("79990000001").body == "SPAM?")
+        #expect(try cnam("74951234567").body == "Say \"hi\" \\ Сбербанк")
+        let unknown = try cnam("79131234568")
+        #expect(unknown.status == 404 && unknown.body.isEmpty)
+        let bad = try cnam("not-a-number")
+        #expect(bad.status == 400 && bad.body.isEmpty)
+        let plain = try ServeProcess(["--db", db, "--cnam-block-prefix", ""])
+        #expect(try #require(try curl([plain.url("/v1/cnam/79990000000")])).body == "Debt collector")
+    }
+
+    @Test func healthAndMetricsDescribeTheServerAndItsData() throws {
+        let dir = TempDir()
+        let db = try serveFixture(dir)
+        let server = try ServeProcess(["--db", db])
+        for n in ["79131234567", "79131234567", "79131234568"] { _ = try curl([server.url("/v1/lookup/\(n)")]) }
+        let health = try #require(try curl([server.url("/healthz")]))
+        #expect(health.status == 200)
+        #expect(health.body.contains("\"status\":\"ok\"") && health.body.contains("\"entries\":4"))
+        let metrics = try #require(try curl([server.url("/metrics")]))
+        #expect(metrics.headers["content-type"]?.hasPrefix("text/plain; version=0.0.4") == true)
+        for line in ["callerid_http_requests_total{endpoint=\"lookup\",code=\"200\"} 2",
+                     "callerid_http_requests_total{endpoint=\"lookup\",code=\"404\"} 1",
+                     "callerid_http_requests_total{endpoint=\"healthz\",code=\"200\"} 1",
+                     "callerid_entries 4", "callerid_database_files 1", "callerid_generation 0",
+                     "callerid_http_request_duration_seconds_count 4",
+                     "callerid_http_request_duration_seconds_bucket{le=\"+Inf\"} 4"] {
+            #expect(metrics.body.contains(line + "\n"), "/metrics lacks '\(line)':\n\(metrics.body)")
+        }
+    }
+
+    @Test func pathsOutsideTheAPIAndOtherMethodsAreRefused() throws {
+        let dir = TempDir()
+        let db = try serveFixture(dir)
+        let server = try ServeProcess(["--db", db])
+        for path in ["/", "/v1", "/v1/lookup/", "/etc/passwd", "/v1/lookupx/1", "/metrics/x"] {
+            let answer = try #require(try curl(["--path-as-is", server.url(path)]))
+            #expect(answer.status == 404 || answer.status == 400, "\(path): \(answer.status)")
+            #expect(!answer.body.contains("root:"))
+        }
+        // A path that climbs is a number that cannot be read, never a file.
+        let climbing = try #require(try curl(["--path-as-is", server.url("/v1/lookup/../../../etc/passwd")]))
+        #expect(climbing.status == 400 && climbing.body.contains("\"found\":false"))
+        let post = try #require(try curl(["-X", "POST", "--data", "1", server.url("/v1/cnam/79131234567")]))
+        #expect(post.status == 405 && post.headers["allow"] == "GET, HEAD")
+        let get = try #require(try curl([server.url("/v1/lookup")]))
+        #expect(get.status == 405 && get.headers["allow"] == "POST")
+        // Malformed escapes and %00 stay text: a 400, never a lookup of what precedes them.
+        for path in ["/v1/lookup/%zz79131234567", "/v1/lookup/79131234567%00", "/v1/lookup/7913%E2%80%AE1234567"] {
+            let answer = try #require(try curl([server.url(path)]))
+            #expect(answer.status == 400, "\(path): \(answer.status) \(answer.body)")
+        }
+    }
+
+    @Test func aBatchIsAnsweredAsLookupDashJSONAnswersTheSameLines() throws {
+        let dir = TempDir()
+        // A build directory of several packs: the batch goes through the packs' bounds.
+        var rows = ""
+        for i in 0..<60 { rows += "7913\(String(1_000_000 + i * 7919))\tShop \(i)\t\(i % 5 == 0 ? "spam" : "identify")\n" }
+        try rows.write(toFile: dir.path("in.tsv"), atomically: true, encoding: .utf8)
+        let build = try lookup(["build", "-o", dir.path("set") + "/", dir.path("in.tsv"), "--max-entries", "15"])
+        try #require(build.status == 0, "\(build.stderr)")
+        let server = try ServeProcess(["--db", dir.path("set"), "--max-body-bytes", "200000"])
+        var lines = rows.split(separator: "\n").map { String($0.split(separator: "\t")[0]) }
+        lines += ["+7 913 100-00-00", "not a number", "", String(repeating: "9", count: 5000), "79131000000"]
+        let body = lines.joined(separator: "\n") + "\n"
+        try body.write(toFile: dir.path("body.txt"), atomically: true, encoding: .utf8)
+        let expected = try lookup(["-", "--db", dir.path("set"), "--json"], stdin: Data(body.utf8))
+        let answer = try #require(try curl(["--data-binary", "@" + dir.path("body.txt"), server.url("/v1/lookup")]))
+        #expect(answer.status == 200 && answer.headers["content-type"] == "application/x-ndjson")
+        #expect(answer.headers["transfer-encoding"] == "chunked")
+        #expect(answer.body == expected.stdout)
+        // The same numbers as a JSON array of strings and numbers: the same answers.
+        let array = "[" + lines.prefix(60).enumerated().map { $0.offset % 2 == 0 ? "\"\($0.element)\"" : $0.element }.joined(separator: ", ") + "]"
+        let fromArray = try #require(try curl(["--data-binary", array, server.url("/v1/lookup")]))
+        #expect(fromArray.status == 200)
+        #expect(fromArray.body == expected.lines.prefix(60).map { $0 + "\n" }.joined())
+        let escaped = try #require(try curl(["--data-binary", "[\"\\u002B7 913 100-00-00\"]", server.url("/v1/lookup")]))
+        #expect(escaped.body == expected.lines[60] + "\n")
+        // A malformed array is refused before any answer.
+        for bad in ["[1,]", "[\"1\"", "[{\"n\":1}]", "[1] x", "[\"\\q\"]"] {
+            let refused = try #require(try curl(["--data-binary", bad, server.url("/v1/lookup")]))
+            #expect(refused.status == 400 && refused.body.hasPrefix("{\"error\":"), "\(bad): \(refused.status) \(refused.body)")
+        }
+        // Over the body limit: 413 when declared, the connection cut when chunked.
+        try String(repeating: "79131000000\n", count: 20_000).write(toFile: dir.path("big.txt"), atomically: true, encoding: .utf8)
+        let declared = try #require(try curl(["--data-binary", "@" + dir.path("big.txt"), server.url("/v1/lookup")]))
+        #expect(declared.status == 413)
+        let chunked = try curl(["-H", "Transfer-Encoding: chunked", "--data-binary", "@" + dir.path("big.txt"), server.url("/v1/lookup")])
+        #expect(chunked == nil || chunked?.status != 200, "a chunked body over the limit was answered")
+        #expect(try #require(try curl([server.url("/healthz")])).status == 200)
+    }
+
+    @Test func aStoreSwitchIsFollowedWithoutAFailedOrWrongAnswerAndTheOldSetIsUnmapped() throws {
+        let dir = TempDir()
+        let store = dir.path("store")
+        let numbers: [UInt64] = [79131234567, 79131234568, 79990000000]
+        func set(_ k: Int) throws -> String {
+            let path = dir.path("set\(k)")
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+            let tsv = numbers.map { "\($0)\tset \(k)\n" }.joined()
+            try tsv.write(toFile: dir.path("set\(k).tsv"), atomically: true, encoding: .utf8)
+            let build = try lookup(["build", "-o", path + "/", dir.path("set\(k).tsv"), "--max-entries", "2"])
+            try #require(build.status == 0, "\(build.stderr)")
+            return path
+        }
+        let sets = try (1...6).map(set)
+        try #require(try lookup(["install", "--store", store, sets[0]]).status == 0)
+        let server = try ServeProcess(["--store", store])
+        let paths = numbers.map { "/v1/lookup/\($0)" }
+        // Every answer any installed set gives: nothing else may be seen during the switches.
+        var allowed: Set<String> = []
+        for k in 1...6 {
+            for n in numbers { allowed.insert("{\"number\":\(n),\"found\":true,\"label\":\"set \(k)\",\"category\":\"identify\",\"action\":\"identify\",\"match\":\"entry\"}\n") }
+        }
+        let fdsBefore = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(server.pid)/fd").count
+        let stop = dir.path("stop")
+        final class Box: @unchecked Sendable { var result: [[String: Any]] = [] }
+        let box = Box()
+        let load = DispatchGroup()
+        let port = server.port
+        DispatchQueue.global().async(group: load) {
+            box.result = (try? serveClient(["hammer", "\(port)", "30", "--stop", stop] + paths)) ?? []
+        }
+        for k in 2...6 {
+            usleep(150_000)
+            let install = try lookup(["install", "--store", store, sets[k - 1]])
+            try #require(install.status == 0, "\(install.stderr)")
+        }
+        // The server moves to the last set within a second.
+        var last = ""
+        for _ in 0..<40 {
+            last = try #require(try curl([server.url(paths[0])])).body
+            if last.contains("\"set 6\"") { break }
+            usleep(50_000)
+        }
+        #expect(last.contains("\"set 6\""), "still answering \(last); stderr: \(server.stderr)")
+        _ = FileManager.default.createFile(atPath: stop, contents: nil)
+        #expect(load.wait(timeout: .now() + 40) == .success)
+        let summary = try #require(box.result.first, "the load client printed nothing")
+        #expect(summary["error_count"] as? Int == 0, "\(summary)")
+        #expect((summary["statuses"] as? [String: Int])?.keys.sorted() == ["200"], "\(summary)")
+        let seen = Set((summary["bodies"] as? [String: Int])?.keys.map { $0 } ?? [])
+        #expect(seen.isSubset(of: allowed), "answers of no set: \(seen.subtracting(allowed))")
+        #expect((summary["requests"] as? Int ?? 0) > 100, "\(summary)")
+        // Only the current generation stays mapped; no descriptor leaked across 5 switches.
+        // Before: the set loaded at start stayed mapped for the server's life (held by the
+        // start-up code), its files shown " (deleted)" once later installs removed them.
+        let current = try #require(try String(contentsOfFile: store + "/CURRENT", encoding: .utf8).split(separator: "\n").first?.split(separator: " ").last)
+        let maps = try runTool("cat", ["/proc/\(server.pid)/maps"]).stdout   // (a /proc file says it is empty to a plain read)
+        // The path column runs to the end of the line; a file removed since is marked " (deleted)".
+        let mapped = Set(maps.split(separator: "\n").compactMap { line in line.firstIndex(of: "/").map { String(line[$0...]) } }
+            .filter { $0.contains("/gen-") })
+        #expect(!mapped.isEmpty && mapped.allSatisfy { $0.contains("/gen-\(current)/") },
+                "mapped: \(mapped.sorted()); \(maps.split(separator: "\n").filter { $0.contains(".cid") })")
+        let fdsAfter = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(server.pid)/fd").count
+        #expect(fdsAfter <= fdsBefore + 2, "descriptors \(fdsBefore) before, \(fdsAfter) after")
+        let metrics = try #require(try curl([server.url("/metrics")])).body
+        #expect(metrics.contains("callerid_generation \(current)\n"))
+    }
+
+    @Test func sighupOpensTheDatabaseFilesAgain() throws {
+        let dir = TempDir()
+        let db = dir.path("city.cid")
+        _ = try buildDatabase([Entry(number: 79131234567, label: "Old label", category: .identify)], at: db)
+        let server = try ServeProcess(["--db", db])
+        #expect(try #require(try curl([server.url("/v1/cnam/79131234567")])).body == "Old label")
+        // Replaced by rename, as a build replaces it: the server keeps its open file until SIGHUP.
+        _ = try buildDatabase([Entry(number: 79131234567, label: "New label", category: .identify)], at: db)
+        #expect(try #require(try curl([server.url("/v1/cnam/79131234567")])).body == "Old label")
+        server.send(SIGHUP)
+        var body = ""
+        for _ in 0..<40 {
+            body = try #require(try curl([server.url("/v1/cnam/79131234567")])).body
+            if body == "New label" { break }
+            usleep(50_000)
+        }
+        #expect(body == "New label", "stderr: \(server.stderr)")
+        #expect(try #require(try curl([server.url("/healthz")])).body.contains("\"reloads\":1"))
+        // A SIGHUP that finds no data keeps the data in use.
+        try FileManager.default.removeItem(atPath: db)
+        server.send(SIGHUP)
+        usleep(600_000)
+        #expect(try #require(try curl([server.url("/v1/cnam/79131234567")])).body == "New label")
+        #expect(server.stderr.contains("still answering from"))
+    }
+
+    @Test func theJSONOptionPrintsTheStartLineAndTheEventsAsObjects() throws {
+        let dir = TempDir()
+        let db = try serveFixture(dir)
+        let server = try ServeProcess(["--db", db, "--json"])
+        let start = try #require(try JSONSerialization.jsonObject(with: Data(server.startLine.utf8)) as? [String: Any])
+        #expect(start["listening"] as? String == "127.0.0.1:\(server.port)" && start["entries"] as? Int == 4 && start["files"] as? Int == 1)
+        server.send(SIGHUP)
+        usleep(500_000)
+        server.send(SIGTERM)
+        #expect(server.exitStatus(within: 10) == 0)
+        let events = splitLines(server.stderr).compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(events.map { $0["event"] as? String } == ["reload", "stopped"], "\(server.stderr)")
+        #expect(events.first?["reason"] as? String == "SIGHUP")
+    }
+
+    @Test func sigtermFinishesTheRequestsInFlightAndExitsZero() throws {
+        let dir = TempDir()
+        let db = try serveFixture(dir)
+        let server = try ServeProcess(["--db", db])
+        // A batch whose body arrives in two halves, SIGTERM in between.
+        let client = Process()
+        client.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/serve_client.py").path
+        client.arguments = ["python3", script, "slow-post", "\(server.port)", "/v1/lookup"]
+        let input = Pipe(), output = Pipe()
+        client.standardInput = input
+        client.standardOutput = output
+        try client.run()
+        input.fileHandleForWriting.write(Data("79131234567\n79990000000\nhalf\n".utf8))
+        let sent = output.fileHandleForReading.availableData
+        #expect(String(decoding: sent, as: UTF8.self).contains("\"sent\": \"half\""))
+        // The batch is in flight once the server has its first line (the /metrics request
+        // counts itself too).
+        var inFlight = 0
+        for _ in 0..<100 where inFlight < 2 {
+            let metrics = try curl([server.url("/metrics")])?.body ?? ""
+            inFlight = metrics.split(separator: "\n").first { $0.hasPrefix("callerid_http_requests_in_flight ") }
+                .flatMap { Int($0.split(separator: " ")[1]) } ?? 0
+            if inFlight < 2 { usleep(20_000) }
+        }
+        #expect(inFlight == 2)
+        server.send(SIGTERM)
+        usleep(300_000)
+        // No new connection is taken while draining.
+        let refused = try runTool("curl", ["-s", "--max-time", "2", server.url("/healthz")])
+        #expect(refused.status != 0, "a new connection was answered while draining: \(refused.stdout)")
+        #expect(server.process.isRunning)
+        input.fileHandleForWriting.write(Data("79131234568\n74951234567\n".utf8))
+        try input.fileHandleForWriting.close()
+        let result = output.fileHandleForReading.readDataToEndOfFile()
+        client.waitUntilExit()
+        let answer = try #require(try JSONSerialization.jsonObject(with: result) as? [String: Any])
+        #expect((answer["status_line"] as? String)?.hasPrefix("HTTP/1.1 200") == true, "\(answer)")
+        #expect((answer["headers"] as? String)?.lowercased().contains("connection: close") == true)
+        let lines = answer["lines"] as? [String] ?? []
+        #expect(lines.count == 4 && lines[3].contains("\"number\":74951234567"), "\(lines)")
+        #expect(server.exitStatus(within: 10) == 0, "stderr: \(server.stderr)")
+    }
+
+    @Test func slowIdleOversizedAndMalformedClientsDoNotStopTheOthers() throws {
+        let dir = TempDir()
+        let db = try serveFixture(dir)
+        let server = try ServeProcess(["--db", db, "--request-timeout", "1", "--max-header-bytes", "2048"])
+        let port = "\(server.port)"
+        // 300 idle connections and a slowloris, while a well-behaved client is answered.
+        final class Box: @unchecked Sendable { var idle: [[String: Any]] = []; var slow: [[String: Any]] = [] }
+        let box = Box()
+        let group = DispatchGroup()
+        DispatchQueue.global().async(group: group) { box.idle = (try? serveClient(["idle", port, "300", "2.5"])) ?? [] }
+        DispatchQueue.global().async(group: group) { box.slow = (try? serveClient(["slow", port, "6"])) ?? [] }
+        usleep(300_000)
+        let good = try serveClient(["get", port, "/v1/lookup/79131234567", "/v1/cnam/79131234567"])
+        #expect(good.map { $0["status"] as? Int } == [200, 200])
+        #expect(group.wait(timeout: .now() + 30) == .success)
+        #expect(box.idle.last?["closed_by_server"] as? Int == 300, "\(box.idle)")
+        let closedAfter = box.slow.first?["closed_after"] as? Double
+        #expect(closedAfter != nil && closedAfter! < 3.5, "slowloris: \(box.slow)")
+        // Headers over the limit, a malformed request line, a bare line end.
+        let big = "GET /v1/lookup/79131234567 HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "a", count: 4000))\r\n\r\n"
+        let oversized = try serveClient(["raw", port, Data(big.utf8).map { String(format: "%02x", $0) }.joined()])
+        #expect((oversized.first?["status_line"] as? String)?.contains(" 431 ") == true, "\(oversized)")
+        for garbage in ["GARBAGE\r\n\r\n", "GET /v1/lookup/1 HTTP/9.9\r\n\r\n", "GET /v1/lookup/1\u{0} HTTP/1.1\r\nHost: x\r\n\r\n"] {
+            let answer = try serveClient(["raw", port, Data(garbage.utf8).map { String(format: "%02x", $0) }.joined()])
+            let status = answer.first?["status_line"] as? String ?? ""
+            #expect(status.isEmpty || status.contains(" 400 ") || status.contains(" 505 "), "\(garbage.debugDescription): \(status)")
+        }
+        let after = try serveClient(["get", port, "/v1/lookup/79131234567"])
+        #expect(after.first?["status"] as? Int == 200)
+        let metrics = try #require(try curl([server.url("/metrics")])).body
+        let timedOut = metrics.split(separator: "\n").first { $0.hasPrefix("callerid_http_connections_timed_out_total ") }
+        #expect((timedOut.flatMap { Int($0.split(separator: " ")[1]) } ?? 0) >= 301, "\(timedOut ?? "none")")
+    }
+
+    @Test func theAccessLogHidesNumbersUnlessAsked() throws {
+        let dir = TempDir()
+        let db = try serveFixture(dir)
+        for (showNumbers, log) in [(false, dir.path("hidden.log")), (true, dir.path("shown.log"))] {
+            let server = try ServeProcess(["--db", db, "--access-log", log] + (showNumbers ? ["--log-numbers"] : []))
+            _ = try curl([server.url("/v1/lookup/79131234567?country=RU")])
+            _ = try curl([server.url("/v1/cnam/79131234567")])
+            server.send(SIGTERM)
+            #expect(server.exitStatus(within: 10) == 0)
+            let text = try String(contentsOfFile: log, encoding: .utf8)
+            let lines = splitLines(text)
+            #expect(lines.count == 2, "\(text)")
+            #expect(text.contains("9131234567") == showNumbers, "\(text)")
+            if !showNumbers {
+                #expect(lines[0].contains(" 127.0.0.1 GET /v1/lookup/*?country=RU 200 "), "\(text)")
+                #expect(lines[1].contains(" GET /v1/cnam/* 200 9 "), "\(text)")
+            }
+        }
+    }
+
+    @Test func badArgumentsAndMissingDataAreRefusedWithTheirExitCodes() throws {
+        let dir = TempDir()
+        let db = try serveFixture(dir)
+        #expect(try lookup(["serve"]).status == 64)
+        #expect(try lookup(["serve", "--db", db, "--store", dir.path("store")]).status == 64)
+        #expect(try lookup(["serve", "--store", db]).status == 64)
+        #expect(try lookup(["serve", "--db", db, "--listen", "8080"]).status == 64)
+        #expect(try lookup(["serve", "--db", db, "--listen", "::1:8080"]).status == 64)
+        #expect(try lookup(["serve", "--db", db, "--request-timeout", "0"]).status == 64)
+        #expect(try lookup(["serve", "--db", dir.path("missing.cid")]).status == 66)
+        try Data("not a database".utf8).write(to: URL(fileURLWithPath: dir.path("bad.cid")))
+        #expect(try lookup(["serve", "--db", dir.path("bad.cid")]).status == 65)
+        // The address in use.
+        let first = try ServeProcess(["--db", db])
+        let second = try lookup(["serve", "--db", db, "--listen", "127.0.0.1:\(first.port)"])
+        #expect(second.status == 69 && second.stderr.contains("in use"), "\(second.stderr)")
+    }
+}
