@@ -224,7 +224,7 @@ public final class Database: Sendable {
         self.sections = list
         self.tableOffset = table
         self.ranges = ranges
-        if verify { try verifyContent() }
+        if verify { try verifyAll(split: verifySplit, checksums: false) }  // the checksums ran above
     }
 
     /// The header's fields, checked against each other and the file size (docs/FORMAT.md §3).
