@@ -1,4 +1,4 @@
-// swift-tools-version: 6.1
+// swift-tools-version: 6.3
 import PackageDescription
 
 let strictSettings: [SwiftSetting] = [
@@ -45,7 +45,7 @@ let package = Package(
         // Debian's libsodium (Ed25519, SHA-256) for signed build directories, Linux only; Apple
         // platforms use CryptoKit. Opened with dlopen on first use, never linked (the tool's
         // start-up does not load it); needs libsodium-dev's headers to build.
-        .target(name: "CSodium", path: "CSodium"),
+        .target(name: "CSodium", path: "Sources/CSodium"),
         // libcurl opened with dlopen when `lookup fetch` runs, never linked: the tool's start-up
         // does not load libcurl, OpenSSL and their dependencies (docs/CALL-DIRECTORY.md).
         .target(name: "CHTTPLoader", path: "Sources/CHTTPLoader"),

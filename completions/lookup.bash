@@ -18,10 +18,13 @@ _lookup_options() {
         dump)    echo "--db --from --category --action --json --help" ;;
         verify)  echo "--json --help" ;;
         info)    echo "--db --json --help" ;;
-        install) echo "--store --slots --max-entries --allow --rule --no-rules --block-categories --trust --require-signature --json --help" ;;
+        install) echo "--store --slots --max-entries --allow --rule --no-rules --block-categories --trust --require-signature" \
+                      "--source --regions --priority --json --help" ;;
         keygen)  echo "-o --help" ;;
         sign)    echo "--key --help" ;;
-        fetch)   echo "--store --trust --allow-downgrade --slots --max-entries --min-rate --grace --json --help" ;;
+        fetch)   echo "--store --trust --allow-downgrade --slots --max-entries --min-rate --grace --source --regions --priority" \
+                      "--list --json --help" ;;
+        store)   echo "--store --source --regions --json --help" ;;
         feed)    echo "--store --slot --max-entries --chunk --simulate --from-previous --model-os-cap --json --help" ;;
         diff)    echo "--json --help" ;;
         export)  echo "--live-caller-id --db --cache-expiry-minutes --identity-category --icons --text --json --help" ;;
@@ -76,11 +79,12 @@ _lookup() {
         --model-os-cap|--cache-expiry-minutes|--identity-category|--delimiter|--number-field|--label-field|\
         --category-field|--weight-field|--region-field|--country-field|--range-end-field|\
         --number-prefix-field|--pad-number|--country|--max-range-expansion|--max-expanded-total|\
-        --label-replace|--max-label-bytes|--region-after|--top|--dataset-version|--max-bad-rows|--min-rate|--grace)
+        --label-replace|--max-label-bytes|--region-after|--top|--dataset-version|--max-bad-rows|--min-rate|--grace|\
+        --source|--regions|--priority)
             return ;;  # a value nothing can guess
     esac
 
-    local commands="build dump verify info install keygen sign fetch feed diff export"
+    local commands="build dump verify info install keygen sign fetch store feed diff export"
     if (( COMP_CWORD == 1 )); then
         if [[ $cur == -* ]]; then
             COMPREPLY=($(compgen -W "- --db --country --json --help --version" -- "$cur"))
@@ -100,6 +104,7 @@ _lookup() {
         return
     fi
     case $command in
+        store) (( COMP_CWORD == 2 )) && COMPREPLY=($(compgen -W "list remove" -- "$cur")) ;;
         build|verify|info) _lookup_paths "$cur" ;;      # inputs, databases or directories
         install|diff|sign) _lookup_paths "$cur" -d ;;   # build directories and stores
     esac

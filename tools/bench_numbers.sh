@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Numbers as the world writes them (issue 13), the large run:
+# Numbers as the world writes them, the large run:
 #   1. agreement with libphonenumber on every region, every type, typed as people type them
 #      (tools/gen_phone_samples.py, seed 13, 3 numbers per region and type; phonenumbers pinned
 #      to the metadata of Debian's libphonenumber8), through the pipeline's normalizer;

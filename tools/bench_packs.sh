@@ -5,7 +5,8 @@
 # same rows; then `lookup NUMBER` and a 100,000-line `lookup -` over the build directory, over a store it was
 # installed into, and over the one file, side by side (tools/bench_packs.py). Not run by CI.
 # Usage: bash tools/bench_packs.sh      (WORK=/tmp/... ENTRIES=... RUNS=... LAYOUT=areas|catch-all
-#        to change; LOOKUP=path/to/lookup to use a built binary instead of building the release one)
+#        to change; LOOKUP=path/to/lookup to use a built binary instead of building the release one;
+#        PREPARE_ONLY=1 to make the data and stop)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 WORK="${WORK:-/tmp/callerid-bench-packs}"
@@ -62,6 +63,8 @@ rm -rf bundle store
 "$LOOKUP" build -o one.cid "study-$ENTRIES.tsv" --weight-field 4 --max-entries "$((ENTRIES + 1))" >/dev/null
 "$LOOKUP" install --store store bundle --slots 3 >/dev/null
 echo "packs: $(ls bundle/*.cid | wc -l), manifest $(stat -c %s bundle/manifest.json) bytes"
+# PREPARE_ONLY=1: the data only (tools/bench_sources.sh starts from it).
+[ "${PREPARE_ONLY:-}" = 1 ] && exit 0
 HIT=$(head -1 "study-$ENTRIES.tsv" | cut -f1)
 python3 "$ROOT/tools/bench_packs.py" --lookup "$LOOKUP" --one one.cid --packs bundle --packs store \
     --hit "$HIT" --miss 10000000000 --batch numbers.txt --runs "$RUNS"

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Start-up and one query as a process: `lookup` against the sqlite3 CLI (issue 18).
+"""Start-up and one query as a process: `lookup` against the sqlite3 CLI.
 
 Runs each command N times, alternating the two tools (paired runs, file hot), and reports the
 median wall time (fork to exit, measured here) and the median peak RSS (ru_maxrss of the child,
 from os.wait4). Usage:
     python3 tools/bench_startup.py --lookup PATH --db F.cid --sqlite F.sqlite --numbers N1,N2 [--runs 20]
-The sqlite file holds `CREATE TABLE entries(number INTEGER PRIMARY KEY, label TEXT, category TEXT)`
-(tools/bench_startup.sh makes both files from the same TSV).
+The sqlite file holds one table (--table, default `entries`) of (number INTEGER PRIMARY KEY,
+label TEXT, category TEXT); BENCHMARKS.md, "Start-up", makes both files from the same TSV.
 """
 import argparse, os, statistics, sys, time
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Phone numbers as people type them, judged by libphonenumber (issue 13).
+"""Phone numbers as people type them, judged by libphonenumber.
 
 Generates numbers of every type libphonenumber has an example for, in many regions, writes each
 the way people do (national format, international, E.164, dialled from another country, digits

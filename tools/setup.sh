@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what CallerID needs (Debian's liblz4-dev and libxxhash-dev, libphonenumber-dev for the
 # build pipeline's numbers, libsodium-dev for signed build directories, and protobuf-compiler:
-# the tests decode the Live Caller ID export with protoc) when missing, then builds the
+# the tests decode the Live Caller ID export with protoc; python3 serves files to the network
+# tests) when missing, then builds the
 # package. Usage: bash tools/setup.sh [-c release]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,10 +10,10 @@ cd "$(dirname "$0")/.."
 if ! command -v swift >/dev/null 2>&1 && [ -x /opt/swift/usr/bin/swift ]; then
     export PATH="$PATH:/opt/swift/usr/bin"
 fi
-command -v swift >/dev/null 2>&1 || { echo "error: swift not found (install Swift 6 from swift.org)" >&2; exit 69; }
+command -v swift >/dev/null 2>&1 || { echo "error: swift not found (install Swift 6.3 or newer from swift.org)" >&2; exit 69; }
 
 need=()
-for pkg in liblz4-dev libxxhash-dev libphonenumber-dev libsodium-dev pkg-config protobuf-compiler; do
+for pkg in liblz4-dev libxxhash-dev libphonenumber-dev libsodium-dev pkg-config protobuf-compiler python3; do
     dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then

@@ -313,7 +313,7 @@ public final class Database: Sendable {
         }
         // A list, not a dictionary: the first hashed collection a process makes costs a search
         // of every protocol conformance in the binary, and opening a file is on `lookup`'s
-        // start-up path (issue 18). There are at most `Format.maxSections` sections.
+        // start-up path. There are at most `Format.maxSections` sections.
         var found: [(section: Format.Section, view: ByteView)] = []
         var list: [(kind: UInt32, offset: Int, length: Int, checksum: UInt64)] = []
         var rangesView: ByteView? = nil
@@ -368,6 +368,17 @@ public final class Database: Sendable {
     /// First key of block `b` (< blockCount).
     @inline(__always)
     func firstKey(_ b: Int) -> UInt64 { index.u64(Format.indexEntrySize &* b) }
+
+    /// The smallest and the largest number of the file's entries, nil when it has none: the
+    /// first block's first key, and the last block read through to its end (one block decoded).
+    package func numberBounds() throws(CallerIDError) -> (first: UInt64, last: UInt64)? {
+        guard blockCount > 0 else { return nil }
+        var cursor = self.cursor(from: firstKey(blockCount - 1))
+        var last: UInt64? = nil
+        while let n = try cursor.next({ $0.number }) { last = n }
+        guard let last else { return nil }
+        return (firstKey(0), last)
+    }
 
     /// Index of the block that may hold `number` (the last whose first key is ≤ number), or -1.
     @inline(__always)

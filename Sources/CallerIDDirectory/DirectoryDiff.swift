@@ -1,3 +1,5 @@
+import CallerID
+
 /// One list's old and new streams walked together: what must be removed and added to turn
 /// the old entries into the new ones.
 struct ListDiff {
@@ -104,6 +106,66 @@ public enum DirectoryDiff {
                 }
             }
         }
+    }
+
+    /// True when `old` and `new` give the same entries in `range` (both lists, labels
+    /// included): no delta. Per list, without reading entries when the same files (by size and
+    /// XXH3, in the same precedence order) may hold entries of that list there and the settings
+    /// treat the list alike in the range; otherwise the two merged streams of the list are
+    /// walked to the first difference.
+    static func sameEntries(old: DirectorySnapshot, new: DirectorySnapshot, in range: Range<UInt64>) throws(DirectoryError) -> Bool {
+        guard !range.isEmpty else { return true }
+        for list in CallDirectoryList.allCases where try !sameSources(old, new, list, in: range) {
+            var diff = ListDiff(old: old.stream(list, in: range), new: new.stream(list, in: range))
+            while let event = try diff.next() {
+                if event != .same { return false }
+            }
+        }
+        return true
+    }
+
+    /// True when the merges of `list` over `range` read the same in `a` and `b`: the same
+    /// settings for the list in the range (fed or not; for blocking, the categories, and the
+    /// allow-list and rule numbers in it), and the same files, in precedence order, among those
+    /// the list's merge reads that hold a number in the range.
+    private static func sameSources(_ a: DirectorySnapshot, _ b: DirectorySnapshot, _ list: CallDirectoryList,
+                                    in range: Range<UInt64>) throws(DirectoryError) -> Bool {
+        let sa = a.settings, sb = b.settings
+        switch list {
+        case .identification:
+            guard sa.identification == sb.identification else { return false }
+        case .blocking:
+            func allowed(_ s: FeedSettings) -> ArraySlice<UInt64> {
+                s.allowList[s.allowList.lowerBound(range.lowerBound)..<s.allowList.lowerBound(range.upperBound)]
+            }
+            func ruled(_ snapshot: DirectorySnapshot) -> [ClosedRange<UInt64>] {
+                snapshot.ruleRanges.compactMap { r in
+                    let lo = max(r.lowerBound, range.lowerBound), hi = min(r.upperBound, range.upperBound - 1)
+                    return lo <= hi ? lo...hi : nil
+                }
+            }
+            func chosen(_ s: FeedSettings) -> Set<String>? { s.blockCategories.map { Set($0.map { $0.lowercased() }) } }
+            guard sa.blocking == sb.blocking, chosen(sa) == chosen(sb), allowed(sa) == allowed(sb), ruled(a) == ruled(b) else {
+                return false
+            }
+        }
+        // The files the merge reads that hold a number in the range, in precedence order, by
+        // size and hash; nil when a file has no hash to tell it by (a lone file's made-up manifest).
+        func sources(_ s: DirectorySnapshot) throws(DirectoryError) -> [[UInt64]]? {
+            var out: [[UInt64]] = []
+            for (i, db) in s.databases.enumerated() where s.mayHold(i, list) {
+                var cursor = db.cursor(from: range.lowerBound)
+                let first: UInt64?
+                do { first = try cursor.next { $0.number } } catch { throw DirectoryError(error) }
+                guard let first, first < range.upperBound else { continue }
+                let f = s.manifest.files[s.manifestIndex[i]]
+                guard f.xxh3 != 0 else { return nil }
+                out.append([UInt64(f.bytes), f.xxh3])
+            }
+            return out
+        }
+        guard let fromA = try sources(a) else { return false }
+        return try fromA == sources(b)
     }
 
     /// Counts the changes (one pass per list, no label strings made).

@@ -73,7 +73,7 @@ public struct DirectoryError: CallerIDFailure, Equatable {
 }
 
 /// Formats an integer with thousands separators for messages (`1,999,999`).
-func grouped(_ n: some BinaryInteger) -> String {
+package func grouped(_ n: some BinaryInteger) -> String {
     let digits = String(n.magnitude)
     var out = ""
     for (i, c) in digits.enumerated() {

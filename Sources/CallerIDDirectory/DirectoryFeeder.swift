@@ -55,9 +55,13 @@ public struct FeedResult: Sendable {
 /// - A request that is not incremental gets the target from the start (the system holds
 ///   nothing: first load, or the extension was switched off and on).
 /// - An incremental request with the cursor of the same target continues where it stopped.
+///   So does one whose cursor names an earlier generation that had the same entries in the
+///   same range (the slot plan's ``SlotPlan/Slot/contentSince``): an unchanged slot is up to
+///   date, with no call.
 /// - An incremental request after an install (a new target) sends the delta from what is
 ///   loaded — removals first, then ascending additions, per list — when the loaded version is
-///   still on disk and the delta is cheaper than a full reload; otherwise it sends "remove all"
+///   still on disk (or a generation with the same entries in its range, by the plans) and the
+///   delta is cheaper than a full reload; otherwise it sends "remove all"
 ///   and the target from the start. A delta is chunked like a load.
 /// - `chunk` bounds the additions and removals of one request (the two "remove all" calls are
 ///   extra); nil sends everything at once.
@@ -65,6 +69,9 @@ public struct DirectoryFeeder {
     public let target: DirectorySnapshot
     public let version: LoadCursor.Version
     private let open: (UInt64) -> DirectorySnapshot?
+    /// A generation whose entries in a loaded version's range are that version's (nil: none
+    /// known): the target, or a generation still on disk, by the plans' ``SlotPlan/Slot/contentSince``.
+    private var sameAs: (LoadCursor.Version) -> UInt64? = { _ in nil }
 
     /// Feeds `slot` (0-based) of a pinned generation, split by its plan: everything fed
     /// (entries, settings, slot ranges) comes from that one generation. Earlier generations
@@ -75,10 +82,19 @@ public struct DirectoryFeeder {
         guard plan.slots.indices.contains(slot) else {
             throw DirectoryError(.invalidArgument, "slot \(slot + 1) of \(plan.slots.count): no such slot")
         }
-        let snapshot = installed.snapshot, store = installed.store, id = installed.id
+        let snapshot = installed.snapshot, store = installed.store, id = installed.id, previous = installed.previous
         self.init(target: snapshot, generation: id, range: plan.slots[slot].range) { old in
             if old == id { return snapshot }
             return store.generation(old).flatMap { try? DirectorySnapshot(directory: $0.path) }
+        }
+        // An extension that was not reloaded while its slot did not change holds an earlier
+        // generation's entries: the same as this one's, or, once its generation is removed, as
+        // the previous generation's (a delta from there).
+        sameAs = { v in
+            if plan.holdsSameEntries(slot: slot, as: v) { return id }
+            guard let previous, let p = try? InstalledStore.readPlan(previous),
+                  p.slots.indices.contains(where: { p.holdsSameEntries(slot: $0, as: v) }) else { return nil }
+            return previous.id
         }
     }
 
@@ -103,8 +119,15 @@ public struct DirectoryFeeder {
     /// - Parameters:
     ///   - cursor: the cursor saved after the last successful request (nil: unknown).
     ///   - chunk: at most this many additions and removals in this request (nil: no limit).
-    public func serve<S: CallDirectorySink>(_ sink: S, cursor saved: LoadCursor?, chunk: Int? = nil) throws(DirectoryError) -> FeedResult {
+    public func serve<S: CallDirectorySink>(_ sink: S, cursor: LoadCursor?, chunk: Int? = nil) throws(DirectoryError) -> FeedResult {
         if let chunk, chunk < 1 { throw DirectoryError(.invalidArgument, "chunk: \(chunk); give at least 1") }
+        var saved = cursor
+        // The cursor of an earlier generation whose entries in this range are the target's:
+        // what it loaded is the target (nothing to send when it is complete).
+        if var s = saved, s.target != version, sameAs(s.target) == version.generation {
+            s.target = version
+            saved = s
+        }
         var budget = chunk ?? Int.max
         let fresh = LoadCursor(target: version, base: nil, phase: .addIdentification, position: version.lowerBound)
         var result = FeedResult(mode: .full, cursor: fresh)
@@ -117,10 +140,15 @@ public struct DirectoryFeeder {
             result.cursor = saved
             result.mode = saved.isComplete ? .upToDate : .resumed
             if let b = saved.base {
-                base = open(b.generation)
-                if base == nil { reset = true }
+                if let found = resolve(b) {
+                    base = found.1
+                    result.cursor.base = found.0
+                } else {
+                    reset = true
+                }
             }
-        } else if let saved, let loaded = saved.loadedVersion, let old = open(loaded.generation) {
+        } else if let saved, let found = saved.loadedVersion.flatMap(resolve) {
+            let (loaded, old) = found
             var counts = DeltaCounts()
             for list in CallDirectoryList.allCases {
                 try DirectoryDiff.count(&counts, list: list,
@@ -245,6 +273,17 @@ public struct DirectoryFeeder {
                 c.position = min(c.base?.lowerBound ?? version.lowerBound, version.lowerBound)
             }
         }
+    }
+
+    /// The entries of a loaded version: its generation's, or when that is gone, those of a
+    /// generation with the same entries in its range (the version renamed to it); nil when
+    /// neither is on disk.
+    private func resolve(_ v: LoadCursor.Version) -> (LoadCursor.Version, DirectorySnapshot)? {
+        if let snapshot = open(v.generation) { return (v, snapshot) }
+        guard let g = sameAs(v), g != v.generation, let snapshot = open(g) else { return nil }
+        var renamed = v
+        renamed.generation = g
+        return (renamed, snapshot)
     }
 
     static func span(_ from: UInt64, _ to: UInt64) -> Range<UInt64> { from..<max(from, to) }

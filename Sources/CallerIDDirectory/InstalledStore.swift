@@ -42,8 +42,17 @@ public final class InstalledStore: Sendable {
         public var plan: SlotPlan
         public var settings: FeedSettings
         /// Files of the generation installed again that were missing or damaged in it, and
-        /// were taken from the previous generation (``reinstall(settings:trust:requireSignature:)``).
+        /// were taken from the previous generation (``reinstall(settings:trust:requireSignature:)``,
+        /// and any step of a store composed of sources).
         public var repairedFiles: [String] = []
+        /// In a store composed of sources: packs of other sources than the one this step
+        /// changed that were missing or damaged in the current generation, with no intact copy
+        /// in the previous one, and were left out of the new generation (their source's next
+        /// step brings them back). Their source's subscription is unchanged.
+        public var missingPacks: [String] = []
+        /// In a store composed of sources: every source of the new generation, in precedence
+        /// order; empty for a set installed without a source.
+        public var sources: [StoreSource] = []
     }
 
     public let path: String
@@ -244,9 +253,23 @@ public final class InstalledStore: Sendable {
         /// Files to take from elsewhere than `directory` (a repair: the previous generation's
         /// copy of a file missing from the current one), by name; hard-linked.
         var replacements: [String: String] = [:]
+        /// Files to copy from elsewhere than `directory`, by name (a local source's files,
+        /// renamed in a composed generation).
+        var copies: [String: String] = [:]
+        /// What errors call a file, by name, when not `reportedDirectory/name`.
+        var reportedNames: [String: String] = [:]
+        /// More files of the generation (path inside it, bytes): a composed generation's
+        /// record of its sources and their own manifests.
+        var extraFiles: [(path: String, data: Data)] = []
+        /// A generation composed of sources: its manifest is the store's own, unsigned; each
+        /// source's set was checked against its pinned key when it was put in.
+        var isComposed = false
 
         /// Where the file `name` of the set is read from.
-        func path(of name: String) -> String { replacements[name] ?? joinPath(directory, name) }
+        func path(of name: String) -> String { replacements[name] ?? copies[name] ?? joinPath(directory, name) }
+
+        /// What errors call the file `name`.
+        func reportedName(of name: String) -> String { reportedNames[name] ?? joinPath(reportedDirectory ?? directory, name) }
 
         func verifySignature(_ key: SigningPublicKey) throws(DirectoryError) {
             try ManifestSignature.verify(manifest: manifestData, signature: signatureData, key: key, directory: directory)
@@ -285,15 +308,7 @@ public final class InstalledStore: Sendable {
                 throw DirectoryError(.corrupt, "\(p): \(size) bytes, the manifest says \(f.bytes) (truncated or incomplete download?)")
             }
         }
-        let sigPath = joinPath(directory, ManifestSignature.fileName)
-        var signatureData: Data? = nil
-        if FileSystem.exists(sigPath) {
-            guard let size = FileSystem.fileSize(sigPath), size <= 4096, let data = FileManager.default.contents(atPath: sigPath) else {
-                throw DirectoryError(.badSignature, "\(sigPath): not a readable signature file")
-            }
-            signatureData = data
-        }
-        var source = Source(directory: directory, manifestData: manifestData, manifest: manifest, signatureData: signatureData)
+        var source = Source(directory: directory, manifestData: manifestData, manifest: manifest, signatureData: try readSignature(directory))
         source.replacements = replacements
         return source
     }
@@ -336,6 +351,14 @@ public final class InstalledStore: Sendable {
                           requireSignature: SigningPublicKey? = nil) throws(DirectoryError) -> InstallReport {
         guard let g = try current() else {
             throw DirectoryError(.fileNotFound, "\(path): nothing installed yet; settings are installed with a set: install a build directory, or fetch one (lookup fetch URL --store \(path) --trust KEY.pub, with --slots and --max-entries for the settings)")
+        }
+        if FileSystem.exists(g.path + "/" + SourcesRecord.fileName) {
+            // A store of sources: each source's set was checked with its own pinned key.
+            guard trust == nil && requireSignature == nil else {
+                throw DirectoryError(.invalidArgument, "\(path): a store of sources checks each source with the key pinned when it was subscribed; --trust and --require-signature apply to a set installed without --source")
+            }
+            if let settings { try Self.checkInstallable(settings) }
+            return try withInstallLock { () throws(DirectoryError) -> InstallReport in try composeLocked(.keep, settings: settings) }
         }
         let source: Source
         do {
@@ -382,11 +405,11 @@ public final class InstalledStore: Sendable {
     }
 
     private func installLocked(_ src: Source, settings newSettings: FeedSettings?, recordKey: SigningPublicKey?) throws(DirectoryError) -> InstallReport {
-        let source = src.directory, manifest = src.manifest, manifestData = src.manifestData
+        let manifest = src.manifest, manifestData = src.manifestData
         // The store's own requirement, read under the lock: no install slips past it. An install
         // that records a key (checked against that key by the caller) replaces the requirement.
         let required = try requiredSigningKey()
-        if let required, recordKey == nil { try src.verifySignature(required) }
+        if let required, recordKey == nil, !src.isComposed { try src.verifySignature(required) }
         let keyToRecord = recordKey.flatMap { $0 == required ? nil : $0 }
         // A damaged pointer must not block the install that repairs the store.
         let pointer: (current: UInt64?, previous: UInt64?) = (try? readPointer()) ?? (nil, nil)
@@ -413,21 +436,31 @@ public final class InstalledStore: Sendable {
             if let sig = src.signatureData {
                 try FileSystem.writeAtomically(sig, to: staging + "/" + ManifestSignature.fileName)
             }
+            for (file, data) in src.extraFiles {
+                let (folder, _) = OutputPath.split(staging + "/" + file)
+                try FileSystem.makeDirectory(folder)
+                try FileSystem.writeAtomically(data, to: staging + "/" + file)
+            }
             try FileSystem.writeAtomically(settings.jsonData(), to: staging + "/settings.json")
             // Verify what will be used: the staged files, reported under the name the user gave.
+            FileSystem.checkpoint("staged")
             for f in manifest.files {
-                try Self.verify(staging + "/" + f.file, f, reportedAs: joinPath(src.reportedDirectory ?? source, f.file))
+                try Self.verify(staging + "/" + f.file, f, reportedAs: src.reportedName(of: f.file))
             }
+            FileSystem.checkpoint("verified")
             let snapshot = try DirectorySnapshot(directory: staging, settings: settings)
             if newCategoryChoice { try Self.checkCategories(settings, snapshot) }
-            plan = try SlotPlan.make(snapshot, slots: settings.slots, maxEntries: settings.maxEntries)
+            // The previous plan kept where it still fits (the one place a generation's plan is made).
+            plan = try SlotPlan.stable(snapshot, generation: newID, after: .read(current), slots: settings.slots, maxEntries: settings.maxEntries)
             try Self.writePlan(plan, in: staging)
             try FileSystem.sync(staging, directory: true)
+            FileSystem.checkpoint("planned")
             // The requirement is recorded before the switch: a crash in between leaves a store
             // stricter than asked, never laxer.
             if let keyToRecord { try FileSystem.writeAtomically(Data(keyToRecord.fileText.utf8), to: signingKeyPath) }
             try FileSystem.rename(staging, generationPath(newID))
             try FileSystem.sync(path, directory: true)
+            FileSystem.checkpoint("renamed")
         } catch {
             FileSystem.removeTree(staging)
             throw error
@@ -435,6 +468,7 @@ public final class InstalledStore: Sendable {
         // The switch: one rename of the pointer file.
         do {
             try writePointer(current: newID, previous: pointer.current)
+            FileSystem.checkpoint("switched")
         } catch {
             FileSystem.removeTree(generationPath(newID))
             throw error
@@ -472,7 +506,13 @@ public final class InstalledStore: Sendable {
             } else {
                 try FileSystem.copy(from, to)
             }
-            if let old, FileSystem.sameFile(old, to) { linked += 1 } else { copied += 1 }
+            // The current generation's file, under its name or another (a pack renamed when the
+            // set installed without a source became one source of several).
+            if let old, let current, FileSystem.sameFile(old, to) || (from.hasPrefix(current.path + "/") && FileSystem.sameFile(from, to)) {
+                linked += 1
+            } else {
+                copied += 1
+            }
         }
         return (linked, copied)
     }
@@ -523,10 +563,18 @@ public final class InstalledStore: Sendable {
                 throw DirectoryError(.corrupt, "\(name): SHA-256 \(sha) differs from the manifest's \(expected) (altered file)")
             }
         }
+        let db: Database
         do {
-            _ = try Database(path: path, verify: true)
+            db = try Database(path: path, verify: true)
         } catch {
             throw DirectoryError(DirectoryError(error).code, renamed(error.message, path, name))
+        }
+        // The bounds a query relies on to leave the file unopened must be true.
+        let (folder, _) = OutputPath.split(name)
+        do {
+            try f.checkNumbers(of: db, manifestPath: joinPath(folder, "manifest.json"))
+        } catch {
+            throw DirectoryError(error.code, renamed(error.message, path, name))
         }
     }
 
@@ -624,7 +672,10 @@ public struct InstalledGeneration: Sendable {
         // fails here rather than yielding a mixture.
         do throws(DirectoryError) {
             let plan = try InstalledStore.readPlan(generation)
-            snapshot = try DirectorySnapshot(directory: generation.path)
+            // A generation composed of sources serves every pack it can open: one source's
+            // missing pack is named in `snapshot.unreadable`, the others keep serving.
+            snapshot = try DirectorySnapshot(directory: generation.path,
+                                             skippingUnreadable: FileSystem.exists(generation.path + "/" + SourcesRecord.fileName))
             self.plan = plan
         } catch {
             // A file missing from a generation still in place: say which, and what repairs it.

@@ -43,6 +43,10 @@ public struct DirectoryManifest: Sendable, Equatable {
         /// Precedence when several files hold a number: higher wins (default 0), then the file
         /// listed earlier. See ``DirectorySnapshot``.
         public var priority: Int?
+        /// The source the file came from, in a store composed of sources (docs/CALL-DIRECTORY.md,
+        /// "Sources and packs"): the file is that source's pack, renamed `SOURCE.FILE`. Nil in
+        /// a build directory and in a store generation installed without a source.
+        public var source: String?
 
         public init(file: String, region: String? = nil, kind: String? = nil, entries: Int? = nil,
                     bytes: Int, xxh3: UInt64, sha256: String? = nil, priority: Int? = nil) {
@@ -58,6 +62,13 @@ public struct DirectoryManifest: Sendable, Equatable {
 
         /// The region this file belongs to (its file name when the manifest names none).
         public var regionKey: String { region ?? file }
+
+        /// The region as a store composed of sources names it: `SOURCE/REGION` for a source's
+        /// pack (the region, or the file name the source gave it), ``regionKey`` otherwise.
+        public var sourceRegionKey: String {
+            guard let source else { return regionKey }
+            return source + "/" + (region ?? StoreSource.sourceFileName(ofPack: file, source: source))
+        }
     }
 
     public var manifestVersion: Int?
@@ -156,7 +167,8 @@ public struct DirectoryManifest: Sendable, Equatable {
     }
 
     /// The names a store keeps for its own files.
-    static let reservedNames: Set<String> = ["manifest.json", "manifest.json.sig", "settings.json", "plan.json", "CURRENT", "signing-key.pub"]
+    static let reservedNames: Set<String> = ["manifest.json", "manifest.json.sig", "settings.json", "plan.json", "CURRENT", "signing-key.pub",
+                                             "sources.json", "sources"]
 
     /// A name of the closed set a set that is signed, installed or fetched may list: 1 to 255
     /// of `A–Z a–z 0–9 . _ -`, not starting with `.`, not a name the store uses for itself. No
@@ -226,7 +238,7 @@ extension DirectoryManifest: Codable {
 
 extension DirectoryManifest.File: Codable {
     enum CodingKeys: String, CodingKey {
-        case file, region, kind, shard, shards, entries, categories, actions, bytes, xxh3, sha256, priority, ranges
+        case file, region, kind, shard, shards, entries, categories, actions, bytes, xxh3, sha256, priority, ranges, source
         case firstNumber = "first_number", lastNumber = "last_number"
         case rangeStart = "range_start", rangeEnd = "range_end", formatVersion = "format_version"
     }
@@ -255,6 +267,7 @@ extension DirectoryManifest.File: Codable {
         sha256 = try c.decodeIfPresent(String.self, forKey: .sha256)
         formatVersion = try c.decodeIfPresent(String.self, forKey: .formatVersion)
         priority = try c.decodeIfPresent(Int.self, forKey: .priority)
+        source = try c.decodeIfPresent(String.self, forKey: .source)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -277,6 +290,7 @@ extension DirectoryManifest.File: Codable {
         try c.encodeIfPresent(sha256, forKey: .sha256)
         try c.encodeIfPresent(formatVersion, forKey: .formatVersion)
         try c.encodeIfPresent(priority, forKey: .priority)
+        try c.encodeIfPresent(source, forKey: .source)
     }
 }
 
@@ -298,13 +312,14 @@ public struct RegionChanges: Sendable, Equatable {
 }
 
 /// Regions added, removed or changed from `old` (nil: nothing installed) to `new`, found by
-/// comparing each region's files (name, size, XXH3) and priorities. Sorted by name.
+/// comparing each region's files (name, size, XXH3) and priorities. Sorted by name. In a store
+/// composed of sources a region is named `SOURCE/REGION` (``DirectoryManifest/File/sourceRegionKey``).
 public func changedRegions(_ old: DirectoryManifest?, _ new: DirectoryManifest) -> RegionChanges {
     struct Key: Hashable { var file: String; var bytes: Int; var xxh3: UInt64; var priority: Int }
     func byRegion(_ m: DirectoryManifest?) -> [String: Set<Key>] {
         var out: [String: Set<Key>] = [:]
         for f in m?.files ?? [] {
-            out[f.regionKey, default: []].insert(Key(file: f.file, bytes: f.bytes, xxh3: f.xxh3, priority: f.priority ?? 0))
+            out[f.sourceRegionKey, default: []].insert(Key(file: f.file, bytes: f.bytes, xxh3: f.xxh3, priority: f.priority ?? 0))
         }
         return out
     }

@@ -19,15 +19,33 @@ public final class DirectorySnapshot: Sendable {
     let databases: [Database]
     let manifestIndex: [Int]
     let ruleRanges: [ClosedRange<UInt64>]
+    /// Files of the manifest left out because they could not be opened (missing, cut short,
+    /// damaged), with the reason: only when opened with `skippingUnreadable` (a generation
+    /// composed of sources, whose other packs keep serving); empty otherwise.
+    public let unreadable: [UnreadablePack]
+
+    /// A file of a set that could not be opened.
+    public struct UnreadablePack: Sendable, Equatable {
+        /// The file name in the manifest.
+        public var file: String
+        /// The source it belongs to, in a store composed of sources.
+        public var source: String?
+        /// Why it could not be opened.
+        public var message: String
+    }
 
     /// Opens every file of `directory/manifest.json`.
     /// - Parameters:
     ///   - settings: the settings to apply; nil reads `directory/settings.json` when there is
     ///     one (an installed generation) and takes the defaults otherwise.
     ///   - verify: also run the full ``Database/verify()`` of each file (an install does it).
-    public convenience init(directory: String, settings: FeedSettings? = nil, verify: Bool = false) throws(DirectoryError) {
+    ///   - skippingUnreadable: leave out a file that cannot be opened and name it in
+    ///     ``unreadable`` instead of failing (a store's generation composed of sources: one
+    ///     missing pack must not stop the others).
+    public convenience init(directory: String, settings: FeedSettings? = nil, verify: Bool = false,
+                            skippingUnreadable: Bool = false) throws(DirectoryError) {
         try self.init(directory: directory, manifest: try DirectoryManifest.read(directory: directory),
-                      settings: settings, verify: verify)
+                      settings: settings, verify: verify, skippingUnreadable: skippingUnreadable)
     }
 
     /// Opens one database file as a set of one (`lookup diff old.cid new.cid`): the manifest is
@@ -41,7 +59,8 @@ public final class DirectorySnapshot: Sendable {
         try self.init(directory: folder, manifest: manifest, settings: settings ?? FeedSettings(), verify: verify)
     }
 
-    private init(directory: String, manifest: DirectoryManifest, settings: FeedSettings?, verify: Bool) throws(DirectoryError) {
+    private init(directory: String, manifest: DirectoryManifest, settings: FeedSettings?, verify: Bool,
+                 skippingUnreadable: Bool = false) throws(DirectoryError) {
         self.directory = directory
         self.manifest = manifest
         if let settings {
@@ -56,16 +75,25 @@ public final class DirectorySnapshot: Sendable {
             let a = manifest.files[$0].priority ?? 0, b = manifest.files[$1].priority ?? 0
             return a != b ? a > b : $0 < $1
         }
-        var databases: [Database] = []
+        var databases: [Database] = [], opened: [Int] = [], unreadable: [UnreadablePack] = []
         for i in order {
+            let f = manifest.files[i], path = directory + "/" + f.file
             do {
-                databases.append(try Database(path: directory + "/" + manifest.files[i].file, verify: verify))
+                if skippingUnreadable, FileSystem.fileSize(path) != f.bytes {
+                    let size = FileSystem.fileSize(path)
+                    unreadable.append(UnreadablePack(file: f.file, source: f.source, message: size.map { "\(path): \($0) bytes, the manifest says \(f.bytes)" } ?? "\(path): missing"))
+                    continue
+                }
+                databases.append(try Database(path: path, verify: verify))
+                opened.append(i)
             } catch {
-                throw DirectoryError(error)
+                guard skippingUnreadable else { throw DirectoryError(error) }
+                unreadable.append(UnreadablePack(file: f.file, source: f.source, message: error.message))
             }
         }
         self.databases = databases
-        manifestIndex = order
+        manifestIndex = opened
+        self.unreadable = unreadable
         ruleRanges = self.settings.ruleRanges
     }
 

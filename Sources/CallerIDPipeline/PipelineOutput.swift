@@ -599,30 +599,3 @@ extension Pipeline {
     }
 
 }
-
-/// A JSON string literal (RFC 8259 escapes), as the manifest and the `lookup` tool write them.
-/// Besides what JSON requires, what labels may not hold (``LabelText``: C1 controls, DEL,
-/// hidden characters) is written as `\uXXXX`, so the JSON text itself never carries them to a
-/// terminal.
-package func jsonQuote(_ s: String) -> String {
-    var out = "\""
-    LabelText.forEachScalar(s) { u, problem in
-        switch u {
-        case "\"": out += "\\\""
-        case "\\": out += "\\\\"
-        case "\n": out += "\\n"
-        case "\r": out += "\\r"
-        case "\t": out += "\\t"
-        case _ where problem != nil: out += jsonUnicodeEscape(u)
-        default: out.unicodeScalars.append(u)
-        }
-    }
-    return out + "\""
-}
-
-/// `\u001b`, `\u202e`: a BMP scalar as a JSON escape (every scalar ``LabelText`` refuses is in
-/// the BMP).
-package func jsonUnicodeEscape(_ u: Unicode.Scalar) -> String {
-    let h = String(u.value, radix: 16)
-    return "\\u" + String(repeating: "0", count: max(0, 4 - h.count)) + h
-}

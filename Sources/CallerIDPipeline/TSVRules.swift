@@ -2,7 +2,7 @@ package import CallerID
 
 extension NumberNormalizer {
     /// The rules a plain TSV build reads rows with (`lookup build` without pipeline options), so
-    /// that it takes exactly the rows a pipeline build takes and stores the same bytes (issue 12):
+    /// that it takes exactly the rows a pipeline build takes and stores the same bytes:
     /// numbers through this normalizer as E.164 (no country: a national form is refused, as in
     /// the pipeline), labels through ``LabelCleaner`` with its defaults.
     ///

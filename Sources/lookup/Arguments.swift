@@ -1,4 +1,6 @@
 import Foundation
+import CallerID
+import CallerIDDirectory
 import CallerIDPipeline
 
 /// sysexits(3) codes used by the tool.
@@ -8,7 +10,33 @@ enum Exit {
     static let usage: Int32 = 64
     static let dataError: Int32 = 65
     static let noInput: Int32 = 66
+    /// A server could not be reached or answered with an error status.
+    static let unavailable: Int32 = 69
+    /// A failure the tool has no code for: a bug, reported as such.
+    static let software: Int32 = 70
     static let ioError: Int32 = 74
+}
+
+/// The one map from a library error to the tool's exit code (sysexits), for the errors of
+/// every layer: ``CallerIDError``, `DirectoryError` and `PipelineError` spell the codes they
+/// share the same way (the core's), so one switch on the code's name covers all three.
+func exitCode(for error: some CallerIDFailure) -> Int32 {
+    switch error.codeName {
+    case CallerIDError.Code.fileNotFound.rawValue: Exit.noInput
+    case CallerIDError.Code.io.rawValue, CallerIDError.Code.fileChanged.rawValue: Exit.ioError
+    case DirectoryError.Code.unreachable.rawValue: Exit.unavailable
+    case DirectoryError.Code.invalidArgument.rawValue, DirectoryError.Code.invalidRule.rawValue,
+         PipelineError.Code.invalidConfiguration.rawValue: Exit.usage
+    default: Exit.dataError
+    }
+}
+
+/// Any error as the tool reports it: a ``ToolError`` as it is, a library error under its exit
+/// code (``exitCode(for:)``), anything else as an internal error (70: a bug, never bad data).
+func toolError(_ error: any Error) -> ToolError {
+    if let e = error as? ToolError { return e }
+    if let e = error as? any CallerIDFailure { return ToolError(code: exitCode(for: e), message: e.message) }
+    return ToolError(code: Exit.software, message: "internal error: \(error)")
 }
 
 /// A failure that ends the program with a message on stderr and an exit code.
@@ -27,7 +55,7 @@ struct ToolError: Error {
 /// Plain arrays, no `Set` or `Dictionary`: a command line holds a handful of options, and the
 /// first use of a hashed collection of `String` makes the Swift runtime search every protocol
 /// conformance in the binary (Foundation's included) for `String: Hashable`, page by page —
-/// a measurable part of a one-number lookup's start-up (issue 18).
+/// a measurable part of a one-number lookup's start-up.
 struct Arguments {
     private(set) var positionals: [String] = []
     /// Every valued option given, in command-line order (a repeated option appears repeatedly).

@@ -3,20 +3,11 @@ import CallerID
 import CallerIDDirectory
 import CallerIDPipeline
 
-/// Exit code for a library error.
-func exitCode(for error: CallerIDError) -> Int32 {
-    switch error.code {
-    case .fileNotFound: Exit.noInput
-    case .io, .fileChanged: Exit.ioError
-    default: Exit.dataError
-    }
-}
-
 func openDatabase(_ path: String) throws(ToolError) -> Database {
     do {
         return try Database(path: path)
     } catch {
-        throw ToolError(code: exitCode(for: error), message: error.message)
+        throw toolError(error)
     }
 }
 
@@ -39,27 +30,10 @@ func writeEntry(_ view: EntryView, json: Bool, to out: inout Output) {
     }
 }
 
-/// A label in TSV output: written as is when the label rule allows it (``LabelText/check(_:)``:
-/// always so in a file that passes `lookup verify`); otherwise escaped as the JSON output
-/// escapes it: `\n`, `\r`, `\t`, `\u00XX` for the other control characters (C0, DEL, C1),
-/// `\u202e` for hidden ones (bidirectional controls, invisible characters), U+FFFD for invalid
-/// UTF-8. A backslash is not escaped (it is legal in labels).
+/// A label in TSV output: written as is when the label rule allows it, otherwise escaped
+/// (``tsvEscapedLabel(_:)``).
 func writeTSVLabel(_ bytes: UnsafeRawBufferPointer, to out: inout Output) {
-    if LabelText.check(bytes) == nil {
-        out.write(bytes: bytes)
-        return
-    }
-    var escaped = ""
-    LabelText.forEachScalar(bytes) { u, problem in
-        guard problem != nil else { escaped.unicodeScalars.append(u); return }
-        switch u.value {
-        case 0x0A: escaped += "\\n"
-        case 0x0D: escaped += "\\r"
-        case 0x09: escaped += "\\t"
-        default: escaped += jsonUnicodeEscape(u)
-        }
-    }
-    out.write(escaped)
+    if let escaped = tsvEscapedLabel(bytes) { out.write(escaped) } else { out.write(bytes: bytes) }
 }
 
 /// An entry of `dump --json`: every line is an entry, so it has no `found` (a lookup's answer,
@@ -444,7 +418,7 @@ private func addRows(_ args: Arguments, rules: PipelineTSVRules, to builder: ino
             })
         } catch {
             progress.clear()
-            throw ToolError(code: exitCode(for: error), message: error.message)
+            throw toolError(error)
         }
     }
     progress.clear()
@@ -580,7 +554,7 @@ func dumpCommand(_ raw: [String]) throws(ToolError) -> Int32 {
         }
     } catch {
         out.flush()
-        throw ToolError(code: exitCode(for: error), message: error.message)
+        throw toolError(error)
     }
     out.flush()
     return Exit.ok

@@ -45,7 +45,7 @@ struct DatabasePaths {
             do {
                 result.append(try Database(path: f, mapping: mapping))
             } catch {
-                throw ToolError(code: exitCode(for: error), message: error.message)
+                throw toolError(error)
             }
         }
         return result

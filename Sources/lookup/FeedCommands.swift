@@ -5,21 +5,6 @@ import CallerIDDirectory
 // `lookup install`, `lookup feed`, `lookup diff`: the installed store and the Call Directory
 // loader, run against the CallKit simulator (see docs/CALL-DIRECTORY.md).
 
-/// Exit code for a Call Directory layer error.
-func exitCode(for error: DirectoryError) -> Int32 {
-    switch error.code {
-    case .fileNotFound: Exit.noInput
-    case .io, .fileChanged: Exit.ioError
-    case .unreachable: Exit.unavailable
-    case .invalidArgument, .invalidRule: Exit.usage
-    default: Exit.dataError
-    }
-}
-
-func toolError(_ error: DirectoryError) -> ToolError {
-    ToolError(code: exitCode(for: error), message: error.message)
-}
-
 /// True when `--json` is among the options (before a `--`), even if the rest fails to parse.
 func wantsJSON(_ raw: [String]) -> Bool {
     raw.prefix { $0 != "--" }.contains("--json")
@@ -67,13 +52,6 @@ func storeArgument(_ raw: [String]) -> String? {
     return nil
 }
 
-/// A ToolError as it is; a DirectoryError mapped to its exit code.
-func toolError(_ error: any Error) -> ToolError {
-    if let e = error as? ToolError { return e }
-    if let e = error as? DirectoryError { return toolError(e) }
-    return ToolError(code: Exit.dataError, message: "\(error)")
-}
-
 /// `i/M` (1-based) → (index 0-based, M).
 func parseSlot(_ text: String, command: String) throws(ToolError) -> (index: Int, count: Int) {
     let parts = text.split(separator: "/", omittingEmptySubsequences: false)
@@ -97,6 +75,8 @@ let installHelp = """
 usage: lookup install --store DIR [BUILD_DIR] [--slots M] [--max-entries N] [--allow FILE]
                       [--rule RULE]... [--no-rules] [--block-categories LIST]
                       [--trust NAME.pub] [--require-signature NAME.pub] [--json]
+       lookup install --store DIR BUILD_DIR --source NAME [--regions A,B] [--priority N]
+                      [--trust NAME.pub] [settings] [--json]
 
 Installs the databases of BUILD_DIR (a 'lookup build' output directory with manifest.json)
 into the store DIR as a new generation, or, without BUILD_DIR, the current data again with
@@ -106,6 +86,9 @@ cut short or damaged, is taken from the previous one when it holds the same file
 database check), staged, fsynced, and only then made current by one atomic rename. A damaged
 or truncated file, a bad manifest or a set over the budget changes nothing: the previous set
 stays in place and in use. The previous generation is kept until the next install succeeds.
+The slots keep the previous generation's boundaries wherever they still fit; the report says
+per slot whether its bounds and its entries changed (reload only the extensions whose
+entries changed).
 
 Settings (default: those of the current generation):
   --slots M               extensions the entries are split across (1-64)
@@ -118,7 +101,9 @@ Settings (default: those of the current generation):
   --block-categories LIST block only these categories (comma-separated); 'all' for every one.
                           Each must be a blocking category of the set's databases or a
                           standard one (block, spam, scam, fraud, collector, …)
-  --json                  print the report as JSON; a failure is one JSON object too:
+  --json                  print the report as JSON (per slot: bounds, bounds_since,
+                          content_since, bounds_changed, content_changed; the split);
+                          a failure is one JSON object too:
                           {"store":…,"error":{"code":…,"message":…},"exit_code":N}
 
 Signatures ('lookup keygen', 'lookup sign'):
@@ -132,6 +117,19 @@ Signatures ('lookup keygen', 'lookup sign'):
 
 BUILD_DIR is the folder 'lookup build -o DIR/' writes (manifest.json beside the
 databases), not a single database file.
+
+Sources ('lookup store list' shows them; docs/CALL-DIRECTORY.md, "Sources and packs"):
+  --source NAME           install BUILD_DIR as source NAME of the store (1 to 48 of a-z 0-9
+                          - _) beside the other sources' packs, instead of replacing the set:
+                          a new source, or an update of it. Without --source the set replaces
+                          everything installed, sources included.
+  --regions A,B           only these regions of BUILD_DIR (added to the source's subscription;
+                          default: keep it, every region for a new source)
+  --priority N            the source's precedence: higher wins, then the name (default: keep;
+                          -1 for a new local source, below fetched sources at their default 0,
+                          the place of an app's starter set)
+  With --trust the key is pinned for a new source; a source with a pinned key must be signed
+  by it. A new source without --trust is pinned to the store's required key if it has one.
 
 Exit: 0 installed, 64 usage, bad rule (or one larger than any extension holds), unknown
 category, a budget above CallKit's cap, a file instead of a build directory; 65 damaged
@@ -150,12 +148,22 @@ func installCommand(_ raw: [String]) throws(ToolError) -> Int32 {
 private func installBody(_ raw: [String]) throws -> Int32 {
     let command = "install"
     let args = try Arguments(raw, command: command, valued: ["--store", "--slots", "--max-entries", "--allow", "--rule", "--block-categories",
-                                                             "--trust", "--require-signature"],
+                                                             "--trust", "--require-signature", "--source", "--regions", "--priority"],
                              flags: ["--json", "--no-rules"])
     let trust = try args.value("--trust").map { p throws(ToolError) in try readTrustedKey(p) }
     let required = try args.value("--require-signature").map { p throws(ToolError) in try readTrustedKey(p) }
     guard let storePath = args.value("--store") else { throw ToolError.usage("no store: pass --store DIR", command: command) }
     guard args.positionals.count <= 1 else { throw ToolError.usage("give one build directory", command: command) }
+    let source = try args.value("--source").map { name throws(ToolError) in try checkedSourceName(name, command: command) }
+    let regions = try parseRegions(args.value("--regions"), command: command)
+    let priority = try parsePriority(args.value("--priority"), command: command)
+    if source == nil, regions != nil || priority != nil {
+        throw ToolError.usage("--regions and --priority choose what a source brings: give --source NAME too", command: command)
+    }
+    if source != nil {
+        guard args.positionals.count == 1 else { throw ToolError.usage("--source installs a build directory: give BUILD_DIR", command: command) }
+        guard required == nil else { throw ToolError.usage("--require-signature applies to a set installed without --source; a source's key is pinned with --trust", command: command) }
+    }
     do {
         let store = try InstalledStore(path: storePath)
         var settings = try store.settings()
@@ -170,38 +178,91 @@ private func installBody(_ raw: [String]) throws -> Int32 {
         }
         let started = Date()
         let report: InstalledStore.InstallReport
-        if let build = args.positionals.first {
+        if let build = args.positionals.first, let source {
+            report = try store.installSource(source, from: build, regions: regions, priority: priority, trust: trust, settings: settings)
+        } else if let build = args.positionals.first {
             report = try store.install(from: build, settings: settings, trust: trust, requireSignature: required)
         } else {
             // The current set again (new settings, its signature checked, a file the store
             // lost taken from the previous generation).
             report = try store.reinstall(settings: settings, trust: trust, requireSignature: required)
         }
-        let seconds = Date().timeIntervalSince(started)
-        var out = Output()
-        let c = report.changes
-        if args.flag("--json") {
-            func names(_ a: [String]) -> String { "[" + a.map(jsonString).joined(separator: ",") + "]" }
-            let slots = report.plan.slots.enumerated().map { i, s in
-                "{\"slot\":\(i + 1),\"lower_bound\":\(s.lowerBound),\"upper_bound\":\(s.upperBound),\"identify\":\(s.identification),\"block\":\(s.blocking)}"
-            }
-            out.write("{\"store\":\(jsonString(storePath)),\"generation\":\(report.generation.id),\"previous\":\(report.previous.map { String($0.id) } ?? "null"),\"added\":\(names(c.added)),\"changed\":\(names(c.changed)),\"removed\":\(names(c.removed)),\"unchanged\":\(names(c.unchanged)),\"copied_files\":\(report.copiedFiles),\"linked_files\":\(report.linkedFiles),\"repaired\":\(names(report.repairedFiles)),\"max_entries\":\(report.plan.maxEntries),\"slots\":[\(slots.joined(separator: ","))],\"seconds\":\(String(format: "%.3f", seconds))}\n")
-        } else {
-            out.write("installed generation \(report.generation.id)\(report.previous.map { " (previous \($0.id) kept)" } ?? "") in \(storePath) in \(String(format: "%.2f", seconds)) s\n")
-            out.write("regions: \(c.added.count) added, \(c.changed.count) changed, \(c.removed.count) removed, \(c.unchanged.count) unchanged")
-            // Region names come from the manifest: shown escaped (LabelText's rule).
-            let named = (c.added.map { "+\($0)" } + c.changed.map { "~\($0)" } + c.removed.map { "-\($0)" }).map { escapedForDisplay($0) }
-            out.write(named.isEmpty ? "\n" : " (\(named.prefix(12).joined(separator: " "))\(named.count > 12 ? " …" : ""))\n")
-            out.write("files: \(report.copiedFiles) copied, \(report.linkedFiles) hard-linked from the previous generation\n")
-            if !report.repairedFiles.isEmpty {
-                out.write("repaired: \(report.repairedFiles.joined(separator: ", ")) (missing from generation \(report.previous.map { String($0.id) } ?? "?"), taken from the generation before it)\n")
-            }
-            for (i, s) in report.plan.slots.enumerated() {
-                out.write("slot \(i + 1)/\(report.plan.slots.count): \(s.identification) identification + \(s.blocking) blocking = \(s.count) of at most \(report.plan.maxEntries)\n")
-            }
-        }
-        out.flush()
+        writeInstallReport(report, storePath: storePath, seconds: Date().timeIntervalSince(started), json: args.flag("--json"))
         return Exit.ok
+    }
+}
+
+/// What an install (or a step of a store of sources) did: `--json` one object, else lines.
+func writeInstallReport(_ report: InstalledStore.InstallReport, storePath: String, seconds: Double, json: Bool) {
+    var out = Output()
+    let c = report.changes
+    if json {
+        let names = jsonStrings
+        let sources = report.sources.isEmpty ? "null" : "[" + report.sources.map(sourceJSON).joined(separator: ",") + "]"
+        out.write("{\"store\":\(jsonString(storePath)),\"generation\":\(report.generation.id),\"previous\":\(report.previous.map { String($0.id) } ?? "null"),\"added\":\(names(c.added)),\"changed\":\(names(c.changed)),\"removed\":\(names(c.removed)),\"unchanged\":\(names(c.unchanged)),\"copied_files\":\(report.copiedFiles),\"linked_files\":\(report.linkedFiles),\"repaired\":\(names(report.repairedFiles)),\"missing_packs\":\(names(report.missingPacks)),\"sources\":\(sources),\(slotsJSONFields(report.plan)),\"seconds\":\(String(format: "%.3f", seconds))}\n")
+    } else {
+        out.write("installed generation \(report.generation.id)\(report.previous.map { " (previous \($0.id) kept)" } ?? "") in \(storePath) in \(String(format: "%.2f", seconds)) s\n")
+        out.write("regions: \(c.added.count) added, \(c.changed.count) changed, \(c.removed.count) removed, \(c.unchanged.count) unchanged")
+        // Region names come from the manifest: shown escaped (LabelText's rule).
+        let named = (c.added.map { "+\($0)" } + c.changed.map { "~\($0)" } + c.removed.map { "-\($0)" }).map { escapedForDisplay($0) }
+        out.write(named.isEmpty ? "\n" : " (\(named.prefix(12).joined(separator: " "))\(named.count > 12 ? " …" : ""))\n")
+        out.write("files: \(report.copiedFiles) copied, \(report.linkedFiles) hard-linked from the previous generation\n")
+        if !report.repairedFiles.isEmpty {
+            out.write("repaired: \(report.repairedFiles.joined(separator: ", ")) (missing from generation \(report.previous.map { String($0.id) } ?? "?"), taken from the generation before it)\n")
+        }
+        for pack in report.missingPacks {
+            let source = report.sources.first { pack.hasPrefix($0.name + ".") }?.name ?? "?"
+            out.write("missing: \(pack) (source \(source)): missing or damaged in the store and in the previous generation, left out; the next step of source \(source) brings it back\n")
+        }
+        if !report.sources.isEmpty {
+            out.write("sources: \(report.sources.map { "\($0.name) (priority \($0.priority))" }.joined(separator: ", "))\n")
+        }
+        writeSlotLines(report.plan, to: &out)
+    }
+    out.flush()
+}
+
+/// An installed plan as JSON fields: `"max_entries"`, `"split"` and `"slots"` (per slot its
+/// bounds, ``slotJSONFields(_:_:)`` and entries per list). One shape for every report that
+/// installs a generation (install, fetch, store remove) and for `store list`.
+func slotsJSONFields(_ plan: SlotPlan) -> String {
+    let slots = plan.slots.enumerated().map { i, s in
+        "{\"slot\":\(i + 1),\(slotJSONFields(plan, i)),\"identify\":\(s.identification),\"block\":\(s.blocking)}"
+    }
+    return "\"max_entries\":\(plan.maxEntries),\"split\":\(plan.split.map { jsonString($0.rawValue) } ?? "null"),\"slots\":[\(slots.joined(separator: ","))]"
+}
+
+/// An installed plan in lines: how it was made, then per slot its entries and whether its
+/// extension needs a reload.
+func writeSlotLines(_ plan: SlotPlan, to out: inout Output) {
+    if let split = plan.split { out.write("slot plan: \(splitText(split))\n") }
+    for (i, s) in plan.slots.enumerated() {
+        out.write("slot \(i + 1)/\(plan.slots.count): \(s.identification) identification + \(s.blocking) blocking = \(s.count) of at most \(plan.maxEntries); \(slotText(plan, i))\n")
+    }
+}
+
+/// Slot `i` of an installed plan as JSON fields: its bounds, since which generation they and
+/// its entries are the same, and whether they changed from the previous generation (true when
+/// unknown): an app reloads the extensions whose `content_changed` is true.
+func slotJSONFields(_ plan: SlotPlan, _ i: Int) -> String {
+    let s = plan.slots[i]
+    return "\"lower_bound\":\(s.lowerBound),\"upper_bound\":\(s.upperBound),\"bounds_since\":\(s.boundsSince.map(String.init) ?? "null"),\"content_since\":\(s.contentSince.map(String.init) ?? "null"),\"bounds_changed\":\(plan.boundsChanged(slot: i)),\"content_changed\":\(plan.contentChanged(slot: i))"
+}
+
+/// Slot `i` of an installed plan in words: what changed, what an app reloads.
+func slotText(_ plan: SlotPlan, _ i: Int) -> String {
+    if !plan.contentChanged(slot: i) {
+        return "unchanged since generation \(plan.slots[i].contentSince.map(String.init) ?? "?"), no reload needed"
+    }
+    return plan.boundsChanged(slot: i) ? "new bounds, reload" : "same bounds, entries changed, reload"
+}
+
+func splitText(_ split: SlotPlan.Split) -> String {
+    switch split {
+    case .balanced: "balanced (no previous plan)"
+    case .kept: "every boundary kept"
+    case .adjusted: "boundaries moved only where slots overflowed or were added or removed"
+    case .rebalanced: "every boundary placed anew (nothing else fitted)"
     }
 }
 
@@ -244,11 +305,13 @@ the CallKit error the load would have hit, if any.
                      same rules (order, duplicates, cap) without keeping the entries
   --from-previous    first load the previous generation kept in the store into the simulator,
                      then time the incremental requests that bring it to the current one (the
-                     delta, or a full reload when cheaper): what a phone does after an install
+                     delta, or a full reload when cheaper; nothing for a slot whose bounds
+                     and entries did not change): what a phone does after an install
   --model-os-cap N   model a CallKit version whose cap is N entries per extension instead of
                      1,999,999 (today's); without it, --max-entries above 1,999,999 is fed
                      and CallKit's maximumEntriesExceeded (5) is reported, as on a phone
-  --json             one JSON object, on failure too:
+  --json             one JSON object ("calls": sink calls, "remove all" included;
+                     "slot_plan": the slot as the install planned it), on failure too:
                      {"store":…,"error":{"code":…,"message":…},"exit_code":N}
 
 Exit: 0 loaded, 65 CallKit would fail the request (the error is printed) or damaged data,
@@ -359,6 +422,8 @@ private struct FeedTally {
     var failure: CallDirectoryError? = nil
     var heapPeak = 0
     var identification = 0, blocking = 0, removedIdentification = 0, removedBlocking = 0
+    /// Sink calls, "remove all" included.
+    var calls = 0
     var firstMode: FeedResult.Mode? = nil
     var weighed: DeltaCounts? = nil
     var seconds = 0.0
@@ -370,6 +435,7 @@ private struct FeedTally {
         blocking += result.added[.blocking] ?? 0
         removedIdentification += result.removed[.identification] ?? 0
         removedBlocking += result.removed[.blocking] ?? 0
+        calls += result.calls
     }
 }
 
@@ -389,6 +455,8 @@ private func feedBody(_ raw: [String]) throws -> Int32 {
         return store.generation(id).flatMap { try? store.pin($0).snapshot }
     }
     let (feeder, plan) = try makeFeeder(request, pinned, slot: index, note: &note, previous: open)
+    // What the plan says of this slot (nil when fed whole, or replanned for this run).
+    let slotPlan = plan.generation == pinned.id && plan.slots.indices.contains(index) ? plan : nil
     // The app's budget may not exceed what the system grants: CallKit enforces its cap.
     let cap = min(plan.maxEntries, request.systemCap)
     if plan.maxEntries > request.systemCap {
@@ -415,8 +483,14 @@ private func feedBody(_ raw: [String]) throws -> Int32 {
         previousID = previous.id
     }
     let tally = try runFeed(feeder, simulator: simulator, checker: checker, from: cursor, chunk: request.chunk)
+    let missing = pinned.snapshot.unreadable
+    if !missing.isEmpty {
+        // A store of sources serves the packs it can open; say which it could not.
+        let why = missing.map { "pack \($0.file) of source \($0.source ?? "?") left out (\($0.message)); the next fetch or install of source \($0.source ?? "?") brings it back" }.joined(separator: "; ")
+        note = note.map { "\($0); \(why)" } ?? why
+    }
     writeFeedReport(request, tally, generation: pinned.generation.id, slot: index, slots: plan.slots.count, cap: cap,
-                    loadedNow: simulator?.count ?? 0, previousID: previousID, note: note)
+                    loadedNow: simulator?.count ?? 0, previousID: previousID, plan: slotPlan, note: note, missing: missing.map(\.file))
     if let failure = tally.failure, !request.json {
         printError("error: CallKit would fail the request: \(failure.code.name) (\(failure.code.rawValue)): \(failure.message)"
                    + (note.map { "\nnote: \($0)" } ?? ""))
@@ -449,7 +523,9 @@ private func makeFeeder(_ request: FeedRequest, _ g: InstalledGeneration, slot i
     guard p.plan.slots.indices.contains(index) else {
         throw DirectoryError(.invalidArgument, "slot \(index + 1) of \(p.plan.slots.count): no such slot")
     }
-    return (DirectoryFeeder(target: p.snapshot, generation: p.id, range: p.plan.slots[index].range, previous: previous), p.plan)
+    // The generation's own feeder: earlier generations from the store, and an extension that
+    // holds entries its slot still has (an unchanged slot) is up to date.
+    return (try DirectoryFeeder(p, slot: index), p.plan)
 }
 
 /// Serves requests until the load completes or CallKit (simulated or checked) fails one.
@@ -483,14 +559,14 @@ private func runFeed(_ feeder: DirectoryFeeder, simulator: CallDirectorySimulato
 }
 
 private func writeFeedReport(_ request: FeedRequest, _ t: FeedTally, generation: UInt64, slot index: Int, slots: Int, cap: Int,
-                             loadedNow: Int, previousID: UInt64?, note: String?) {
+                             loadedNow: Int, previousID: UInt64?, plan: SlotPlan?, note: String?, missing: [String]) {
     let total = t.identification + t.blocking
     let rate = t.seconds > 0 ? Double(total + t.removedIdentification + t.removedBlocking) / t.seconds : 0
     let mode = t.firstMode.map { "\($0)" } ?? "none"
     var out = Output()
     if request.json {
         let err = t.failure.map { "{\"code\":\($0.code.rawValue),\"name\":\(jsonString($0.code.name)),\"message\":\(jsonString($0.message))}" } ?? "null"
-        out.write("{\"store\":\(jsonString(request.storePath)),\"generation\":\(generation),\"slot\":\(index + 1),\"slots\":\(slots),\"max_entries\":\(cap),\"identification\":\(t.identification),\"blocking\":\(t.blocking),\"requests\":\(t.requests),\"chunk\":\(request.chunk.map(String.init) ?? "null"),\"simulated\":\(request.simulate),\"seconds\":\(String(format: "%.4f", t.seconds)),\"entries_per_second\":\(Int(rate)),\"heap_peak_bytes\":\(t.heapPeak),\"mode\":\"\(mode)\",\"from_generation\":\(previousID.map(String.init) ?? "null"),\"removed_identification\":\(t.removedIdentification),\"removed_blocking\":\(t.removedBlocking),\"delta_changes\":\(t.weighed.map { String($0.changes) } ?? "null"),\"full_reload_calls\":\(t.weighed.map { String($0.fullReload) } ?? "null"),\"error\":\(err),\"note\":\(note.map(jsonString) ?? "null"),\"exit_code\":\(t.failure == nil ? Exit.ok : Exit.dataError)}\n")
+        out.write("{\"store\":\(jsonString(request.storePath)),\"generation\":\(generation),\"slot\":\(index + 1),\"slots\":\(slots),\"max_entries\":\(cap),\"identification\":\(t.identification),\"blocking\":\(t.blocking),\"requests\":\(t.requests),\"chunk\":\(request.chunk.map(String.init) ?? "null"),\"simulated\":\(request.simulate),\"seconds\":\(String(format: "%.4f", t.seconds)),\"entries_per_second\":\(Int(rate)),\"heap_peak_bytes\":\(t.heapPeak),\"mode\":\"\(mode)\",\"from_generation\":\(previousID.map(String.init) ?? "null"),\"removed_identification\":\(t.removedIdentification),\"removed_blocking\":\(t.removedBlocking),\"delta_changes\":\(t.weighed.map { String($0.changes) } ?? "null"),\"full_reload_calls\":\(t.weighed.map { String($0.fullReload) } ?? "null"),\"calls\":\(t.calls),\"slot_plan\":\(plan.map { "{\(slotJSONFields($0, index))}" } ?? "null"),\"error\":\(err),\"note\":\(note.map(jsonString) ?? "null"),\"missing_packs\":\(jsonStrings(missing)),\"exit_code\":\(t.failure == nil ? Exit.ok : Exit.dataError)}\n")
     } else {
         out.write("slot \(index + 1)/\(slots) of generation \(generation) (\(request.simulate ? "CallKit simulator" : "streaming check")):\n")
         if let previousID {
@@ -501,10 +577,12 @@ private func writeFeedReport(_ request: FeedRequest, _ t: FeedTally, generation:
         } else {
             out.write("  identification  \(t.identification)\n  blocking        \(t.blocking)\n  total           \(total) of at most \(cap)\n")
         }
+        if let plan { out.write("  slot            \(slotText(plan, index))\n") }
         out.write("  requests        \(t.requests)\(request.chunk.map { " (chunks of \($0))" } ?? "")\n")
         out.write("  time            \(String(format: "%.3f", t.seconds)) s (\(Int(rate)) calls/s)\n")
         out.write("  heap peak       \(t.heapPeak) bytes above the start\n")
         out.write("  CallKit         \(t.failure.map { "error \($0.code.rawValue) \($0.code.name): \($0.message)" } ?? "OK")\n")
+        if !missing.isEmpty, let note { out.write("  missing packs   \(missing.joined(separator: ", ")): \(note)\n") }
     }
     out.flush()
 }

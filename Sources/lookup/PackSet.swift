@@ -94,7 +94,7 @@ final class PackSet {
         }
         switch opening {
         case .failure(let error):
-            throw ToolError(code: exitCode(for: error), message: error.message)
+            throw toolError(error)
         case .success(let db):
             packs[i].database = db
             packs[i].checkedEpoch = epoch

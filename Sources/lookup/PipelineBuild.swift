@@ -97,15 +97,6 @@ func wantsPipeline(_ args: Arguments) -> Bool {
     return args.positionals.contains { InputFormat.guess(path: $0) != .tsv }
 }
 
-func pipelineExitCode(_ error: PipelineError) -> Int32 {
-    switch error.code {
-    case .fileNotFound: Exit.noInput
-    case .io, .fileChanged: Exit.ioError
-    case .invalidConfiguration: Exit.usage
-    default: Exit.dataError
-    }
-}
-
 func pipelineOptions(_ args: Arguments) throws(ToolError) -> PipelineOptions {
     var reader = try PipelineOptionReader(args)
     // The groups of --help, in its order (which also decides which of two bad options is named).
@@ -216,7 +207,7 @@ struct PipelineOptionReader {
             if let map = args.value("--category-map") { options.categories = try CategoryMap(contentsOf: map) }
             if let map = args.value("--region-map") { options.regionMap = try RegionMap(contentsOf: map) }
         } catch {
-            throw ToolError(code: pipelineExitCode(error), message: error.message)
+            throw toolError(error)
         }
         if let v = args.value("--validity") {
             guard let validity = NumberValidity(rawValue: v) else { throw usage("--validity takes plausible, possible, valid or any, not '\(v)'") }
@@ -323,7 +314,7 @@ func pipelineBuild(_ args: Arguments, output: String) throws(ToolError) -> Int32
     report.attach(to: pipeline)
     let summary: PipelineSummary
     // What -o must be (a directory for a build directory, else not one) is known before reading.
-    do { try pipeline.checkOutput(output) } catch { throw ToolError(code: pipelineExitCode(error), message: error.message) }
+    do { try pipeline.checkOutput(output) } catch { throw toolError(error) }
     do {
         for input in args.positionals { try pipeline.add(file: input) }
         summary = try pipeline.write(to: output)
@@ -336,7 +327,7 @@ func pipelineBuild(_ args: Arguments, output: String) throws(ToolError) -> Int32
         if error.code == .tooManyBadRows, case .count = options.maxBadRows { stoppedEarly = true }
         report.printReasons(pipeline, stoppedEarly: stoppedEarly)
         report.writeErrorsFile()
-        throw ToolError(code: pipelineExitCode(error), message: error.message)
+        throw toolError(error)
     }
     report.printReasons(pipeline)
     report.writeErrorsFile()
@@ -358,7 +349,7 @@ func defaultNumberNormalizer() throws(ToolError) -> NumberNormalizer {
         noteNumberRules(normalizer.fallbackReason)
         return normalizer
     } catch {
-        throw ToolError(code: pipelineExitCode(error), message: error.message)
+        throw toolError(error)
     }
 }
 
@@ -373,7 +364,7 @@ func noteNumberRules(_ fallback: String?) {
 /// output a killed build may have left switched out.
 private func makePipeline(_ options: PipelineOptions, output: String) throws(ToolError) -> Pipeline {
     let pipeline: Pipeline
-    do { pipeline = try Pipeline(options: options) } catch { throw ToolError(code: pipelineExitCode(error), message: error.message) }
+    do { pipeline = try Pipeline(options: options) } catch { throw toolError(error) }
     // A build killed while switching directories: the previous output back first, so that even
     // a run that fails leaves one in place.
     Pipeline.recoverInterruptedOutput(at: output)

@@ -137,7 +137,7 @@ struct QueryAnswers {
                     }
                 }
             } catch {
-                throw ToolError(code: exitCode(for: error), message: error.message)
+                throw toolError(error)
             }
             from = to
         }

@@ -3,12 +3,7 @@ import CallerIDDirectory
 import CallerID
 
 // `lookup keygen`, `lookup sign`, `lookup fetch`: signed build directories and updates over
-// HTTP (issue 16; docs/CALL-DIRECTORY.md "Updates over the network").
-
-extension Exit {
-    /// EX_UNAVAILABLE: the server could not be reached or answered with an error.
-    static let unavailable: Int32 = 69
-}
+// HTTP (docs/CALL-DIRECTORY.md "Updates over the network").
 
 // MARK: keygen
 
@@ -92,6 +87,9 @@ func readTrustedKey(_ path: String) throws(ToolError) -> SigningPublicKey {
 let fetchHelp = """
 usage: lookup fetch URL --store DIR --trust NAME.pub [--allow-downgrade] [--slots M]
                     [--max-entries N] [--min-rate BYTES] [--grace SECONDS] [--json]
+       lookup fetch URL --store DIR --trust NAME.pub --source NAME [--regions A,B]
+                    [--priority N] [options above]
+       lookup fetch URL --trust NAME.pub --list [--json]
 
 Brings the store DIR up to date from URL, a web folder holding a signed build directory
 (manifest.json, manifest.json.sig and the databases as static files):
@@ -114,6 +112,21 @@ failure leaves the current generation in place and in use. Uses libcurl (Debian:
 libcurl4), loaded only when a fetch runs.
 
   --trust NAME.pub   the publisher's public key (required)
+  --source NAME      the store is composed of sources (docs/CALL-DIRECTORY.md, "Sources and
+                     packs"): bring source NAME (1 to 48 of a-z 0-9 - _) up to date from URL,
+                     downloading only the files of its subscribed regions, beside the other
+                     sources' packs. A new source is subscribed and its key pinned: its later
+                     sets must be signed by that key, whatever --trust says. Without --source,
+                     a store installed without sources gets URL's whole set as before; a store
+                     of sources updates the source fetched from URL, or one named after it
+                     (host and path: https://example.org/cid -> example-org-cid)
+  --regions A,B      add regions A and B of URL's set to the source's subscription (only
+                     their files are downloaded); default: keep it (a new source: every
+                     region). 'lookup store remove' drops regions and sources
+  --priority N       the source's precedence: higher wins, then the name (default: keep; 0
+                     for a new source)
+  --list             print the regions URL's signed manifest offers (name, entries, bytes,
+                     kinds, number bounds of each file) and its dataset version; no --store
   --allow-downgrade  install a set older than the installed one (by dataset version when
                      both are numbers such as 42 or 2026.12.01, else by build time);
                      without it an older set, such as a replayed manifest, is refused
@@ -127,7 +140,15 @@ libcurl4), loaded only when a fetch runs.
   --json             one JSON object: {"store":…,"url":…,"up_to_date":…,"generation":…,
                      "dataset_version":…,"files_fetched":N,"files_reused":N,
                      "files_cached":N,"fetched":[…],"cached":[…],"bytes_downloaded":N,
-                     "bytes_resumed":N,"seconds":S}; a failure is one JSON object too:
+                     "bytes_resumed":N,"seconds":S,"source":…,"regions":[…],
+                     "unavailable_regions":[…],"missing_packs":[…],"max_entries":N,
+                     "split":…,"slots":[…]} (source and regions null for a set without
+                     sources; max_entries, split and slots null when nothing was installed;
+                     per slot as 'lookup install --json': content_changed says whether its
+                     extension needs a reload); with --list {"url":…,
+                     "dataset_version":…,"build_time":…,"regions":[{"region":…,"files":[…],
+                     "entries":N,"bytes":N,"numbers":[[FIRST,LAST],…],"kinds":[…]}]};
+                     a failure is one JSON object too:
                      {"store":…,"error":{"code":…,"message":…},"exit_code":N}
                      ("cached": files an earlier, failed fetch of the set downloaded whole)
 
@@ -149,15 +170,18 @@ func fetchCommand(_ raw: [String]) throws(ToolError) -> Int32 {
 
 private func fetchBody(_ raw: [String]) throws -> Int32 {
     let command = "fetch"
-    let args = try Arguments(raw, command: command, valued: ["--store", "--trust", "--slots", "--max-entries", "--min-rate", "--grace"],
-                             flags: ["--allow-downgrade", "--json"])
-    guard let storePath = args.value("--store") else { throw ToolError.usage("no store: pass --store DIR", command: command) }
+    let args = try Arguments(raw, command: command, valued: ["--store", "--trust", "--slots", "--max-entries", "--min-rate", "--grace",
+                                                             "--source", "--regions", "--priority"],
+                             flags: ["--allow-downgrade", "--json", "--list"])
     guard let trustPath = args.value("--trust") else { throw ToolError.usage("no public key: pass --trust NAME.pub", command: command) }
     guard args.positionals.count == 1 else { throw ToolError.usage("give one URL", command: command) }
     let url = args.positionals[0]
     guard url.hasPrefix("http://") || url.hasPrefix("https://") else {
         throw ToolError.usage("URL must start with http:// or https://, not '\(url)'", command: command)
     }
+    let source = try args.value("--source").map { name throws(ToolError) in try checkedSourceName(name, command: command) }
+    let regions = try parseRegions(args.value("--regions"), command: command)
+    let priority = try parsePriority(args.value("--priority"), command: command)
     let slots = try parsePositive(args.value("--slots"), "--slots", command: command)
     let maxEntries = try parsePositive(args.value("--max-entries"), "--max-entries", command: command)
     var deadline = TransferDeadline()
@@ -169,10 +193,20 @@ private func fetchBody(_ raw: [String]) throws -> Int32 {
         deadline.grace = seconds
     }
     let key = try readTrustedKey(trustPath)
+    if args.flag("--list") {
+        let other = args.given.filter { !["--trust", "--list", "--json", "--min-rate", "--grace"].contains($0) }
+        guard other.isEmpty else { throw ToolError.usage("--list only reads what URL offers: \(other.joined(separator: ", ")) does not apply", command: command) }
+        writeOffer(try DirectoryFetcher.offer(baseURL: url, trust: key, client: CurlHTTPClient(), deadline: deadline), url: url, json: args.flag("--json"))
+        return Exit.ok
+    }
+    guard let storePath = args.value("--store") else { throw ToolError.usage("no store: pass --store DIR", command: command) }
     let store = try InstalledStore(path: storePath)
     var fetcher = DirectoryFetcher(baseURL: url, store: store, trust: key, client: CurlHTTPClient(),
                                    allowDowngrade: args.flag("--allow-downgrade"))
     fetcher.deadline = deadline
+    fetcher.source = source
+    fetcher.regions = regions
+    fetcher.priority = priority
     if slots != nil || maxEntries != nil {
         var settings = try store.settings()
         if let slots { settings.slots = slots }
@@ -191,14 +225,15 @@ private func fetchBody(_ raw: [String]) throws -> Int32 {
 private func writeFetchReport(_ report: DirectoryFetcher.Report, store: InstalledStore, storePath: String, url: String, json: Bool) {
     var out = Output()
     if json {
-        func names(_ a: [String]) -> String { "[" + a.map(jsonString).joined(separator: ",") + "]" }
+        let names = jsonStrings
         let generation = report.install?.generation.id ?? (try? store.current())??.id
-        out.write("{\"store\":\(jsonString(storePath)),\"url\":\(jsonString(url)),\"up_to_date\":\(report.upToDate),\"generation\":\(generation.map(String.init) ?? "null"),\"previous\":\(report.install?.previous.map { String($0.id) } ?? "null"),\"dataset_version\":\(report.datasetVersion.map(jsonString) ?? "null"),\"files_fetched\":\(report.fetchedFiles.count),\"files_reused\":\(report.reusedFiles.count),\"files_cached\":\(report.cachedFiles.count),\"fetched\":\(names(report.fetchedFiles)),\"cached\":\(names(report.cachedFiles)),\"bytes_downloaded\":\(report.bytesDownloaded),\"bytes_resumed\":\(report.bytesResumed),\"seconds\":\(String(format: "%.3f", report.seconds))}\n")
+        out.write("{\"store\":\(jsonString(storePath)),\"url\":\(jsonString(url)),\"up_to_date\":\(report.upToDate),\"generation\":\(generation.map(String.init) ?? "null"),\"previous\":\(report.install?.previous.map { String($0.id) } ?? "null"),\"dataset_version\":\(report.datasetVersion.map(jsonString) ?? "null"),\"files_fetched\":\(report.fetchedFiles.count),\"files_reused\":\(report.reusedFiles.count),\"files_cached\":\(report.cachedFiles.count),\"fetched\":\(names(report.fetchedFiles)),\"cached\":\(names(report.cachedFiles)),\"bytes_downloaded\":\(report.bytesDownloaded),\"bytes_resumed\":\(report.bytesResumed),\"seconds\":\(String(format: "%.3f", report.seconds)),\"source\":\(report.source.map(jsonString) ?? "null"),\"regions\":\(report.regions.map(names) ?? "null"),\"unavailable_regions\":\(names(report.unavailableRegions)),\"missing_packs\":\(names(report.install?.missingPacks ?? [])),\(report.install.map { slotsJSONFields($0.plan) } ?? "\"max_entries\":null,\"split\":null,\"slots\":null")}\n")
     } else if report.upToDate {
         // The dataset version comes from the fetched manifest: shown escaped.
         out.write("\(storePath) is up to date with \(url) (dataset \(escapedForDisplay(report.datasetVersion ?? "?")))\n")
         if let install = report.install {
             out.write("installed generation \(install.generation.id) with the new settings: \(install.plan.slots.count) slot\(install.plan.slots.count == 1 ? "" : "s") of at most \(install.plan.maxEntries)\n")
+            writeSlotLines(install.plan, to: &out)
         }
     } else if let install = report.install {
         out.write("installed generation \(install.generation.id)\(install.previous.map { " (previous \($0.id) kept)" } ?? "") of dataset \(escapedForDisplay(report.datasetVersion ?? "?")) from \(url) in \(String(format: "%.2f", report.seconds)) s\n")
@@ -206,6 +241,14 @@ private func writeFetchReport(_ report: DirectoryFetcher.Report, store: Installe
         out.write("files: \(report.fetchedFiles.count) fetched (\(report.bytesDownloaded) bytes\(report.bytesResumed > 0 ? ", \(report.bytesResumed) resumed" : ""))\(cached), \(report.reusedFiles.count) reused from the previous generation\n")
         let c = install.changes
         out.write("regions: \(c.added.count) added, \(c.changed.count) changed, \(c.removed.count) removed, \(c.unchanged.count) unchanged\n")
+        for pack in install.missingPacks {
+            out.write("missing: \(pack): missing or damaged in the store and in the previous generation, left out; the next step of its source brings it back\n")
+        }
+        writeSlotLines(install.plan, to: &out)
+    }
+    if let source = report.source, let regions = report.regions, !json {
+        out.write("source \(source): \(regions.count) region\(regions.count == 1 ? "" : "s") subscribed (\(regions.prefix(12).map { escapedForDisplay($0) }.joined(separator: ", "))\(regions.count > 12 ? ", …" : ""))\n")
+        for name in report.unavailableRegions { out.write("region \(escapedForDisplay(name)): subscribed, not offered by the server's set\n") }
     }
     out.flush()
 }

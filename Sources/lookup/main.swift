@@ -12,6 +12,8 @@ usage: lookup NUMBER [--db FILE|DIR]... [--country XX] [--json]   look up one nu
        lookup keygen -o NAME                   a signing key pair: NAME (secret) and NAME.pub
        lookup sign --key NAME BUILD_DIR        sign a build directory (manifest.json.sig)
        lookup fetch URL --store DIR --trust NAME.pub   update a store from a signed set on a web server
+                                               (--source NAME --regions A,B: regions of one source)
+       lookup store list|remove --store DIR    a store's sources and regions; drop a region or a source
        lookup feed --store DIR [--slot i/M] [--chunk K] [--simulate]   load a slot as an extension would
        lookup diff OLD NEW [--json]            the incremental change set between two sets
        lookup export --live-caller-id OUTDIR --db FILE|DIR...   datasets for iOS Live Caller ID Lookup
@@ -28,7 +30,7 @@ Exit codes: 0 ok/found, 1 not found, 64 usage, 65 bad data or damaged file, 66 m
 """
 
 func unknownCommand(_ word: String) throws(ToolError) -> Int32 {
-    throw .usage("unknown command '\(word)'; commands: build, dump, verify, info, install, keygen, sign, fetch, feed, diff, export, or a NUMBER, or '-'",
+    throw .usage("unknown command '\(word)'; commands: build, dump, verify, info, install, keygen, sign, fetch, store, feed, diff, export, or a NUMBER, or '-'",
                  command: "")
 }
 
@@ -62,6 +64,8 @@ do {
         status = try signCommand(Array(arguments.dropFirst()))
     case "fetch":
         status = try fetchCommand(Array(arguments.dropFirst()))
+    case "store":
+        status = try storeCommand(Array(arguments.dropFirst()))
     case "feed":
         status = try feedCommand(Array(arguments.dropFirst()))
     case "diff":

@@ -47,7 +47,7 @@ import Testing
         #expect(!e.description.unicodeScalars.contains { $0.value < 0x20 }, "\(name): \(e.description.debugDescription)")
     }
 
-    /// 10 MB lines: skipped unread as longer than the 1 MiB line limit (issue 11), with a
+    /// 10 MB lines: skipped unread as longer than the 1 MiB line limit, with a
     /// message of bounded length, whatever column is huge; 512 KiB fields (under the limit)
     /// in the other columns are refused by the row checks, also briefly.
     @Test func tenMegabyteLines() throws {

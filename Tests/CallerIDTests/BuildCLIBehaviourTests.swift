@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import CallerID
 
-/// Issue 12's "CLI behaviour a user trips on": `-o DIR/`, counts in messages, `diff` of two files.
+/// CLI behaviour a user trips on: `-o DIR/`, counts in messages, `diff` of two files.
 @Suite struct BuildCLIBehaviourTests {
     static let rows = "79131234567\tPizza\n79131234568\tSushi\tspam\n442079460001\tPub\n"
 

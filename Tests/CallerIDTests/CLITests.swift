@@ -506,7 +506,7 @@ let missingTSV = "/nonexistent-callerid-dir/missing.tsv"
             #expect(r.status == 0, "\(options): \(r.stderr)")
             expectSameLines(r.lines, expected, "dump \(options)")
         }
-        // A category the database does not have is a usage error (issue 11, item 16).
+        // A category the database does not have is a usage error.
         #expect(try lookup(["dump", "--db", path, "--category", "no-such-category"]).status == 64)
         // Filters combine with --from and --json.
         let from = sorted[sorted.count / 3].number
@@ -864,6 +864,6 @@ let missingTSV = "/nonexistent-callerid-dir/missing.tsv"
         #expect(all.status == 0)
         #expect(all.lines.count == sorted.count)
         #expect(try lookup(["12ab", "--db", dir.path("missing.cid")]).status == 65)
-        #expect(try lookup(["abc", "--db", dir.path("missing.cid")]).status == 64)  // not a command (issue 11, item 15)
+        #expect(try lookup(["abc", "--db", dir.path("missing.cid")]).status == 64)  // not a command
     }
 }

@@ -1,4 +1,4 @@
-// Issue 10, "done when": a differential property test. Over random data sets (fixed seeds)
+// A differential property test. Over random data sets (fixed seeds)
 // of many shapes — sizes 0, 1, 2, block size ± 1 and a few thousand; numbers including 1,
 // 999999999999999 and runs of consecutive numbers; Zipf-like repeated labels, unique, empty,
 // long and non-ASCII labels; categories of both actions; various BuildOptions — every reader
@@ -487,7 +487,7 @@ private func checkCABI(_ db: Database, _ data: DiffData, _ spec: DiffSpec, path:
 
 // MARK: - Tests
 
-@Suite("Issue 10: differential (readers vs. the input)")
+@Suite("Differential: readers vs. the input")
 struct DifferentialTests {
     @Test("lookup, cursor, batch, C ABI and verify agree with the model", arguments: diffSpecs)
     func differential(spec: DiffSpec) throws {

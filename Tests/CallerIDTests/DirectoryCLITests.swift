@@ -123,7 +123,7 @@ import Testing
         #expect(try lookup(["feed", "--store", store]).status == 0)
     }
 
-    /// Issue 10: a build directory holding a format 1.0 file (its manifest size and XXH3 right)
+    /// A build directory holding a format 1.0 file (its manifest size and XXH3 right)
     /// is refused by `lookup install` with the rebuild hint, exit 65, and the store keeps the
     /// generation it had in use.
     @Test func installRefusesFormat1Bundles() throws {

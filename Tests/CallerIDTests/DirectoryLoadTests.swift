@@ -176,6 +176,12 @@ import Testing
             let expected = expectedLists(newFiles, settings: newSettings, range: plan.slots[slot].range)
             #expect(sameLists(simulatorLists(sims[slot]), expected), "seed \(seed) slot \(slot) mode \(first.mode)")
             #expect(sims[slot].absentRemovals == 0)
+            // A slot whose bounds and entries did not change is up to date without weighing.
+            if first.mode == .upToDate {
+                #expect(!plan.contentChanged(slot: slot) && first.calls == 0 && first.isComplete, "seed \(seed) slot \(slot)")
+                continue
+            }
+            #expect(plan.contentChanged(slot: slot), "seed \(seed) slot \(slot)")
             // The mode chosen is the cheaper one, and a delta sends exactly the counted changes.
             let weighed = try #require(first.weighed)
             if first.mode == .delta {

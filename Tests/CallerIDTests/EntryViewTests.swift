@@ -1,7 +1,7 @@
 import Testing
 @testable import CallerID
 
-/// The borrowed label of an `EntryView` is lent through a closure (issue 12): the same bytes
+/// The borrowed label of an `EntryView` is lent through a closure: the same bytes
 /// as the label, hot (mapped) and cold (decoded) alike.
 @Suite struct EntryViewTests {
     @Test func labelBytesAreLentNotHandedOut() throws {

@@ -4,7 +4,7 @@ import Testing
 @testable import CallerIDDirectory
 @testable import CallerIDPipeline
 
-/// Errors passed up from the core keep their code, message and cause (issue 12: `DirectoryError`
+/// Errors passed up from the core keep their code, message and cause (`DirectoryError`
 /// used to turn limit, number and input errors into "corrupt", `PipelineError` corrupt files into
 /// "invalid-input").
 @Suite struct ErrorWrappingTests {

@@ -358,7 +358,7 @@ struct FetchFixture {
 @Suite struct FetchLinkTests {
     /// `lookup fetch` reaches libcurl, signing reaches libsodium and `lookup build` reaches
     /// libphonenumber with dlopen: the tool's binary must not name any of them, an SSL library
-    /// or FoundationNetworking among the libraries loaded at every start (issue 18's start-up).
+    /// or FoundationNetworking among the libraries loaded at every start (start-up cost).
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/ldd"), "ldd is not installed"))
     func lookupDoesNotLinkCurlSSLOrFoundationNetworking() throws {
         let binary = try #require(BuiltProducts.file("lookup"), "the lookup executable was not found")

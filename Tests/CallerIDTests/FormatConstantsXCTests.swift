@@ -5,7 +5,7 @@ import XCTest
 /// format 2.0 must reproduce exactly: hash golden values, and the bytes a written file holds
 /// where docs/FORMAT.md puts them, compared with the specification's literals (not with the
 /// code's own constants: a test comparing a constant with the literal it was defined from
-/// cannot fail; issue 12).
+/// cannot fail).
 final class FormatConstantsXCTests: XCTestCase {
     func testHashGoldenValuesPinTheCLibrary() {
         XCTAssertEqual(Codec.xxh3([]), 0x2D06_8005_38D3_94C2)

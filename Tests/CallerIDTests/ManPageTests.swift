@@ -112,7 +112,7 @@ private func shellFunction(_ script: String, name: String) -> String? {
 
     @Test func theCommandListIsTheOneTheScriptsKnow() throws {
         let commands = try commands()
-        #expect(commands == ["build", "dump", "verify", "info", "install", "keygen", "sign", "fetch", "feed", "diff", "export"])
+        #expect(commands == ["build", "dump", "verify", "info", "install", "keygen", "sign", "fetch", "store", "feed", "diff", "export"])
         let bash = try String(contentsOfFile: ManPageFiles.bashScript, encoding: .utf8)
         let zsh = try String(contentsOfFile: ManPageFiles.zshScript, encoding: .utf8)
         for command in commands {

@@ -3,7 +3,7 @@ import Testing
 @testable import CallerID
 @testable import CallerIDPipeline
 
-/// Issue 12: one ingest path. A plain `lookup build` reads rows with the pipeline's rules (its
+/// One ingest path: a plain `lookup build` reads rows with the pipeline's rules (its
 /// normalizer, its label cleaning, its plain layout), so options that only change what is shown
 /// or reported never change what is valid, and a build with and without them writes the same
 /// bytes.
@@ -159,7 +159,7 @@ import Testing
     }
 }
 
-/// Issue 13: `lookup NUMBER --country XX` reads national forms with the pipeline's normalizer;
+/// `lookup NUMBER --country XX` reads national forms with the pipeline's normalizer;
 /// without it the query keeps its digits-only reading.
 @Suite struct QueryCountryTests {
     @Test func nationalFormsAreReadInTheirCountry() throws {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import CallerIDPipeline
 
-/// The pipeline's numbers against libphonenumber's own verdicts (issue 13): a sample of
+/// The pipeline's numbers against libphonenumber's own verdicts: a sample of
 /// Fixtures/phone-samples.tsv, made by tools/gen_phone_samples.py (seed 13, 60 regions, every
 /// type, typed as people type them, impossible lengths mixed in) with the `phonenumbers`
 /// package pinned to the metadata of Debian's libphonenumber8. The large run is
@@ -90,7 +90,7 @@ import Testing
         try checkAgreement(samples, validity: .possible)
     }
 
-    /// The built-in table alone, for comparison (what the pipeline did before issue 13): it must
+    /// The built-in table alone, for comparison (what the pipeline did before it used libphonenumber): it must
     /// be measurably worse, or the library would not be worth its weight.
     @Test func theBuiltInTableAloneDoesWorse() throws {
         let table = try NumberNormalizer(validity: .possible, rules: .builtInTable)

@@ -114,7 +114,7 @@ func manifest(_ dir: String) throws -> [String: Any] {
         var o = lenient()
         o.labels.replacements = [("_", " ")]
         let r = try runPipeline([json], o, to: dir.path("o.cid"))
-        // No number on line 3; a nested label on line 5 is rejected too (issue 11: it used to
+        // No number on line 3; a nested label on line 5 is rejected too (it used to
         // become an empty label).
         #expect(r.rejected.map(\.reason) == [.missingField, .missingField])
         #expect(r.rejected.map(\.line) == [3, 5])
@@ -597,7 +597,7 @@ struct PipelineRealDataTests {
         let (possible, _) = try valid(.possible, .libphonenumber)
         #expect(possible == 18_220)
         let (table, tableReasons) = try valid(.possible, .builtInTable)
-        #expect(table == 18_094)   // row 3733, 00551-68136069 in CN, is +55 with 9 digits: too short (issue 11)
+        #expect(table == 18_094)   // row 3733, 00551-68136069 in CN, is +55 with 9 digits: too short
         #expect(Set(tableReasons.keys).isSubset(of: [.noNumber, .scientificNotation, .tooShort, .tooLong, .letters, .invalidLeadingDigit]))
 
         let dir = TempDir()

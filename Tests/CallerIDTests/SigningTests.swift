@@ -3,7 +3,7 @@ import Testing
 @testable import CallerID
 @testable import CallerIDDirectory
 
-// Keys, signatures and the manifest model (issue 16): keygen/sign/verify, tampering, the
+// Keys, signatures and the manifest model: keygen/sign/verify, tampering, the
 // store's signature requirement, SHA-256 in the manifest the pipeline writes.
 
 /// One region's database of a signed test set.

@@ -3,15 +3,15 @@ import Testing
 @testable import CallerID
 @testable import CallerIDDirectory
 
-/// Issue 11 item 11, the store's part: what a killed writer leaves in a store folder
+/// What a killed writer leaves in a store folder
 /// (`.CURRENT.tmp-*` from the atomic writer, `*.dat.nosync*` from Foundation's atomic
 /// `createFile` that earlier versions used) is removed by the next successful install, and
 /// nothing else is touched.
 @Suite struct StoreLeftoverTests {
     @Test func theNextInstallRemovesWhatKilledWritersLeft() throws {
         let dir = TempDir()
-        try writeBuildDirectory(dir.path("v1"), StoreFeedRegressionTests.files(1))
-        try writeBuildDirectory(dir.path("v2"), StoreFeedRegressionTests.files(2))
+        try writeBuildDirectory(dir.path("v1"), StoreInstallAndFeedTests.files(1))
+        try writeBuildDirectory(dir.path("v2"), StoreInstallAndFeedTests.files(2))
         let store = try InstalledStore(path: dir.path("store"))
         try store.install(from: dir.path("v1"))
 
@@ -32,7 +32,7 @@ import Testing
 
     @Test func storeFilesAreWrittenWithoutFoundationTemporaries() throws {
         let dir = TempDir()
-        try writeBuildDirectory(dir.path("v1"), StoreFeedRegressionTests.files(1))
+        try writeBuildDirectory(dir.path("v1"), StoreInstallAndFeedTests.files(1))
         let store = try InstalledStore(path: dir.path("store"))
         try store.install(from: dir.path("v1"))
         let pointer = try String(contentsOfFile: dir.path("store/CURRENT"), encoding: .utf8)

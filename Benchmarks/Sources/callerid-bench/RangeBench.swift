@@ -1,6 +1,6 @@
 // `callerid-bench ranges --plan DIR`: the Rossvyaz numbering plan (its three CSV files in DIR)
 // built as `lookup build --preset rossvyaz` builds it (`PipelinePreset.rossvyaz`), then
-// lookups that fall back to a range against exact hits on the same file (issue 15).
+// lookups that fall back to a range against exact hits on the same file.
 import CallerID
 import CallerIDPipeline
 import Foundation

@@ -321,7 +321,7 @@ func targetsSection(_ c: ReportContext, _ p: Dataset) -> String {
 /// A ratio or a factor: 0.25×, 1.05×, 0.043×, 51.3×.
 func fmtX(_ r: Double) -> String { String(format: r >= 10 ? "%.1f×" : r >= 0.1 || r == 0 ? "%.2f×" : "%.3f×", r) }
 
-/// The targets of issue 10 (format 2.0), each met or missed by how much, from this run: on the
+/// The targets of format 2.0 (docs/FORMAT-2.0-DESIGN.md), each met or missed by how much, from this run: on the
 /// study profile's 4,000,000-entry data set (else the largest study one, else the headline data
 /// set) and, for the size against the floor, on the default profile's too.
 func format2TargetsSection(_ c: ReportContext, _ p: Dataset) -> String {
@@ -443,7 +443,7 @@ func format2TargetsSection(_ c: ReportContext, _ p: Dataset) -> String {
                     measured: (kept.map { fmtBytes($0) } ?? "not measured") + (keptC.map { "; through the C ABI \(fmtBytes($0))" } ?? ""),
                     value: kept, bound: 0, atMost: true, boundText: "0 B", fmt: heapFmt))
 
-    var s = "\n## Format 2.0 targets (issue 10)\n\n"
+    var s = "\n## Format 2.0 targets\n\n"
     if study.profile == "study" && study.entries == wanted {
         s += "From this run, on the \(datasetTitle(study)) data set"
     } else {

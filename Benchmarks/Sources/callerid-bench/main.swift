@@ -6,7 +6,7 @@
 //   callerid-bench INPUT.tsv [--json] [--db OUT] [--existing] [--raw-labels] ...   CallerID only (as before)
 //   callerid-bench --scan-only --db FILE     open and scan (for valgrind; --repeat N times the fastest)
 //   callerid-bench --verify-only --db FILE   open and verify once (for valgrind --tool=callgrind)
-//   callerid-bench ranges --plan DIR [--db OUT] [--lookups N]   a numbering plan kept as ranges (issue 15)
+//   callerid-bench ranges --plan DIR [--db OUT] [--lookups N]   a numbering plan kept as ranges
 //   callerid-bench categories [--rows N]     the TSV import with one category and with N/4 and N distinct ones
 //
 // `compare --help` lists the options. tools/bench.sh is the one command that rewrites

@@ -1,4 +1,4 @@
-// Format 2.0: a static symbol table for cold labels (FSST-style; issue 10).
+// Format 2.0: a static symbol table for cold labels (FSST-style).
 //
 // A cold label is stored as a string of code bytes that decodes on its own, without the other
 // labels of a chunk. The idea follows Boncz, Neumann and Leis, "FSST: Fast Random Access String

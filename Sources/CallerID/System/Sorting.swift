@@ -5,7 +5,7 @@
 // - `stableOrder(of:)` (MSD, 8-bit digits, keys read in place) returns only the order: the
 //   pipeline, which holds many fields per row. 8 bytes per key; in the builder it took 30 % more
 //   CPU than the LSD sort on 4,000,000 study numbers (user time 0.96 s against 0.73 s for the
-//   whole build, session 5), so the builder keeps the LSD sort.
+//   whole build), so the builder keeps the LSD sort.
 
 /// Stable LSD radix sort of (key, value) pairs by key, 16 bits per pass.
 func radixSortPairs(keys: inout [UInt64], values: inout [UInt32]) {

@@ -49,6 +49,19 @@ public struct DirectoryFetcher: Sendable {
     /// settings, its data are installed again with these.
     public var settings: FeedSettings? = nil
 
+    /// The source of a store composed of sources this fetch brings up to date
+    /// (docs/CALL-DIRECTORY.md, "Sources and packs"): only the files of its subscribed regions
+    /// are downloaded, and the new generation holds them beside the other sources' packs. Nil:
+    /// a store installed without a source (or nothing installed) gets the whole set as before,
+    /// unless ``regions`` or ``priority`` are given; a store of sources updates the source
+    /// fetched from ``baseURL``, or one named after it (``StoreSource/name(forURL:)``).
+    public var source: String? = nil
+    /// Regions to add to the source's subscription (each must be offered by the signed
+    /// manifest); nil keeps the subscription, or subscribes a new source to every region.
+    public var regions: [String]? = nil
+    /// The source's priority (nil: keep; a new fetched source: ``StoreSource/defaultPriority``).
+    public var priority: Int? = nil
+
     /// Fault injection for tests: after this many bytes written to download files in one
     /// fetch, writes fail as on a full disk (ENOSPC). Nil in normal use.
     package var simulatedDiskSpace: Int? = nil
@@ -80,18 +93,22 @@ public struct DirectoryFetcher: Sendable {
         /// Bytes of interrupted downloads that did not have to be fetched again.
         public var bytesResumed: Int = 0
         public var seconds: Double = 0
+        /// The source fetched, nil for a set installed without a source.
+        public var source: String? = nil
+        /// The source's subscribed regions after the fetch (nil: a set without a source).
+        public var regions: [String]? = nil
+        /// Subscribed regions the signed manifest does not offer (any more).
+        public var unavailableRegions: [String] = []
     }
 
     var fetchFolder: String { store.path + "/.fetch" }
     /// Gives `.fetch/` to one fetch at a time; outside `.fetch/`, which a fetch removes.
     var fetchLock: String { store.path + "/.fetch.lock" }
 
-    func url(_ name: String) -> String {
-        var base = baseURL
-        while base.hasSuffix("/") { base.removeLast() }
-        let encoded = name.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/;?#"))) ?? name
-        return base + "/" + encoded
-    }
+    /// The server of the set, as this fetch asks it (its client and deadline).
+    var server: SetServer { SetServer(baseURL: baseURL, client: client, deadline: deadline) }
+
+    func url(_ name: String) -> String { server.url(name) }
 
     /// Fetches and installs the server's set when it is newer (see the type's description).
     /// - Throws: ``DirectoryError``: `unreachable` (server down, connection broken, HTTP error
@@ -104,16 +121,12 @@ public struct DirectoryFetcher: Sendable {
     public func fetch() throws(DirectoryError) -> Report {
         let started = Date()
         try store.makeFolder()
-        var report = try FileSystem.withLock(fetchLock) { () throws(DirectoryError) -> Report in try fetchHoldingFolder() }
+        var report = try FileSystem.withLock(fetchLock) { () throws(DirectoryError) -> Report in
+            if let name = try sourceName() { return try fetchSourceHoldingFolder(name) }
+            return try fetchHoldingFolder()
+        }
         report.seconds = Date().timeIntervalSince(started)
         return report
-    }
-
-    /// The signed manifest, its bytes and its signature's, as the server has them.
-    private struct Signed {
-        var manifest: DirectoryManifest
-        var manifestData: Data
-        var signatureData: Data
     }
 
     private func fetchHoldingFolder() throws(DirectoryError) -> Report {
@@ -132,47 +145,50 @@ public struct DirectoryFetcher: Sendable {
             if data == signed.manifestData, let m = currentManifest, Self.isComplete(current, m) {
                 report.upToDate = true
                 report.install = try applySettings(to: current)
+                FileSystem.removeTree(fetchFolder)   // what a killed fetch left: of no use now
                 return report
             }
             if let old = currentManifest { try refuseDowngrade(signed.manifest, from: old) }
         }
 
         // 3. Files: reuse what the current generation holds, download the rest.
-        let set = fetchFolder + "/set"
-        do throws(DirectoryError) {
+        try installStaged(&report) { (set, report) throws(DirectoryError) -> InstalledStore.InstallReport? in
             try stage(signed, into: set, current: current, currentManifest: currentManifest, &report)
             // 4. Install: verified again (size, XXH3, SHA-256, database), then switched.
             var source = try InstalledStore.readSource(set)
             source.reportedDirectory = url("")
             source.linkFromSource = true
             try source.verifySignature(trust)
-            report.install = try install(source, replacing: current)
-            report.upToDate = report.install == nil
-        } catch {
-            FileSystem.removeTree(set)
-            if error.code == .budgetExceeded {
-                throw DirectoryError(error.code, "\(error.message); the downloaded files are kept in \(fetchFolder): fetch again with more slots (--slots) to install them without downloading")
-            }
-            throw error
+            return try install(source, replacing: current)
         }
-        FileSystem.removeTree(fetchFolder)
         return report
     }
 
-    /// GETs and verifies the manifest and its signature.
-    private func getSigned(_ report: inout Report) throws(DirectoryError) -> Signed {
-        let manifestData = try getSmall("manifest.json", limit: maxManifestBytes, tooLarge: .badManifest, missing: .unreachable, &report)
-        let signatureData = try getSmall(ManifestSignature.fileName, limit: Self.maxSignatureBytes, tooLarge: .badSignature,
-                                         missing: .badSignature, &report)
-        let required = try store.requiredSigningKey()
-        if let required, required != trust {
+    /// Steps 3 and 4: `body` stages the files into the folder it is given (`.fetch/set`) and
+    /// installs them (nil: found up to date under the lock). Afterwards `.fetch/` is removed;
+    /// after a failure only the staged folder is (the downloads stay for the next fetch), and a
+    /// set over the budget says so.
+    func installStaged(_ report: inout Report,
+                       _ body: (_ set: String, _ report: inout Report) throws(DirectoryError) -> InstalledStore.InstallReport?) throws(DirectoryError) {
+        let set = fetchFolder + "/set"
+        do throws(DirectoryError) {
+            report.install = try body(set, &report)
+            report.upToDate = report.install == nil
+        } catch {
+            FileSystem.removeTree(set)
+            guard error.code == .budgetExceeded else { throw error }
+            throw DirectoryError(error.code, "\(error.message); the downloaded files are kept in \(fetchFolder): fetch again with more slots (--slots) to install them without downloading")
+        }
+        FileSystem.removeTree(fetchFolder)
+    }
+
+    /// GETs and verifies the manifest and its signature, with the trusted key and the key the
+    /// store requires, if it recorded one (`storeKey`; a source's fetch checks its own pinned key).
+    func getSigned(_ report: inout Report, storeKey: Bool = true) throws(DirectoryError) -> Signed {
+        try server.signed(trust: trust, maxManifestBytes: maxManifestBytes, received: &report.bytesDownloaded) { () throws(DirectoryError) in
+            guard storeKey, let required = try store.requiredSigningKey(), required != trust else { return }
             throw DirectoryError(.badSignature, "\(store.path): the store requires key \(required.keyID), not the trusted key \(trust.keyID) given")
         }
-        try ManifestSignature.verify(manifest: manifestData, signature: signatureData, key: trust, directory: url(""))
-        let manifest = try DirectoryManifest.decode(manifestData, path: url("manifest.json"))
-        try manifest.requirePortableFileNames(path: url("manifest.json"))
-        try ManifestSignature.requireHashes(manifest, path: url("manifest.json"))
-        return Signed(manifest: manifest, manifestData: manifestData, signatureData: signatureData)
     }
 
     /// True when every file `manifest` lists is in generation `g` with its size and XXH3 (a
@@ -181,7 +197,7 @@ public struct DirectoryFetcher: Sendable {
         manifest.files.allSatisfy { InstalledStore.intact(g.path + "/" + $0.file, $0) }
     }
 
-    private func refuseDowngrade(_ manifest: DirectoryManifest, from old: DirectoryManifest) throws(DirectoryError) {
+    func refuseDowngrade(_ manifest: DirectoryManifest, from old: DirectoryManifest) throws(DirectoryError) {
         guard !allowDowngrade, Self.isOlder(manifest, than: old) else { return }
         throw DirectoryError(.downgrade, """
             \(url("manifest.json")): dataset \(manifest.datasetVersion ?? "?") built \(manifest.buildTime ?? "?") is older than \
@@ -192,7 +208,7 @@ public struct DirectoryFetcher: Sendable {
 
     /// The install of a store that is up to date: its data again with ``settings`` when they
     /// differ from the generation's; nil when there is nothing to change.
-    private func applySettings(to current: InstalledStore.Generation) throws(DirectoryError) -> InstalledStore.InstallReport? {
+    func applySettings(to current: InstalledStore.Generation) throws(DirectoryError) -> InstalledStore.InstallReport? {
         guard let settings, settings != (try? InstalledStore.readSettings(current)) else { return nil }
         return try store.updateSettings(settings)
     }
@@ -220,31 +236,33 @@ public struct DirectoryFetcher: Sendable {
         case download(have: Int)
     }
 
-    /// Puts every file of `signed` into `set` (hard links), with the manifest and signature:
+    /// Puts every file of `signed` (or the `selected` ones: a source's subscribed regions) into
+    /// `set` (hard links), with the manifest and signature:
     /// from the current generation, from a download an earlier fetch completed, or downloaded.
-    private func stage(_ signed: Signed, into set: String, current: InstalledStore.Generation?,
-                       currentManifest: DirectoryManifest?, _ report: inout Report) throws(DirectoryError) {
+    func stage(_ signed: Signed, files selected: [DirectoryManifest.File]? = nil, into set: String, current: InstalledStore.Generation?,
+               currentManifest: DirectoryManifest?, _ report: inout Report) throws(DirectoryError) {
+        let files = selected ?? signed.manifest.files
         let objects = fetchFolder + "/objects"
         try FileSystem.makeDirectory(fetchFolder)
         try FileSystem.makeDirectory(objects)
         FileSystem.removeTree(set)
         try FileSystem.makeDirectory(set)
         var origins: [Origin] = []
-        for f in signed.manifest.files {
+        for f in files {
             origins.append(try origin(of: f, objects: objects, current: current, currentManifest: currentManifest))
         }
         // Downloads of other sets are of no use any more; then what is left must fit.
-        let wanted = Set(zip(signed.manifest.files, origins).compactMap { f, o -> String? in
+        let wanted = Set(zip(files, origins).compactMap { f, o -> String? in
             if case .current = o { return nil }
             return f.sha256
         })
         Self.prune(objects, keeping: wanted)
-        try checkSpace(zip(signed.manifest.files, origins).compactMap { f, o in
+        try checkSpace(zip(files, origins).compactMap { f, o in
             if case .download(let have) = o { return (f, have) }
             return nil
         })
         var written = 0
-        for (f, o) in zip(signed.manifest.files, origins) {
+        for (f, o) in zip(files, origins) {
             let target = set + "/" + f.file
             let object = objects + "/" + f.sha256!  // requireHashes checked every file has one
             switch o {
@@ -317,60 +335,6 @@ public struct DirectoryFetcher: Sendable {
         return nil
     }
 
-    /// One GET through the client within ``deadline`` for `maxBytes`. A status not in
-    /// `accepted` ends the transfer (clients stop at the status line; a body piece that still
-    /// arrives stops it) and is returned. `body` gets the accepted body pieces; when it
-    /// throws, the transfer stops and its error is what this throws, not the client's.
-    private func get(_ address: String, offset: Int = 0, maxBytes: Int, accepting accepted: [Int],
-                     _ body: (_ status: Int, _ bytes: UnsafeRawBufferPointer) throws(DirectoryError) -> Void) throws(DirectoryError) -> Int {
-        let request = HTTPRequest(url: address, offset: offset, maxBytes: maxBytes, deadline: deadline)
-        let started = DispatchTime.now().uptimeNanoseconds
-        var failure: DirectoryError? = nil
-        var refused: Int? = nil
-        var received = 0
-        let status: Int
-        do throws(DirectoryError) {
-            status = try client.get(request) { status, bytes in
-                guard accepted.contains(status) else { refused = status; return false }
-                received += bytes.count
-                // The deadline again, for a client that does not keep it.
-                let elapsed = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
-                if deadline.isBehind(received: received, elapsed: elapsed) {
-                    failure = deadline.tooSlow(address, received: received, elapsed: elapsed)
-                    return false
-                }
-                do throws(DirectoryError) { try body(status, bytes) } catch { failure = error; return false }
-                return true
-            }
-        } catch {
-            if let failure { throw failure }
-            if let refused { return refused }
-            throw error
-        }
-        if let failure { throw failure }
-        return refused ?? status
-    }
-
-    /// GETs a small file whole: more than `limit` bytes is a `tooLarge` error (exit 65), a 404
-    /// is `missing` (the signature: an unsigned set).
-    private func getSmall(_ name: String, limit: Int, tooLarge: DirectoryError.Code, missing: DirectoryError.Code,
-                          _ report: inout Report) throws(DirectoryError) -> Data {
-        var data = Data()
-        let u = url(name)
-        let status = try get(u, maxBytes: limit, accepting: [200]) { _, bytes throws(DirectoryError) in
-            guard data.count + bytes.count <= limit else { throw DirectoryError(tooLarge, "\(u): larger than \(limit) bytes") }
-            data.append(contentsOf: bytes)
-        }
-        report.bytesDownloaded += data.count
-        guard status == 200 else {
-            if status == 404 && missing == .badSignature {
-                throw DirectoryError(.badSignature, "\(u): not found (HTTP 404); the set is not signed")
-            }
-            throw DirectoryError(.unreachable, "\(u): the server answered HTTP \(status)")
-        }
-        return data
-    }
-
     /// Downloads `f` into `object` through `object.part` (resumed when an earlier fetch left
     /// one), checks its size and SHA-256, and renames it into place. A resumed file whose
     /// SHA-256 differs, or a part the server cannot resume (416), is downloaded once more
@@ -428,7 +392,7 @@ public struct DirectoryFetcher: Sendable {
         var first = true
         let status: Int
         do throws(DirectoryError) {
-            status = try get(u, offset: offset, maxBytes: f.bytes, accepting: [200, 206]) { status, bytes throws(DirectoryError) in
+            status = try server.get(u, offset: offset, maxBytes: f.bytes, accepting: [200, 206]) { status, bytes throws(DirectoryError) in
                 if first {
                     first = false
                     if status == 200 && offset > 0 {
@@ -472,4 +436,96 @@ public struct DirectoryFetcher: Sendable {
         if let a = new.buildTime, let b = old.buildTime { return a < b }
         return false
     }
+}
+
+/// The web folder of a signed set, asked through a client within a deadline: the GETs of a
+/// fetch, and of a look at what a source offers (no store involved).
+struct SetServer {
+    var baseURL: String
+    var client: any HTTPClient
+    var deadline: TransferDeadline
+
+    /// The address of `name` in the folder (percent-encoded).
+    func url(_ name: String) -> String {
+        var base = baseURL
+        while base.hasSuffix("/") { base.removeLast() }
+        let encoded = name.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/;?#"))) ?? name
+        return base + "/" + encoded
+    }
+
+    /// GETs the manifest and its signature, runs `check` (a key the store requires), then
+    /// verifies the signature with `trust`, the portable names and the SHA-256 of every file.
+    func signed(trust: SigningPublicKey, maxManifestBytes: Int, received: inout Int,
+                check: () throws(DirectoryError) -> Void = {}) throws(DirectoryError) -> Signed {
+        let manifestData = try getSmall("manifest.json", limit: maxManifestBytes, tooLarge: .badManifest, missing: .unreachable, received: &received)
+        let signatureData = try getSmall(ManifestSignature.fileName, limit: DirectoryFetcher.maxSignatureBytes, tooLarge: .badSignature,
+                                         missing: .badSignature, received: &received)
+        try check()
+        try ManifestSignature.verify(manifest: manifestData, signature: signatureData, key: trust, directory: url(""))
+        let manifest = try DirectoryManifest.decode(manifestData, path: url("manifest.json"))
+        try manifest.requirePortableFileNames(path: url("manifest.json"))
+        try ManifestSignature.requireHashes(manifest, path: url("manifest.json"))
+        return Signed(manifest: manifest, manifestData: manifestData, signatureData: signatureData)
+    }
+
+    /// One GET through the client within ``deadline`` for `maxBytes`. A status not in
+    /// `accepted` ends the transfer (clients stop at the status line; a body piece that still
+    /// arrives stops it) and is returned. `body` gets the accepted body pieces; when it
+    /// throws, the transfer stops and its error is what this throws, not the client's.
+    func get(_ address: String, offset: Int = 0, maxBytes: Int, accepting accepted: [Int],
+                     _ body: (_ status: Int, _ bytes: UnsafeRawBufferPointer) throws(DirectoryError) -> Void) throws(DirectoryError) -> Int {
+        let request = HTTPRequest(url: address, offset: offset, maxBytes: maxBytes, deadline: deadline)
+        let started = DispatchTime.now().uptimeNanoseconds
+        var failure: DirectoryError? = nil
+        var refused: Int? = nil
+        var received = 0
+        let status: Int
+        do throws(DirectoryError) {
+            status = try client.get(request) { status, bytes in
+                guard accepted.contains(status) else { refused = status; return false }
+                received += bytes.count
+                // The deadline again, for a client that does not keep it.
+                let elapsed = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+                if deadline.isBehind(received: received, elapsed: elapsed) {
+                    failure = deadline.tooSlow(address, received: received, elapsed: elapsed)
+                    return false
+                }
+                do throws(DirectoryError) { try body(status, bytes) } catch { failure = error; return false }
+                return true
+            }
+        } catch {
+            if let failure { throw failure }
+            if let refused { return refused }
+            throw error
+        }
+        if let failure { throw failure }
+        return refused ?? status
+    }
+
+    /// GETs a small file whole: more than `limit` bytes is a `tooLarge` error (exit 65), a 404
+    /// is `missing` (the signature: an unsigned set).
+    func getSmall(_ name: String, limit: Int, tooLarge: DirectoryError.Code, missing: DirectoryError.Code,
+                  received total: inout Int) throws(DirectoryError) -> Data {
+        var data = Data()
+        let u = url(name)
+        let status = try get(u, maxBytes: limit, accepting: [200]) { _, bytes throws(DirectoryError) in
+            guard data.count + bytes.count <= limit else { throw DirectoryError(tooLarge, "\(u): larger than \(limit) bytes") }
+            data.append(contentsOf: bytes)
+        }
+        total += data.count
+        guard status == 200 else {
+            if status == 404 && missing == .badSignature {
+                throw DirectoryError(.badSignature, "\(u): not found (HTTP 404); the set is not signed")
+            }
+            throw DirectoryError(.unreachable, "\(u): the server answered HTTP \(status)")
+        }
+        return data
+    }
+}
+
+/// The signed manifest, its bytes and its signature's, as the server has them.
+struct Signed {
+    var manifest: DirectoryManifest
+    var manifestData: Data
+    var signatureData: Data
 }

@@ -172,6 +172,18 @@ enum FileSystem {
         (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
     }
 
+    /// A test seam for crash safety: the step of a store change named by the environment
+    /// variable `CALLERID_TEST_KILL_AT` kills the process (SIGKILL) when it is reached:
+    /// `downloaded` (a fetch's files staged in `.fetch/`), `staged` (a generation's files in
+    /// its staging folder), `verified`, `planned` (slot plan written, folder synced), `renamed`
+    /// (staging folder renamed `gen-N`), `switched` (`CURRENT` replaced). Unset in normal use.
+    static let killPoint: String? = ProcessInfo.processInfo.environment["CALLERID_TEST_KILL_AT"]
+
+    /// Kills the process here when ``killPoint`` names `step`.
+    static func checkpoint(_ step: String) {
+        if killPoint == step { kill(getpid(), SIGKILL) }
+    }
+
     /// An exclusive advisory lock on `path` (created if needed), held until `body` returns.
     static func withLock<R>(_ path: String, _ body: () throws(DirectoryError) -> R) throws(DirectoryError) -> R {
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)

@@ -9,7 +9,7 @@ import Darwin
 /// Standard output and standard error as file descriptors, written with `write(2)`.
 ///
 /// The query path (`lookup NUMBER`) goes through here rather than `FileHandle`, so that a
-/// one-number lookup touches no Foundation at all (issue 18: start-up cost).
+/// one-number lookup touches no Foundation at all (start-up cost: BENCHMARKS.md).
 struct StandardStream {
     let descriptor: Int32
 

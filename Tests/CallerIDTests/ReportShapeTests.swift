@@ -5,7 +5,7 @@ import Testing
 // What `lookup` prints about sets of files and bad input: bounded, readable, and the same on
 // both build paths.
 
-@Suite struct ReportShapeRegressionTests {
+@Suite struct ReportShapeTests {
     /// A build directory of `count` one-entry databases, and a store with it installed.
     private func bundle(in dir: TempDir, count: Int) throws -> (build: String, store: String) {
         var text = ""

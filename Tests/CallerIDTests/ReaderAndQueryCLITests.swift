@@ -8,7 +8,7 @@ import Darwin
 @testable import CallerID
 @testable import CallerIDDirectory
 
-// Issue 11, items 6, 8, 12, 15, 16 and 23: the reader when its file is rewritten in place,
+// The reader when its file is rewritten in place,
 // batch mode as a co-process and on hostile line lengths, escaping of labels in TSV output,
 // usage errors, and the Python example without its library.
 
@@ -105,8 +105,8 @@ private func hostileLabelDatabase(_ dir: TempDir) throws -> String {
     return path
 }
 
-@Suite("Issue 11: reader and query CLI")
-struct ReaderCLIRegressionTests {
+@Suite("Reader and query CLI: files rewritten in place, batch mode, escaping, usage errors")
+struct ReaderAndQueryCLITests {
     // MARK: Item 6: a file rewritten while open
 
     @Test func copyMappingAnswersAfterTheFileIsTruncated() throws {

@@ -7,7 +7,7 @@ import Darwin
 #endif
 @testable import CallerID
 
-// Issue 11, items 3 and 6 (C side): stale handles whose storage is reused must be refused,
+// The C side of handles and copies: stale handles whose storage is reused must be refused,
 // never answered from another database; CID_OPEN_COPY survives the file being overwritten.
 // Each test compiles a small C program against libcallerid.so (as CABITests does for the
 // example) and checks what it prints.
@@ -139,8 +139,8 @@ int main(int argc, char **argv) {
 }
 """#
 
-@Suite("Issue 11: C ABI handles and copies")
-struct CABIRegressionTests {
+@Suite("C ABI handles and copies")
+struct CABIHandleTests {
     /// Item 3: a closed handle whose storage is reused is refused, on lookups as on close.
     @Test func staleHandlesAreRefusedEvenWhenStorageIsReused() throws {
         let exe = try compileC("stale-handles", staleHandleProgram)

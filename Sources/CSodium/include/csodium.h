@@ -1,6 +1,6 @@
 // CSodium: Debian's libsodium (libsodium23), opened with dlopen on first use — never linked, so
 // `lookup NUMBER` starts without it (BENCHMARKS.md "Start-up"). For Ed25519 signatures and
-// SHA-256 on Linux, used only by Sources/CallerIDDirectory/Signing/Crypto.swift; Apple
+// SHA-256 on Linux, used only by Sources/CallerIDDirectory/System/Crypto.swift; Apple
 // platforms use CryptoKit. Each function is libsodium's of the same name without `cid_`.
 #ifndef CSODIUM_H
 #define CSODIUM_H

@@ -3,9 +3,9 @@ import Foundation
 @testable import CallerID
 @testable import CallerIDPipeline
 
-// Regression tests for issue 11, pipeline input (items 2, 4, 7, 9, 19, 22): readers, numbers
-// and the messages they give. Inputs stay at a few MB at most; memory and time on /dev/zero
-// are measured by hand (docs/hardening-11-c.md), not here.
+// Pipeline input at its edges: readers, numbers and the messages they give. Inputs stay at a
+// few MB at most; memory and time on /dev/zero are measured by hand (docs/HARDENING.md), not
+// here.
 
 /// Runs a lenient pipeline over one file holding `bytes`.
 private func run(_ bytes: [UInt8], name: String, _ configure: (inout PipelineOptions) -> Void = { _ in }) throws

@@ -5,7 +5,7 @@
 import Foundation
 import Testing
 
-@Suite struct CursorFromRegressionTests {
+@Suite struct CursorFromTests {
     /// Every block's index key replaced by each of a few wrong values (re-sealed, so the file
     /// opens), then cursors from every number of the sample and its neighbours: no entry below
     /// `from`, strictly ascending, or an error — never a number the cursor was told to skip.

@@ -9,7 +9,7 @@ import Darwin
 @testable import CallerIDPipeline
 @testable import lookup
 
-// Issue 11, items 5, 10, 11, 20 and 21: what `lookup build` does to its outputs, its progress
+// What `lookup build` does to its outputs, its progress
 // line and its summary. Every test works in its own temporary directory; nothing here touches
 // /dev/null or /dev/stdout (a FIFO and a device node made in the temporary directory stand in).
 

@@ -3,8 +3,8 @@ import Testing
 @testable import CallerID
 @testable import CallerIDDirectory
 
-/// Issue 11, helper A: the Call Directory store, install and feed under attack and in daily use.
-@Suite struct StoreFeedRegressionTests {
+/// The Call Directory store, install and feed under attack and in daily use.
+@Suite struct StoreInstallAndFeedTests {
     /// Two regions whose labels and sizes carry the version, so that what is fed tells which
     /// generation it came from.
     static func files(_ version: Int, count: Int = 120) -> [DirectoryTestFile] {
