@@ -68,10 +68,11 @@ func runConcurrently<A, B>(_ first: () -> A, _ second: () -> B) -> (A, B) {
     withoutActuallyEscaping(second) { second -> (A, B) in
         let job = SecondThreadJob(second)
         let context = Unmanaged.passRetained(job).toOpaque()
-        #if canImport(Darwin)
-        var thread: pthread_t? = nil
-        #else
+        // pthread_t: a pointer on Darwin and musl (imported as optional), an integer on glibc.
+        #if canImport(Glibc)
         var thread = pthread_t()
+        #else
+        var thread: pthread_t? = nil
         #endif
         let started = pthread_create(&thread, nil, { context in
             // The job was retained for the thread; the caller keeps its own reference.
@@ -89,10 +90,10 @@ func runConcurrently<A, B>(_ first: () -> A, _ second: () -> B) -> (A, B) {
             return (a, job.take())
         }
         let a = first()
-        #if canImport(Darwin)
-        if let thread { pthread_join(thread, nil) }
-        #else
+        #if canImport(Glibc)
         pthread_join(thread, nil)
+        #else
+        if let thread { pthread_join(thread, nil) }
         #endif
         return (a, job.take())
     }
