@@ -140,14 +140,16 @@ public struct EntryCursor {
         let wanted = min(batch.capacity, max(limit, 1))
         if let failure { throw failure }
         do throws(CallerIDError) {
-            var lastCold = -1
-            var lastColdStart = 0, lastColdLength = 0
+            var cold = LastCold()
             while batch.count < wanted {
                 if pos == n {
                     guard try advance() else { break }
                     continue
                 }
-                if allowed == nil && hotRun(batch, wanted) { continue }
+                if allowed == nil {
+                    guard try fillUnfiltered(batch, wanted, &cold) else { break }  // the label buffer is full
+                    continue
+                }
                 let k = storage.keys[pos], v = Int(storage.ids[pos])
                 let code = try db.categoryCode(v)
                 if let allowed, !allowed[code] {
@@ -156,24 +158,8 @@ public struct EntryCursor {
                 }
                 if v < db.labels.hotCount {
                     batch.append(k, try db.labels.hotLabel(v), UInt8(truncatingIfNeeded: code))
-                } else if v == lastCold {
-                    batch.append(k, batch.arena.bytes(lastColdStart, lastColdLength), UInt8(truncatingIfNeeded: code))
                 } else {
-                    let codes = try db.labels.coldCodes(v)
-                    let needed = LabelTable.coldBufferBytes(codes)  // always enough for a valid label
-                    if lastCold < 0 && batch.arenaUsed == 0 { batch.growArena(to: needed) }  // no cold label of this fill points into it yet
-                    let at = batch.arenaUsed
-                    let room = batch.arenaCapacity &- at
-                    guard let length = db.labels.symbols.decode(codes, into: batch.arena.writableBytes(at, room)), length <= Format.maxLabelBytes else {
-                        if room >= needed { throw CallerIDError.corrupt(db.path, "cold label of value \(v) does not decode to at most \(Format.maxLabelBytes) bytes") }
-                        batch.growArenaLater(to: needed)
-                        break  // the buffer is full: the next call starts here
-                    }
-                    batch.arenaUsed &+= length
-                    lastCold = v
-                    lastColdStart = at
-                    lastColdLength = length
-                    batch.append(k, batch.arena.bytes(at, length), UInt8(truncatingIfNeeded: code))
+                    guard try appendCold(k, v, code, batch, &cold) else { break }
                 }
                 pos += 1
                 lastNumber = k
@@ -187,34 +173,82 @@ public struct EntryCursor {
     }
 }
 
+/// The cold label a fill decoded last (a run of equal cold ids shares its decode).
+private struct LastCold {
+    var id = -1
+    var start = 0
+    var length = 0
+}
+
 extension EntryCursor {
-    /// The batch's fast path: copies the run of entries from `pos` whose values are hot and
-    /// pass every check into `batch` (no filter). False when the entry at `pos` needs the
-    /// general path (a cold value, or a check that fails and must be reported by it).
+    /// The batch's fast path (no filter): copies the entries from `pos` into `batch` until it
+    /// holds `wanted` or the block ends — hot ones straight from the mapping in a tight loop,
+    /// cold ones through ``appendCold(_:_:_:_:_:)`` — and returns true; false when a cold label
+    /// does not fit the label buffer (the next fill starts there). The tables are read once per
+    /// call, not once per run of hot entries.
     @inline(__always)
-    fileprivate mutating func hotRun(_ batch: EntryBatch, _ wanted: Int) -> Bool {
+    fileprivate mutating func fillUnfiltered(_ batch: EntryBatch, _ wanted: Int, _ cold: inout LastCold) throws(CallerIDError) -> Bool {
         let keys = storage.keys.elements, ids = storage.ids.elements
         let hot = db.labels.hotCount, categoryCount = db.categories.count
         let cats = db.valueCategories, offsets = db.labels.hotOffsets, labels = db.labels.hotLabels
         let numbers = batch.numberStorage.writer(), labelColumn = batch.labelStorage.writer(), categories = batch.categoryStorage.writer()
         var c = batch.count, p = pos
         let end = min(n, p &+ (wanted &- c))
+        defer {
+            if p > pos { lastNumber = keys[p &- 1] }
+            pos = p
+        }
         while p < end {
             let v = Int(ids[p])
-            guard v < hot else { break }
             let code = cats.u8(v)
-            let a = Int(offsets.u32(4 &* v)), e = Int(offsets.u32(4 &* v &+ 4))
-            guard Int(code) < categoryCount, a <= e, e <= labels.count, e &- a <= Format.maxLabelBytes else { break }
-            numbers[c] = keys[p]
-            labelColumn[c] = labels.bytes(a, e &- a)
-            categories[c] = code
-            c &+= 1
+            if v < hot {
+                let a = Int(offsets.u32(4 &* v)), e = Int(offsets.u32(4 &* v &+ 4))
+                if Int(code) < categoryCount, a <= e, e <= labels.count, e &- a <= Format.maxLabelBytes {
+                    numbers[c] = keys[p]
+                    labelColumn[c] = labels.bytes(a, e &- a)
+                    categories[c] = code
+                    c &+= 1
+                    p &+= 1
+                    continue
+                }
+            }
+            // A cold value, or a check that fails and must be reported: the general path.
+            batch.setCount(c)
+            guard Int(code) < categoryCount else { _ = try db.categoryCode(v); return true }
+            if v < hot {
+                _ = try db.labels.hotLabel(v)  // throws: its offsets failed the check above
+            } else if !(try appendCold(keys[p], v, Int(code), batch, &cold)) {
+                return false
+            }
+            c = batch.count
             p &+= 1
         }
-        guard p > pos else { return false }
-        lastNumber = keys[p &- 1]
-        pos = p
         batch.setCount(c)
+        return true
+    }
+
+    /// Appends entry (`k`, cold value `v`, category `code`) to `batch`, its label decoded into
+    /// the batch's label buffer (or shared with the cold label decoded just before); false when
+    /// the label does not fit the room left (the buffer grows for the next fill).
+    @inline(never)
+    fileprivate func appendCold(_ k: UInt64, _ v: Int, _ code: Int, _ batch: EntryBatch, _ cold: inout LastCold) throws(CallerIDError) -> Bool {
+        if v == cold.id {
+            batch.append(k, batch.arena.bytes(cold.start, cold.length), UInt8(truncatingIfNeeded: code))
+            return true
+        }
+        let codes = try db.labels.coldCodes(v)
+        let needed = LabelTable.coldBufferBytes(codes)  // always enough for a valid label
+        if cold.id < 0 && batch.arenaUsed == 0 { batch.growArena(to: needed) }  // no cold label of this fill points into it yet
+        let at = batch.arenaUsed
+        let room = batch.arenaCapacity &- at
+        guard let length = db.labels.symbols.decode(codes, into: batch.arena.writableBytes(at, room)), length <= Format.maxLabelBytes else {
+            if room >= needed { throw CallerIDError.corrupt(db.path, "cold label of value \(v) does not decode to at most \(Format.maxLabelBytes) bytes") }
+            batch.growArenaLater(to: needed)
+            return false  // the buffer is full: the next call starts here
+        }
+        batch.arenaUsed &+= length
+        cold = LastCold(id: v, start: at, length: length)
+        batch.append(k, batch.arena.bytes(at, length), UInt8(truncatingIfNeeded: code))
         return true
     }
 }

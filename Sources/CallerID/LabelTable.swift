@@ -71,26 +71,41 @@ final class LabelTable: Sendable {
     @inline(__always)
     func coldCodeRange(_ id: Int) throws(CallerIDError) -> Range<Int> {
         let c = id &- hotCount
-        let g = c &>> Format.coldGroupShift
-        var at = Int(coldIndex.u32(4 &* g))
-        let end = Int(coldIndex.u32(4 &* g &+ 4))
-        guard at <= end, end <= coldLabels.count else { throw CallerIDError.corrupt(path, "cold label index of \(what) \(id)") }
+        let group = try coldGroupBounds(c &>> Format.coldGroupShift, id)
+        var at = group.start
         var k = c & ((1 &<< Format.coldGroupShift) &- 1)
         while true {
-            var len = 0, shift = 0
-            while true {
-                guard at < end, shift < 21 else { throw CallerIDError.corrupt(path, "cold label length of \(what) \(id)") }
-                let byte = Int(coldLabels.u8(at))
-                at &+= 1
-                len |= (byte & 0x7F) &<< shift
-                shift &+= 7
-                if byte < 0x80 { break }
-            }
-            guard len <= end &- at else { throw CallerIDError.corrupt(path, "cold label of \(what) \(id) runs past its group") }
-            if k == 0 { return at..<(at &+ len) }
-            at &+= len
+            let range = try nextColdCode(at: &at, end: group.end, id)
+            if k == 0 { return range }
             k &-= 1
         }
+    }
+
+    /// Where cold group `g` (of value `id`, for messages) lies in the cold labels, checked.
+    @inline(__always)
+    private func coldGroupBounds(_ g: Int, _ id: Int) throws(CallerIDError) -> (start: Int, end: Int) {
+        let at = Int(coldIndex.u32(4 &* g))
+        let end = Int(coldIndex.u32(4 &* g &+ 4))
+        guard at <= end, end <= coldLabels.count else { throw CallerIDError.corrupt(path, "cold label index of \(what) \(id)") }
+        return (at, end)
+    }
+
+    /// The coded bytes of the label at `at` in a group ending at `end` (its varint length, then
+    /// that many bytes), `at` moved past them; `id` names the value in messages.
+    @inline(__always)
+    private func nextColdCode(at: inout Int, end: Int, _ id: Int) throws(CallerIDError) -> Range<Int> {
+        var len = 0, shift = 0
+        while true {
+            guard at < end, shift < 21 else { throw CallerIDError.corrupt(path, "cold label length of \(what) \(id)") }
+            let byte = Int(coldLabels.u8(at))
+            at &+= 1
+            len |= (byte & 0x7F) &<< shift
+            shift &+= 7
+            if byte < 0x80 { break }
+        }
+        guard len <= end &- at else { throw CallerIDError.corrupt(path, "cold label of \(what) \(id) runs past its group") }
+        defer { at &+= len }
+        return at..<(at &+ len)
     }
 
     /// Decodes cold value `id`'s label from `codes` into `out`, which has room for
@@ -162,22 +177,21 @@ final class LabelTable: Sendable {
                 throw bad(problem.description(of: "label of \(what) \(v)") + mend)
             }
         }
-        for v in 0..<valueCount {
-            if v < hotCount {
-                try checkText(try hotLabel(v), v)
-            } else {
-                let range = try coldCodeRange(v)
+        for v in 0..<hotCount { try checkText(try hotLabel(v), v) }
+        // Cold labels group by group, each group read once from its start.
+        var v = hotCount
+        while v < valueCount {
+            let group = try coldGroupBounds((v &- hotCount) &>> Format.coldGroupShift, v)
+            var at = group.start
+            let groupEnd = min(valueCount, v &+ (1 &<< Format.coldGroupShift))
+            while v < groupEnd {
+                let range = try nextColdCode(at: &at, end: group.end, v)
                 let codes = coldLabels.bytes(range.lowerBound, range.count)
                 let n = try decodeCold(codes, v, into: scratch.writableBytes(0, LabelTable.coldBufferBytes(codes)))
                 try checkText(scratch.bytes(0, n), v)
-                let c = v - hotCount
-                let groupEnd = Int(coldIndex.u32(4 * ((c >> Format.coldGroupShift) + 1)))
-                if c & ((1 << Format.coldGroupShift) - 1) == (1 << Format.coldGroupShift) - 1 || v == valueCount - 1 {
-                    guard range.upperBound == groupEnd else {
-                        throw bad("cold label group of \(what) \(v) has unused bytes")
-                    }
-                }
+                v &+= 1
             }
+            guard at == group.end else { throw bad("cold label group of \(what) \(v &- 1) has unused bytes") }
         }
     }
 }

@@ -4,7 +4,8 @@
 //   callerid-bench compare [--quick] [--markdown BENCHMARKS.md] [--json] ...   the whole comparison
 //   callerid-bench engine NAME --tsv FILE --db FILE [--probes FILE] [--lookups N]   one engine, one data set
 //   callerid-bench INPUT.tsv [--json] [--db OUT] [--existing] [--raw-labels] ...   CallerID only (as before)
-//   callerid-bench --scan-only --db FILE     open and scan once (for valgrind --tool=massif)
+//   callerid-bench --scan-only --db FILE     open and scan (for valgrind; --repeat N times the fastest)
+//   callerid-bench --verify-only --db FILE   open and verify once (for valgrind --tool=callgrind)
 //   callerid-bench ranges --plan DIR [--db OUT] [--lookups N]   a numbering plan kept as ranges
 //   callerid-bench categories [--rows N]     the TSV import with one category and with N/4 and N distinct ones
 //
@@ -20,7 +21,8 @@ let usage = """
            callerid-bench engine NAME --tsv FILE --db FILE [--probes FILE] [--lookups N] [--existing]
            callerid-bench INPUT.tsv [--json] [--lookups N] [--db OUT] [--existing] [--raw-labels]
                                     [--block-size N] [--sync-shift N] [--hot-label-bytes N]
-           callerid-bench --scan-only --db FILE
+           callerid-bench --scan-only --db FILE [--engine callerid|lmdb] [--repeat N]
+           callerid-bench --verify-only --db FILE [--repeat N]
            callerid-bench ranges --plan DIR [--db OUT] [--lookups N] [--builds N] [--block-size RANGES]
            callerid-bench categories [--rows N] [--builds N] [--max-growth R] [--work DIR]
     engines: \(engineNames.joined(separator: ", "))
@@ -66,7 +68,7 @@ struct Arguments {
 let valued: Set<String> = [
     "--tsv", "--db", "--probes", "--lookups", "--markdown", "--results", "--charts", "--datasets", "--engines",
     "--work", "--root", "--seed", "--scans", "--colds", "--block-size", "--sync-shift", "--hot-label-bytes", "--max-load", "--command", "--plan", "--builds",
-    "--rows", "--max-growth",
+    "--rows", "--max-growth", "--repeat", "--engine",
 ]
 
 func main() -> Int32 {
@@ -79,9 +81,38 @@ func main() -> Int32 {
         if args.contains("--scan-only") {
             let a = try Arguments(args, valued: valued)
             guard let path = a.values["--db"] else { throw UsageError("--scan-only needs --db FILE") }
-            let reader = try CallerIDEngine().open(path)
-            let r = try reader.scan(sample: {})
-            print("scanned \(r.entries) entries (checksum \(r.checksum))")
+            let reader: any EngineReader
+            switch a.values["--engine"] ?? "callerid" {
+            case "callerid": reader = try CallerIDEngine().open(path)
+            case "lmdb": reader = try LMDBEngine().open(path)
+            case let other: throw UsageError("--scan-only: engine '\(other)' (callerid or lmdb)")
+            }
+            var times: [Double] = []
+            var r = (entries: 0, checksum: 0)
+            for _ in 0..<max(try a.int("--repeat") ?? 1, 1) {
+                let t0 = DispatchTime.now().uptimeNanoseconds
+                r = try reader.scan(sample: {})
+                times.append(Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e6)
+            }
+            let best = times.min()!
+            print(String(format: "scanned %ld entries (checksum %ld): fastest of %ld %.2f ms, %.1f M/s", r.entries, r.checksum, times.count, best,
+                         Double(r.entries) / best / 1e3))
+            return 0
+        }
+        if args.contains("--verify-only") {
+            let a = try Arguments(args, valued: valued)
+            guard let path = a.values["--db"] else { throw UsageError("--verify-only needs --db FILE") }
+            let db = try Database(path: path)
+            let repeats = max(try a.int("--repeat") ?? 1, 1)
+            var times: [Double] = []
+            for _ in 0..<repeats {
+                let t0 = DispatchTime.now().uptimeNanoseconds
+                try db.verify()
+                times.append(Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e6)
+            }
+            let best = times.sorted()[times.count / 2]
+            let bytes = Double(db.info.fileBytes)
+            print(String(format: "verified %.1f MB: median %.2f ms, %.2f GB/s", bytes / 1e6, best, bytes / best / 1e6))
             return 0
         }
         switch args.first {

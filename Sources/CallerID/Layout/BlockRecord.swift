@@ -143,55 +143,86 @@ struct BlockRecord {
     }
 
     /// ``decodeAll(firstKey:code:keys:ids:)`` returning the bits of value codes read (nil when damaged).
+    ///
+    /// The scan's and verify's inner loop. Keys: one set upper bit and one lower field per key,
+    /// each key checked against the one before (so only the last needs the maximum-number
+    /// check: the keys ascend). Value ids: the window is reloaded from the code's bit position
+    /// for every code (one unaligned load, always ≥ 57 valid bits), so the loop carries no
+    /// refill state; the bit position is checked against the stream's end before each load.
+    /// Every id is below the code's symbol count (``ValueCode``: the fast table and the slow
+    /// path both yield only ids of the code), which the open check holds equal to the values.
     func decodeAllBits(firstKey: UInt64, code: ValueCode, keys: inout FixedBuffer<UInt64>, ids: inout FixedBuffer<UInt32>) -> Int? {
         guard firstKey <= Format.maxNumber else { return nil }  // a block of one entry has no other key to check
-        keys[0] = firstKey
+        let out = keys.writer()
+        out[0] = firstKey
         let m = n &- 1
         if codec == Format.keyCodecRun {
             guard firstKey &+ UInt64(m) <= Format.maxNumber else { return nil }
-            for j in 0..<m { keys[j &+ 1] = firstKey &+ UInt64(j &+ 1) }
-        } else {
+            var key = firstKey
+            for j in 1..<(m &+ 1) {
+                key &+= 1
+                out[j] = key
+            }
+        } else if m > 0 {
+            let width = UInt64(l)
+            let mask: UInt64 = l == 0 ? 0 : (~0 as UInt64) &>> (64 &- width)
             var j = 0
             var previous = firstKey
+            var lowBit = lowerStart &* 8
             var w = 0
             while j < m {
                 guard w < upperWords else { return nil }
                 var word = view.u64(upperStart &+ 8 &* w)
-                while word != 0 && j < m {
-                    let p = 64 &* w &+ word.trailingZeroBitCount
-                    let key = firstKey &+ (UInt64(p &- j) &<< UInt64(l) | lower(j))
-                    guard key > previous, key <= Format.maxNumber else { return nil }
-                    keys[j &+ 1] = key
-                    previous = key
-                    word &= word &- 1
+                let wordStart = 64 &* w
+                while word != 0 {
+                    // The j-th set bit at position p = 64w + tz: the key's high part is p − j.
+                    let high = UInt64(wordStart &+ word.trailingZeroBitCount &- j)
+                    let low = (view.u64(lowBit &>> 3) &>> UInt64(lowBit & 7)) & mask
+                    let key = firstKey &+ (high &<< width | low)
+                    guard key > previous else { return nil }
                     j &+= 1
+                    out[j] = key
+                    previous = key
+                    guard j < m else { break }
+                    word &= word &- 1
+                    lowBit &+= l
                 }
                 w &+= 1
             }
+            guard previous <= Format.maxNumber else { return nil }
         }
+        let idsOut = ids.writer()
         if code.symbolCount <= 1 {
-            for i in 0..<n { ids[i] = 0 }
+            for i in 0..<n { idsOut[i] = 0 }
             return 0
         }
-        let code = code.decoder
-        var bit = 0
-        let mask = (1 &<< syncShift) &- 1
+        let decoder = code.decoder
+        let table = decoder.table
+        let syncEvery = 1 &<< syncShift
         let limit = valueBits
-        var w = limit > 0 ? window(0) : 0
-        var used = 0
-        for i in 0..<n {
-            if i > 0 && i & mask == 0 {
+        var bit = 0
+        var i = 0
+        while i < n {
+            // Sync entries: the bit offset of entry i for every i = k·2^syncShift, k ≥ 1.
+            if i > 0 {
                 guard Int(view.u16(Format.recordHeaderSize &+ 2 &* ((i &>> syncShift) &- 1))) == bit else { return nil }
             }
-            guard bit < limit, let (s, len) = code.decode(w), len <= limit &- bit else { return nil }
-            ids[i] = UInt32(truncatingIfNeeded: s)
-            bit &+= len
-            used &+= len
-            if used > 57 &- Format.maxCodeLength {
-                if bit < limit { w = window(bit) }
-                used = 0
-            } else {
-                w &<<= UInt64(len)
+            let end = min(n, i &+ syncEvery)
+            while i < end {
+                guard bit < limit else { return nil }
+                let window = view.u64BigEndian(valueStart &+ (bit &>> 3)) &<< UInt64(bit & 7)
+                let f = table[Int(truncatingIfNeeded: window &>> UInt64(64 &- Format.fastBits))]
+                var length = Int(f &>> 24)
+                var symbol = UInt32(f & 0xFF_FFFF)
+                if length > Format.fastBits {
+                    guard let (s, len) = decoder.decodeSlow(window, from: length) else { return nil }
+                    symbol = UInt32(truncatingIfNeeded: s)
+                    length = len
+                }
+                guard length <= limit &- bit else { return nil }
+                idsOut[i] = symbol
+                bit &+= length
+                i &+= 1
             }
         }
         return bit
