@@ -296,6 +296,7 @@ struct PipelineOptionReader {
             options.buildOptions.blockSize = n
         }
         options.buildOptions.compressLabels = !args.flag("--raw-labels")
+        options.buildOptions.memoryLimit = try buildMemory(args)
     }
 }
 
@@ -324,6 +325,8 @@ func pipelineBuild(_ args: Arguments, output: String) throws(ToolError) -> Int32
     let summary: PipelineSummary
     // What -o must be (a directory for a build directory, else not one) is known before reading.
     do { try pipeline.checkOutput(output) } catch { throw ToolError(code: pipelineExitCode(error), message: error.message) }
+    setDiskFullSimulation()
+    pipeline.spillRows(nextTo: output)
     do {
         for input in args.positionals { try pipeline.add(file: input) }
         summary = try pipeline.write(to: output)
