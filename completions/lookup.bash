@@ -7,7 +7,7 @@
 _lookup_options() {
     case $1 in
         build)
-            echo "-o --output --skip-bad-rows --block-size --raw-labels --hidden-characters --json" \
+            echo "-o --output --skip-bad-rows --block-size --raw-labels --hidden-characters --memory --json" \
                 "--preset --format --delimiter --encoding --header" \
                 "--number-field --label-field --category-field --weight-field --region-field --country-field" \
                 "--range-end-field --number-prefix-field --pad-number" \
@@ -21,6 +21,7 @@ _lookup_options() {
         install) echo "--store --slots --max-entries --allow --rule --no-rules --block-categories --trust --require-signature --json --help" ;;
         keygen)  echo "-o --help" ;;
         sign)    echo "--key --help" ;;
+        join)    echo "-o --output --dataset-version --json --help" ;;
         fetch)   echo "--store --trust --allow-downgrade --slots --max-entries --min-rate --grace --json --help" ;;
         feed)    echo "--store --slot --max-entries --chunk --simulate --from-previous --model-os-cap --json --help" ;;
         diff)    echo "--json --help" ;;
@@ -72,7 +73,7 @@ _lookup() {
         --block-list) COMPREPLY=($(compgen -W "combined separate" -- "$cur")); return ;;
         --action)   COMPREPLY=($(compgen -W "identify block" -- "$cur")); return ;;
         --hidden-characters) COMPREPLY=($(compgen -W "remove refuse" -- "$cur")); return ;;
-        --block-size|--from|--category|--slots|--max-entries|--rule|--block-categories|--slot|--chunk|\
+        --block-size|--memory|--from|--category|--slots|--max-entries|--rule|--block-categories|--slot|--chunk|\
         --model-os-cap|--cache-expiry-minutes|--identity-category|--delimiter|--number-field|--label-field|\
         --category-field|--weight-field|--region-field|--country-field|--range-end-field|\
         --number-prefix-field|--pad-number|--country|--max-range-expansion|--max-expanded-total|\
@@ -80,7 +81,7 @@ _lookup() {
             return ;;  # a value nothing can guess
     esac
 
-    local commands="build dump verify info install keygen sign fetch feed diff export"
+    local commands="build join dump verify info install keygen sign fetch feed diff export"
     if (( COMP_CWORD == 1 )); then
         if [[ $cur == -* ]]; then
             COMPREPLY=($(compgen -W "- --db --country --json --help --version" -- "$cur"))
@@ -101,7 +102,7 @@ _lookup() {
     fi
     case $command in
         build|verify|info) _lookup_paths "$cur" ;;      # inputs, databases or directories
-        install|diff|sign) _lookup_paths "$cur" -d ;;   # build directories and stores
+        install|diff|sign|join) _lookup_paths "$cur" -d ;;   # build directories and stores
     esac
 }
 

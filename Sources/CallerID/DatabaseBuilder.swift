@@ -40,10 +40,12 @@ public struct DatabaseBuilder {
     }
 
     /// Records added so far (duplicates included).
-    public var count: Int { numbers.count + (runs?.rowsSpilled ?? 0) }
+    public var count: Int { numbers.count + spilledRows }
 
     /// Runs spilled to disk so far (0 when everything fit in memory).
-    package var runsSpilled: Int { runs?.count ?? 0 }
+    package private(set) var runsSpilled = 0
+    /// Records handed over to runs.
+    private var spilledRows = 0
 
     /// Bytes the records in memory need until the file is written: 12 per record, twice that
     /// while sorting, the file image, and the distinct labels.
@@ -74,20 +76,26 @@ public struct DatabaseBuilder {
         if let runs, memoryInUse >= runs.memoryLimit, rangeFirst.isEmpty { try spillRun(runs) }
     }
 
-    /// Sorts the records in memory and writes them as the next run; memory starts over (the
-    /// categories stay: their codes are the builder's).
+    /// Hands the records in memory over to be sorted and written as the next run on another
+    /// core while reading goes on; memory starts over (the categories stay: their codes are
+    /// the builder's). The run before is waited for first, so two runs at most are in memory.
     private mutating func spillRun(_ runs: SpilledRuns) throws(CallerIDError) {
-        radixSortPairs(keys: &numbers, values: &values)
+        var keys = numbers
+        var vals = values
         let interner = self.interner
-        let (keys, vals) = (numbers, values)
-        try runs.write(count: keys.count) { i, payload in
-            let v = Int(vals[i])
-            RunPayload.append(group: 0, category: Int(interner.categories[v]), label: interner.bytes(v), to: &payload)
-            return keys[i]
-        }
-        numbers.removeAll(keepingCapacity: true)
-        values.removeAll(keepingCapacity: true)
+        numbers = []
+        values = []
         self.interner = LabelInterner()
+        runsSpilled += 1
+        spilledRows += keys.count
+        try runs.background.startHandingOver { () throws(CallerIDError) in
+            radixSortPairs(keys: &keys, values: &vals)
+            try runs.write(count: keys.count) { i, payload in
+                let v = Int(vals[i])
+                RunPayload.append(group: 0, category: Int(interner.categories[v]), label: interner.bytes(v), to: &payload)
+                return keys[i]
+            }
+        }
     }
 
     /// Ranges added so far (before overlaps are resolved).
@@ -186,7 +194,7 @@ public struct DatabaseBuilder {
     /// that cannot read the output back (a pipe).
     package func writeHashing(to path: String) throws(CallerIDError) -> (summary: BuildSummary, xxh3: UInt64) {
         try DatabaseBuilder.check(options)
-        if let runs, runs.count > 0 { return try writeMerged(runs, to: path) }
+        if let runs, runsSpilled > 0 { return try writeMerged(runs, to: path) }
         let (image, summary) = try encode()
         var out = try AtomicFileWriter(path: path)
         try out.write(image)
@@ -197,6 +205,7 @@ public struct DatabaseBuilder {
     /// The records of the spilled runs and those still in memory, merged (the last record of a
     /// number wins) and streamed to the file.
     private func writeMerged(_ runs: SpilledRuns, to path: String) throws(CallerIDError) -> (summary: BuildSummary, xxh3: UInt64) {
+        try runs.background.wait()
         var keys = numbers
         var vals = values
         radixSortPairs(keys: &keys, values: &vals)

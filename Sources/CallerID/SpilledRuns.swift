@@ -12,11 +12,11 @@ package final class SpilledRuns {
     private let target: String
     private var spill: SpillArea? = nil
     private(set) var paths: [String] = []
-    /// Rows in ``paths`` (the tail of ``withTail(count:_:)`` not counted).
-    package private(set) var rowsSpilled = 0
     private var tail: (count: Int, path: String)? = nil
     /// Files a merge reads at once.
     package static let maxRuns = 64
+    /// Where runs are sorted and written while the next is read.
+    package let background = BackgroundJob()
 
     package var count: Int { paths.count }
 
@@ -45,7 +45,6 @@ package final class SpilledRuns {
         if paths.count >= SpilledRuns.maxRuns { try compact() }
         let path = try writeRun(count: count, row)
         paths.append(path)
-        rowsSpilled += count
     }
 
     /// The runs, and the rows still in memory as a last run (written once for a given count,

@@ -79,7 +79,7 @@ public final class Pipeline {
     public private(set) var nationalForms = NationalFormEvidence()
     private var nationalFormsReported = false
     /// Numbers taken (a range row or a cell with several numbers gives several).
-    public var numbersAccepted: Int { numbers.count + (spilled?.runs.rowsSpilled ?? 0) }
+    public var numbersAccepted: Int { numbers.count + spilledNumbers }
     /// Range rows expanded, and the numbers they gave.
     public private(set) var rangeRows = 0
     public private(set) var rangeNumbers = 0
@@ -102,6 +102,8 @@ public final class Pipeline {
     private(set) var payloadBytes = 0
     /// The runs spilled beyond the memory limit (``spillRows(nextTo:)``); nil: all in memory.
     var spilled: PipelineRuns? = nil
+    /// Numbers handed over to runs.
+    var spilledNumbers = 0
     var regionNames: [String] = []
     private var regionIndex: [String: UInt16] = [:]
     private var categoryCache: [String: Category] = [:]

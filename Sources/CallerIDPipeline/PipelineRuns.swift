@@ -67,35 +67,31 @@ extension Pipeline {
     /// 8 more while sorting, 4 in its output's list; each distinct label and category once.
     var rowMemory: Int { numbers.count &* 32 &+ payloadBytes }
 
-    /// Sorts the rows in memory and writes them as the next run; memory starts over.
+    /// Hands the rows in memory over to be sorted and written as the next run on another core
+    /// while reading goes on (the run before is waited for first); memory starts over.
     func spillRun(_ state: PipelineRuns) throws(PipelineError) {
+        let rows = handOverRows(state)
+        spilledNumbers += rows.numbers.count
         do throws(CallerIDError) {
-            try writeRun(state) { count, row throws(CallerIDError) in try state.runs.write(count: count, row) }
+            try state.runs.background.startHandingOver { () throws(CallerIDError) in
+                try rows.write { count, row throws(CallerIDError) in try state.runs.write(count: count, row) }
+            }
         } catch {
             throw PipelineError(error)
         }
-        numbers.removeAll(keepingCapacity: true)
-        payloadOf.removeAll(keepingCapacity: true)
-        regionOf.removeAll(keepingCapacity: true)
-        clearPayloads()
     }
 
-    /// The rows in memory in number order (stable), as run rows: `[group][category][label]`,
-    /// the group being the output (region × 2 + 1 for a separate block list).
-    private func writeRun<R>(_ state: PipelineRuns,
-                             _ write: (Int, (Int, inout [UInt8]) -> UInt64) throws(CallerIDError) -> R) throws(CallerIDError) -> R {
-        let order = sortedOrder()
-        let split = options.split != .none
-        let separate = options.blockList == .separate
-        let categoryOf = payloads.map { state.index(of: $0.category) }
-        return try write(order.count) { k, payload in
-            let e = Int(order[k])
-            let p = Int(payloadOf[e])
-            let block = separate && payloads[p].category.action == .block
-            RunPayload.append(group: (split ? Int(regionOf[e]) : 0) * 2 + (block ? 1 : 0), category: categoryOf[p],
-                              label: payloads[p].label.utf8, to: &payload)
-            return numbers[e]
-        }
+    /// The rows in memory, taken out of the pipeline.
+    private func handOverRows(_ state: PipelineRuns) -> RunRows {
+        let rows = RunRows(numbers: numbers, payloadOf: payloadOf, regionOf: regionOf, labels: payloads.map(\.label),
+                           categoryOf: payloads.map { state.index(of: $0.category) },
+                           blockOf: payloads.map { $0.category.action == .block },
+                           split: options.split != .none, separate: options.blockList == .separate)
+        numbers = []
+        payloadOf = []
+        regionOf = []
+        clearPayloads()
+        return rows
     }
 
     /// Merges the runs (and the rows still in memory): the last row of each number per output
@@ -103,7 +99,10 @@ extension Pipeline {
     /// them, the rows merged away, and the distinct (label, category) values kept.
     func mergeRuns(_ state: PipelineRuns) throws(PipelineError) -> (lists: [EntryList], duplicates: Int, distinct: Int) {
         do throws(CallerIDError) {
-            let all = try writeRun(state) { count, row throws(CallerIDError) in try state.runs.withTail(count: count, row) }
+            try state.runs.background.wait()
+            let tail = handOverRows(state)
+            spilledNumbers += tail.numbers.count
+            let all = try tail.write { count, row throws(CallerIDError) in try state.runs.withTail(count: count, row) }
             let area = try state.runs.area()
             let cap = options.entriesPerDatabase
             var outputs: [Int: (file: SpillWriter, list: SpilledList)] = [:]
@@ -158,6 +157,31 @@ extension Pipeline {
             return (lists, duplicates, distinct.count)
         } catch {
             throw PipelineError(error)
+        }
+    }
+}
+
+/// Rows of a run before they are sorted: the pipeline's arrays, handed over whole.
+struct RunRows {
+    let numbers: [UInt64]
+    let payloadOf: [UInt32]
+    let regionOf: [UInt16]
+    let labels: [String]
+    let categoryOf: [Int]
+    let blockOf: [Bool]
+    let split: Bool
+    let separate: Bool
+
+    /// The rows in number order (stable), as run rows: `[group][category][label]`, the group
+    /// being the output (region × 2 + 1 for a separate block list).
+    func write<R>(_ write: (Int, (Int, inout [UInt8]) -> UInt64) throws(CallerIDError) -> R) throws(CallerIDError) -> R {
+        let order = stableOrder(of: numbers)
+        return try write(order.count) { k, payload in
+            let e = Int(order[k])
+            let p = Int(payloadOf[e])
+            let group = (split ? Int(regionOf[e]) : 0) * 2 + (separate && blockOf[p] ? 1 : 0)
+            RunPayload.append(group: group, category: categoryOf[p], label: labels[p].utf8, to: &payload)
+            return numbers[e]
         }
     }
 }

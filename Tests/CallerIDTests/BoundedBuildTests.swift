@@ -73,7 +73,7 @@ import Testing
             try memory.add(r.number, label: r.label, category: r.category)
             try bounded.add(r.number, label: r.label, category: r.category)
         }
-        #expect(bounded.runsSpilled <= SpilledRuns.maxRuns)
+        #expect(bounded.runsSpilled > SpilledRuns.maxRuns)
         #expect(try memory.write(to: dir.path("a.cid")) == bounded.write(to: dir.path("b.cid")))
         #expect(try Data(contentsOf: dir.url.appendingPathComponent("a.cid")) == Data(contentsOf: dir.url.appendingPathComponent("b.cid")))
     }

@@ -327,15 +327,35 @@ package final class BackgroundJob: @unchecked Sendable {
 
     package init() {}
 
-    /// Waits for the job before (if any), then starts `work`.
+    /// Waits for the job before (if any), then starts `work`. The work (and what it holds) is
+    /// released before ``wait()`` returns, so its state can go with its owner.
     package func start(_ work: @escaping @Sendable () throws(CallerIDError) -> Void) throws(CallerIDError) {
         try wait()
         running = true
         group.enter()
+        let holder = Holder(work)
         DispatchQueue.global().async { [self] in
-            do throws(CallerIDError) { try work() } catch { failure = error }
+            do throws(CallerIDError) { try holder.work?() } catch { failure = error }
+            holder.work = nil
             group.leave()
         }
+    }
+
+    private final class Holder: @unchecked Sendable {
+        var work: (@Sendable () throws(CallerIDError) -> Void)?
+        init(_ work: @escaping @Sendable () throws(CallerIDError) -> Void) { self.work = work }
+    }
+
+    /// ``start(_:)`` for work on state that is not `Sendable` (a run's arrays and the runs it
+    /// joins): the caller hands that state over and touches it again only after ``wait()``.
+    package func startHandingOver(_ work: @escaping () throws(CallerIDError) -> Void) throws(CallerIDError) {
+        let box = HandedOver(work)
+        try start { () throws(CallerIDError) in try box.work() }
+    }
+
+    private final class HandedOver: @unchecked Sendable {
+        let work: () throws(CallerIDError) -> Void
+        init(_ work: @escaping () throws(CallerIDError) -> Void) { self.work = work }
     }
 
     /// Waits for the running job; throws its error.
