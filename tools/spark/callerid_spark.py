@@ -78,6 +78,10 @@ def read_input(spark, path, fmt, header):
         reader = reader.option("header", header).option("inferSchema", "false")
         if fmt == "tsv":
             reader = reader.option("sep", "\t").option("quote", "\u0000").option("comment", "#")
+        else:
+            # RFC 4180, as lookup reads CSV: "" is a quote inside a quoted field, which may
+            # hold line breaks (so a file is read by one task: Parquet splits, CSV cannot).
+            reader = reader.option("escape", '"').option("multiLine", "true")
         return reader.csv(path)
     if fmt == "jsonl":
         return reader.option("primitivesAsString", "true").json(path)
