@@ -88,8 +88,10 @@ public struct DatabaseBuilder {
         self.interner = LabelInterner()
         runsSpilled += 1
         spilledRows += keys.count
+        runs.uniqueNumbers = true
         try runs.background.startHandingOver { () throws(CallerIDError) in
             radixSortPairs(keys: &keys, values: &vals)
+            _ = keepLastOfEachKey(keys: &keys, values: &vals)
             try runs.write(count: keys.count) { i, payload in
                 let v = Int(vals[i])
                 RunPayload.append(group: 0, category: Int(interner.categories[v]), label: interner.bytes(v), to: &payload)
@@ -209,8 +211,9 @@ public struct DatabaseBuilder {
         var keys = numbers
         var vals = values
         radixSortPairs(keys: &keys, values: &vals)
+        _ = keepLastOfEachKey(keys: &keys, values: &vals)
         let interner = self.interner
-        let all = try runs.withTail(count: keys.count) { i, payload in
+        let all = try runs.withTail(count: keys.count, added: numbers.count) { i, payload in
             let v = Int(vals[i])
             RunPayload.append(group: 0, category: Int(interner.categories[v]), label: interner.bytes(v), to: &payload)
             return keys[i]
@@ -244,16 +247,7 @@ public struct DatabaseBuilder {
         var keys = numbers
         var vals = values
         radixSortPairs(keys: &keys, values: &vals)
-        var w = 0
-        for i in 0..<keys.count {
-            if i + 1 < keys.count && keys[i + 1] == keys[i] { continue }
-            keys[w] = keys[i]
-            vals[w] = vals[i]
-            w += 1
-        }
-        let duplicates = keys.count - w
-        keys.removeSubrange(w...)
-        vals.removeSubrange(w...)
+        let duplicates = keepLastOfEachKey(keys: &keys, values: &vals)
 
         // 2. The file image (ids, blocks, labels, sections).
         let layout = options.layout

@@ -17,6 +17,9 @@ package final class SpilledRuns {
     package static let maxRuns = 64
     /// Where runs are sorted and written while the next is read.
     package let background = BackgroundJob()
+    /// Each run holds a number once (its last row): merging runs into one keeps the last row
+    /// of each number (``LastRowOfEachNumber`` needs it). False: every row is kept.
+    package var uniqueNumbers = false
 
     package var count: Int { paths.count }
 
@@ -49,12 +52,13 @@ package final class SpilledRuns {
 
     /// The runs, and the rows still in memory as a last run (written once for a given count,
     /// so that writing the same builder twice reads the same runs).
-    package func withTail(count: Int, _ row: (Int, inout [UInt8]) -> UInt64) throws(CallerIDError) -> [String] {
+    /// `added` tells the rows in memory apart: the same value, the same rows.
+    package func withTail(count: Int, added: Int, _ row: (Int, inout [UInt8]) -> UInt64) throws(CallerIDError) -> [String] {
         guard count > 0 else { return paths }
-        if let tail, tail.count == count { return paths + [tail.path] }
+        if let tail, tail.count == added { return paths + [tail.path] }
         dropTail()
         let path = try writeRun(count: count, row)
-        tail = (count, path)
+        tail = (added, path)
         return paths + [path]
     }
 
@@ -82,7 +86,11 @@ package final class SpilledRuns {
         let path = area.newPath("run")
         let out = try SpillWriter(path: path)
         var merge = try RunMerge(runs: paths, bufferBytes: mergeBuffer(files: paths.count))
-        while try merge.next({ (number, payload) throws(CallerIDError) in try out.writeRow(number, payload) }) {}
+        let unique = uniqueNumbers
+        while try merge.next({ (number, payload, continues) throws(CallerIDError) in
+            if unique && continues { return }
+            try out.writeRow(number, payload)
+        }) {}
         try out.finish()
         for old in paths { area.remove(old) }
         paths = [path]
@@ -106,7 +114,9 @@ package enum RunPayload {
     }
 }
 
-/// The merged runs of one output, one entry per number: the last row added for it.
+/// The merged runs of one output, one entry per number: the last row added for it. The runs
+/// hold each number once (``SpilledRuns/uniqueNumbers``), so a row is the last of its number
+/// when no later run holds the number: nothing is copied.
 package struct LastRowOfEachNumber: SortedEntrySource {
     let runs: [String]
     let bufferBytes: Int
@@ -118,19 +128,10 @@ package struct LastRowOfEachNumber: SortedEntrySource {
 
     package func forEach(_ body: (UInt64, Int, UnsafeRawBufferPointer) throws(CallerIDError) -> Void) throws(CallerIDError) {
         var merge = try RunMerge(runs: runs, bufferBytes: bufferBytes)
-        var pending: (number: UInt64, category: Int)? = nil
-        var label: [UInt8] = []
-        func emit() throws(CallerIDError) {
-            guard let p = pending else { return }
-            try label.withUnsafeBytes { raw in Result { () throws(CallerIDError) in try body(p.number, p.category, raw) } }.get()
-        }
-        while try merge.next({ (number, payload) throws(CallerIDError) in
+        while try merge.next({ (number, payload, continues) throws(CallerIDError) in
+            if continues { return }
             guard let row = RunPayload.read(payload) else { throw CallerIDError(.io, "a spilled run holds a damaged row") }
-            if let p = pending, p.number != number { try emit() }
-            pending = (number, row.category)
-            label.removeAll(keepingCapacity: true)
-            label.append(contentsOf: row.label)
+            try body(number, row.category, row.label)
         }) {}
-        try emit()
     }
 }

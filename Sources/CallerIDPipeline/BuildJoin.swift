@@ -40,48 +40,41 @@ extension Pipeline {
         }
         let resolved: ResolvedOutput
         do { resolved = try OutputPath.resolve(output) } catch { throw PipelineError(error) }
-        let target = resolved.path
-        let temp: DirectorySwitch.TemporaryDirectory
-        do { temp = try DirectorySwitch.makeTemporaryDirectory(for: target) } catch { throw PipelineError(error) }
-        var committed = false
-        defer {
-            if !committed { DirectorySwitch.removeTree(temp.path) }
-            temp.close()
-        }
-        var joined: [DirectoryManifest.File] = []
-        for k in order {
-            let (f, part) = files[k]
-            let copy = "\(temp.path)/\(f.file)"
-            do {
-                let bytes = try Data(contentsOf: URL(fileURLWithPath: "\(part)/\(f.file)"))
-                let image = [UInt8](bytes)
-                guard image.count == f.bytes, Checksum.xxh3(image) == f.xxh3 else {
-                    throw PipelineError(.invalidInput, "\(part)/\(f.file): its size or XXH3 is not the manifest's")
-                }
-                try writeDurably(image, to: copy)
-            } catch let error as PipelineError {
-                throw error
-            } catch {
-                throw PipelineError(.io, "\(part)/\(f.file): cannot read it: \(error.localizedDescription)")
+        var manifest = DirectoryManifest(files: [])
+        try switchInDirectory(at: resolved.path) { (temp) throws(PipelineError) in
+            var joined: [DirectoryManifest.File] = []
+            for k in order {
+                let (f, part) = files[k]
+                try copy(f, from: part, to: "\(temp)/\(f.file)")
+                joined.append(f)
             }
-            if let sha = f.sha256, try sha256(of: copy) != sha {
-                throw PipelineError(.invalidInput, "\(part)/\(f.file): its SHA-256 is not the manifest's")
-            }
-            joined.append(f)
+            manifest = DirectoryManifest(files: joined, datasetVersion: datasetVersion ?? contentVersion(joined.map {
+                OutputFile(file: $0.file, region: "", kind: "", shard: 1, shards: 1, entries: 0, categories: [:], actions: [:],
+                           bytes: $0.bytes, xxh3: $0.xxh3, duplicatesMerged: 0)
+            }))
+            manifest.formatVersion = CallerIDVersion.format
+            manifest.buildTime = timestamp(buildTime)
+            manifest.generator = "CallerID \(CallerIDVersion.library)"
+            manifest.maxEntries = maxEntries
+            return [UInt8](manifest.jsonData())
         }
-        var manifest = DirectoryManifest(files: joined, datasetVersion: datasetVersion ?? contentVersion(joined.map {
-            OutputFile(file: $0.file, region: "", kind: "", shard: 1, shards: 1, entries: 0, categories: [:], actions: [:],
-                       bytes: $0.bytes, xxh3: $0.xxh3, duplicatesMerged: 0)
-        }))
-        manifest.formatVersion = CallerIDVersion.format
-        manifest.buildTime = timestamp(buildTime)
-        manifest.generator = "CallerID \(CallerIDVersion.library)"
-        manifest.maxEntries = maxEntries
-        try writeDurably([UInt8](manifest.jsonData()), to: "\(temp.path)/manifest.json")
-        DirectorySwitch.syncDirectory(temp.path)
-        do { try DirectorySwitch.install(temp.path, at: target) } catch { throw PipelineError(error) }
-        committed = true
-        DirectorySwitch.removeLeftovers(of: target)
         return manifest
+    }
+
+    /// Copies a part's database, checked against its manifest entry (size, XXH3, SHA-256).
+    private static func copy(_ f: DirectoryManifest.File, from part: String, to copy: String) throws(PipelineError) {
+        let image: [UInt8]
+        do {
+            image = [UInt8](try Data(contentsOf: URL(fileURLWithPath: "\(part)/\(f.file)")))
+        } catch {
+            throw PipelineError(.io, "\(part)/\(f.file): cannot read it: \(error.localizedDescription)")
+        }
+        guard image.count == f.bytes, Checksum.xxh3(image) == f.xxh3 else {
+            throw PipelineError(.invalidInput, "\(part)/\(f.file): its size or XXH3 is not the manifest's")
+        }
+        try writeDurably(image, to: copy)
+        if let sha = f.sha256, try sha256(of: copy) != sha {
+            throw PipelineError(.invalidInput, "\(part)/\(f.file): its SHA-256 is not the manifest's")
+        }
     }
 }

@@ -239,20 +239,14 @@ extension Pipeline {
                                 distinct: Int?, announce: (String, Int, Int) -> Void) throws(PipelineError) -> PipelineSummary {
         let duplicates = groups.duplicates
         let fileCount = plan.count + (options.top == nil ? 0 : 1)
-        let temp: DirectorySwitch.TemporaryDirectory
-        do { temp = try DirectorySwitch.makeTemporaryDirectory(for: target) } catch { throw PipelineError(error) }
-        var committed = false
-        defer {
-            if !committed { DirectorySwitch.removeTree(temp.path) }
-            temp.close()
-        }
-
+        var result: PipelineSummary? = nil
+        try Pipeline.switchInDirectory(at: target, allowExchange: allowDirectoryExchange, hook: switchHook) { (temp) throws(PipelineError) in
         // Databases.
         var files: [OutputFile] = []
         for (i, p) in plan.enumerated() {
             announce(p.fileName, p.entries, i + 1)
-            var file = try writeDatabase(p, to: "\(temp.path)/\(p.fileName)", withRanges: i == 0)
-            file.sha256 = try Pipeline.sha256(of: "\(temp.path)/\(p.fileName)")
+            var file = try writeDatabase(p, to: "\(temp)/\(p.fileName)", withRanges: i == 0)
+            file.sha256 = try Pipeline.sha256(of: "\(temp)/\(p.fileName)")
             let list = groups.lists[p.list]
             file.region = list.region
             file.kind = list.kind
@@ -270,8 +264,8 @@ extension Pipeline {
             let (chosen, merged) = topEntries(top)
             _ = merged
             announce("top.cid", chosen.count, fileCount)
-            var file = try writeDatabase(chosen[...], to: "\(temp.path)/top.cid", fileName: "top.cid")
-            file.sha256 = try Pipeline.sha256(of: "\(temp.path)/top.cid")
+            var file = try writeDatabase(chosen[...], to: "\(temp)/top.cid", fileName: "top.cid")
+            file.sha256 = try Pipeline.sha256(of: "\(temp)/top.cid")
             file.region = "top"
             file.kind = "top"
             file.rangeStart = file.firstNumber
@@ -279,20 +273,36 @@ extension Pipeline {
             files.append(file)
         }
 
-        let result = summary(output: output, isDirectory: true, files: files, lists: groups.lists, duplicates: duplicates, distinct: distinct)
-        let manifest = Pipeline.manifestJSON(files: files, datasetVersion: result.datasetVersion, buildTime: result.buildTime, options: options)
-        try Pipeline.writeDurably([UInt8](manifest), to: "\(temp.path)/manifest.json")
-        DirectorySwitch.syncDirectory(temp.path)
+        let written = summary(output: output, isDirectory: true, files: files, lists: groups.lists, duplicates: duplicates, distinct: distinct)
+        result = written
+        return [UInt8](Pipeline.manifestJSON(files: files, datasetVersion: written.datasetVersion, buildTime: written.buildTime, options: options))
+        }
+        return result!
+    }
 
-        // Switch.
+    /// A build directory at `target`, written into a locked temporary folder beside it by
+    /// `fill` (the databases; it returns the manifest's bytes), made durable and switched in
+    /// (``DirectorySwitch/install(_:at:allowExchange:hook:)``); the folder is removed when
+    /// anything fails, leaving `target` as it was, and what killed builds left goes after.
+    static func switchInDirectory(at target: String, allowExchange: Bool = true, hook: (String) -> Void = { _ in },
+                                  _ fill: (String) throws(PipelineError) -> [UInt8]) throws(PipelineError) {
+        let temp: DirectorySwitch.TemporaryDirectory
+        do { temp = try DirectorySwitch.makeTemporaryDirectory(for: target) } catch { throw PipelineError(error) }
+        var committed = false
+        defer {
+            if !committed { DirectorySwitch.removeTree(temp.path) }
+            temp.close()
+        }
+        let manifest = try fill(temp.path)
+        try writeDurably(manifest, to: "\(temp.path)/manifest.json")
+        DirectorySwitch.syncDirectory(temp.path)
         do {
-            try DirectorySwitch.install(temp.path, at: target, allowExchange: allowDirectoryExchange, hook: { switchHook($0.rawValue) })
+            try DirectorySwitch.install(temp.path, at: target, allowExchange: allowExchange, hook: { hook($0.rawValue) })
         } catch {
             throw PipelineError(error)
         }
         committed = true
         DirectorySwitch.removeLeftovers(of: target)
-        return result
     }
 
     /// The summary of what was written: labels are counted over the entries stored (after

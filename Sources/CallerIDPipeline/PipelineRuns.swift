@@ -102,7 +102,7 @@ extension Pipeline {
             try state.runs.background.wait()
             let tail = handOverRows(state)
             spilledNumbers += tail.numbers.count
-            let all = try tail.write { count, row throws(CallerIDError) in try state.runs.withTail(count: count, row) }
+            let all = try tail.write { count, row throws(CallerIDError) in try state.runs.withTail(count: count, added: -1, row) }
             let area = try state.runs.area()
             let cap = options.entriesPerDatabase
             var outputs: [Int: (file: SpillWriter, list: SpilledList)] = [:]
@@ -127,7 +127,7 @@ extension Pipeline {
                 pending.removeAll(keepingCapacity: true)
             }
             var merge = try RunMerge(runs: all, bufferBytes: state.runs.mergeBuffer(files: all.count))
-            while try merge.next({ (number, payload) throws(CallerIDError) in
+            while try merge.next({ (number, payload, _) throws(CallerIDError) in
                 if !started || number != current {
                     try flush()
                     current = number

@@ -59,6 +59,11 @@ import Testing
         #expect(again == a)
         #expect(try Data(contentsOf: dir.url.appendingPathComponent("a.cid")) == Data(contentsOf: dir.url.appendingPathComponent("c.cid")))
         try Database(path: dir.path("b.cid")).verify()
+        // A row added after a write (a number again, another label): the next write has it.
+        try memory.add(records[0].number, label: "Later", category: .block)
+        try bounded.add(records[0].number, label: "Later", category: .block)
+        #expect(try memory.write(to: dir.path("a.cid")) == bounded.write(to: dir.path("b.cid")))
+        #expect(try Data(contentsOf: dir.url.appendingPathComponent("a.cid")) == Data(contentsOf: dir.url.appendingPathComponent("b.cid")))
     }
 
     /// More runs than one merge reads at once are merged into one first (rows in order).
@@ -226,5 +231,58 @@ import Testing
             let succeeded = high < inputBytes * 4
             #expect(failedSpilling && failedWriting && succeeded, "directory \(directory)")
         }
+    }
+}
+
+/// `lookup join`: build directories built apart, one region each (what the Spark job's
+/// executors write), under one manifest — the one a single build of all the rows writes.
+@Suite struct BuildJoinTests {
+    @Test func joinedPartsAreTheSingleBuild() throws {
+        let lookup = try #require(BuiltProducts.lookup, Comment(rawValue: BuiltProducts.missing("lookup")))
+        let dir = TempDir()
+        let text = BoundedBuildTests.tsv(rows: 3_000, seed: 51, regions: true)
+        try text.write(toFile: dir.path("in.tsv"), atomically: false, encoding: .utf8)
+        let split = ["--format", "tsv", "--header", "no", "--split-by", "field", "--region-field", "4", "--max-entries", "300",
+                     "--block-list", "separate"]
+        let env = ["SOURCE_DATE_EPOCH": "1700000000"]
+        #expect(try runTool(lookup.path, ["build", "-o", dir.path("single/"), dir.path("in.tsv")] + split, environment: env).status == 0)
+        // One part per region, its rows in input order.
+        var parts: [String] = []
+        let lines = text.split(separator: "\n")
+        for region in Set(lines.map { $0.split(separator: "\t").last! }).sorted() {
+            let name = "part-\(parts.count)"
+            try (lines.filter { $0.hasSuffix("\t" + region) }.joined(separator: "\n") + "\n")
+                .write(toFile: dir.path("\(name).tsv"), atomically: false, encoding: .utf8)
+            let r = try runTool(lookup.path, ["build", "-o", dir.path("\(name)/"), dir.path("\(name).tsv"), "--memory", "16K"] + split, environment: env)
+            #expect(r.status == 0, "\(r.stderr)")
+            parts.append(dir.path(name))
+        }
+        #expect(parts.count == 4)
+        let joined = try runTool(lookup.path, ["join", "-o", dir.path("joined/")] + parts.reversed(), environment: env)
+        #expect(joined.status == 0, "\(joined.stderr)")
+        let names = try FileManager.default.contentsOfDirectory(atPath: dir.path("single")).sorted()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path("joined")).sorted() == names)
+        for name in names {
+            #expect(try Data(contentsOf: URL(fileURLWithPath: dir.path("single/\(name)"))) == Data(contentsOf: URL(fileURLWithPath: dir.path("joined/\(name)"))), "\(name)")
+        }
+        let before = try Data(contentsOf: URL(fileURLWithPath: dir.path("joined/manifest.json")))
+
+        // A region twice, a part whose file is not its manifest's, a missing part: refused,
+        // and the joined directory stays as it was.
+        let twice = try runTool(lookup.path, ["join", "-o", dir.path("joined/"), parts[0], parts[0]])
+        #expect(twice.status == 65)
+        #expect(twice.stderr.contains("also in another part"))
+        let damaged = try #require(try FileManager.default.contentsOfDirectory(atPath: parts[1]).first { $0.hasSuffix(".cid") })
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: "\(parts[1])/\(damaged)"))
+        try handle.seek(toOffset: 100)
+        handle.write(Data([0xFF, 0xFF]))
+        try handle.close()
+        let bad = try runTool(lookup.path, ["join", "-o", dir.path("joined/")] + parts)
+        #expect(bad.status == 65)
+        #expect(bad.stderr.contains("is not the manifest's"))
+        let missing = try runTool(lookup.path, ["join", "-o", dir.path("joined/"), dir.path("nowhere")])
+        #expect(missing.status == 66)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: dir.path("joined/manifest.json"))) == before)
+        #expect(try BoundedBuildTests.temporaries(beside: dir.path("joined")).isEmpty)
     }
 }

@@ -65,8 +65,18 @@ package enum StreamedFileWriter {
             case .refused(let problem): throw CallerIDError(.invalidInput, problem.description)
             }
         }
+        // Each entry's number and value id, for the second pass (12 bytes an entry on disk:
+        // reading them back costs less than merging and hashing the labels again).
+        let entriesPath = scratch.newPath("entries")
+        defer { scratch.remove(entriesPath) }
+        let entriesOut = try SpillWriter(path: entriesPath)
+        var pair: [UInt8] = []
         try source.forEach { (number, category, label) throws(CallerIDError) in
             let v = try id(try localCode(category), label)
+            pair.removeAll(keepingCapacity: true)
+            pair.appendLE(number)
+            pair.appendLE(UInt32(v))
+            try entriesOut.write(pair)
             if v == freq.count {
                 freq.append(0)
                 first.append(position)
@@ -78,6 +88,7 @@ package enum StreamedFileWriter {
             position += 1
         }
         result.entries = position
+        try entriesOut.finish()
 
         // The category table in the builder's canonical order: identify, block, then the
         // categories used, by name.
@@ -114,11 +125,18 @@ package enum StreamedFileWriter {
             values.removeAll(keepingCapacity: true)
             if records.count >= 1 << 20 { try flushRecords() }
         }
-        try source.forEach { (number, category, label) throws(CallerIDError) in
-            keys.append(number)
-            values.append(UInt32(try id(try localCode(category), label)))
-            if keys.count == layout.blockSize { try endBlock() }
-        }
+        let entriesIn = try SpillReader(path: entriesPath)
+        while try entriesIn.nextBytes(max: 12 << 16, { (chunk) throws(CallerIDError) -> Bool in
+            guard chunk.count % 12 == 0 else { throw CallerIDError(.io, "\(entriesPath): a spilled entry is cut") }
+            var at = 0
+            while at < chunk.count {
+                keys.append(chunk.littleEndianWord(at: at))
+                values.append(UInt32(truncatingIfNeeded: chunk.littleEndianWord(at: at + 4) >> 32))
+                at += 12
+                if keys.count == layout.blockSize { try endBlock() }
+            }
+            return !chunk.isEmpty
+        }) {}
         if !keys.isEmpty { try endBlock() }
         section.finish(records: &records, parts: &parts)
         try flushRecords()

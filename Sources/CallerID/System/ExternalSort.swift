@@ -261,14 +261,17 @@ package struct RunMerge {
         if let n = try readers[Int(r)].peekNumber() { heap.push(Head(number: n, run: r)) }
     }
 
-    /// Calls `body` with the next row's number and payload (valid during the call); false at the end.
-    package mutating func next(_ body: (UInt64, UnsafeRawBufferPointer) throws(CallerIDError) -> Void) throws(CallerIDError) -> Bool {
+    /// Calls `body` with the next row's number, its payload (valid during the call) and whether
+    /// a later run holds a row of the same number (with runs that hold each number once: the
+    /// row is not the last of its number); false at the end.
+    package mutating func next(_ body: (UInt64, UnsafeRawBufferPointer, Bool) throws(CallerIDError) -> Void) throws(CallerIDError) -> Bool {
         if !started {
             started = true
             for r in readers.indices { try advance(Int32(r)) }
         }
         guard let head = heap.popMin() else { return false }
-        _ = try readers[Int(head.run)].nextRow(body)
+        let continues = heap.min?.number == head.number
+        _ = try readers[Int(head.run)].nextRow { (number, payload) throws(CallerIDError) in try body(number, payload, continues) }
         try advance(head.run)
         return true
     }
