@@ -286,3 +286,26 @@ import Testing
         #expect(try BoundedBuildTests.temporaries(beside: dir.path("joined")).isEmpty)
     }
 }
+
+extension BoundedBuildTests {
+    /// Before: the writer's second pass read its 12-byte entries in buffer-sized chunks and
+    /// refused the first one cut by a refill ("a spilled entry is cut"): any bounded build of
+    /// more than 87,381 entries (1 MiB of them) failed.
+    @Test func streamedWriterReadsEntriesAcrossBufferRefills() throws {
+        let dir = TempDir()
+        var options = BuildOptions()
+        var memory = DatabaseBuilder(options: options)
+        options.memoryLimit = 1 << 20
+        var bounded = DatabaseBuilder(options: options, spillingNextTo: dir.path("b.cid"))
+        var rng = SeededGenerator(seed: 61)
+        for i in 0..<100_000 {
+            let number = plausibleNumbers.lowerBound + rng.next() % 900_000_000
+            let label = "Shop \(i % 700)"
+            try memory.add(number, label: label)
+            try bounded.add(number, label: label)
+        }
+        #expect(bounded.runsSpilled > 1)
+        #expect(try memory.write(to: dir.path("a.cid")) == bounded.write(to: dir.path("b.cid")))
+        #expect(try Data(contentsOf: dir.url.appendingPathComponent("a.cid")) == Data(contentsOf: dir.url.appendingPathComponent("b.cid")))
+    }
+}

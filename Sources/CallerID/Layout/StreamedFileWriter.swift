@@ -126,7 +126,7 @@ package enum StreamedFileWriter {
             if records.count >= 1 << 20 { try flushRecords() }
         }
         let entriesIn = try SpillReader(path: entriesPath)
-        while try entriesIn.nextBytes(max: 12 << 16, { (chunk) throws(CallerIDError) -> Bool in
+        while try entriesIn.nextBytes(max: 12 << 16, unit: 12, { (chunk) throws(CallerIDError) -> Bool in
             guard chunk.count % 12 == 0 else { throw CallerIDError(.io, "\(entriesPath): a spilled entry is cut") }
             var at = 0
             while at < chunk.count {

@@ -222,10 +222,12 @@ package final class SpillReader {
         }.get()
     }
 
-    /// Up to `max` plain bytes (a section spilled whole); empty at the end.
-    package func nextBytes<R>(max: Int, _ body: (UnsafeRawBufferPointer) throws(CallerIDError) -> R) throws(CallerIDError) -> R {
-        _ = try fill(1)
-        let n = min(max, end - start)
+    /// Up to `max` plain bytes (a section spilled whole), a multiple of `unit` bytes unless the
+    /// file ends first (fixed-size records are never cut); empty at the end.
+    package func nextBytes<R>(max: Int, unit: Int = 1, _ body: (UnsafeRawBufferPointer) throws(CallerIDError) -> R) throws(CallerIDError) -> R {
+        let whole = try fill(unit)
+        var n = min(max, end - start)
+        if whole { n -= n % unit }
         let from = start
         start += n
         offset += n
