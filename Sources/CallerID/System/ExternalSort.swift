@@ -240,14 +240,8 @@ package final class SpillReader {
 /// The rows of several runs in (number, run) order: a binary heap of the runs' heads (the
 /// package's one heap). Memory: one read buffer per run.
 package struct RunMerge {
-    private struct Head: Comparable {
-        var number: UInt64
-        var run: Int32
-        static func < (a: Head, b: Head) -> Bool { a.number < b.number || (a.number == b.number && a.run < b.run) }
-    }
-
     private var readers: [SpillReader]
-    private var heap: MinHeap<Head>
+    private var heap: MinHeap<MergeHead>
     private var current: Int32 = -1
     private var started = false
 
@@ -260,7 +254,7 @@ package struct RunMerge {
 
     /// Puts run `r`'s next row in the heap (nothing when it has ended).
     private mutating func advance(_ r: Int32) throws(CallerIDError) {
-        if let n = try readers[Int(r)].peekNumber() { heap.push(Head(number: n, run: r)) }
+        if let n = try readers[Int(r)].peekNumber() { heap.push(MergeHead(number: n, source: r)) }
     }
 
     /// Calls `body` with the next row's number, its payload (valid during the call) and whether
@@ -273,8 +267,8 @@ package struct RunMerge {
         }
         guard let head = heap.popMin() else { return false }
         let continues = heap.min?.number == head.number
-        _ = try readers[Int(head.run)].nextRow { (number, payload) throws(CallerIDError) in try body(number, payload, continues) }
-        try advance(head.run)
+        _ = try readers[Int(head.source)].nextRow { (number, payload) throws(CallerIDError) in try body(number, payload, continues) }
+        try advance(head.source)
         return true
     }
 }
