@@ -67,13 +67,14 @@ with open(f"{work}/in.tsv", encoding="utf-8") as f, open(f"{work}/in.csv", "w", 
         w.writerow([n, l, cat, r])
         j.write(json.dumps({"number": n, "label": l, "category": cat, "region": r}, ensure_ascii=False) + "\n")
 PY
-"$root/tools/spark/run.sh" --version > /dev/null 2>&1 || true
 "$venv/bin/python" - "$work" <<'PY'
 import sys
 from pyspark.sql import SparkSession
 work = sys.argv[1]
 spark = SparkSession.builder.master("local[2]").getOrCreate()
-spark.read.option("header", True).csv(f"{work}/in.csv").coalesce(1).write.parquet(f"{work}/in.parquet")
+# From the TSV as it is (no quoting rules), so the Parquet holds exactly the rows built above.
+(spark.read.option("sep", "\t").option("quote", "\u0000").csv(f"{work}/in.tsv")
+    .toDF("number", "label", "category", "region").coalesce(1).write.parquet(f"{work}/in.parquet"))
 spark.stop()
 PY
 for input in in.csv in.jsonl in.parquet; do
