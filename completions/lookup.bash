@@ -7,7 +7,7 @@
 _lookup_options() {
     case $1 in
         build)
-            echo "-o --output --skip-bad-rows --block-size --raw-labels --hidden-characters --json" \
+            echo "-o --output --skip-bad-rows --block-size --raw-labels --hidden-characters --memory --json" \
                 "--preset --format --delimiter --encoding --header" \
                 "--number-field --label-field --category-field --weight-field --region-field --country-field" \
                 "--range-end-field --number-prefix-field --pad-number" \
@@ -22,6 +22,7 @@ _lookup_options() {
                       "--source --regions --priority --json --help" ;;
         keygen)  echo "-o --help" ;;
         sign)    echo "--key --help" ;;
+        join)    echo "-o --output --dataset-version --json --help" ;;
         fetch)   echo "--store --trust --allow-downgrade --slots --max-entries --min-rate --grace --source --regions --priority" \
                       "--list --json --help" ;;
         store)   echo "--store --source --regions --json --help" ;;
@@ -77,7 +78,7 @@ _lookup() {
         --block-list) COMPREPLY=($(compgen -W "combined separate" -- "$cur")); return ;;
         --action)   COMPREPLY=($(compgen -W "identify block" -- "$cur")); return ;;
         --hidden-characters) COMPREPLY=($(compgen -W "remove refuse" -- "$cur")); return ;;
-        --block-size|--from|--category|--slots|--max-entries|--rule|--block-categories|--slot|--chunk|\
+        --block-size|--memory|--from|--category|--slots|--max-entries|--rule|--block-categories|--slot|--chunk|\
         --model-os-cap|--cache-expiry-minutes|--identity-category|--delimiter|--number-field|--label-field|\
         --category-field|--weight-field|--region-field|--country-field|--range-end-field|\
         --number-prefix-field|--pad-number|--country|--max-range-expansion|--max-expanded-total|\
@@ -87,7 +88,7 @@ _lookup() {
             return ;;  # a value nothing can guess
     esac
 
-    local commands="build dump verify info install keygen sign fetch store feed diff export serve"
+    local commands="build join dump verify info install keygen sign fetch store feed diff export serve"
     if (( COMP_CWORD == 1 )); then
         if [[ $cur == -* ]]; then
             COMPREPLY=($(compgen -W "- --db --country --json --help --version" -- "$cur"))
@@ -109,7 +110,7 @@ _lookup() {
     case $command in
         store) (( COMP_CWORD == 2 )) && COMPREPLY=($(compgen -W "list remove" -- "$cur")) ;;
         build|verify|info) _lookup_paths "$cur" ;;      # inputs, databases or directories
-        install|diff|sign) _lookup_paths "$cur" -d ;;   # build directories and stores
+        install|diff|sign|join) _lookup_paths "$cur" -d ;;   # build directories and stores
     esac
 }
 

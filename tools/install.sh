@@ -8,7 +8,7 @@
 # and the man page, shell completions and documents of the `lookup` tool:
 #   PREFIX/share/man/man1/lookup.1
 #   PREFIX/share/bash-completion/completions/lookup  PREFIX/share/zsh/site-functions/_lookup
-#   PREFIX/share/doc/callerid/{FORMAT,PIPELINE,CALL-DIRECTORY,LIVE-CALLER-ID,C-ABI}.md (the man page's SEE ALSO)
+#   PREFIX/share/doc/callerid/{FORMAT,PIPELINE,CALL-DIRECTORY,LIVE-CALLER-ID,C-ABI,SCALE}.md (the man page's SEE ALSO)
 # The installed binaries are stripped (no debug information, no symbol table: `lookup` goes from
 # 76 MB to 58 MB, most of the rest being Foundation's ICU data); --debug-dir keeps both in
 # separate files, which gdb and Swift's backtracer find through .gnu_debuglink.
@@ -116,7 +116,7 @@ install -m 0644 completions/lookup.bash "$root/share/bash-completion/completions
 install -m 0644 completions/_lookup "$root/share/zsh/site-functions/_lookup"
 # The documents the man page's SEE ALSO names, where a user who has only the package finds them.
 install -d "$root/share/doc/callerid"
-for doc in FORMAT PIPELINE CALL-DIRECTORY LIVE-CALLER-ID C-ABI SERVE; do
+for doc in FORMAT PIPELINE CALL-DIRECTORY LIVE-CALLER-ID C-ABI SERVE SCALE; do
     install -m 0644 "docs/$doc.md" "$root/share/doc/callerid/$doc.md"
 done
 

@@ -164,6 +164,62 @@ uint64_t cport_xxh3_64(const void *data, size_t length) {
     return xxh3_long(p, length);
 }
 
+// Streaming XXH3: a stripe is taken into the accumulators as soon as at least one byte is
+// known to follow it, exactly the stripes the one-shot `xxh3_long` takes before its last
+// stripe; the last 64 bytes taken are kept, since the last stripe may overlap them. Inputs
+// of at most 240 bytes stay in the buffer and are hashed in one go at the end.
+void cport_xxh3_reset(cport_xxh3_state *s) {
+    static const uint64_t init[8] = { P32_3, P64_1, P64_2, P64_3, P64_4, P32_2, P64_5, P32_1 };
+    memcpy(s->acc, init, sizeof init);
+    s->total = 0;
+    s->stripe = 0;
+    s->buffered = 0;
+}
+
+static void xxh3_take_stripes(cport_xxh3_state *s) {
+    size_t off = 0;
+    while (s->buffered - off > STRIPE) {
+        accumulate(s->acc, s->buffer + off, kSecret + s->stripe * 8);
+        if (++s->stripe == STRIPES_PER_BLOCK) { scramble(s->acc); s->stripe = 0; }
+        off += STRIPE;
+    }
+    if (off == 0) return;
+    memcpy(s->last, s->buffer + off - STRIPE, STRIPE);
+    memmove(s->buffer, s->buffer + off, s->buffered - off);
+    s->buffered -= off;
+}
+
+void cport_xxh3_update(cport_xxh3_state *s, const void *data, size_t length) {
+    const uint8_t *p = data;
+    if (p == NULL) return;
+    s->total += length;
+    while (length > 0) {
+        size_t room = sizeof s->buffer - s->buffered;
+        size_t take = length < room ? length : room;
+        memcpy(s->buffer + s->buffered, p, take);
+        s->buffered += take;
+        p += take;
+        length -= take;
+        if (s->total > 240) xxh3_take_stripes(s);
+    }
+}
+
+uint64_t cport_xxh3_digest(const cport_xxh3_state *state) {
+    if (state->total <= 240) return cport_xxh3_64(state->buffer, state->total);
+    cport_xxh3_state s = *state;
+    xxh3_take_stripes(&s);
+    uint8_t tail[STRIPE];
+    size_t fromLast = STRIPE - s.buffered;
+    memcpy(tail, s.last + s.buffered, fromLast);
+    memcpy(tail + fromLast, s.buffer, s.buffered);
+    accumulate(s.acc, tail, kSecret + sizeof kSecret - 71);
+    uint64_t result = s.total * P64_1;
+    for (int i = 0; i < 4; i++) {
+        result += fold_mul(s.acc[2 * i] ^ le64(kSecret + 11 + 16 * i), s.acc[2 * i + 1] ^ le64(kSecret + 11 + 16 * i + 8));
+    }
+    return mix_xxh3(result);
+}
+
 static inline uint64_t xxh64_round(uint64_t acc, uint64_t lane) {
     acc += lane * P64_2;
     return rotl64(acc, 31) * P64_1;

@@ -21,6 +21,12 @@ public struct BuildOptions: Sendable {
     /// controls, invisible characters; ``LabelText``): removes them and counts the records in
     /// ``BuildSummary/hiddenCharactersRemoved`` (the default), or refuses the record.
     public var hiddenCharacters: LabelText.HiddenCharacters = .remove
+    /// Bytes of memory the records may take before they are sorted in runs and spilled to
+    /// files beside the output, to be merged when the file is written (docs/SCALE.md); nil:
+    /// every record stays in memory. Applies to a builder made with
+    /// `DatabaseBuilder(options:spillingNextTo:)` (the `lookup` tool's `--memory`); a builder
+    /// holding ranges keeps its records in memory. The file written is the same either way.
+    public var memoryLimit: Int? = nil
 
     /// The largest ``blockSize``.
     public static let maxBlockSize = Format.maxBlockEntries

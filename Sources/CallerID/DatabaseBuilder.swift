@@ -23,13 +23,33 @@ public struct DatabaseBuilder {
     private var rangeValues: [UInt32] = []
     /// Records whose label had hidden characters removed.
     private var hiddenRemoved = 0
+    /// The runs spilled so far (``BuildOptions/memoryLimit``); nil: everything stays in memory.
+    private var runs: SpilledRuns? = nil
 
     public init(options: BuildOptions = BuildOptions()) {
         self.options = options
     }
 
+    /// A builder that keeps its records within ``BuildOptions/memoryLimit`` (when set): beyond
+    /// it they are sorted in runs and spilled to a temporary folder beside `target` (the
+    /// output the builder will write), removed when the builder goes. Copies of such a
+    /// builder share its runs: use one.
+    package init(options: BuildOptions, spillingNextTo target: String) {
+        self.options = options
+        if let limit = options.memoryLimit { runs = SpilledRuns(nextTo: target, memoryLimit: limit) }
+    }
+
     /// Records added so far (duplicates included).
-    public var count: Int { numbers.count }
+    public var count: Int { numbers.count + spilledRows }
+
+    /// Runs spilled to disk so far (0 when everything fit in memory).
+    package private(set) var runsSpilled = 0
+    /// Records handed over to runs.
+    private var spilledRows = 0
+
+    /// Bytes the records in memory need until the file is written: 12 per record, twice that
+    /// while sorting, the file image, and the distinct labels.
+    private var memoryInUse: Int { numbers.count &* 40 &+ interner.memoryBytes }
 
     /// Adds a record. Throws for an invalid number, a label over 65,535 UTF-8 bytes or with a
     /// control character (U+0000–U+001F, U+007F–U+009F), a category name used with two
@@ -53,6 +73,31 @@ public struct DatabaseBuilder {
         let value = try internValue(utf8Label: utf8Label, category: category)
         numbers.append(number)
         values.append(value)
+        if let runs, memoryInUse >= runs.memoryLimit, rangeFirst.isEmpty { try spillRun(runs) }
+    }
+
+    /// Hands the records in memory over to be sorted and written as the next run on another
+    /// core while reading goes on; memory starts over (the categories stay: their codes are
+    /// the builder's). The run before is waited for first, so two runs at most are in memory.
+    private mutating func spillRun(_ runs: SpilledRuns) throws(CallerIDError) {
+        var keys = numbers
+        var vals = values
+        let interner = self.interner
+        numbers = []
+        values = []
+        self.interner = LabelInterner()
+        runsSpilled += 1
+        spilledRows += keys.count
+        runs.uniqueNumbers = true
+        try runs.background.startHandingOver { () throws(CallerIDError) in
+            radixSortPairs(keys: &keys, values: &vals)
+            _ = keepLastOfEachKey(keys: &keys, values: &vals)
+            try runs.write(count: keys.count) { i, payload in
+                let v = Int(vals[i])
+                RunPayload.append(group: 0, category: Int(interner.categories[v]), label: interner.bytes(v), to: &payload)
+                return keys[i]
+            }
+        }
     }
 
     /// Ranges added so far (before overlaps are resolved).
@@ -69,6 +114,9 @@ public struct DatabaseBuilder {
     /// Throws for `first > last`, `last` above 999,999,999,999,999, or a label or category that
     /// ``add(_:label:category:)`` would refuse.
     public mutating func addRange(_ first: UInt64, _ last: UInt64, label: String, category: Category = .identify) throws(CallerIDError) {
+        guard runsSpilled == 0 else {
+            throw CallerIDError(.invalidInput, "ranges need every record in memory: add them before the records pass the memory limit")
+        }
         guard first <= last, last <= Format.maxNumber else {
             throw CallerIDError(.invalidNumber, "range \(first)...\(last) is empty or goes past \(Format.maxNumber)")
         }
@@ -147,6 +195,40 @@ public struct DatabaseBuilder {
     /// ``write(to:)``, also returning the XXH3-64 (seed 0) of the bytes written, for callers
     /// that cannot read the output back (a pipe).
     package func writeHashing(to path: String) throws(CallerIDError) -> (summary: BuildSummary, xxh3: UInt64) {
+        try DatabaseBuilder.check(options)
+        if let runs, runsSpilled > 0 { return try writeMerged(runs, to: path) }
+        let (image, summary) = try encode()
+        var out = try AtomicFileWriter(path: path)
+        try out.write(image)
+        try out.commit()
+        return (summary, Codec.xxh3(image))
+    }
+
+    /// The records of the spilled runs and those still in memory, merged (the last record of a
+    /// number wins) and streamed to the file.
+    private func writeMerged(_ runs: SpilledRuns, to path: String) throws(CallerIDError) -> (summary: BuildSummary, xxh3: UInt64) {
+        try runs.background.wait()
+        var keys = numbers
+        var vals = values
+        radixSortPairs(keys: &keys, values: &vals)
+        _ = keepLastOfEachKey(keys: &keys, values: &vals)
+        let interner = self.interner
+        let all = try runs.withTail(count: keys.count, added: numbers.count) { i, payload in
+            let v = Int(vals[i])
+            RunPayload.append(group: 0, category: Int(interner.categories[v]), label: interner.bytes(v), to: &payload)
+            return keys[i]
+        }
+        keys = []
+        vals = []
+        let merged = LastRowOfEachNumber(runs: all, bufferBytes: runs.mergeBuffer(files: all.count))
+        let file = try StreamedFileWriter.write(merged, categories: categories, options: options, scratch: runs.area(), to: path)
+        let summary = BuildSummary(entries: file.entries, duplicatesMerged: count - file.entries, distinctLabels: file.distinctLabels,
+                                   fileBytes: file.bytes, ranges: 0, hiddenCharactersRemoved: hiddenRemoved)
+        return (summary, file.xxh3)
+    }
+
+    /// The options' limits, checked before anything is written.
+    static func check(_ options: BuildOptions) throws(CallerIDError) {
         guard (1...Format.maxBlockEntries).contains(options.blockSize) else {
             throw CallerIDError(.invalidInput, "blockSize must be 1...\(Format.maxBlockEntries)")
         }
@@ -157,11 +239,6 @@ public struct DatabaseBuilder {
         guard (1...Format.maxBlockEntries).contains(options.rangeBlockSize) else {
             throw CallerIDError(.invalidInput, "rangeBlockSize must be 1...\(Format.maxBlockEntries)")
         }
-        let (image, summary) = try encode()
-        var out = try AtomicFileWriter(path: path)
-        try out.write(image)
-        try out.commit()
-        return (summary, Codec.xxh3(image))
     }
 
     /// The complete file image.
@@ -170,22 +247,10 @@ public struct DatabaseBuilder {
         var keys = numbers
         var vals = values
         radixSortPairs(keys: &keys, values: &vals)
-        var w = 0
-        for i in 0..<keys.count {
-            if i + 1 < keys.count && keys[i + 1] == keys[i] { continue }
-            keys[w] = keys[i]
-            vals[w] = vals[i]
-            w += 1
-        }
-        let duplicates = keys.count - w
-        keys.removeSubrange(w...)
-        vals.removeSubrange(w...)
+        let duplicates = keepLastOfEachKey(keys: &keys, values: &vals)
 
         // 2. The file image (ids, blocks, labels, sections).
-        var layout = LayoutOptions()
-        layout.blockSize = options.blockSize
-        layout.syncShift = options.syncShift
-        layout.hotLabelBytes = options.compressLabels ? options.hotLabelBytes : Int.max
+        let layout = options.layout
         let interner = self.interner
         // The category table in a canonical order — identify and block, then the categories the
         // kept entries and ranges use, by name — so that the same entries give the same file
@@ -214,5 +279,16 @@ public struct DatabaseBuilder {
                                    distinctLabels: encoded.distinctValues, fileBytes: encoded.image.count, ranges: pieces.count,
                                    hiddenCharactersRemoved: hiddenRemoved)
         return (encoded.image, summary)
+    }
+}
+
+extension BuildOptions {
+    /// The writer's settings.
+    var layout: LayoutOptions {
+        var layout = LayoutOptions()
+        layout.blockSize = blockSize
+        layout.syncShift = syncShift
+        layout.hotLabelBytes = compressLabels ? hotLabelBytes : Int.max
+        return layout
     }
 }

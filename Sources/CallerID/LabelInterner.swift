@@ -9,6 +9,9 @@ struct LabelInterner {
 
     var count: Int { starts.count - (starts.isEmpty ? 0 : 1) }
 
+    /// Bytes the table holds (label text, 13 bytes per label, the hash table).
+    var memoryBytes: Int { arena.capacity &+ count &* 13 &+ table.count &* 4 }
+
     init() { starts = [0] }
 
     func length(_ id: Int) -> Int { Int(starts[id + 1] - starts[id]) }

@@ -46,3 +46,11 @@ struct MinHeap<Element: Comparable> {
         return top
     }
 }
+
+/// A merge's head in its heap: a number and the index of the input it came from; equal numbers
+/// come out in input order (``PrecedenceMerge``'s cursors, the bounded build's runs).
+struct MergeHead: Comparable {
+    var number: UInt64
+    var source: Int32
+    static func < (a: MergeHead, b: MergeHead) -> Bool { a.number < b.number || (a.number == b.number && a.source < b.source) }
+}

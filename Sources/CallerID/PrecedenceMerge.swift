@@ -19,16 +19,9 @@ package struct PrecedenceMerge {
         var category = 0
     }
 
-    /// A live cursor's head in the heap: equal numbers come out in precedence order.
-    private struct Head: Comparable {
-        var number: UInt64
-        var source: Int32
-        static func < (a: Head, b: Head) -> Bool { a.number < b.number || (a.number == b.number && a.source < b.source) }
-    }
-
     private var sources: [Source]
     /// One head per cursor that has one, least (number, cursor index) on top.
-    private var heap: MinHeap<Head>
+    private var heap: MinHeap<MergeHead>
     /// The source whose head was handed out last (advanced by the next call), or -1.
     private var winner: Int32 = -1
     private var started = false
@@ -100,6 +93,6 @@ package struct PrecedenceMerge {
         sources[Int(i)].number = number
         sources[Int(i)].label = label
         sources[Int(i)].category = category
-        heap.push(Head(number: number, source: i))
+        heap.push(MergeHead(number: number, source: i))
     }
 }

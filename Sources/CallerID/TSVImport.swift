@@ -55,6 +55,8 @@ extension DatabaseBuilder {
                 }
                 added += 1
             } catch {
+                // A run that could not be spilled (memory limit) is the build's failure, not the row's.
+                if error.code == .io { throw error }
                 onError(RowError(file: path, line: lineNumber, reason: error.message))
             }
         }

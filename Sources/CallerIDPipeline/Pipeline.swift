@@ -79,7 +79,7 @@ public final class Pipeline {
     public private(set) var nationalForms = NationalFormEvidence()
     private var nationalFormsReported = false
     /// Numbers taken (a range row or a cell with several numbers gives several).
-    public var numbersAccepted: Int { numbers.count }
+    public var numbersAccepted: Int { numbers.count + spilledNumbers }
     /// Range rows expanded, and the numbers they gave.
     public private(set) var rangeRows = 0
     public private(set) var rangeNumbers = 0
@@ -98,6 +98,12 @@ public final class Pipeline {
     var weightOf: [UInt64] = []
     var payloads: [Payload] = []
     private var payloadIndex: [PayloadKey: UInt32] = [:]
+    /// Label bytes of ``payloads`` and their overhead (``rowMemory``).
+    private(set) var payloadBytes = 0
+    /// The runs spilled beyond the memory limit (``spillRows(nextTo:)``); nil: all in memory.
+    var spilled: PipelineRuns? = nil
+    /// Numbers handed over to runs.
+    var spilledNumbers = 0
     var regionNames: [String] = []
     private var regionIndex: [String: UInt16] = [:]
     private var categoryCache: [String: Category] = [:]
@@ -304,7 +310,7 @@ public final class Pipeline {
               let category = try readCategory(row),
               let weight = try readWeight(row),
               let regions = try readRegions(row, numbers.normalized.numbers) else { return }
-        store(row, numbers, label: label, category: category, weight: weight, regions: regions)
+        try store(row, numbers, label: label, category: category, weight: weight, regions: regions)
     }
 
     private func readNumbers(_ row: Row) throws(PipelineError) -> RowNumbers? {
@@ -498,7 +504,7 @@ public final class Pipeline {
 
     /// An accepted row: its payload interned, its numbers (or kept range) appended.
     private func store(_ row: Row, _ read: RowNumbers, label: String, category: Category, weight: UInt64,
-                       regions: (field: UInt16, prefix: [UInt16])) {
+                       regions: (field: UInt16, prefix: [UInt16])) throws(PipelineError) {
         let record = row.record, file = row.file
         let normalized = read.normalized, isRange = read.isRange, keptRange = read.keptRange
         let fieldRegion = regions.field, prefixRegions = regions.prefix
@@ -511,6 +517,7 @@ public final class Pipeline {
             id = UInt32(payloads.count)
             payloads.append(Payload(label: label, category: category))
             payloadIndex[key] = id
+            payloadBytes += 2 * key.label.count + 96
         }
         if let r = keptRange {
             keptFirst.append(r.first)
@@ -530,6 +537,14 @@ public final class Pipeline {
             if options.split == .prefix { regionOf.append(prefixRegions[k]) }
             if options.top != nil { weightOf.append(weight) }
         }
+        if let spilled, rowMemory >= spilled.runs.memoryLimit { try spillRun(spilled) }
+    }
+
+    /// Forgets the labels of the rows in memory (they were spilled).
+    func clearPayloads() {
+        payloads.removeAll(keepingCapacity: true)
+        payloadIndex.removeAll(keepingCapacity: true)
+        payloadBytes = 0
     }
 
 

@@ -144,8 +144,15 @@ extension Pipeline {
         if resolved.kind == .missing, DirectorySwitch.recover(target) { return try write(to: output) }
         try checkOutput(output)
 
-        onProgress(PipelineProgress(file: "", bytesRead: 0, totalBytes: nil, rowsRead: rowsRead, phase: .sorting, count: numbers.count))
-        let groups = groupEntries()
+        onProgress(PipelineProgress(file: "", bytesRead: 0, totalBytes: nil, rowsRead: rowsRead, phase: .sorting, count: numbersAccepted))
+        let groups: (lists: [EntryList], duplicates: Int)
+        var distinct: Int? = nil
+        if let spilled, spilled.runs.count > 0 {
+            let merged = try mergeRuns(spilled)
+            (groups, distinct) = ((merged.lists, merged.duplicates), merged.distinct)
+        } else {
+            groups = groupEntries()
+        }
         let duplicates = groups.duplicates
         let isDir = writesDirectory(to: output)
         let plan = plannedFiles(groups.lists, isDirectory: isDir, target: target)
@@ -159,24 +166,27 @@ extension Pipeline {
             // One file (or a stream): the core's atomic writer puts it in place; every check
             // that can abort the build has passed by now.
             let p = plan[0]
-            announce(p.fileName, p.shard.count, 1)
-            var file = try writeDatabase(p.shard, to: target, fileName: p.fileName, withRanges: true)
+            announce(p.fileName, p.entries, 1)
+            var file = try writeDatabase(p, to: target, withRanges: true)
             let list = groups.lists[p.list]
             file.region = list.region
             file.kind = list.kind
             file.rangeStart = file.firstNumber
             file.rangeEnd = file.lastNumber
             if resolved.kind != .stream { DirectorySwitch.removeLeftovers(of: target) }
-            return summary(output: output, isDirectory: false, files: [file], lists: groups.lists, duplicates: duplicates)
+            return summary(output: output, isDirectory: false, files: [file], lists: groups.lists, duplicates: duplicates, distinct: distinct)
         }
 
-        return try writeDirectory(plan, groups: groups, output: output, target: target, announce: announce)
+        return try writeDirectory(plan, groups: groups, output: output, target: target, distinct: distinct, announce: announce)
     }
 
     /// One database of the plan: which entry list, which shard of it, and its file name.
     private struct PlannedFile {
         var list: Int
         var shard: ArraySlice<Int32>
+        /// The shard's rows when the list was spilled (then ``shard`` is empty).
+        var spilled: SpilledShard? = nil
+        var entries: Int { spilled?.count ?? shard.count }
         var index: Int
         var count: Int
         var fileName: String
@@ -190,42 +200,53 @@ extension Pipeline {
         var usedNames = Set<String>()
         let cap = isDirectory ? options.entriesPerDatabase : Int.max
         for (l, list) in lists.enumerated() {
+            let base = uniqueFileBase(list.fileBase, &usedNames)
+            if let spilled = list.spilled {
+                let count = spilled.shardOffsets.count - 1
+                let width = String(count).count
+                for k in 0..<count {
+                    let rows = k == count - 1 ? spilled.count - k * cap : cap
+                    let shard = SpilledShard(path: spilled.path, from: spilled.shardOffsets[k], to: spilled.shardOffsets[k + 1], count: rows)
+                    plan.append(PlannedFile(list: l, shard: [], spilled: shard, index: k, count: count,
+                                            fileName: shardFileName(base, k, count, width, isDirectory: isDirectory, target: target)))
+                }
+                continue
+            }
             let shards = list.indices.isEmpty ? [list.indices[...]] : stride(from: 0, to: list.indices.count, by: cap).map {
                 list.indices[$0..<min($0 + cap, list.indices.count)]
             }
-            let base = uniqueFileBase(list.fileBase, &usedNames)
             let width = String(shards.count).count
             for (k, shard) in shards.enumerated() {
-                var fileName = base
-                if shards.count > 1 { fileName += "-" + String(repeating: "0", count: width - String(k + 1).count) + String(k + 1) }
-                fileName += ".cid"
-                if !isDirectory { fileName = OutputPath.split(target).name }
-                plan.append(PlannedFile(list: l, shard: shard, index: k, count: shards.count, fileName: fileName))
+                plan.append(PlannedFile(list: l, shard: shard, index: k, count: shards.count,
+                                        fileName: shardFileName(base, k, shards.count, width, isDirectory: isDirectory, target: target)))
             }
         }
         return plan
     }
 
+    /// `BASE.cid`, or `BASE-k.cid` (k zero-padded to `width`) when a list has several shards; the
+    /// output's own name for a single file.
+    private func shardFileName(_ base: String, _ k: Int, _ count: Int, _ width: Int, isDirectory: Bool, target: String) -> String {
+        guard isDirectory else { return OutputPath.split(target).name }
+        var fileName = base
+        if count > 1 { fileName += "-" + String(repeating: "0", count: width - String(k + 1).count) + String(k + 1) }
+        return fileName + ".cid"
+    }
+
     /// Writes every planned database (and the starter set) into a temporary folder beside
     /// `target`, then its manifest, and switches it into place.
     private func writeDirectory(_ plan: [PlannedFile], groups: (lists: [EntryList], duplicates: Int), output: String, target: String,
-                                announce: (String, Int, Int) -> Void) throws(PipelineError) -> PipelineSummary {
+                                distinct: Int?, announce: (String, Int, Int) -> Void) throws(PipelineError) -> PipelineSummary {
         let duplicates = groups.duplicates
         let fileCount = plan.count + (options.top == nil ? 0 : 1)
-        let temp: DirectorySwitch.TemporaryDirectory
-        do { temp = try DirectorySwitch.makeTemporaryDirectory(for: target) } catch { throw PipelineError(error) }
-        var committed = false
-        defer {
-            if !committed { DirectorySwitch.removeTree(temp.path) }
-            temp.close()
-        }
-
+        var result: PipelineSummary? = nil
+        try Pipeline.switchInDirectory(at: target, allowExchange: allowDirectoryExchange, hook: switchHook) { (temp) throws(PipelineError) in
         // Databases.
         var files: [OutputFile] = []
         for (i, p) in plan.enumerated() {
-            announce(p.fileName, p.shard.count, i + 1)
-            var file = try writeDatabase(p.shard, to: "\(temp.path)/\(p.fileName)", fileName: p.fileName, withRanges: i == 0)
-            file.sha256 = try Pipeline.sha256(of: "\(temp.path)/\(p.fileName)")
+            announce(p.fileName, p.entries, i + 1)
+            var file = try writeDatabase(p, to: "\(temp)/\(p.fileName)", withRanges: i == 0)
+            file.sha256 = try Pipeline.sha256(of: "\(temp)/\(p.fileName)")
             let list = groups.lists[p.list]
             file.region = list.region
             file.kind = list.kind
@@ -243,8 +264,8 @@ extension Pipeline {
             let (chosen, merged) = topEntries(top)
             _ = merged
             announce("top.cid", chosen.count, fileCount)
-            var file = try writeDatabase(chosen[...], to: "\(temp.path)/top.cid", fileName: "top.cid")
-            file.sha256 = try Pipeline.sha256(of: "\(temp.path)/top.cid")
+            var file = try writeDatabase(chosen[...], to: "\(temp)/top.cid", fileName: "top.cid")
+            file.sha256 = try Pipeline.sha256(of: "\(temp)/top.cid")
             file.region = "top"
             file.kind = "top"
             file.rangeStart = file.firstNumber
@@ -252,25 +273,42 @@ extension Pipeline {
             files.append(file)
         }
 
-        let result = summary(output: output, isDirectory: true, files: files, lists: groups.lists, duplicates: duplicates)
-        let manifest = Pipeline.manifestJSON(files: files, datasetVersion: result.datasetVersion, buildTime: result.buildTime, options: options)
-        try Pipeline.writeDurably([UInt8](manifest), to: "\(temp.path)/manifest.json")
-        DirectorySwitch.syncDirectory(temp.path)
+        let written = summary(output: output, isDirectory: true, files: files, lists: groups.lists, duplicates: duplicates, distinct: distinct)
+        result = written
+        return [UInt8](Pipeline.manifestJSON(files: files, datasetVersion: written.datasetVersion, buildTime: written.buildTime, options: options))
+        }
+        return result!
+    }
 
-        // Switch.
+    /// A build directory at `target`, written into a locked temporary folder beside it by
+    /// `fill` (the databases; it returns the manifest's bytes), made durable and switched in
+    /// (``DirectorySwitch/install(_:at:allowExchange:hook:)``); the folder is removed when
+    /// anything fails, leaving `target` as it was, and what killed builds left goes after.
+    static func switchInDirectory(at target: String, allowExchange: Bool = true, hook: (String) -> Void = { _ in },
+                                  _ fill: (String) throws(PipelineError) -> [UInt8]) throws(PipelineError) {
+        let temp: DirectorySwitch.TemporaryDirectory
+        do { temp = try DirectorySwitch.makeTemporaryDirectory(for: target) } catch { throw PipelineError(error) }
+        var committed = false
+        defer {
+            if !committed { DirectorySwitch.removeTree(temp.path) }
+            temp.close()
+        }
+        let manifest = try fill(temp.path)
+        try writeDurably(manifest, to: "\(temp.path)/manifest.json")
+        DirectorySwitch.syncDirectory(temp.path)
         do {
-            try DirectorySwitch.install(temp.path, at: target, allowExchange: allowDirectoryExchange, hook: { switchHook($0.rawValue) })
+            try DirectorySwitch.install(temp.path, at: target, allowExchange: allowExchange, hook: { hook($0.rawValue) })
         } catch {
             throw PipelineError(error)
         }
         committed = true
         DirectorySwitch.removeLeftovers(of: target)
-        return result
     }
 
     /// The summary of what was written: labels are counted over the entries stored (after
     /// de-duplication), as distinct label and category pairs, like `lookup info`.
-    private func summary(output: String, isDirectory: Bool, files: [OutputFile], lists: [EntryList], duplicates: Int) -> PipelineSummary {
+    private func summary(output: String, isDirectory: Bool, files: [OutputFile], lists: [EntryList], duplicates: Int,
+                         distinct counted: Int? = nil) -> PipelineSummary {
         var used = [Bool](repeating: false, count: payloads.count)
         var distinct = 0
         for list in lists {
@@ -279,6 +317,7 @@ extension Pipeline {
                 distinct += 1
             }
         }
+        if let counted { distinct = counted }
         let buildTime = Pipeline.timestamp(options.buildTime)
         let version = options.datasetVersion ?? Pipeline.contentVersion(files)
         var result = PipelineSummary(
@@ -298,6 +337,10 @@ extension Pipeline {
         var fileBase: String
         /// Entry indices in ascending number order, one per number.
         var indices: [Int32]
+        /// The list's rows in a file instead (a build that spilled its rows).
+        var spilled: SpilledList? = nil
+        /// Its output: region id × 2, + 1 for a separate block list.
+        var key = 0
     }
 
     /// Sorts all accepted entries by number (stable), keeps the last row per number within
@@ -379,6 +422,28 @@ extension Pipeline {
     }
 
     // MARK: Writing
+
+    private func writeDatabase(_ planned: PlannedFile, to path: String, withRanges: Bool = false) throws(PipelineError) -> OutputFile {
+        guard let shard = planned.spilled, let spilled else {
+            return try writeDatabase(planned.shard, to: path, fileName: planned.fileName, withRanges: withRanges)
+        }
+        let written: StreamedFile
+        do throws(CallerIDError) {
+            written = try StreamedFileWriter.write(shard, categories: spilled.categories, options: options.buildOptions,
+                                                   scratch: try spilled.runs.area(), to: path)
+        } catch {
+            throw PipelineError(error)
+        }
+        var categories: [String: Int] = [:]
+        var actions: [String: Int] = [:]
+        for (c, n) in written.entriesByCategory {
+            categories[spilled.categories[c].name, default: 0] += n
+            actions[spilled.categories[c].action.description, default: 0] += n
+        }
+        return OutputFile(file: planned.fileName, region: "", kind: "", shard: 1, shards: 1, entries: written.entries,
+                          firstNumber: written.firstNumber, lastNumber: written.lastNumber, rangeStart: nil, rangeEnd: nil,
+                          categories: categories, actions: actions, bytes: written.bytes, xxh3: written.xxh3, duplicatesMerged: 0, ranges: 0)
+    }
 
     private func writeDatabase(_ entries: ArraySlice<Int32>, to path: String, fileName: String, withRanges: Bool = false) throws(PipelineError) -> OutputFile {
         var builder = DatabaseBuilder(options: options.buildOptions)

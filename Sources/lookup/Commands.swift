@@ -266,7 +266,7 @@ struct QueryNumbers {
 
 let buildHelp = """
 usage: lookup build -o OUT INPUT.tsv... [--skip-bad-rows] [--block-size N] [--raw-labels]
-                    [--hidden-characters remove|refuse] [--json]
+                    [--hidden-characters remove|refuse] [--memory SIZE] [--json]
        lookup build -o OUT|DIR INPUT... [pipeline options below]
 
 Builds a database from TSV lines NUMBER<TAB>LABEL[<TAB>CATEGORY] (UTF-8; '-' reads stdin).
@@ -281,6 +281,9 @@ synced and renamed: a failed build never replaces an existing OUT.
   -o, --output OUT   the database to write
   --skip-bad-rows    build from the good rows and report the bad ones
   --block-size N     entries per block record, 1...1024 (default 256)
+  --memory SIZE      memory for rows (default 1G; 512M, 4G…): beyond it rows are sorted in
+                     runs spilled to a temporary folder beside OUT and merged when OUT is
+                     written; the same bytes either way (docs/SCALE.md)
   --raw-labels       store every label raw (bigger file, no decoding)
   --hidden-characters remove|refuse
                      labels are shown on a phone's call screen: bidirectional controls
@@ -296,7 +299,7 @@ func buildCommand(_ raw: [String]) throws(ToolError) -> Int32 {
         print(buildHelp + pipelineBuildHelp, terminator: "")
         return Exit.ok
     }
-    let args = try Arguments(raw, command: "build", valued: ["-o", "--output", "--block-size", "--hidden-characters"] + pipelineValued,
+    let args = try Arguments(raw, command: "build", valued: ["-o", "--output", "--block-size", "--hidden-characters", "--memory"] + pipelineValued,
                              flags: ["--skip-bad-rows", "--raw-labels", "--json"] + pipelineFlags)
     guard let output = args.value("-o", "--output") else { throw .usage("missing -o OUT", command: "build") }
     guard !args.positionals.isEmpty else { throw .usage("no input files", command: "build") }
@@ -316,11 +319,13 @@ func buildCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     options.compressLabels = !args.flag("--raw-labels")
     let hidden = try hiddenCharactersOption(args)
     options.hiddenCharacters = hidden
+    options.memoryLimit = try buildMemory(args)
     let started = Date()
     // The pipeline's rules for every number (libphonenumber when it can be loaded) and label,
     // so that this path and a pipeline build take the same rows.
     let normalizer = try defaultNumberNormalizer()
-    var builder = DatabaseBuilder(options: options)
+    setDiskFullSimulation()
+    var builder = DatabaseBuilder(options: options, spillingNextTo: output)
     // Progress on a terminal: one line per phase, redrawn in place and cleared at the end.
     let progress = ProgressLine(enabled: stderrIsTTY)
     let rules = normalizer.tsvRowRules(labels: LabelCleaner(hiddenCharacters: hidden))
@@ -330,6 +335,8 @@ func buildCommand(_ raw: [String]) throws(ToolError) -> Int32 {
         progress.phase("writing \(output)")
         summary = try builder.write(to: output)
         progress.clear()
+        // What killed builds of this output left beside it (runs, temporary files).
+        if (try? OutputPath.resolve(output))?.kind != .stream { DirectorySwitch.removeLeftovers(of: output) }
     } catch {
         progress.clear()
         throw ToolError(code: error.code == .fileNotFound || error.code == .io ? Exit.ioError : Exit.dataError, message: error.message)
@@ -677,3 +684,32 @@ func parseBlockSize(_ text: String) -> Int? {
 }
 
 let blockSizeUsage = "--block-size must be 1...\(BuildOptions.maxBlockSize)"
+
+/// `lookup build`'s memory for rows when `--memory` is not given: fits a small CI runner, and
+/// keeps every build of a few million rows in memory (docs/SCALE.md).
+let defaultBuildMemory = 1 << 30
+
+/// `--memory SIZE` of `lookup build` (both build paths): bytes, or a number with K, M, G or T
+/// (powers of 1,024; `512M`, `1.5G`); the default when not given.
+func buildMemory(_ args: Arguments) throws(ToolError) -> Int {
+    guard let text = args.value("--memory") else { return defaultBuildMemory }
+    var digits = Substring(text.uppercased())
+    if digits.hasSuffix("IB") { digits = digits.dropLast(2) } else if digits.hasSuffix("B") { digits = digits.dropLast() }
+    var scale = 1.0
+    if let unit = digits.last, let power = ["K": 1, "M": 2, "G": 3, "T": 4][String(unit)] {
+        scale = Double(1 << (10 * power))
+        digits = digits.dropLast()
+    }
+    guard let value = Double(digits), value.isFinite, value >= 1, value * scale >= 4096, value * scale < 9e18 else {
+        throw .usage("--memory takes a size of at least 4K: bytes, or a number with K, M, G or T (512M, 1.5G)", command: "build")
+    }
+    return Int(value * scale)
+}
+
+/// Test seam of `lookup build` (`LOOKUP_TEST_DISK_FULL_AFTER=BYTES`): the disk fills up after
+/// that many bytes of spilled runs and output (`write(2)` fails with ENOSPC).
+func setDiskFullSimulation() {
+    if let text = ProcessInfo.processInfo.environment["LOOKUP_TEST_DISK_FULL_AFTER"], let n = Int(text) {
+        DiskFullSimulation.fail(afterBytes: n)
+    }
+}

@@ -1,6 +1,7 @@
 import Foundation
 import CallerID
 import CallerIDPipeline
+import CallerIDDirectory
 
 /// Options of `lookup build` that take a value and turn on the pipeline.
 let pipelineValued: [String] = [
@@ -287,6 +288,7 @@ struct PipelineOptionReader {
             options.buildOptions.blockSize = n
         }
         options.buildOptions.compressLabels = !args.flag("--raw-labels")
+        options.buildOptions.memoryLimit = try buildMemory(args)
     }
 }
 
@@ -315,6 +317,8 @@ func pipelineBuild(_ args: Arguments, output: String) throws(ToolError) -> Int32
     let summary: PipelineSummary
     // What -o must be (a directory for a build directory, else not one) is known before reading.
     do { try pipeline.checkOutput(output) } catch { throw toolError(error) }
+    setDiskFullSimulation()
+    pipeline.spillRows(nextTo: output)
     do {
         for input in args.positionals { try pipeline.add(file: input) }
         summary = try pipeline.write(to: output)
@@ -496,4 +500,51 @@ func numberRulesInUse() -> String {
     case .success(let library): "libphonenumber (\(library.path))"
     case .failure(let error): "built-in table (\(error.message))"
     }
+}
+
+// MARK: join
+
+let joinHelp = """
+usage: lookup join -o OUT PART_DIR... [--dataset-version V] [--json]
+
+Joins build directories written apart, one or more regions each (lookup build of one
+region's rows into PART/, run once per region on the machines of a cluster: tools/spark/),
+into the build directory OUT: their databases side by side and one manifest.json, the one a
+single lookup build of all their rows writes (files in region order; dataset_version a hash
+of the files unless given; build_time honours SOURCE_DATE_EPOCH). Each database is checked
+against its part's manifest (size, XXH3, SHA-256) as it is copied. OUT is switched in whole,
+as lookup build switches a build directory: a failed join leaves it as it was. Sign the
+result with lookup sign. Exit 65 when two parts hold the same file or a file is not its
+manifest's, 66 when a part is missing, 74 on an I/O error.
+
+  -o, --output OUT       the build directory to write
+  --dataset-version V    stamped in manifest.json (default: a hash of the files)
+  --json                 print the summary as JSON
+
+"""
+
+func joinCommand(_ raw: [String]) throws(ToolError) -> Int32 {
+    if raw.contains("--help") || raw.contains("-h") {
+        print(joinHelp, terminator: "")
+        return Exit.ok
+    }
+    let args = try Arguments(raw, command: "join", valued: ["-o", "--output", "--dataset-version"], flags: ["--json"])
+    guard let output = args.value("-o", "--output") else { throw .usage("missing -o OUT", command: "join") }
+    guard !args.positionals.isEmpty else { throw .usage("no build directories to join", command: "join") }
+    let manifest: DirectoryManifest
+    do {
+        Pipeline.recoverInterruptedOutput(at: output)
+        manifest = try Pipeline.join(args.positionals, to: output, datasetVersion: args.value("--dataset-version"))
+    } catch {
+        throw toolError(error)
+    }
+    var out = Output()
+    let entries = manifest.files.reduce(0) { $0 + ($1.entries ?? 0) }
+    if args.flag("--json") {
+        out.write("{\"output\":\(jsonString(output)),\"files\":\(manifest.files.count),\"entries\":\(entries),\"dataset_version\":\(jsonString(manifest.datasetVersion ?? ""))}\n")
+    } else {
+        out.write("joined \(args.positionals.count) build director\(args.positionals.count == 1 ? "y" : "ies") into \(output) (\(manifest.files.count) databases, \(entries) entries, manifest.json)\n")
+    }
+    out.flush()
+    return Exit.ok
 }

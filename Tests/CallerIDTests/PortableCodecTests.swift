@@ -104,6 +104,27 @@ private let goldenBlock: [UInt8] = [
         #expect(Codec.xxh3(Array(data.prefix(241))) == 0xC119_F583_D20C_F661)   // whichever codec this build uses
     }
 
+    /// A file streamed to disk is hashed in pieces: every length (short, medium, around the
+    /// 64-byte stripes and the 1,024-byte blocks) cut at random points must give the one-shot
+    /// value (libxxhash's where it is built in).
+    @Test func streamingXXH3EqualsTheOneShotHashWhateverThePieces() {
+        var rng = SeededGenerator(seed: 41)
+        let data = randomBytes(9_000, &rng)
+        var lengths = Array(0...300) + [511, 512, 513, 1023, 1024, 1025, 1087, 1088, 1089, 2048, 2049, 4096, 8999]
+        for _ in 0..<60 { lengths.append(Int(rng.next() % 9_000)) }
+        for length in lengths {
+            let whole = Array(data.prefix(length))
+            var state = StreamingXXH3()
+            var at = 0
+            while at < length {
+                let piece = min(length - at, Int(rng.next() % 700))
+                state.update(Array(whole[at..<(at + piece)]))
+                at += piece
+            }
+            #expect(state.digest == Codec.xxh3(whole), "length \(length)")
+        }
+    }
+
     @Test func decodesTheGoldenLZ4HCBlockWithItsDictionary() {
         let (n, out) = portableDecode(goldenBlock, capacity: goldenText.count, dictionary: goldenDictionary)
         #expect(n == goldenText.count)

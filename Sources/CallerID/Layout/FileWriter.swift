@@ -31,13 +31,23 @@ enum FileWriter {
         var parts = LayoutParts()
         let ids = try ValueIds(values: values, labelCount: labelCount)
         let blocks = try encodeBlocks(keys: keys, values: values, ids: ids, options: options, parts: &parts)
+        let tail = try valueSections(ids: ids, label: label, valueCategory: valueCategory, parts: &parts, options: options)
+        for v in values where ids.idOf[Int(v)] < tail.hotCount { parts.hotEntries += 1 }
+        let sections: [(UInt32, [UInt8])] = [
+            (Format.Section.categories.rawValue, categorySection(categories)),
+            (Format.Section.summary.rawValue, blocks.summary),
+            (Format.Section.blockIndex.rawValue, blocks.index),
+            (Format.Section.blocks.rawValue, blocks.records),
+        ] + tail.sections + extraSections.map { ($0.kind, $0.bytes) }
+        parts.index = blocks.summary.count + blocks.index.count
+        let file = assemble(sections: sections, entries: keys.count, blockCount: blocks.count, valueCount: ids.valueCount,
+                            hotCount: tail.hotCount, options: options)
+        parts.other = file.count - parts.keys - parts.values - parts.index - parts.labels
+        return (file, parts, ids.valueCount)
+    }
 
-        // Labels: hot ones raw, cold ones coded with the symbol table in groups.
-        let labels = try encodeLabels(count: ids.valueCount, label: { label(ids.ordered[$0]) }, hotLabelBytes: options.hotLabelBytes)
-        parts.hotValues = labels.hotCount
-        for v in values where ids.idOf[Int(v)] < labels.hotCount { parts.hotEntries += 1 }
-        let valueCats = ids.ordered.map(valueCategory)
-
+    /// The category table (section 1).
+    static func categorySection(_ categories: [Category]) -> [UInt8] {
         var names: [UInt8] = []
         names.appendLE(UInt32(categories.count))
         for c in categories {
@@ -45,13 +55,23 @@ enum FileWriter {
             names.append(UInt8(c.name.utf8.count))
             names.append(contentsOf: c.name.utf8)
         }
+        return names
+    }
+
+    /// The sections after the blocks: code lengths, value categories and the label parts
+    /// (sections 5–11), with how many values are hot; counts their bytes in `parts`.
+    static func valueSections(ids: ValueIds, label: (Int) -> ArraySlice<UInt8>, valueCategory: (Int) -> UInt8,
+                              parts: inout LayoutParts, options: LayoutOptions) throws(CallerIDError) -> (sections: [(UInt32, [UInt8])], hotCount: Int) {
+        // Labels: hot ones raw, cold ones coded with the symbol table in groups.
+        let labels = try encodeLabels(count: ids.valueCount, label: { label(ids.ordered[$0]) }, hotLabelBytes: options.hotLabelBytes)
+        parts.hotValues = labels.hotCount
+        let valueCats = ids.ordered.map(valueCategory)
         var codeLengths: [UInt8] = []
         for c in ids.counts { codeLengths.appendLE(UInt32(c)) }
-        let sections: [(UInt32, [UInt8])] = [
-            (Format.Section.categories.rawValue, names),
-            (Format.Section.summary.rawValue, blocks.summary),
-            (Format.Section.blockIndex.rawValue, blocks.index),
-            (Format.Section.blocks.rawValue, blocks.records),
+        parts.values += codeLengths.count
+        parts.labels = valueCats.count + labels.hotOffsets.count + labels.hotLabels.count + labels.symbols.count
+            + labels.coldIndex.count + labels.coldLabels.count
+        return ([
             (Format.Section.codeLengths.rawValue, codeLengths),
             (Format.Section.valueCategories.rawValue, valueCats),
             (Format.Section.hotOffsets.rawValue, labels.hotOffsets),
@@ -59,15 +79,7 @@ enum FileWriter {
             (Format.Section.symbolTable.rawValue, labels.symbols),
             (Format.Section.coldIndex.rawValue, labels.coldIndex),
             (Format.Section.coldLabels.rawValue, labels.coldLabels),
-        ] + extraSections.map { ($0.kind, $0.bytes) }
-        parts.index = blocks.summary.count + blocks.index.count
-        parts.values += codeLengths.count
-        parts.labels = valueCats.count + labels.hotOffsets.count + labels.hotLabels.count + labels.symbols.count
-            + labels.coldIndex.count + labels.coldLabels.count
-        let file = assemble(sections: sections, entries: keys.count, blockCount: blocks.count, valueCount: ids.valueCount,
-                            hotCount: labels.hotCount, options: options)
-        parts.other = file.count - parts.keys - parts.values - parts.index - parts.labels
-        return (file, parts, ids.valueCount)
+        ], labels.hotCount)
     }
 
     /// Value ids: code lengths from the frequencies; ids ordered by (code length, first
@@ -90,6 +102,14 @@ enum FileWriter {
                 freq[Int(v)] += 1
                 if first[Int(v)] == Int.max { first[Int(v)] = i }
             }
+            try self.init(frequencies: freq, first: first)
+        }
+
+        /// From each value's number of entries and the position (in number order) of its first
+        /// entry (`Int.max` for a value no entry uses): what a writer that streams its entries
+        /// counts in a first pass.
+        init(frequencies freq: [Int], first: [Int]) throws(CallerIDError) {
+            let labelCount = freq.count
             let used = (0..<labelCount).filter { freq[$0] > 0 }
             guard used.count < 1 << Format.maxCodeLength else {
                 throw CallerIDError(.limitExceeded, "more than \(1 << Format.maxCodeLength) distinct labels")
@@ -125,27 +145,57 @@ enum FileWriter {
     static func encodeBlocks(keys: [UInt64], values: [UInt32], ids: ValueIds, options: LayoutOptions,
                              parts: inout LayoutParts) throws(CallerIDError) -> EncodedBlocks {
         var out = EncodedBlocks()
-        var firstKeys: [UInt64] = []
+        var section = BlockSection(options: options)
         var start = 0
         while start < keys.count {
             let n = min(options.blockSize, keys.count - start)
-            firstKeys.append(keys[start])
-            guard out.records.count <= Int(UInt32.max) - (1 << 20) else {
-                throw CallerIDError(.limitExceeded, "block records exceed 4 GiB")
-            }
-            out.index.appendLE(keys[start])
-            out.index.appendLE(UInt32(out.records.count))
-            try appendRecord(keys: keys[start..<(start + n)], values: values[start..<(start + n)], ids: ids,
-                             syncInterval: 1 << options.syncShift, to: &out.records, parts: &parts)
+            try section.append(keys: keys[start..<(start + n)], values: values[start..<(start + n)], ids: ids,
+                               to: &out.records, parts: &parts)
             start += n
         }
-        out.index.appendLE(UInt64(0))
-        out.index.appendLE(UInt32(out.records.count))
-        out.records.append(contentsOf: repeatElement(0, count: Format.recordPadding))
-        parts.keys += Format.recordPadding
-        for b in stride(from: 0, to: firstKeys.count, by: 1 << options.summaryShift) { out.summary.appendLE(firstKeys[b]) }
-        out.count = firstKeys.count
+        section.finish(records: &out.records, parts: &parts)
+        out.index = section.index
+        out.summary = section.summary
+        out.count = section.count
         return out
+    }
+
+    /// The block section as blocks are added one at a time: each block's record goes to the
+    /// caller's `records` (which a streaming writer empties to disk between blocks); the block
+    /// index (section 3) and the summary (section 2) are kept, 12 and 8/16 bytes per block.
+    struct BlockSection {
+        let options: LayoutOptions
+        private(set) var index: [UInt8] = []
+        private(set) var summary: [UInt8] = []
+        private(set) var count = 0
+        /// Bytes of block records so far, the ones handed out and written elsewhere included.
+        private(set) var recordBytes = 0
+
+        init(options: LayoutOptions) { self.options = options }
+
+        /// Appends one block's record (1…blockSize entries) to `records`.
+        mutating func append(keys: ArraySlice<UInt64>, values: ArraySlice<UInt32>, ids: ValueIds,
+                             to records: inout [UInt8], parts: inout LayoutParts) throws(CallerIDError) {
+            guard recordBytes <= Int(UInt32.max) - (1 << 20) else {
+                throw CallerIDError(.limitExceeded, "block records exceed 4 GiB")
+            }
+            if count % (1 << options.summaryShift) == 0 { summary.appendLE(keys.first!) }
+            index.appendLE(keys.first!)
+            index.appendLE(UInt32(recordBytes))
+            let before = records.count
+            try appendRecord(keys: keys, values: values, ids: ids, syncInterval: 1 << options.syncShift, to: &records, parts: &parts)
+            recordBytes += records.count - before
+            count += 1
+        }
+
+        /// The index's end entry and the records' padding (appended to `records`).
+        mutating func finish(records: inout [UInt8], parts: inout LayoutParts) {
+            index.appendLE(UInt64(0))
+            index.appendLE(UInt32(recordBytes))
+            records.append(contentsOf: repeatElement(0, count: Format.recordPadding))
+            recordBytes += Format.recordPadding
+            parts.keys += Format.recordPadding
+        }
     }
 
     /// One block's record (docs/FORMAT.md §5.4): the header, the sync points, the keys as
@@ -209,46 +259,89 @@ enum FileWriter {
     /// section table, footer.
     static func assemble(sections: [(UInt32, [UInt8])], entries: Int, blockCount: Int, valueCount: Int, hotCount: Int,
                          options: LayoutOptions) -> [UInt8] {
-        var file = [UInt8](repeating: 0, count: Format.headerSize)
-        var table: [UInt8] = []
-        for (kind, bytes) in sections {
-            file.padZero(toMultipleOf: Format.sectionAlignment)
-            table.appendLE(kind)
-            table.appendLE(UInt32(0))
-            table.appendLE(UInt64(file.count))
-            table.appendLE(UInt64(bytes.count))
-            table.appendLE(Codec.xxh3(bytes))
+        let frame = Frame(sections: sections.map { ($0.0, $0.1.count, Codec.xxh3($0.1)) }, entries: entries, blockCount: blockCount,
+                          valueCount: valueCount, hotCount: hotCount, options: options)
+        var file = frame.header
+        for (k, (_, bytes)) in sections.enumerated() {
+            file.append(contentsOf: repeatElement(0, count: frame.padding(before: k)))
             file.append(contentsOf: bytes)
         }
-        file.padZero(toMultipleOf: 8)
-        let tableOffset = file.count
-        file.append(contentsOf: table)
-        let fileSize = file.count + Format.footerSize
-
-        var header: [UInt8] = Format.magic
-        header.appendLE(Format.major)
-        header.appendLE(Format.minor)
-        header.appendLE(UInt32(Format.headerSize))
-        header.appendLE(UInt64(fileSize))
-        header.appendLE(UInt64(entries))
-        header.appendLE(UInt32(blockCount))
-        header.appendLE(UInt32(valueCount))
-        header.appendLE(UInt32(hotCount))
-        header.append(UInt8(options.syncShift))
-        header.append(UInt8(options.summaryShift))
-        header.appendLE(UInt16(options.blockSize))
-        header.appendLE(UInt64(tableOffset))
-        header.appendLE(Codec.xxh3(header))
-        file.replaceSubrange(0..<Format.headerSize, with: header)
-
-        var footer: [UInt8] = []
-        footer.appendLE(UInt64(fileSize))
-        footer.appendLE(Codec.xxh3(table))
-        footer.appendLE(UInt64(entries))
-        footer.append(contentsOf: Format.footerMagic)
-        file.append(contentsOf: footer)
-        assert(file.count == fileSize)
+        file.append(contentsOf: repeatElement(0, count: frame.paddingBeforeTable))
+        file.append(contentsOf: frame.table)
+        file.append(contentsOf: frame.footer)
+        assert(file.count == frame.fileSize)
         return file
+    }
+
+    /// What surrounds the sections of a file, from their kinds, sizes and hashes alone: the
+    /// header, where each section starts, the section table and the footer. A writer that
+    /// streams a section it never holds whole writes the same bytes as ``assemble``.
+    struct Frame {
+        let header: [UInt8]
+        /// Offset and size of each section in the file.
+        let offsets: [Int]
+        let sizes: [Int]
+        let tableOffset: Int
+        let table: [UInt8]
+        let footer: [UInt8]
+        let fileSize: Int
+
+        init(sections: [(kind: UInt32, size: Int, xxh3: UInt64)], entries: Int, blockCount: Int, valueCount: Int, hotCount: Int,
+             options: LayoutOptions) {
+            var at = Format.headerSize
+            var table: [UInt8] = []
+            var offsets: [Int] = []
+            for (kind, size, hash) in sections {
+                at += (Format.sectionAlignment - at % Format.sectionAlignment) % Format.sectionAlignment
+                offsets.append(at)
+                table.appendLE(kind)
+                table.appendLE(UInt32(0))
+                table.appendLE(UInt64(at))
+                table.appendLE(UInt64(size))
+                table.appendLE(hash)
+                at += size
+            }
+            at += (8 - at % 8) % 8
+            let tableOffset = at
+            let fileSize = at + table.count + Format.footerSize
+
+            var header: [UInt8] = Format.magic
+            header.appendLE(Format.major)
+            header.appendLE(Format.minor)
+            header.appendLE(UInt32(Format.headerSize))
+            header.appendLE(UInt64(fileSize))
+            header.appendLE(UInt64(entries))
+            header.appendLE(UInt32(blockCount))
+            header.appendLE(UInt32(valueCount))
+            header.appendLE(UInt32(hotCount))
+            header.append(UInt8(options.syncShift))
+            header.append(UInt8(options.summaryShift))
+            header.appendLE(UInt16(options.blockSize))
+            header.appendLE(UInt64(tableOffset))
+            header.appendLE(Codec.xxh3(header))
+            header.append(contentsOf: repeatElement(0, count: Format.headerSize - header.count))
+
+            var footer: [UInt8] = []
+            footer.appendLE(UInt64(fileSize))
+            footer.appendLE(Codec.xxh3(table))
+            footer.appendLE(UInt64(entries))
+            footer.append(contentsOf: Format.footerMagic)
+            self.header = header
+            self.offsets = offsets
+            self.sizes = sections.map(\.size)
+            self.tableOffset = tableOffset
+            self.table = table
+            self.footer = footer
+            self.fileSize = fileSize
+        }
+
+        /// Zero bytes between the end of section `k - 1` (or the header) and section `k`.
+        func padding(before k: Int) -> Int {
+            offsets[k] - (k == 0 ? Format.headerSize : offsets[k - 1] + sizes[k - 1])
+        }
+
+        /// Zero bytes between the last section and the section table.
+        var paddingBeforeTable: Int { tableOffset - (offsets.last.map { $0 + sizes[sizes.count - 1] } ?? Format.headerSize) }
     }
 }
 

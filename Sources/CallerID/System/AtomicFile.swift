@@ -124,7 +124,7 @@ package struct AtomicFileWriter {
     package mutating func write(_ data: UnsafeRawBufferPointer) throws(CallerIDError) {
         var done = 0
         while done < data.count {
-            let n = Platform.write(fd, data.baseAddress! + done, data.count - done)
+            let n = DiskFullSimulation.write(fd, data.baseAddress! + done, data.count - done)
             if n < 0 {
                 if errno == EINTR { continue }
                 let message = "\(path): write failed: \(errnoMessage())"

@@ -49,6 +49,31 @@ enum Codec {
     }
 }
 
+/// XXH3-64 (seed 0) of bytes given in pieces: the value ``Codec/xxh3(_:)-(UnsafeRawBufferPointer)``
+/// gives for all of them joined, without holding them (the package's portable C, whatever the
+/// trait; PortableCodecTests checks it against the one-shot hash). A file streamed to disk
+/// (the bounded-memory build) is hashed this way.
+package struct StreamingXXH3 {
+    private var state = cport_xxh3_state()
+
+    package init() { cport_xxh3_reset(&state) }
+
+    package mutating func update(_ bytes: UnsafeRawBufferPointer) {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return }
+        cport_xxh3_update(&state, base, bytes.count)
+    }
+
+    package mutating func update(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { update($0) }
+    }
+
+    /// The hash of everything given so far.
+    package var digest: UInt64 {
+        var copy = state
+        return cport_xxh3_digest(&copy)
+    }
+}
+
 /// Bytes the process currently has allocated with malloc (glibc: `mallinfo2().uordblks +
 /// hblkhd`; Darwin: the default zone's `size_in_use`; 0 where the C library cannot say).
 /// Used by tests and benchmarks to prove that enumeration does not grow the heap.

@@ -44,6 +44,22 @@ func radixSortPairs(keys: inout [UInt64], values: inout [UInt32]) {
     }
 }
 
+/// Keeps the last pair of each run of equal keys (the pairs sorted stably by key: the last
+/// added); returns how many were dropped.
+func keepLastOfEachKey(keys: inout [UInt64], values: inout [UInt32]) -> Int {
+    var w = 0
+    for i in 0..<keys.count {
+        if i + 1 < keys.count && keys[i + 1] == keys[i] { continue }
+        keys[w] = keys[i]
+        values[w] = values[i]
+        w += 1
+    }
+    let dropped = keys.count - w
+    keys.removeSubrange(w...)
+    values.removeSubrange(w...)
+    return dropped
+}
+
 /// The stable order of `keys`: indices sorted by key, input order kept among equal keys (the
 /// pipeline's entry lists, which keep every row's fields and need only the order).
 ///

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# The Spark job against a single-machine build, in Spark's local mode:
+#   bash tools/spark/test.sh [ROWS]          (default 2,000,000 rows; needs bash tools/spark/setup.sh)
+# Checks: the same databases (byte for byte, and `lookup dump` of each) and the same manifest
+# as `lookup build` of the same input on one machine; TSV, CSV, JSON Lines and Parquet inputs
+# give the same output; a second run writes the same bytes; a failed partition fails the job
+# and leaves the previous output, with no manifest written; the result verifies and is signed.
+# Without Java or PySpark it says SKIPPED and why, and exits 0.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+rows="${1:-2000000}"
+venv="${CALLERID_SPARK_VENV:-$HOME/.cache/callerid-spark}"
+if ! command -v java >/dev/null 2>&1; then echo "SKIPPED: no java (bash tools/spark/setup.sh installs default-jre-headless)"; exit 0; fi
+if [ ! -x "$venv/bin/spark-submit" ]; then echo "SKIPPED: no PySpark in $venv (bash tools/spark/setup.sh installs it)"; exit 0; fi
+lookup="${LOOKUP:-$root/.build/release/lookup}"
+[ -x "$lookup" ] || { echo "error: no $lookup: swift build -c release first (or LOOKUP=path)" >&2; exit 66; }
+
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+export SOURCE_DATE_EPOCH=1700000000
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# The study data with a region column (the number's first two digits: ~70 regions).
+python3 "$root/tools/gen_directory.py" --profile study --entries "$rows" --seed 7 --duplicates 0.1 -o "$work/raw.tsv" 2>/dev/null
+awk -F'\t' 'BEGIN{OFS="\t"} {print $1, $2, $3, "cc-" substr($1, 1, 2)}' "$work/raw.tsv" > "$work/in.tsv"
+
+build_args=(--format tsv --header no --number-field 1 --label-field 2 --category-field 3 --split-by field --region-field 4 --skip-bad-rows)
+"$lookup" build -o "$work/single/" "$work/in.tsv" "${build_args[@]}" --memory 512M > /dev/null
+"$lookup" keygen -o "$work/publisher" > /dev/null
+
+spark() { bash "$root/tools/spark/run.sh" --master 'local[2]' --lookup "$lookup" --region-field 4 \
+            --build-option=--skip-bad-rows "$@" 2> "$work/spark.err" || { tail -30 "$work/spark.err" >&2; return 1; }; }
+
+same_as_single() {
+    local dir="$1"
+    cmp "$work/single/manifest.json" "$dir/manifest.json" || fail "$dir: manifest differs from the single-machine build's"
+    for f in "$work/single/"*.cid; do
+        name="$(basename "$f")"
+        cmp -s "$f" "$dir/$name" || fail "$dir/$name differs"
+        cmp -s <("$lookup" dump --db "$f") <("$lookup" dump --db "$dir/$name") || fail "lookup dump of $name differs"
+    done
+    [ "$(ls "$dir"/*.cid | wc -l)" = "$(ls "$work/single/"*.cid | wc -l)" ] || fail "$dir: another set of files"
+}
+
+start=$(date +%s)
+spark --input "$work/in.tsv" -o "$work/out" --key "$work/publisher" > "$work/spark.json"
+echo "spark local[2], $rows rows: $(( $(date +%s) - start )) s: $(cat "$work/spark.json")"
+same_as_single "$work/out"
+"$lookup" verify "$work/out" > /dev/null || fail "lookup verify"
+[ -f "$work/out/manifest.json.sig" ] || fail "not signed"
+
+# Idempotent: a second run, the same bytes.
+sum_before="$(cd "$work/out" && sha256sum ./* | sort)"
+spark --input "$work/in.tsv" -o "$work/out" --key "$work/publisher" > /dev/null
+[ "$(cd "$work/out" && sha256sum ./* | sort)" = "$sum_before" ] || fail "a second run wrote other bytes"
+
+# Other input formats of the same rows.
+python3 - "$work" <<'PY'
+import csv, json, sys
+work = sys.argv[1]
+with open(f"{work}/in.tsv", encoding="utf-8") as f, open(f"{work}/in.csv", "w", newline="", encoding="utf-8") as c, \
+        open(f"{work}/in.jsonl", "w", encoding="utf-8") as j:
+    w = csv.writer(c)
+    w.writerow(["number", "label", "category", "region"])
+    for line in f:
+        n, l, cat, r = line.rstrip("\n").split("\t")
+        w.writerow([n, l, cat, r])
+        j.write(json.dumps({"number": n, "label": l, "category": cat, "region": r}, ensure_ascii=False) + "\n")
+PY
+"$venv/bin/python" - "$work" <<'PY'
+import sys
+from pyspark.sql import SparkSession
+work = sys.argv[1]
+spark = SparkSession.builder.master("local[2]").getOrCreate()
+# From the TSV as it is (no quoting rules), so the Parquet holds exactly the rows built above.
+(spark.read.option("sep", "\t").option("quote", "\u0000").csv(f"{work}/in.tsv")
+    .toDF("number", "label", "category", "region").coalesce(1).write.parquet(f"{work}/in.parquet"))
+spark.stop()
+PY
+for input in in.csv in.jsonl in.parquet; do
+    spark --input "$work/$input" --region-field region --number-field number --label-field label --category-field category \
+        -o "$work/out-$input" > /dev/null
+    same_as_single "$work/out-$input"
+done
+
+# A failed partition: a lookup that fails for one region's rows. The job fails, the previous
+# output stays whole, and no manifest of the failed run appears anywhere.
+cat > "$work/failing-lookup" <<SH
+#!/usr/bin/env bash
+if [ "\$1" = build ] && grep -q \$'\tcc-79\$' "\$4" 2>/dev/null; then echo "simulated failure" >&2; exit 74; fi
+exec "$lookup" "\$@"
+SH
+chmod +x "$work/failing-lookup"
+if bash "$root/tools/spark/run.sh" --master 'local[2]' --lookup "$work/failing-lookup" --region-field 4 \
+        --build-option=--skip-bad-rows --input "$work/in.tsv" -o "$work/out" > /dev/null 2> "$work/fail.err"; then
+    fail "the job succeeded although a partition failed"
+fi
+grep -q "simulated failure" "$work/fail.err" || fail "the job's error does not say why the partition failed"
+[ "$(cd "$work/out" && sha256sum ./* | sort)" = "$sum_before" ] || fail "the failed job changed the previous output"
+[ ! -e "$work/.out.spark-stage" ] || fail "the failed job left its staged parts"
+echo "PASS: spark local[2] output = single-machine build ($rows rows; tsv, csv, jsonl, parquet; idempotent; a failed partition fails the job)"
