@@ -32,6 +32,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import time
 
 
 def parse_args(argv):
@@ -194,9 +195,17 @@ def main(argv):
         subprocess.run([lookup, "join", "-o", output + "/"] + parts, check=True)
         if a.key:
             subprocess.run([lookup, "sign", "--key", a.key, output], check=True)
-    finally:
-        # A failed job leaves no part behind: no region's manifest, no staged database.
-        shutil.rmtree(stage, ignore_errors=True)
+    except BaseException:
+        # A failed job leaves no part behind: no region's manifest, no staged database. The
+        # other tasks are stopped first (a task still running would stage its region again).
+        spark.stop()
+        for _ in range(20):
+            shutil.rmtree(stage, ignore_errors=True)
+            time.sleep(0.5)
+            if not os.path.exists(stage):
+                break
+        raise
+    shutil.rmtree(stage, ignore_errors=True)
     print(json.dumps(dict(summary, output=output)))
     spark.stop()
 
