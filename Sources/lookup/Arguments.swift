@@ -175,8 +175,5 @@ func printError(_ message: String) {
     StandardStream.error.write(message + "\n")
 }
 
-/// JSON string literal with the escapes RFC 8259 requires (one implementation, the pipeline's).
-func jsonString(_ s: String) -> String { jsonQuote(s) }
-
 /// True when standard error is a terminal (progress is shown only then).
 let stderrIsTTY: Bool = StandardStream.error.isTerminal

@@ -101,5 +101,5 @@ struct BatchAnswers {
 /// The JSON answer to an input that is not a number (a batch line, a number in a URL):
 /// `{"input":…,"found":false,"error":…}` and a line end.
 func notANumberJSON(_ input: String, _ message: String) -> String {
-    "{\"input\":\(jsonString(input)),\"found\":false,\"error\":\(jsonString(message))}\n"
+    "{\"input\":\(jsonQuote(input)),\"found\":false,\"error\":\(jsonQuote(message))}\n"
 }

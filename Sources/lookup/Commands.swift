@@ -39,7 +39,7 @@ func writeTSVLabel(_ bytes: UnsafeRawBufferPointer, to out: inout Output) {
 /// An entry of `dump --json`: every line is an entry, so it has no `found` (a lookup's answer,
 /// ``writeAnswer``, has).
 func entryJSON(_ view: EntryView) -> String {
-    "{\"number\":\(view.number),\"label\":\(jsonString(view.label)),\"category\":\(jsonString(view.category.name)),\"action\":\"\(view.category.action)\"}\n"
+    "{\"number\":\(view.number),\"label\":\(jsonQuote(view.label)),\"category\":\(jsonQuote(view.category.name)),\"action\":\"\(view.category.action)\"}\n"
 }
 
 /// How a lookup's answer is written.
@@ -62,7 +62,7 @@ func writeAnswer(_ view: EntryView, format: AnswerFormat, to out: inout Output) 
     case .json:
         var match = "\"match\":\"entry\""
         if case .range(let first, let last) = view.match { match = "\"match\":\"range\",\"range\":[\(first),\(last)]" }
-        out.write("{\"number\":\(view.number),\"found\":true,\"label\":\(jsonString(view.label)),\"category\":\(jsonString(view.category.name)),\"action\":\"\(view.category.action)\",\(match)}\n")
+        out.write("{\"number\":\(view.number),\"found\":true,\"label\":\(jsonQuote(view.label)),\"category\":\(jsonQuote(view.category.name)),\"action\":\"\(view.category.action)\",\(match)}\n")
     case .text:
         out.write("\(view.number)\t")
         writeTSVLabel(view.labelBytes, to: &out)
@@ -410,7 +410,7 @@ private func printBuildSummary(_ summary: BuildSummary, output: String, rows: In
     var out = Output()
     if json {
         let warnings = counts.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",")
-        out.write("{\"output\":\(jsonString(output)),\"rows\":\(rows),\"entries\":\(summary.entries),\"duplicates_merged\":\(summary.duplicatesMerged),\"bad_rows\":\(badRows),\"distinct_labels\":\(summary.distinctLabels),\"bytes\":\(summary.fileBytes),\"bytes_per_entry\":\(String(format: "%.3f", summary.bytesPerEntry)),\"warnings\":{\(warnings)},\"seconds\":\(String(format: "%.3f", seconds))}\n")
+        out.write("{\"output\":\(jsonQuote(output)),\"rows\":\(rows),\"entries\":\(summary.entries),\"duplicates_merged\":\(summary.duplicatesMerged),\"bad_rows\":\(badRows),\"distinct_labels\":\(summary.distinctLabels),\"bytes\":\(summary.fileBytes),\"bytes_per_entry\":\(String(format: "%.3f", summary.bytesPerEntry)),\"warnings\":{\(warnings)},\"seconds\":\(String(format: "%.3f", seconds))}\n")
     } else {
         out.write("""
         wrote \(output)
@@ -554,7 +554,7 @@ func verifyCommand(_ raw: [String]) throws(ToolError) -> Int32 {
         checked += 1
         if exit == Exit.dataError { damaged += 1 } else { unread += 1 }
         if json {
-            out.write("{\"file\":\(jsonString(path)),\"ok\":false,\"code\":\(jsonString(code)),\"error\":\(jsonString(message))}\n")
+            out.write("{\"file\":\(jsonQuote(path)),\"ok\":false,\"code\":\(jsonQuote(code)),\"error\":\(jsonQuote(message))}\n")
         } else {
             out.flush()
             printError("error: \(message)")
@@ -594,9 +594,9 @@ func verifyCommand(_ raw: [String]) throws(ToolError) -> Int32 {
                 checked += 1
                 intact += 1
                 if db.rangeCount > 0 {
-                    out.write(json ? "{\"file\":\(jsonString(path)),\"ok\":true,\"entries\":\(db.count),\"ranges\":\(db.rangeCount)}\n" : "\(path): OK (\(db.count) entries, \(db.rangeCount) ranges)\n")
+                    out.write(json ? "{\"file\":\(jsonQuote(path)),\"ok\":true,\"entries\":\(db.count),\"ranges\":\(db.rangeCount)}\n" : "\(path): OK (\(db.count) entries, \(db.rangeCount) ranges)\n")
                 } else {
-                    out.write(json ? "{\"file\":\(jsonString(path)),\"ok\":true,\"entries\":\(db.count)}\n" : "\(path): OK (\(db.count) entries)\n")
+                    out.write(json ? "{\"file\":\(jsonQuote(path)),\"ok\":true,\"entries\":\(db.count)}\n" : "\(path): OK (\(db.count) entries)\n")
                 }
             } catch {
                 report(path, code: error.code.rawValue, exit: exitCode(for: error), message: error.message)
@@ -645,9 +645,9 @@ func infoCommand(_ raw: [String]) throws(ToolError) -> Int32 {
 
 func writeInfo(_ info: DatabaseInfo, json: Bool, to out: inout Output) {
     if json {
-        let sections = info.sections.map { "{\"name\":\(jsonString($0.name)),\"offset\":\($0.offset),\"bytes\":\($0.bytes),\"xxh3\":\"\(String(format: "%016llx", $0.checksum))\"}" }
-        let categories = info.categories.map { "{\"name\":\(jsonString($0.name)),\"action\":\"\($0.action)\"}" }
-        out.write("{\"file\":\(jsonString(info.path)),\"format_version\":\"\(info.formatVersion)\",\"entries\":\(info.entries),\"distinct_labels\":\(info.distinctLabels),\"block_size\":\(info.blockSize),\"blocks\":\(info.blocks),\"hot_labels\":\(info.hotLabels),\"label_symbols\":\(info.labelSymbols),\"bytes\":\(info.fileBytes),\"bytes_per_entry\":\(String(format: "%.3f", info.bytesPerEntry)),\"ranges\":\(info.ranges),\"categories\":[\(categories.joined(separator: ","))],\"sections\":[\(sections.joined(separator: ","))]}\n")
+        let sections = info.sections.map { "{\"name\":\(jsonQuote($0.name)),\"offset\":\($0.offset),\"bytes\":\($0.bytes),\"xxh3\":\"\(String(format: "%016llx", $0.checksum))\"}" }
+        let categories = info.categories.map { "{\"name\":\(jsonQuote($0.name)),\"action\":\"\($0.action)\"}" }
+        out.write("{\"file\":\(jsonQuote(info.path)),\"format_version\":\"\(info.formatVersion)\",\"entries\":\(info.entries),\"distinct_labels\":\(info.distinctLabels),\"block_size\":\(info.blockSize),\"blocks\":\(info.blocks),\"hot_labels\":\(info.hotLabels),\"label_symbols\":\(info.labelSymbols),\"bytes\":\(info.fileBytes),\"bytes_per_entry\":\(String(format: "%.3f", info.bytesPerEntry)),\"ranges\":\(info.ranges),\"categories\":[\(categories.joined(separator: ","))],\"sections\":[\(sections.joined(separator: ","))]}\n")
     } else {
         out.write("""
         file              \(escapedForDisplay(info.path))

@@ -106,7 +106,7 @@ func exportCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     }
     let sizes = report.identitySizes
     if args.flag("--json") {
-        let files = report.files.map { "{\"path\":\(jsonString($0.path)),\"rows\":\($0.rows),\"bytes\":\($0.bytes)}" }
+        let files = report.files.map { "{\"path\":\(jsonQuote($0.path)),\"rows\":\($0.rows),\"bytes\":\($0.bytes)}" }
         var identitySizes = ""
         if options.output == .datasets {
             let classes = sizes.classes.indices.filter { sizes.classes[$0] > 0 }.map { k in
@@ -116,10 +116,10 @@ func exportCommand(_ raw: [String]) throws(ToolError) -> Int32 {
                 + "\"largest_number\":\(sizes.largestNumber.map { "\"+\($0)\"" } ?? "null"),\"classes\":[\(classes.joined(separator: ","))],"
                 + "\"default_bucket_size\":\(sizes.defaultBucketSize),\"recommended_bucket_size\":\(sizes.recommendedBucketSize),"
                 + "\"shards\":\(sizes.shards),\"largest_shard_bytes\":\(sizes.largestShardBytes),\"bucket_count\":\(sizes.recommendedBucketCount)},"
-                + "\"configurations\":[\(report.configurations.map(jsonString).joined(separator: ","))]"
+                + "\"configurations\":\(jsonStrings(report.configurations))"
         }
         print("{\"files\":[\(files.joined(separator: ","))],\"numbers\":\(report.numbers),\"blocked\":\(report.blocked),"
-              + "\"identities\":\(report.identities),\"icons\":\(report.icons)\(identitySizes),\"warnings\":[\(warnings.map(jsonString).joined(separator: ","))]}")
+              + "\"identities\":\(report.identities),\"icons\":\(report.icons)\(identitySizes),\"warnings\":\(jsonStrings(warnings))}")
     } else {
         for f in report.files {
             print("wrote \(escapedForDisplay(f.path)): \(f.rows) rows, \(f.bytes) bytes")

@@ -23,7 +23,7 @@ func jsonFailure(_ error: ToolError, store: String?, code: String?) -> String {
         default: "data"
         }
     }()
-    return "{\"store\":\(store.map(jsonString) ?? "null"),\"error\":{\"code\":\(jsonString(name)),\"message\":\(jsonString(error.message))},\"exit_code\":\(error.code)}\n"
+    return "{\"store\":\(store.map(jsonQuote) ?? "null"),\"error\":{\"code\":\(jsonQuote(name)),\"message\":\(jsonQuote(error.message))},\"exit_code\":\(error.code)}\n"
 }
 
 /// Runs a command body; a DirectoryError becomes its exit code. Under `--json` a failure is
@@ -199,7 +199,7 @@ func writeInstallReport(_ report: InstalledStore.InstallReport, storePath: Strin
     if json {
         let names = jsonStrings
         let sources = report.sources.isEmpty ? "null" : "[" + report.sources.map(sourceJSON).joined(separator: ",") + "]"
-        out.write("{\"store\":\(jsonString(storePath)),\"generation\":\(report.generation.id),\"previous\":\(report.previous.map { String($0.id) } ?? "null"),\"added\":\(names(c.added)),\"changed\":\(names(c.changed)),\"removed\":\(names(c.removed)),\"unchanged\":\(names(c.unchanged)),\"copied_files\":\(report.copiedFiles),\"linked_files\":\(report.linkedFiles),\"repaired\":\(names(report.repairedFiles)),\"missing_packs\":\(names(report.missingPacks)),\"sources\":\(sources),\(slotsJSONFields(report.plan)),\"seconds\":\(String(format: "%.3f", seconds))}\n")
+        out.write("{\"store\":\(jsonQuote(storePath)),\"generation\":\(report.generation.id),\"previous\":\(report.previous.map { String($0.id) } ?? "null"),\"added\":\(names(c.added)),\"changed\":\(names(c.changed)),\"removed\":\(names(c.removed)),\"unchanged\":\(names(c.unchanged)),\"copied_files\":\(report.copiedFiles),\"linked_files\":\(report.linkedFiles),\"repaired\":\(names(report.repairedFiles)),\"missing_packs\":\(names(report.missingPacks)),\"sources\":\(sources),\(slotsJSONFields(report.plan)),\"seconds\":\(String(format: "%.3f", seconds))}\n")
     } else {
         out.write("installed generation \(report.generation.id)\(report.previous.map { " (previous \($0.id) kept)" } ?? "") in \(storePath) in \(String(format: "%.2f", seconds)) s\n")
         out.write("regions: \(c.added.count) added, \(c.changed.count) changed, \(c.removed.count) removed, \(c.unchanged.count) unchanged")
@@ -229,7 +229,7 @@ func slotsJSONFields(_ plan: SlotPlan) -> String {
     let slots = plan.slots.enumerated().map { i, s in
         "{\"slot\":\(i + 1),\(slotJSONFields(plan, i)),\"identify\":\(s.identification),\"block\":\(s.blocking)}"
     }
-    return "\"max_entries\":\(plan.maxEntries),\"split\":\(plan.split.map { jsonString($0.rawValue) } ?? "null"),\"slots\":[\(slots.joined(separator: ","))]"
+    return "\"max_entries\":\(plan.maxEntries),\"split\":\(plan.split.map { jsonQuote($0.rawValue) } ?? "null"),\"slots\":[\(slots.joined(separator: ","))]"
 }
 
 /// An installed plan in lines: how it was made, then per slot its entries and whether its
@@ -565,8 +565,8 @@ private func writeFeedReport(_ request: FeedRequest, _ t: FeedTally, generation:
     let mode = t.firstMode.map { "\($0)" } ?? "none"
     var out = Output()
     if request.json {
-        let err = t.failure.map { "{\"code\":\($0.code.rawValue),\"name\":\(jsonString($0.code.name)),\"message\":\(jsonString($0.message))}" } ?? "null"
-        out.write("{\"store\":\(jsonString(request.storePath)),\"generation\":\(generation),\"slot\":\(index + 1),\"slots\":\(slots),\"max_entries\":\(cap),\"identification\":\(t.identification),\"blocking\":\(t.blocking),\"requests\":\(t.requests),\"chunk\":\(request.chunk.map(String.init) ?? "null"),\"simulated\":\(request.simulate),\"seconds\":\(String(format: "%.4f", t.seconds)),\"entries_per_second\":\(Int(rate)),\"heap_peak_bytes\":\(t.heapPeak),\"mode\":\"\(mode)\",\"from_generation\":\(previousID.map(String.init) ?? "null"),\"removed_identification\":\(t.removedIdentification),\"removed_blocking\":\(t.removedBlocking),\"delta_changes\":\(t.weighed.map { String($0.changes) } ?? "null"),\"full_reload_calls\":\(t.weighed.map { String($0.fullReload) } ?? "null"),\"calls\":\(t.calls),\"slot_plan\":\(plan.map { "{\(slotJSONFields($0, index))}" } ?? "null"),\"error\":\(err),\"note\":\(note.map(jsonString) ?? "null"),\"missing_packs\":\(jsonStrings(missing)),\"exit_code\":\(t.failure == nil ? Exit.ok : Exit.dataError)}\n")
+        let err = t.failure.map { "{\"code\":\($0.code.rawValue),\"name\":\(jsonQuote($0.code.name)),\"message\":\(jsonQuote($0.message))}" } ?? "null"
+        out.write("{\"store\":\(jsonQuote(request.storePath)),\"generation\":\(generation),\"slot\":\(index + 1),\"slots\":\(slots),\"max_entries\":\(cap),\"identification\":\(t.identification),\"blocking\":\(t.blocking),\"requests\":\(t.requests),\"chunk\":\(request.chunk.map(String.init) ?? "null"),\"simulated\":\(request.simulate),\"seconds\":\(String(format: "%.4f", t.seconds)),\"entries_per_second\":\(Int(rate)),\"heap_peak_bytes\":\(t.heapPeak),\"mode\":\"\(mode)\",\"from_generation\":\(previousID.map(String.init) ?? "null"),\"removed_identification\":\(t.removedIdentification),\"removed_blocking\":\(t.removedBlocking),\"delta_changes\":\(t.weighed.map { String($0.changes) } ?? "null"),\"full_reload_calls\":\(t.weighed.map { String($0.fullReload) } ?? "null"),\"calls\":\(t.calls),\"slot_plan\":\(plan.map { "{\(slotJSONFields($0, index))}" } ?? "null"),\"error\":\(err),\"note\":\(note.map(jsonQuote) ?? "null"),\"missing_packs\":\(jsonStrings(missing)),\"exit_code\":\(t.failure == nil ? Exit.ok : Exit.dataError)}\n")
     } else {
         out.write("slot \(index + 1)/\(slots) of generation \(generation) (\(request.simulate ? "CallKit simulator" : "streaming check")):\n")
         if let previousID {
@@ -632,7 +632,7 @@ func diffCommand(_ raw: [String]) throws(ToolError) -> Int32 {
         try DirectoryDiff.forEach(old: old, new: new) { change in
             let op = change.kind == .removal ? "-" : "+"
             if json {
-                out.write("{\"op\":\"\(op)\",\"list\":\"\(change.list)\",\"number\":\(change.number),\"label\":\(jsonString(change.label))}\n")
+                out.write("{\"op\":\"\(op)\",\"list\":\"\(change.list)\",\"number\":\(change.number),\"label\":\(jsonQuote(change.label))}\n")
             } else {
                 out.write("\(op)\t\(change.list)\t\(change.number)\t\(change.label)\n")
             }

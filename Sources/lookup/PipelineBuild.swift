@@ -461,12 +461,12 @@ private func bytesPerEntry(_ summary: PipelineSummary) -> Double {
 
 /// The summary of a build for `--json`: one line.
 private func summaryJSON(_ summary: PipelineSummary, output: String, seconds: Double) -> String {
-    let reasons = summary.rejectedByReason.keys.sorted().map { "\(jsonString($0.rawValue)):\(summary.rejectedByReason[$0]!)" }.joined(separator: ",")
-    let warnings = summary.warningsByKind.keys.sorted().map { "\(jsonString($0.rawValue)):\(summary.warningsByKind[$0]!)" }.joined(separator: ",")
+    let reasons = summary.rejectedByReason.keys.sorted().map { "\(jsonQuote($0.rawValue)):\(summary.rejectedByReason[$0]!)" }.joined(separator: ",")
+    let warnings = summary.warningsByKind.keys.sorted().map { "\(jsonQuote($0.rawValue)):\(summary.warningsByKind[$0]!)" }.joined(separator: ",")
     let files = summary.files.map { f in
-        "{\"file\":\(jsonString(f.file)),\"region\":\(jsonString(f.region)),\"kind\":\(jsonString(f.kind)),\"shard\":\(f.shard),\"entries\":\(f.entries),\"bytes\":\(f.bytes),\"xxh3\":\"\(String(format: "%016llx", f.xxh3))\"}"
+        "{\"file\":\(jsonQuote(f.file)),\"region\":\(jsonQuote(f.region)),\"kind\":\(jsonQuote(f.kind)),\"shard\":\(f.shard),\"entries\":\(f.entries),\"bytes\":\(f.bytes),\"xxh3\":\"\(String(format: "%016llx", f.xxh3))\"}"
     }.joined(separator: ",")
-    return "{\"output\":\(jsonString(output)),\"directory\":\(summary.isDirectory),\"rows\":\(summary.rowsRead),\"entries\":\(summary.entries),\"duplicates_merged\":\(summary.duplicatesMerged),\"bad_rows\":\(summary.rowsRejected),\"distinct_labels\":\(summary.distinctLabels),\"bytes\":\(summary.bytes),\"bytes_per_entry\":\(String(format: "%.3f", bytesPerEntry(summary))),\"range_rows\":\(summary.rangeRows),\"range_numbers\":\(summary.rangeNumbers),\"ranges_kept\":\(summary.rangesKept),\"rejected_by_reason\":{\(reasons)},\"warnings\":{\(warnings)},\"dataset_version\":\(jsonString(summary.datasetVersion)),\"files\":[\(files)],\"seconds\":\(String(format: "%.3f", seconds))}\n"
+    return "{\"output\":\(jsonQuote(output)),\"directory\":\(summary.isDirectory),\"rows\":\(summary.rowsRead),\"entries\":\(summary.entries),\"duplicates_merged\":\(summary.duplicatesMerged),\"bad_rows\":\(summary.rowsRejected),\"distinct_labels\":\(summary.distinctLabels),\"bytes\":\(summary.bytes),\"bytes_per_entry\":\(String(format: "%.3f", bytesPerEntry(summary))),\"range_rows\":\(summary.rangeRows),\"range_numbers\":\(summary.rangeNumbers),\"ranges_kept\":\(summary.rangesKept),\"rejected_by_reason\":{\(reasons)},\"warnings\":{\(warnings)},\"dataset_version\":\(jsonQuote(summary.datasetVersion)),\"files\":[\(files)],\"seconds\":\(String(format: "%.3f", seconds))}\n"
 }
 
 /// The summary of a build for people.
@@ -541,7 +541,7 @@ func joinCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     var out = Output()
     let entries = manifest.files.reduce(0) { $0 + ($1.entries ?? 0) }
     if args.flag("--json") {
-        out.write("{\"output\":\(jsonString(output)),\"files\":\(manifest.files.count),\"entries\":\(entries),\"dataset_version\":\(jsonString(manifest.datasetVersion ?? ""))}\n")
+        out.write("{\"output\":\(jsonQuote(output)),\"files\":\(manifest.files.count),\"entries\":\(entries),\"dataset_version\":\(jsonQuote(manifest.datasetVersion ?? ""))}\n")
     } else {
         out.write("joined \(args.positionals.count) build director\(args.positionals.count == 1 ? "y" : "ies") into \(output) (\(manifest.files.count) databases, \(entries) entries, manifest.json)\n")
     }

@@ -117,7 +117,7 @@ final class ServeAPI: HTTPHandler {
     /// `{"error":…}` with `status`.
     private func fail(_ x: HTTPExchange, _ endpoint: Endpoint, _ status: Int, _ message: String,
                       header: (name: String, value: String)? = nil) {
-        x.respond(status, endpoint: endpoint.rawValue, contentType: Self.json, text: "{\"error\":\(jsonString(message))}\n", header: header)
+        x.respond(status, endpoint: endpoint.rawValue, contentType: Self.json, text: "{\"error\":\(jsonQuote(message))}\n", header: header)
     }
 
     private func notAllowed(_ x: HTTPExchange, _ endpoint: Endpoint, allow: String) {
@@ -194,7 +194,7 @@ final class ServeAPI: HTTPHandler {
         var text = "{\"status\":\"\(state)\""
         if let g = s.data.generation { text += ",\"generation\":\(g)" }
         text += ",\"files\":\(s.data.files.count),\"entries\":\(s.data.entries),\"ranges\":\(s.data.ranges),\"reloads\":\(s.reloads),\"failed_reloads\":\(s.failedReloads)"
-        if let problem = s.problem { text += ",\"error\":\(jsonString(problem))" }
+        if let problem = s.problem { text += ",\"error\":\(jsonQuote(problem))" }
         text += "}\n"
         x.respond(state == "ok" ? 200 : 503, endpoint: Endpoint.health.rawValue, contentType: Self.json, text: text)
     }

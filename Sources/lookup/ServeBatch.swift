@@ -72,7 +72,7 @@ final class BatchUpload: HTTPBodySink {
         }
         if let failure {
             exchange.respond(failure.status, endpoint: Endpoint.batch.rawValue, contentType: ServeAPI.json,
-                             text: "{\"error\":\(jsonString(failure.message))}\n")
+                             text: "{\"error\":\(jsonQuote(failure.message))}\n")
             return
         }
         let answers = QueryAnswers(packs: api.data.packs, format: .json)
@@ -176,7 +176,7 @@ final class BatchStream: HTTPBodyStream {
             }
             try batch.answerQueued(to: &output)
         } catch {
-            output.write("{\"error\":\(jsonString(error.message))}\n")
+            output.write("{\"error\":\(jsonQuote(error.message))}\n")
             finished = true
         }
         output.withBytes { out.append(contentsOf: $0) }

@@ -239,7 +239,7 @@ private struct ServeEvents {
 
     func listening(_ address: String, port: Int, data: ServedData, library: String, settings: HTTPServer.Settings) {
         if json {
-            StandardStream.output.write("{\"listening\":\(jsonString(address)),\"port\":\(port),\(fields(data)),\"libmicrohttpd\":\(jsonString(library)),\"threads\":\(settings.threads),\"max_connections\":\(settings.maxConnections)}\n")
+            StandardStream.output.write("{\"listening\":\(jsonQuote(address)),\"port\":\(port),\(fields(data)),\"libmicrohttpd\":\(jsonQuote(library)),\"threads\":\(settings.threads),\"max_connections\":\(settings.maxConnections)}\n")
         } else {
             StandardStream.output.write("listening on \(address)\n")
             printError("lookup serve: \(data.summary); libmicrohttpd \(library), \(settings.threads) threads, at most \(settings.maxConnections) connections")
@@ -247,11 +247,11 @@ private struct ServeEvents {
     }
 
     func reloaded(why: String, data: ServedData) {
-        emit("{\"event\":\"reload\",\"reason\":\(jsonString(why)),\(fields(data))}", "\(why): now answering from \(data.summary)")
+        emit("{\"event\":\"reload\",\"reason\":\(jsonQuote(why)),\(fields(data))}", "\(why): now answering from \(data.summary)")
     }
 
     func reloadFailed(why: String, error: String, keeping data: ServedData) {
-        emit("{\"event\":\"reload-failed\",\"reason\":\(jsonString(why)),\"error\":\(jsonString(error)),\(fields(data))}",
+        emit("{\"event\":\"reload-failed\",\"reason\":\(jsonQuote(why)),\"error\":\(jsonQuote(error)),\(fields(data))}",
              "\(why): cannot open the data (\(escapedForDisplay(error))); still answering from \(data.summary)")
     }
 
@@ -261,7 +261,7 @@ private struct ServeEvents {
     }
 
     func note(_ message: String) {
-        emit("{\"event\":\"note\",\"message\":\(jsonString(message))}", message)
+        emit("{\"event\":\"note\",\"message\":\(jsonQuote(message))}", message)
     }
 
     private func emit(_ object: String, _ text: String) {

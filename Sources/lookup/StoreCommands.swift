@@ -62,12 +62,12 @@ private func storeListBody(_ raw: [String]) throws -> Int32 {
     if args.flag("--json") {
         let list = sources.map { s in
             let regions = s.regions.map { r in
-                "{\"region\":\(jsonString(r.name)),\"packs\":\(jsonStrings(r.files)),\"entries\":\(r.entries.map(String.init) ?? "null"),\"bytes\":\(r.bytes)}"
+                "{\"region\":\(jsonQuote(r.name)),\"packs\":\(jsonStrings(r.files)),\"entries\":\(r.entries.map(String.init) ?? "null"),\"bytes\":\(r.bytes)}"
             }
             let fields = sourceJSON(s.source).dropLast()
             return fields + ",\"implicit\":\(s.source.isImplicit),\"installed\":[\(regions.joined(separator: ","))],\"offered\":\(jsonStrings(s.offered)),\"unavailable\":\(jsonStrings(s.unavailable)),\"missing_packs\":\(jsonStrings(s.missingPacks))}"
         }
-        out.write("{\"store\":\(jsonString(storePath)),\"generation\":\(pinned.id),\"sources\":[\(list.joined(separator: ","))],\(slotsJSONFields(plan)),\"unreadable\":\(jsonStrings(pinned.snapshot.unreadable.map(\.file)))}\n")
+        out.write("{\"store\":\(jsonQuote(storePath)),\"generation\":\(pinned.id),\"sources\":[\(list.joined(separator: ","))],\(slotsJSONFields(plan)),\"unreadable\":\(jsonStrings(pinned.snapshot.unreadable.map(\.file)))}\n")
     } else {
         out.write("\(storePath): generation \(pinned.id), \(sources.count) source\(sources.count == 1 ? "" : "s"), \(plan.slots.count) slot\(plan.slots.count == 1 ? "" : "s") of at most \(plan.maxEntries)\n")
         for s in sources {
@@ -108,11 +108,11 @@ private func storeRemoveBody(_ raw: [String]) throws -> Int32 {
 }
 
 /// A JSON array of strings.
-func jsonStrings(_ a: [String]) -> String { "[" + a.map(jsonString).joined(separator: ",") + "]" }
+func jsonStrings(_ a: [String]) -> String { "[" + a.map(jsonQuote).joined(separator: ",") + "]" }
 
 /// One source's record as a JSON object.
 func sourceJSON(_ s: StoreSource) -> String {
-    "{\"name\":\(jsonString(s.name)),\"url\":\(s.url.map(jsonString) ?? "null"),\"folder\":\(s.folder.map(jsonString) ?? "null"),\"key_id\":\(s.keyID.map(jsonString) ?? "null"),\"priority\":\(s.priority),\"dataset_version\":\(s.datasetVersion.map(jsonString) ?? "null"),\"build_time\":\(s.buildTime.map(jsonString) ?? "null"),\"regions\":\(s.regions.map(jsonStrings) ?? "null")}"
+    "{\"name\":\(jsonQuote(s.name)),\"url\":\(s.url.map(jsonQuote) ?? "null"),\"folder\":\(s.folder.map(jsonQuote) ?? "null"),\"key_id\":\(s.keyID.map(jsonQuote) ?? "null"),\"priority\":\(s.priority),\"dataset_version\":\(s.datasetVersion.map(jsonQuote) ?? "null"),\"build_time\":\(s.buildTime.map(jsonQuote) ?? "null"),\"regions\":\(s.regions.map(jsonStrings) ?? "null")}"
 }
 
 /// `--source NAME`, checked.
@@ -146,9 +146,9 @@ func writeOffer(_ offer: SourceOffer, url: String, json: Bool) {
     if json {
         let regions = offer.regions.map { r in
             let numbers = r.numbers.map { "[\($0.lowerBound),\($0.upperBound)]" }.joined(separator: ",")
-            return "{\"region\":\(jsonString(r.name)),\"files\":\(jsonStrings(r.files)),\"entries\":\(r.entries.map(String.init) ?? "null"),\"bytes\":\(r.bytes),\"numbers\":[\(numbers)],\"kinds\":\(jsonStrings(r.kinds))}"
+            return "{\"region\":\(jsonQuote(r.name)),\"files\":\(jsonStrings(r.files)),\"entries\":\(r.entries.map(String.init) ?? "null"),\"bytes\":\(r.bytes),\"numbers\":[\(numbers)],\"kinds\":\(jsonStrings(r.kinds))}"
         }
-        out.write("{\"url\":\(jsonString(url)),\"dataset_version\":\(offer.datasetVersion.map(jsonString) ?? "null"),\"build_time\":\(offer.buildTime.map(jsonString) ?? "null"),\"regions\":[\(regions.joined(separator: ","))]}\n")
+        out.write("{\"url\":\(jsonQuote(url)),\"dataset_version\":\(offer.datasetVersion.map(jsonQuote) ?? "null"),\"build_time\":\(offer.buildTime.map(jsonQuote) ?? "null"),\"regions\":[\(regions.joined(separator: ","))]}\n")
     } else {
         // Everything but the counts comes from the server: shown escaped.
         out.write("\(url): dataset \(escapedForDisplay(offer.datasetVersion ?? "?")) built \(escapedForDisplay(offer.buildTime ?? "?")), \(offer.regions.count) region\(offer.regions.count == 1 ? "" : "s")\n")
