@@ -7,6 +7,11 @@ let strictSettings: [SwiftSetting] = [
     .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
+/// The modules that lend views and spans whose lifetime the compiler checks (`@_lifetime`:
+/// an ``EntryView`` cannot outlive the call or the batch that lent it). Code that only uses
+/// those types needs nothing.
+let lendingSettings: [SwiftSetting] = strictSettings + [.enableExperimentalFeature("Lifetimes")]
+
 /// The system codecs (Debian's liblz4 and libxxhash) are used on Linux with the default trait;
 /// everywhere else, and on Linux with `--traits PortableCodecs`, the package's own C codecs
 /// (Sources/CPortable) are, and nothing links liblz4 or libxxhash. docs/PORTABILITY.md.
@@ -14,6 +19,9 @@ let systemCodecs: TargetDependencyCondition? = .when(platforms: [.linux], traits
 
 let package = Package(
     name: "CallerID",
+    // Span (lent by EntryBatch and EntryView) back-deploys to macOS 10.14.4 and iOS 12.2; a Call
+    // Directory app's own floor is higher.
+    platforms: [.macOS(.v13), .iOS(.v16)],
     products: [
         .library(name: "CallerID", targets: ["CallerID"]),
         .library(name: "CallerIDPipeline", targets: ["CallerIDPipeline"]),
@@ -57,7 +65,7 @@ let package = Package(
         .target(
             name: "CallerID",
             dependencies: ["CPortable", .target(name: "CLZ4Shim", condition: systemCodecs)],
-            swiftSettings: strictSettings
+            swiftSettings: lendingSettings
         ),
         // C++ over Google's libphonenumber behind a C interface (include/callerid_phonenumber.h).
         // Only in the callerid-phonenumber product above; no Swift target depends on it.
@@ -77,7 +85,7 @@ let package = Package(
         .target(
             name: "CallerIDDirectory",
             dependencies: ["CallerID", .target(name: "CSodium", condition: .when(platforms: [.linux]))],
-            swiftSettings: strictSettings
+            swiftSettings: lendingSettings
         ),
         // An HTTPClient over URLSession; separate so CallerIDDirectory never links FoundationNetworking.
         .target(

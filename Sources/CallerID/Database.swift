@@ -20,12 +20,14 @@ public struct Entry: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// A borrowed view of an entry: the label bytes live in the mapped file (a hot label) or in
-/// memory holding a decoded cold label, and are valid only inside the closure that receives
-/// the view (or, for an ``EntryBatch``, until the batch is filled again). No allocation.
+/// memory holding a decoded cold label. No allocation.
 ///
-/// The bytes are lent, never handed out: ``withLabelBytes(_:)`` passes them to a closure, and
-/// ``label`` copies them into a `String`.
-public struct EntryView {
+/// A view is lent, never handed out: to the closure of the database call that made it, or by
+/// an ``EntryBatch`` until the batch is filled again. The type is non-escapable, so the
+/// compiler holds every use to that: a closure cannot return a view or store it (`db.withEntry(n)
+/// { $0 }` does not compile), and a batch cannot be filled while a view of it is alive. Keep an
+/// ``entry`` (a copy that owns its label) instead.
+public struct EntryView: ~Escapable {
     public let number: UInt64
     /// The label's UTF-8 bytes (package access: the C ABI and the tool pass them on in place).
     package let labelBytes: UnsafeRawBufferPointer
@@ -36,19 +38,31 @@ public struct EntryView {
     /// True when `labelBytes` point into the database's own bytes (valid while it is open),
     /// false when they point into a decode buffer.
     package let labelIsMapped: Bool
-    // Unretained: a view never outlives the closure of the database call that made it (or
-    // the fill of the batch that holds it).
+    // Unretained: a view cannot outlive the call that lent it (the caller holds the database
+    // for the call) or the batch that holds it (which holds the database).
     let unretainedDatabase: Unretained<Database>
 
-    @usableFromInline
-    init(number: UInt64, categoryCode: Int, labelBytes: UnsafeRawBufferPointer, database: Database, labelIsMapped: Bool = false,
+    /// A view lent for the duration of a call on `database`.
+    @usableFromInline @_lifetime(borrow database)
+    init(number: UInt64, categoryCode: Int, labelBytes: UnsafeRawBufferPointer, database: borrowing Database, labelIsMapped: Bool = false,
          match: MatchKind = .entry) {
         self.match = match
         self.number = number
         self.categoryCode = categoryCode
         self.labelBytes = labelBytes
-        self.unretainedDatabase = Unretained(database)
+        self.unretainedDatabase = Unretained(copy database)
         self.labelIsMapped = labelIsMapped
+    }
+
+    /// Entry `i` of `batch`'s last fill, lent until the batch is filled again.
+    @usableFromInline @_lifetime(borrow batch)
+    init(_ i: Int, of batch: borrowing EntryBatch) {
+        match = .entry
+        number = batch.numberStorage[i]
+        categoryCode = Int(batch.categoryStorage[i])
+        labelBytes = batch.labelStorage[i]
+        unretainedDatabase = Unretained(batch.database!)
+        labelIsMapped = false
     }
 
     var database: Database { unretainedDatabase.object }
@@ -60,12 +74,6 @@ public struct EntryView {
 
     /// The label as a `String` (allocates for labels over 15 bytes).
     public var label: String { String(decoding: labelBytes, as: UTF8.self) }
-
-    /// Calls `body` with the label's UTF-8 bytes, without a copy. The buffer is valid only
-    /// during the call: do not store it or a pointer into it.
-    public func withLabelBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
-        try body(labelBytes)
-    }
 
     /// The label's length in UTF-8 bytes.
     public var labelByteCount: Int { labelBytes.count }

@@ -132,10 +132,9 @@ public struct EntryCursor {
     }
 
     /// Fills `batch` with the following entries, up to its capacity or `limit` (fewer when
-    /// cold labels fill its 64 KiB label buffer; none only at the end); returns how many. The
-    /// batch's views stay valid until it is filled again or released.
+    /// cold labels fill its 64 KiB label buffer; none only at the end); returns how many.
     /// Throws when the file is damaged; the cursor then stays failed.
-    public mutating func nextBatch(_ batch: EntryBatch, limit: Int = .max) throws(CallerIDError) -> Int {
+    public mutating func nextBatch(_ batch: inout EntryBatch, limit: Int = .max) throws(CallerIDError) -> Int {
         batch.reset(database: db)
         let wanted = min(batch.capacity, max(limit, 1))
         if let failure { throw failure }
@@ -147,7 +146,7 @@ public struct EntryCursor {
                     continue
                 }
                 if allowed == nil {
-                    guard try fillUnfiltered(batch, wanted, &cold) else { break }  // the label buffer is full
+                    guard try fillUnfiltered(&batch, wanted, &cold) else { break }  // the label buffer is full
                     continue
                 }
                 let k = storage.keys[pos], v = Int(storage.ids[pos])
@@ -159,7 +158,7 @@ public struct EntryCursor {
                 if v < db.labels.hotCount {
                     batch.append(k, try db.labels.hotLabel(v), UInt8(truncatingIfNeeded: code))
                 } else {
-                    guard try appendCold(k, v, code, batch, &cold) else { break }
+                    guard try appendCold(k, v, code, &batch, &cold) else { break }
                 }
                 pos += 1
                 lastNumber = k
@@ -187,7 +186,7 @@ extension EntryCursor {
     /// does not fit the label buffer (the next fill starts there). The tables are read once per
     /// call, not once per run of hot entries.
     @inline(__always)
-    fileprivate mutating func fillUnfiltered(_ batch: EntryBatch, _ wanted: Int, _ cold: inout LastCold) throws(CallerIDError) -> Bool {
+    fileprivate mutating func fillUnfiltered(_ batch: inout EntryBatch, _ wanted: Int, _ cold: inout LastCold) throws(CallerIDError) -> Bool {
         let keys = storage.keys.elements, ids = storage.ids.elements
         let hot = db.labels.hotCount, categoryCount = db.categories.count
         let cats = db.valueCategories, offsets = db.labels.hotOffsets, labels = db.labels.hotLabels
@@ -217,7 +216,7 @@ extension EntryCursor {
             guard Int(code) < categoryCount else { _ = try db.categoryCode(v); return true }
             if v < hot {
                 _ = try db.labels.hotLabel(v)  // throws: its offsets failed the check above
-            } else if !(try appendCold(keys[p], v, Int(code), batch, &cold)) {
+            } else if !(try appendCold(keys[p], v, Int(code), &batch, &cold)) {
                 return false
             }
             c = batch.count
@@ -231,7 +230,7 @@ extension EntryCursor {
     /// the batch's label buffer (or shared with the cold label decoded just before); false when
     /// the label does not fit the room left (the buffer grows for the next fill).
     @inline(never)
-    fileprivate func appendCold(_ k: UInt64, _ v: Int, _ code: Int, _ batch: EntryBatch, _ cold: inout LastCold) throws(CallerIDError) -> Bool {
+    fileprivate func appendCold(_ k: UInt64, _ v: Int, _ code: Int, _ batch: inout EntryBatch, _ cold: inout LastCold) throws(CallerIDError) -> Bool {
         if v == cold.id {
             batch.append(k, batch.arena.bytes(cold.start, cold.length), UInt8(truncatingIfNeeded: code))
             return true
@@ -277,26 +276,34 @@ final class CursorStorage {
 
 /// Entries filled by ``EntryCursor/nextBatch(_:limit:)``: reusable storage for up to
 /// ``capacity`` entries whose labels point into the database's mapping (hot labels) or into
-/// the batch's own label buffer (cold labels decoded for this batch: 16 KiB, grown when a
-/// fill runs out, up to 64 KiB + 8 bytes, which one longest label always fits). Views are valid until the batch is
-/// filled again or released, and while the database is open. Heap: 25 bytes per entry of
-/// capacity plus the label buffer.
-public final class EntryBatch {
+/// the batch's own label buffer (cold labels decoded for this batch: 16 KiB from the first
+/// fill, grown when a fill runs out, up to 64 KiB + 8 bytes, which one longest label always
+/// fits). Heap: 25 bytes per entry of capacity plus the label buffer.
+///
+/// The batch lends what it holds: ``numbers`` as a span and each entry as an ``EntryView``,
+/// both valid until the batch is filled again. A fill needs the batch exclusively (`inout`), so
+/// the compiler refuses a fill while a span or a view of the last one is still in use. A batch
+/// is not copyable: one owner, one set of buffers.
+public struct EntryBatch: ~Copyable {
     /// Most bytes of the cold-label buffer.
     static let arenaLimit = 64 * 1024 + 8
+    /// Bytes of the cold-label buffer at the first fill.
+    static let arenaStart = 16 * 1024
     /// Most entries one fill returns.
     public let capacity: Int
-    // The batch belongs to one cursor call at a time: no dynamic exclusivity checks.
     /// Entries of the last fill.
-    @exclusivity(unchecked) public private(set) var count = 0
+    public private(set) var count = 0
     /// The entries' numbers, labels and category codes (package access: the C ABI reads them in place).
-    @exclusivity(unchecked) @usableFromInline package internal(set) var numberStorage: FixedBuffer<UInt64>
-    @exclusivity(unchecked) @usableFromInline package internal(set) var labelStorage: FixedBuffer<UnsafeRawBufferPointer>
-    @exclusivity(unchecked) @usableFromInline package internal(set) var categoryStorage: FixedBuffer<UInt8>
-    /// The cold labels decoded for this fill.
-    @exclusivity(unchecked) var arena = FixedBuffer<UInt8>(repeating: 0, count: 16 * 1024)
-    @exclusivity(unchecked) var arenaUsed = 0
-    @exclusivity(unchecked) @usableFromInline var database: Database?
+    @usableFromInline package internal(set) var numberStorage: FixedBuffer<UInt64>
+    @usableFromInline package internal(set) var labelStorage: FixedBuffer<UnsafeRawBufferPointer>
+    @usableFromInline package internal(set) var categoryStorage: FixedBuffer<UInt8>
+    /// The cold labels decoded for this fill (allocated at the first fill).
+    var arena = FixedBuffer<UInt8>(repeating: 0, count: 0)
+    var arenaUsed = 0
+    /// Room the next fill's label buffer starts with (a fill ran out of it).
+    private var pendingGrowth = 0
+    /// The database of the last fill (held: the mapped labels stay valid while the batch lives).
+    @usableFromInline var database: Database?
 
     /// Storage for up to `capacity` (≥ 1) entries per fill.
     public init(capacity: Int = 1024) {
@@ -310,45 +317,48 @@ public final class EntryBatch {
 
     /// Grows the label buffer to at least `bytes` (up to 64 KiB + 8); only while it holds
     /// nothing of the current fill.
-    func growArena(to bytes: Int) {
+    mutating func growArena(to bytes: Int) {
         guard bytes > arena.count else { return }
         arena = FixedBuffer(repeating: 0, count: min(EntryBatch.arenaLimit, max(2 &* arena.count, bytes)))
     }
 
     /// The buffer ran out during a fill: the next fill starts with room for `bytes` more.
-    func growArenaLater(to bytes: Int) {
+    mutating func growArenaLater(to bytes: Int) {
         pendingGrowth = min(EntryBatch.arenaLimit, max(pendingGrowth, arenaUsed &+ bytes))
     }
-    @exclusivity(unchecked) private var pendingGrowth = 0
 
     @inline(__always)
-    func setCount(_ n: Int) { count = n }
+    mutating func setCount(_ n: Int) { count = n }
 
-    func reset(database: Database) {
+    mutating func reset(database: Database) {
         self.database = database
         count = 0
         arenaUsed = 0
-        growArena(to: pendingGrowth)
+        growArena(to: max(pendingGrowth, EntryBatch.arenaStart))
         pendingGrowth = 0
     }
 
     @inline(__always)
-    func append(_ number: UInt64, _ label: UnsafeRawBufferPointer, _ category: UInt8) {
+    mutating func append(_ number: UInt64, _ label: UnsafeRawBufferPointer, _ category: UInt8) {
         numberStorage[count] = number
         labelStorage[count] = label
         categoryStorage[count] = category
         count &+= 1
     }
 
-    /// The numbers of the last fill, ascending.
+    /// The numbers of the last fill, ascending, lent until the batch is filled again.
     @inlinable
-    public var numbers: UnsafeBufferPointer<UInt64> { numberStorage.prefix(count) }
+    public var numbers: Span<UInt64> {
+        @_lifetime(borrow self) get { numberStorage.span(count) }
+    }
 
-    /// Entry `i` (< ``count``) of the last fill, as a borrowed view.
+    /// Entry `i` (< ``count``) of the last fill, lent until the batch is filled again.
     @inlinable
     public subscript(i: Int) -> EntryView {
-        precondition(i >= 0 && i < count, "batch index out of range")
-        return EntryView(number: numberStorage[i], categoryCode: Int(categoryStorage[i]), labelBytes: labelStorage[i], database: database!)
+        @_lifetime(borrow self) get {
+            precondition(i >= 0 && i < count, "batch index out of range")
+            return EntryView(i, of: self)
+        }
     }
 }
 

@@ -79,7 +79,7 @@ public enum LabelText {
     /// The first thing in `bytes` the rule refuses, or nil for a label that may be stored and
     /// shown as it is. Eight ASCII bytes at a time; a multi-byte character costs a compare of
     /// its lead byte unless it is one of the few whose lead byte is C2, D8, E2 or EF.
-    public static func check(_ bytes: UnsafeRawBufferPointer) -> Problem? {
+    package static func check(_ bytes: UnsafeRawBufferPointer) -> Problem? {
         let n = bytes.count
         guard n <= Format.maxLabelBytes else { return Problem(kind: .tooLong, scalar: 0, byteOffset: n) }
         var i = 0
@@ -303,7 +303,7 @@ public enum LabelText {
     /// `bytes` as text to show on a screen that cannot show escapes (a CallKit label): as it is
     /// when it passes ``check(_:)`` (every label of a file that passes `verify`), otherwise
     /// without its control and hidden characters (invalid UTF-8 as U+FFFD).
-    public static func shownString(_ bytes: UnsafeRawBufferPointer) -> String {
+    package static func shownString(_ bytes: UnsafeRawBufferPointer) -> String {
         if check(bytes) == nil { return String(decoding: bytes, as: UTF8.self) }
         var out = String.UnicodeScalarView()
         forEachScalar(bytes) { u, problem in if problem == nil { out.append(u) } }

@@ -1,7 +1,7 @@
 // The one UTF-8 rule labels are held to (the builder, the TSV reader, the pipeline, the tool).
 /// Strict UTF-8 validation (no overlongs, surrogates or values above U+10FFFF), the rule
-/// labels are held to; public so ingestion code applies the same one.
-public func isValidUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool { validUTF8(bytes) }
+/// labels are held to; package access so ingestion code applies the same one.
+package func isValidUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool { validUTF8(bytes) }
 
 /// Strict UTF-8 validation (no overlongs, surrogates or values above U+10FFFF).
 func validUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {

@@ -370,8 +370,9 @@ final class CursorHandle {
     // Mutated in place (one thread at a time, as the header requires of a cursor).
     @exclusivity(unchecked) var single: EntryCursor?
     @exclusivity(unchecked) var merged: MergedCursor?
-    /// cid_cursor_next_batch on a single database: the batch its labels live in.
-    private var batch: EntryBatch?
+    /// cid_cursor_next_batch on a single database: the batch its labels live in (replaced by a
+    /// larger one when a call asks for more entries than it holds).
+    private var batch = EntryBatch(capacity: 1)
     /// cid_cursor_next_batch on a merged cursor: labels copied here (the merge's own label
     /// memory holds one entry per source), and an entry read but not yet handed out.
     private var arena: UnsafeMutableRawPointer?
@@ -420,14 +421,13 @@ final class CursorHandle {
         do throws(CallerIDError) {
             if let core, single != nil {
                 let want = min(capacity, CursorHandle.maxBatch)
-                if batch == nil || batch!.capacity < want { batch = EntryBatch(capacity: want) }
-                let b = batch!
-                let n = try single!.nextBatch(b, limit: want)
+                if batch.capacity < want { batch = EntryBatch(capacity: want) }
+                let n = try single!.nextBatch(&batch, limit: want)
                 // Straight from the batch's arrays (category codes were checked by the reader).
                 let table = core.table, empty = core.empty
                 for i in 0..<n {
-                    let c = Int(b.categoryStorage[i]), label = b.labelStorage[i]
-                    out[i] = CEntry(number: b.numberStorage[i], label: label.baseAddress.map { $0.assumingMemoryBound(to: CChar.self) } ?? empty,
+                    let c = Int(batch.categoryStorage[i]), label = batch.labelStorage[i]
+                    out[i] = CEntry(number: batch.numberStorage[i], label: label.baseAddress.map { $0.assumingMemoryBound(to: CChar.self) } ?? empty,
                                     labelLength: label.count, category: table[c].name, categoryIndex: UInt32(truncatingIfNeeded: c),
                                     action: table[c].action, source: 0, reserved: 0)
                 }

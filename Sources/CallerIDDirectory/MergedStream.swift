@@ -151,7 +151,7 @@ public struct MergedStream {
     /// The current entry's number (valid after ``next()`` returned true).
     public private(set) var number: UInt64 = 0
     /// The current entry's label bytes (UTF-8), valid until the following ``next()``; empty for
-    /// blocking entries that come from a rule. Lent through ``withLabelBytes(_:)`` only.
+    /// blocking entries that come from a rule. Lent as ``labelSpan`` only.
     private(set) var label = UnsafeRawBufferPointer(start: nil, count: 0)
     /// True when the current blocking entry comes from a prefix or range rule.
     public private(set) var fromRule = false
@@ -196,13 +196,6 @@ public struct MergedStream {
     /// characters (``LabelText/shownString(_:)``), so a file installed before the rule cannot
     /// reorder what a phone shows.
     public var labelString: String { LabelText.shownString(label) }
-
-    /// Calls `body` with the current label's UTF-8 bytes, without a copy (empty for an entry
-    /// from a rule). The buffer is valid only during the call: do not store it or a pointer
-    /// into it.
-    public func withLabelBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
-        try body(label)
-    }
 
     /// The current label's length in UTF-8 bytes.
     public var labelByteCount: Int { label.count }

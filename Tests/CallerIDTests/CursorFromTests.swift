@@ -30,10 +30,10 @@ import Testing
                             if e.number < from || (previous.map { e.number <= $0 } ?? false) { wrongCursors += 1; break }
                             previous = e.number
                         }
-                        let batch = EntryBatch(capacity: 3)
+                        var batch = EntryBatch(capacity: 3)
                         var batchCursor = db.cursor(from: from)
-                        while let k = try? batchCursor.nextBatch(batch), k > 0 {
-                            if batch.numbers.contains(where: { $0 < from }) { wrongCursors += 1; break }
+                        while let k = try? batchCursor.nextBatch(&batch), k > 0 {
+                            if Array(copying: batch.numbers).contains(where: { $0 < from }) { wrongCursors += 1; break }
                         }
                     }
                 }
@@ -68,10 +68,10 @@ import Testing
             }
             #expect(seen <= lower)
             #expect(failure?.code == .corrupt)
-            let batch = EntryBatch(capacity: 5)
+            var batch = EntryBatch(capacity: 5)
             var batchCursor = db.cursor()
             var batched = 0
-            while let k = try? batchCursor.nextBatch(batch), k > 0 { batched += k }
+            while let k = try? batchCursor.nextBatch(&batch), k > 0 { batched += k }
             #expect(batched <= lower)
             #expect(throws: CallerIDError.self) { try db.verify() }
         }

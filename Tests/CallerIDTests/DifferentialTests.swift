@@ -319,16 +319,16 @@ private func checkBatches(_ db: Database, _ data: DiffData, _ spec: DiffSpec) th
         }
         for (from, name, filter) in runs {
             let want = expected(data, from: from, filter: filter)
-            let batch = EntryBatch(capacity: capacity)
+            var batch = EntryBatch(capacity: capacity)
             var cursor = db.cursor(from: from, filter: filter)
             var got: [Entry] = []
             var calls = 0
             while true {
-                let count = try cursor.nextBatch(batch)
+                let count = try cursor.nextBatch(&batch)
                 calls += 1
                 if count != batch.count || count > capacity { bad.add("batch \(capacity) from \(from) \(name): count \(count), batch.count \(batch.count)") }
                 if count == 0 { break }
-                let numbers = Array(batch.numbers)
+                let numbers = Array(copying: batch.numbers)
                 for i in 0..<count {
                     let e = batch[i].entry
                     if e.number != numbers[i] { bad.add("batch \(capacity): numbers[\(i)] \(numbers[i]) != entry \(e.number)") }
@@ -346,7 +346,7 @@ private func checkBatches(_ db: Database, _ data: DiffData, _ spec: DiffSpec) th
             if capacity >= want.count, labelBytes < 16 * 1024, !want.contains(where: { $0.label.utf8.count > 500 }), calls != (want.isEmpty ? 1 : 2) {
                 bad.add("batches of \(capacity) from \(from), \(name): \(calls) calls for \(want.count) entries")
             }
-            if try cursor.nextBatch(batch) != 0 { bad.add("batch \(capacity) from \(from) \(name): entries after the end") }
+            if try cursor.nextBatch(&batch) != 0 { bad.add("batch \(capacity) from \(from) \(name): entries after the end") }
         }
     }
     bad.report("batch cursor")

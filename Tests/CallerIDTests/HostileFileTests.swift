@@ -256,11 +256,11 @@ enum Access {
         } catch {
             report.errors.append(error)
         }
-        let batch = EntryBatch(capacity: 5)
+        var batch = EntryBatch(capacity: 5)
         var batchCursor = db.cursor()
         var batched: [Entry] = []
         do {
-            while try batchCursor.nextBatch(batch) > 0 {
+            while try batchCursor.nextBatch(&batch) > 0 {
                 for i in 0..<batch.count {
                     let e = batch[i].entry
                     if let last = batched.last { #expect(e.number > last.number, "\(what): batch order") }

@@ -100,11 +100,11 @@ import Testing
             guard abs(after - baseline) <= 16 * 1024 else { exit(4) }
             guard peak - baseline <= 64 * 1024 + 64 else { exit(5) }
             // A batch of 1,024 and its label buffer: 21 B per entry + at most 64 KiB + 8.
-            let batch = EntryBatch(capacity: 1024)
+            var batch = EntryBatch(capacity: 1024)
             var cursor = db.cursor()
             var seen = 0
             while true {
-                let k = try cursor.nextBatch(batch)
+                let k = try cursor.nextBatch(&batch)
                 if k == 0 { break }
                 seen += k
                 peak = max(peak, currentHeapBytes())

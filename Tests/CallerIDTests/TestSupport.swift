@@ -132,3 +132,12 @@ enum BuiltProducts {
             + "(swift build --build-tests). Looked in:\n" + directories.map(\.path).joined(separator: "\n")
     }
 }
+
+extension Array where Element: BitwiseCopyable {
+    /// The elements a span lends, copied.
+    init(copying span: Span<Element>) {
+        self.init()
+        reserveCapacity(span.count)
+        for i in span.indices { append(span[i]) }
+    }
+}

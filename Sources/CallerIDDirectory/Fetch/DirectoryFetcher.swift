@@ -483,14 +483,16 @@ struct SetServer {
         do throws(DirectoryError) {
             status = try client.get(request) { status, bytes in
                 guard accepted.contains(status) else { refused = status; return false }
-                received += bytes.count
+                received += bytes.byteCount
                 // The deadline again, for a client that does not keep it.
                 let elapsed = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
                 if deadline.isBehind(received: received, elapsed: elapsed) {
                     failure = deadline.tooSlow(address, received: received, elapsed: elapsed)
                     return false
                 }
-                do throws(DirectoryError) { try body(status, bytes) } catch { failure = error; return false }
+                do throws(DirectoryError) {
+                    try bytes.withUnsafeBytes { (piece) throws(DirectoryError) in try body(status, piece) }
+                } catch { failure = error; return false }
                 return true
             }
         } catch {

@@ -10,7 +10,7 @@ public protocol HTTPClient: Sendable {
     ///   body is not read, `body` is not called, and the status is returned.
     /// - A 2xx body is passed to `body` in pieces, each with the status (206 when the range
     ///   was honoured, 200 when the server sent the whole file instead); `body` returns false
-    ///   to stop the transfer.
+    ///   to stop the transfer. A piece is lent for the call only (a `RawSpan`).
     /// - The transfer keeps to ``HTTPRequest/deadline``: the client checks
     ///   ``TransferDeadline/isBehind(received:elapsed:)`` at least once a second, whether or
     ///   not bytes arrive, and stops with ``TransferDeadline/tooSlow(_:received:elapsed:)``'s
@@ -20,7 +20,7 @@ public protocol HTTPClient: Sendable {
     /// - Throws: ``DirectoryError`` `unreachable` when no response arrived, the connection broke
     ///   before the body was complete, or the deadline passed; any error after `body` returned
     ///   false.
-    func get(_ request: HTTPRequest, body: (_ status: Int, _ bytes: UnsafeRawBufferPointer) -> Bool) throws(DirectoryError) -> Int
+    func get(_ request: HTTPRequest, body: (_ status: Int, _ bytes: RawSpan) -> Bool) throws(DirectoryError) -> Int
 }
 
 /// One GET of a fetch: where, from which offset, how many body bytes it can be worth at most,

@@ -24,7 +24,7 @@ public struct URLSessionHTTPClient: HTTPClient {
         self.timeout = timeout
     }
 
-    public func get(_ request: HTTPRequest, body: (_ status: Int, _ bytes: UnsafeRawBufferPointer) -> Bool) throws(DirectoryError) -> Int {
+    public func get(_ request: HTTPRequest, body: (_ status: Int, _ bytes: RawSpan) -> Bool) throws(DirectoryError) -> Int {
         let url = request.url
         guard let u = URL(string: url) else { throw DirectoryError(.invalidArgument, "\(url): not a URL") }
         var urlRequest = URLRequest(url: u, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout)
@@ -68,14 +68,14 @@ public struct URLSessionHTTPClient: HTTPClient {
 /// The delegate of one request: passes the body on as it arrives. Its state is touched by the
 /// session's delegate queue and by the waiting caller, always under `lock`.
 private final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Sendable {
-    private var body: ((Int, UnsafeRawBufferPointer) -> Bool)?
+    private var body: ((Int, RawSpan) -> Bool)?
     private let lock = NSLock()
     let done = DispatchSemaphore(value: 0)
     private var _status = 0, _received = 0
     private var _stopped = false, _refused = false, _signalled = false
     private var _error: (any Error)?
 
-    init(_ body: @escaping (Int, UnsafeRawBufferPointer) -> Bool) { self.body = body }
+    init(_ body: @escaping (Int, RawSpan) -> Bool) { self.body = body }
 
     private func locked<R>(_ f: () -> R) -> R {
         lock.lock()
@@ -117,7 +117,7 @@ private final class Transfer: NSObject, URLSessionDataDelegate, @unchecked Senda
         defer { lock.unlock() }
         guard !_stopped, !_refused, let body else { return }
         _received += data.count
-        if !data.withUnsafeBytes({ body(_status, $0) }) {
+        if !data.withUnsafeBytes({ body(_status, RawSpan(_unsafeBytes: $0)) }) {
             _stopped = true
             dataTask.cancel()
         }

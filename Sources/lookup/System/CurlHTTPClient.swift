@@ -13,14 +13,14 @@ struct CurlHTTPClient: HTTPClient {
     /// Seconds to wait for a connection (within the deadline's grace, which it never exceeds).
     var connectTimeout = 20
 
-    func get(_ request: HTTPRequest, body: (_ status: Int, _ bytes: UnsafeRawBufferPointer) -> Bool) throws(DirectoryError) -> Int {
+    func get(_ request: HTTPRequest, body: (_ status: Int, _ bytes: RawSpan) -> Bool) throws(DirectoryError) -> Int {
         try withoutActuallyEscaping(body) { (escapable) throws(DirectoryError) -> Int in
             final class Box {
-                let body: (Int, UnsafeRawBufferPointer) -> Bool
+                let body: (Int, RawSpan) -> Bool
                 let deadline: TransferDeadline
                 let started = DispatchTime.now().uptimeNanoseconds
                 var late: (received: Int, elapsed: Double)? = nil
-                init(_ body: @escaping (Int, UnsafeRawBufferPointer) -> Bool, _ deadline: TransferDeadline) {
+                init(_ body: @escaping (Int, RawSpan) -> Bool, _ deadline: TransferDeadline) {
                     self.body = body
                     self.deadline = deadline
                 }
@@ -43,7 +43,7 @@ struct CurlHTTPClient: HTTPClient {
             let rc = withExtendedLifetime(box) {
                 cid_http_get(request.url, Int64(request.offset), connect, timeoutMS, { data, length, status, context in
                     let box = Unmanaged<Box>.fromOpaque(context!).takeUnretainedValue()
-                    return box.body(Int(status), UnsafeRawBufferPointer(start: data, count: length)) ? 0 : 1
+                    return box.body(Int(status), RawSpan(_unsafeBytes: UnsafeRawBufferPointer(start: data, count: length))) ? 0 : 1
                 }, { received, context in
                     let box = Unmanaged<Box>.fromOpaque(context!).takeUnretainedValue()
                     return box.onTime(Int(received)) ? 0 : 1

@@ -25,7 +25,8 @@ struct CallerIDEngine: Engine {
 
         @inline(__always) func lookup(_ number: UInt64) throws -> Int? {
             try db.withEntry(number) { v in
-                v.withLabelBytes { $0.count &+ Int($0.first ?? 0) } &+ Int(v.category.action.rawValue)
+                let label = v.labelSpan
+                return label.count &+ Int(label.isEmpty ? 0 : label[0]) &+ Int(v.category.action.rawValue)
             }
         }
 
@@ -36,14 +37,15 @@ struct CallerIDEngine: Engine {
 
         func scan(sample: () -> Void) throws -> (entries: Int, checksum: Int) {
             var cursor = db.cursor()
-            let batch = EntryBatch(capacity: 1024)
+            var batch = EntryBatch(capacity: 1024)
             var seen = 0, sum = 0, nextSample = 65536
             while true {
-                let n = try cursor.nextBatch(batch)
+                let n = try cursor.nextBatch(&batch)
                 if n == 0 { break }
                 for i in 0..<n {
                     let v = batch[i]
-                    sum &+= Int(truncatingIfNeeded: v.number) &+ v.withLabelBytes { $0.count &+ Int($0.first ?? 0) }
+                    let label = v.labelSpan
+                    sum &+= Int(truncatingIfNeeded: v.number) &+ label.count &+ Int(label.isEmpty ? 0 : label[0])
                 }
                 seen &+= n
                 if seen >= nextSample {
