@@ -53,13 +53,15 @@ let package = Package(
         // Debian's libsodium (Ed25519, SHA-256) for signed build directories, Linux only; Apple
         // platforms use CryptoKit. Opened with dlopen on first use, never linked (the tool's
         // start-up does not load it); needs libsodium-dev's headers to build.
-        .target(name: "CSodium", path: "Sources/CSodium"),
+        .target(name: "CSodium", dependencies: ["CLibraryLoader"], path: "Sources/CSodium"),
         // libcurl opened with dlopen when `lookup fetch` runs, never linked: the tool's start-up
         // does not load libcurl, OpenSSL and their dependencies (docs/CALL-DIRECTORY.md).
-        .target(name: "CHTTPLoader", path: "Sources/CHTTPLoader"),
+        .target(name: "CHTTPLoader", dependencies: ["CLibraryLoader"], path: "Sources/CHTTPLoader"),
         // libmicrohttpd opened with dlopen when `lookup serve` starts, never linked: `lookup NUMBER`
         // starts without it (docs/SERVE.md). No headers needed to build.
-        .target(name: "CHTTPServer", path: "Sources/CHTTPServer"),
+        .target(name: "CHTTPServer", dependencies: ["CLibraryLoader"], path: "Sources/CHTTPServer"),
+        // dlopen of the libraries above at first use, and their symbols: one loader for the three shims.
+        .target(name: "CLibraryLoader", path: "Sources/CLibraryLoader"),
         // Portable C: LZ4 block codec, XXH3/XXH64, prefetch hint, rename exchange, heap statistics.
         .target(name: "CPortable", path: "Sources/CPortable"),
         .target(

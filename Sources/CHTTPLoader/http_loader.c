@@ -2,7 +2,7 @@
 // values are libcurl's stable ABI, curl/curl.h): no libcurl headers at build time, no link.
 #include "chttploader.h"
 
-#include <dlfcn.h>
+#include "cid_library.h"
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -39,23 +39,18 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static void load(void) {
     static const char *names[] = {"libcurl.so.4", "libcurl-gnutls.so.4", "libcurl.so", "libcurl.4.dylib", NULL};
-    void *h = NULL;
-    for (int i = 0; names[i] != NULL && h == NULL; i++) h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-    if (h == NULL) {
-        snprintf(curl.error, sizeof curl.error, "libcurl is not installed (Debian: apt-get install libcurl4): %s", dlerror());
-        return;
-    }
-#define SYM(field, name) \
-    if ((*(void **)&curl.field = dlsym(h, name)) == NULL) { \
-        snprintf(curl.error, sizeof curl.error, "libcurl lacks %s", name); return; }
-    SYM(global_init, "curl_global_init")
-    SYM(easy_init, "curl_easy_init")
-    SYM(easy_setopt, "curl_easy_setopt")
-    SYM(easy_perform, "curl_easy_perform")
-    SYM(easy_getinfo, "curl_easy_getinfo")
-    SYM(easy_cleanup, "curl_easy_cleanup")
-    SYM(easy_strerror, "curl_easy_strerror")
-#undef SYM
+    const cid_symbol symbols[] = {
+        {"curl_global_init", (void **)&curl.global_init},
+        {"curl_easy_init", (void **)&curl.easy_init},
+        {"curl_easy_setopt", (void **)&curl.easy_setopt},
+        {"curl_easy_perform", (void **)&curl.easy_perform},
+        {"curl_easy_getinfo", (void **)&curl.easy_getinfo},
+        {"curl_easy_cleanup", (void **)&curl.easy_cleanup},
+        {"curl_easy_strerror", (void **)&curl.easy_strerror},
+        {NULL, NULL},
+    };
+    void *h = cid_library_open(names, "libcurl", "libcurl4", curl.error, sizeof curl.error);
+    if (h == NULL || !cid_library_resolve(h, symbols, "libcurl", "", curl.error, sizeof curl.error)) return;
     if (curl.global_init(GLOBAL_ALL) != 0) {
         snprintf(curl.error, sizeof curl.error, "curl_global_init failed");
         return;

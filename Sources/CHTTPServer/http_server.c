@@ -5,6 +5,8 @@
 #include "chttpserver.h"
 
 #include <arpa/inet.h>
+#include "cid_library.h"
+
 #include <dlfcn.h>
 #include <errno.h>
 #include <netdb.h>
@@ -99,32 +101,27 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static void load(void) {
     static const char *names[] = {"libmicrohttpd.so.12", "libmicrohttpd.so", "libmicrohttpd.12.dylib", "libmicrohttpd.dylib", NULL};
-    void *h = NULL;
-    for (int i = 0; names[i] != NULL && h == NULL; i++) h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-    if (h == NULL) {
-        snprintf(mhd.error, sizeof mhd.error, "libmicrohttpd is not installed (Debian: apt-get install libmicrohttpd12): %s", dlerror());
-        return;
-    }
-#define SYM(field, name) \
-    if ((*(void **)&mhd.field = dlsym(h, name)) == NULL) { \
-        snprintf(mhd.error, sizeof mhd.error, "libmicrohttpd lacks %s (0.9.71 or later is needed)", name); return; }
-    SYM(start_daemon, "MHD_start_daemon")
-    SYM(stop_daemon, "MHD_stop_daemon")
-    SYM(quiesce_daemon, "MHD_quiesce_daemon")
-    SYM(lookup_connection_value, "MHD_lookup_connection_value")
-    SYM(create_response_from_buffer, "MHD_create_response_from_buffer")
-    SYM(create_response_from_callback, "MHD_create_response_from_callback")
-    SYM(add_response_header, "MHD_add_response_header")
-    SYM(queue_response, "MHD_queue_response")
-    SYM(destroy_response, "MHD_destroy_response")
-    SYM(get_connection_info, "MHD_get_connection_info")
-    SYM(get_version, "MHD_get_version")
+    const cid_symbol symbols[] = {
+        {"MHD_start_daemon", (void **)&mhd.start_daemon},
+        {"MHD_stop_daemon", (void **)&mhd.stop_daemon},
+        {"MHD_quiesce_daemon", (void **)&mhd.quiesce_daemon},
+        {"MHD_lookup_connection_value", (void **)&mhd.lookup_connection_value},
+        {"MHD_create_response_from_buffer", (void **)&mhd.create_response_from_buffer},
+        {"MHD_create_response_from_callback", (void **)&mhd.create_response_from_callback},
+        {"MHD_add_response_header", (void **)&mhd.add_response_header},
+        {"MHD_queue_response", (void **)&mhd.queue_response},
+        {"MHD_destroy_response", (void **)&mhd.destroy_response},
+        {"MHD_get_connection_info", (void **)&mhd.get_connection_info},
+        {"MHD_get_version", (void **)&mhd.get_version},
+        {NULL, NULL},
+    };
+    void *h = cid_library_open(names, "libmicrohttpd", "libmicrohttpd12", mhd.error, sizeof mhd.error);
+    if (h == NULL || !cid_library_resolve(h, symbols, "libmicrohttpd", " (0.9.71 or later is needed)", mhd.error, sizeof mhd.error)) return;
     // MHD_OPTION_STRICT_FOR_CLIENT and the HTTP status of MHD_get_connection_info came with 0.9.71.
     if (dlsym(h, "MHD_create_response_from_buffer_with_free_callback_cls") == NULL) {
         snprintf(mhd.error, sizeof mhd.error, "libmicrohttpd %s is too old (0.9.71 or later is needed)", mhd.get_version());
         return;
     }
-#undef SYM
     mhd.loaded = 1;
 }
 

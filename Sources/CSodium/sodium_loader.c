@@ -3,9 +3,9 @@
 // the int functions, and cid_randombytes_buf / cid_sodium_memzero fill the buffer with zeros.
 #include "csodium.h"
 
-#include <dlfcn.h>
+#include "cid_library.h"
+
 #include <pthread.h>
-#include <stdio.h>
 #include <string.h>
 
 static struct {
@@ -27,26 +27,21 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static void load(void) {
     static const char *names[] = {"libsodium.so.23", "libsodium.so.26", "libsodium.so", "libsodium.23.dylib", NULL};
-    void *h = NULL;
-    for (int i = 0; names[i] != NULL && h == NULL; i++) h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-    if (h == NULL) {
-        snprintf(so.error, sizeof so.error, "libsodium is not installed (Debian: apt-get install libsodium23): %s", dlerror());
-        return;
-    }
-#define SYM(field, name) \
-    if ((*(void **)&so.field = dlsym(h, name)) == NULL) { \
-        snprintf(so.error, sizeof so.error, "libsodium lacks %s", name); return; }
-    SYM(init, "sodium_init")
-    SYM(secretkeybytes, "crypto_sign_secretkeybytes")
-    SYM(seed_keypair, "crypto_sign_seed_keypair")
-    SYM(sign_detached, "crypto_sign_detached")
-    SYM(verify_detached, "crypto_sign_verify_detached")
-    SYM(sha_init, "crypto_hash_sha256_init")
-    SYM(sha_update, "crypto_hash_sha256_update")
-    SYM(sha_final, "crypto_hash_sha256_final")
-    SYM(random_buf, "randombytes_buf")
-    SYM(memzero, "sodium_memzero")
-#undef SYM
+    const cid_symbol symbols[] = {
+        {"sodium_init", (void **)&so.init},
+        {"crypto_sign_secretkeybytes", (void **)&so.secretkeybytes},
+        {"crypto_sign_seed_keypair", (void **)&so.seed_keypair},
+        {"crypto_sign_detached", (void **)&so.sign_detached},
+        {"crypto_sign_verify_detached", (void **)&so.verify_detached},
+        {"crypto_hash_sha256_init", (void **)&so.sha_init},
+        {"crypto_hash_sha256_update", (void **)&so.sha_update},
+        {"crypto_hash_sha256_final", (void **)&so.sha_final},
+        {"randombytes_buf", (void **)&so.random_buf},
+        {"sodium_memzero", (void **)&so.memzero},
+        {NULL, NULL},
+    };
+    void *h = cid_library_open(names, "libsodium", "libsodium23", so.error, sizeof so.error);
+    if (h == NULL || !cid_library_resolve(h, symbols, "libsodium", "", so.error, sizeof so.error)) return;
     so.loaded = 1;
 }
 
