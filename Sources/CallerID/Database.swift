@@ -166,18 +166,15 @@ public final class Database: Sendable {
         let b = file.bytes
         func bad(_ what: String) -> CallerIDError { CallerIDError.corrupt(path, what) }
 
-        let header = try Database.readHeader(b, path: path)
-        let (entries, blockCount, valueCount, hotCount) = (header.entries, header.blockCount, header.valueCount, header.hotCount)
+        let header = try Header(b, path: path)
+        let (entries, blockCount, valueCount, hotCount) = (header.entryCount, header.blockCount, header.valueCount, header.hotCount)
         let (syncShift, summaryShift, blockSize) = (header.syncShift, header.summaryShift, header.blockSize)
-        let sectionTable = try Database.readSectionTable(b, header: header, path: path)
-        let (found, list, rangesView, table) = (sectionTable.known, sectionTable.all, sectionTable.ranges, sectionTable.offset)
+        let sectionTable = try SectionTable(b, header: header, path: path)
+        let (list, rangesView, table) = (sectionTable.all, sectionTable.ranges, sectionTable.offset)
         if verify {
             try Database.verifyChecksums(b, sections: list, tableOffset: table, path: path)
         }
-        func section(_ s: Format.Section) throws(CallerIDError) -> ByteView {
-            guard let v = found.first(where: { $0.section == s }) else { throw bad("section '\(s)' is missing") }
-            return v.view
-        }
+        func section(_ s: Format.Section) throws(CallerIDError) -> ByteView { try sectionTable.section(s, path: path) }
         func size(_ s: Format.Section, _ view: ByteView, _ expected: Int) throws(CallerIDError) {
             guard view.count == expected else { throw bad("section '\(s)' is \(view.count) bytes; it must be \(expected)") }
         }
@@ -205,7 +202,7 @@ public final class Database: Sendable {
         let labels = try LabelTable(valueCount: valueCount, hotCount: hotCount, hotOffsets: hotOffsets, hotLabels: hotLabels,
                                     coldIndex: coldIndex, coldLabels: coldLabels, symbolTable: try section(.symbolTable), path: path,
                                     what: "value", part: { "section '\($0)'" }, bad: bad)
-        let categories = try Database.parseCategories(try section(.categories), path: path)
+        let categories = try Categories.decode(try section(.categories), path: path)
         let ranges = try rangesView.map { v throws(CallerIDError) in try RangeTable(v, path: path) }
 
         self.count = Int(entries)
@@ -225,142 +222,6 @@ public final class Database: Sendable {
         self.tableOffset = table
         self.ranges = ranges
         if verify { try verifyAll(split: verifySplit, checksums: false) }  // the checksums ran above
-    }
-
-    /// The header's fields, checked against each other and the file size (docs/FORMAT.md §3).
-    struct Header {
-        var entries: UInt64
-        var blockCount: Int
-        var valueCount: Int
-        var hotCount: Int
-        var syncShift: Int
-        var summaryShift: Int
-        var blockSize: Int
-        var tableOffset: UInt64
-    }
-
-    /// The section table (§4): the known sections, every section's place and checksum, the
-    /// optional ranges section, and the table's offset.
-    struct SectionTable {
-        var known: [(section: Format.Section, view: ByteView)]
-        var all: [(kind: UInt32, offset: Int, length: Int, checksum: UInt64)]
-        var ranges: ByteView?
-        var offset: Int
-    }
-
-    static func readHeader(_ b: ByteView, path: String) throws(CallerIDError) -> Header {
-        func bad(_ what: String) -> CallerIDError { CallerIDError.corrupt(path, what) }
-        guard b.count >= 12 else {
-            throw bad(b.count == 0 ? "the file is empty" : "the file is \(b.count) bytes, too short for a header and footer (truncated?)")
-        }
-        guard Array(b.bytes(0, 8)) == Format.magic else {
-            throw bad("bad magic: not a CallerID database")
-        }
-        let major = b.u16(8)
-        guard major == Format.major else {
-            let hint = major < Format.major ? " — rebuild it with `lookup build`" : " — this reader reads version \(Format.major).x; update CallerID"
-            throw CallerIDError(.unsupportedVersion, "\(path): unsupported version \(major).\(b.u16(10))\(hint)")
-        }
-        guard b.count >= Format.headerSize + Format.footerSize else {
-            throw bad("the file is \(b.count) bytes, too short for a header and footer (truncated?)")
-        }
-        guard Codec.xxh3(b.bytes(0, 56)) == b.u64(56) else { throw bad("header checksum mismatch (bytes 0-55)") }
-        guard b.u32(12) == UInt32(Format.headerSize) else { throw bad("header size field is \(b.u32(12))") }
-        guard b.u64(16) == UInt64(b.count) else {
-            throw bad("the header says \(b.u64(16)) bytes but the file has \(b.count) (truncated or extended)")
-        }
-        let entries = b.u64(24)
-        let blockCount = Int(b.u32(32))
-        let valueCount = Int(b.u32(36))
-        let hotCount = Int(b.u32(40))
-        let syncShift = Int(b.u8(44))
-        let summaryShift = Int(b.u8(45))
-        let blockSize = Int(b.u16(46))
-        let tableOffset = b.u64(48)
-        guard (1...Format.maxBlockEntries).contains(blockSize) else { throw bad("block size \(blockSize) outside 1...\(Format.maxBlockEntries)") }
-        guard syncShift <= Format.maxSyncShift, summaryShift <= Format.maxSummaryShift else {
-            throw bad("sync shift \(syncShift) or summary shift \(summaryShift) out of range")
-        }
-        // Every block costs 12 bytes of index and 8 of record header: a file of n bytes holds
-        // fewer than n / 20 blocks, and each block 1…blockSize entries.
-        guard blockCount <= b.count / 20, UInt64(blockCount) <= entries, entries <= UInt64(blockCount) * UInt64(blockSize) else {
-            throw bad("entry count \(entries) and block count \(blockCount) are impossible for a \(b.count)-byte file with blocks of \(blockSize)")
-        }
-        guard hotCount <= valueCount, UInt64(valueCount) <= entries, (entries == 0) == (valueCount == 0) else {
-            throw bad("\(valueCount) values (\(hotCount) hot) for \(entries) entries")
-        }
-
-        return Header(entries: entries, blockCount: blockCount, valueCount: valueCount, hotCount: hotCount,
-                      syncShift: syncShift, summaryShift: summaryShift, blockSize: blockSize, tableOffset: tableOffset)
-    }
-
-    static func readSectionTable(_ b: ByteView, header: Header, path: String) throws(CallerIDError) -> SectionTable {
-        func bad(_ what: String) -> CallerIDError { CallerIDError.corrupt(path, what) }
-        let entries = header.entries, tableOffset = header.tableOffset
-        // Footer and section table.
-        let footer = b.count - Format.footerSize
-        guard Array(b.bytes(footer + 24, 8)) == Format.footerMagic else { throw bad("footer magic missing at offset \(footer + 24) (truncated?)") }
-        guard b.u64(footer) == UInt64(b.count), b.u64(footer + 16) == entries else { throw bad("footer disagrees with the header") }
-        guard tableOffset >= UInt64(Format.headerSize), tableOffset <= UInt64(footer),
-              (UInt64(footer) - tableOffset) % UInt64(Format.sectionEntrySize) == 0 else {
-            throw bad("section table offset \(tableOffset) does not end at the footer")
-        }
-        let table = Int(tableOffset)
-        let sectionCount = (footer - table) / Format.sectionEntrySize
-        guard (1...Format.maxSections).contains(sectionCount) else { throw bad("section count \(sectionCount) outside 1...\(Format.maxSections)") }
-        guard Codec.xxh3(b.bytes(table, sectionCount * Format.sectionEntrySize)) == b.u64(footer + 8) else {
-            throw bad("section table checksum mismatch (offset \(table))")
-        }
-        // A list, not a dictionary: the first hashed collection a process makes costs a search
-        // of every protocol conformance in the binary, and opening a file is on `lookup`'s
-        // start-up path. There are at most `Format.maxSections` sections.
-        var found: [(section: Format.Section, view: ByteView)] = []
-        var list: [(kind: UInt32, offset: Int, length: Int, checksum: UInt64)] = []
-        var rangesView: ByteView? = nil
-        for i in 0..<sectionCount {
-            let e = table + i * Format.sectionEntrySize
-            let kind = b.u32(e), offset = b.u64(e + 8), length = b.u64(e + 16)
-            guard b.u32(e + 4) == 0, offset >= UInt64(Format.headerSize), offset <= tableOffset, length <= tableOffset - offset,
-                  let view = b.slice(offset, length) else {
-                throw bad("section \(i) (kind \(kind)) lies outside the data area: offset \(offset), length \(length)")
-            }
-            if let known = Format.Section(rawValue: kind) {
-                guard !found.contains(where: { $0.section == known }) else { throw bad("section '\(known)' appears twice") }
-                found.append((known, view))
-            } else if kind == Format.rangesKind {
-                guard rangesView == nil else { throw bad("section '\(Format.rangesName)' appears twice") }
-                rangesView = view
-            }
-            list.append((kind, Int(offset), Int(length), b.u64(e + 24)))
-        }
-        // Empty sections sort before a section at the same offset, so they never "overlap".
-        let byOffset = list.sorted { ($0.offset, $0.length) < ($1.offset, $1.length) }
-        for (x, y) in zip(byOffset, byOffset.dropFirst()) where x.offset + x.length > y.offset {
-            throw bad("sections of kinds \(x.kind) and \(y.kind) overlap at offset \(y.offset)")
-        }
-        return SectionTable(known: found, all: list, ranges: rangesView, offset: table)
-    }
-
-    private static func parseCategories(_ s: ByteView, path: String) throws(CallerIDError) -> [Category] {
-        func bad(_ what: String) -> CallerIDError { CallerIDError.corrupt(path, "categories: \(what)") }
-        guard let n = s.readU32(0), (1...256).contains(n) else { throw bad("count outside 1...256") }
-        var result: [Category] = []
-        var p = 4
-        for _ in 0..<n {
-            guard let actionByte = s.readU8(p), let action = CategoryAction(rawValue: actionByte),
-                  let len = s.readU8(p + 1), let nameBytes = s.slice(p + 2, Int(len)) else {
-                throw bad("entry at offset \(p) is malformed")
-            }
-            let name = String(decoding: nameBytes.buffer, as: UTF8.self)
-            // At most 256 names: a linear search, no `Set` (see `found` in `init`).
-            guard let c = try? Category(name, action: action), !result.contains(where: { $0.name == name }) else {
-                throw bad("invalid or repeated name at offset \(p)")
-            }
-            result.append(c)
-            p += 2 + Int(len)
-        }
-        guard p == s.count else { throw bad("\(s.count - p) unexpected trailing bytes") }
-        return result
     }
 
     // MARK: Blocks

@@ -199,7 +199,7 @@ extension Database {
         let b = file.bytes
         return DatabaseInfo(
             path: path,
-            formatVersion: "\(b.u16(8)).\(b.u16(10))",
+            formatVersion: Header.version(b),
             entries: count,
             distinctLabels: valueCount,
             blockSize: blockSize,

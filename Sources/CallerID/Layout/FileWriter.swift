@@ -34,7 +34,7 @@ enum FileWriter {
         let tail = try valueSections(ids: ids, label: label, valueCategory: valueCategory, parts: &parts, options: options)
         for v in values where ids.idOf[Int(v)] < tail.hotCount { parts.hotEntries += 1 }
         let sections: [(UInt32, [UInt8])] = [
-            (Format.Section.categories.rawValue, categorySection(categories)),
+            (Format.Section.categories.rawValue, Categories.encode(categories)),
             (Format.Section.summary.rawValue, blocks.summary),
             (Format.Section.blockIndex.rawValue, blocks.index),
             (Format.Section.blocks.rawValue, blocks.records),
@@ -44,18 +44,6 @@ enum FileWriter {
                             hotCount: tail.hotCount, options: options)
         parts.other = file.count - parts.keys - parts.values - parts.index - parts.labels
         return (file, parts, ids.valueCount)
-    }
-
-    /// The category table (section 1).
-    static func categorySection(_ categories: [Category]) -> [UInt8] {
-        var names: [UInt8] = []
-        names.appendLE(UInt32(categories.count))
-        for c in categories {
-            names.append(c.action.rawValue)
-            names.append(UInt8(c.name.utf8.count))
-            names.append(contentsOf: c.name.utf8)
-        }
-        return names
     }
 
     /// The sections after the blocks: code lengths, value categories and the label parts
@@ -294,38 +282,16 @@ enum FileWriter {
             for (kind, size, hash) in sections {
                 at += (Format.sectionAlignment - at % Format.sectionAlignment) % Format.sectionAlignment
                 offsets.append(at)
-                table.appendLE(kind)
-                table.appendLE(UInt32(0))
-                table.appendLE(UInt64(at))
-                table.appendLE(UInt64(size))
-                table.appendLE(hash)
+                SectionTable.appendEntry(kind: kind, offset: at, length: size, checksum: hash, to: &table)
                 at += size
             }
-            at += (8 - at % 8) % 8
+            at += (Format.sectionAlignment - at % Format.sectionAlignment) % Format.sectionAlignment
             let tableOffset = at
             let fileSize = at + table.count + Format.footerSize
-
-            var header: [UInt8] = Format.magic
-            header.appendLE(Format.major)
-            header.appendLE(Format.minor)
-            header.appendLE(UInt32(Format.headerSize))
-            header.appendLE(UInt64(fileSize))
-            header.appendLE(UInt64(entries))
-            header.appendLE(UInt32(blockCount))
-            header.appendLE(UInt32(valueCount))
-            header.appendLE(UInt32(hotCount))
-            header.append(UInt8(options.syncShift))
-            header.append(UInt8(options.summaryShift))
-            header.appendLE(UInt16(options.blockSize))
-            header.appendLE(UInt64(tableOffset))
-            header.appendLE(Codec.xxh3(header))
-            header.append(contentsOf: repeatElement(0, count: Format.headerSize - header.count))
-
-            var footer: [UInt8] = []
-            footer.appendLE(UInt64(fileSize))
-            footer.appendLE(Codec.xxh3(table))
-            footer.appendLE(UInt64(entries))
-            footer.append(contentsOf: Format.footerMagic)
+            let header = Header(fileSize: UInt64(fileSize), entryCount: UInt64(entries), blockCount: blockCount, valueCount: valueCount,
+                                hotCount: hotCount, syncShift: options.syncShift, summaryShift: options.summaryShift,
+                                blockSize: options.blockSize, tableOffset: UInt64(tableOffset)).encoded
+            let footer = Footer.encode(fileSize: fileSize, tableChecksum: Codec.xxh3(table), entryCount: entries)
             self.header = header
             self.offsets = offsets
             self.sizes = sections.map(\.size)
