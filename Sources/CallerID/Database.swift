@@ -134,9 +134,9 @@ public final class Database: Sendable {
     let blockSize: Int
     let valueCount: Int
     let syncShift: Int
-    let summaryShift: Int
-    let summary: ByteView
-    let index: ByteView
+    /// Sections 2 and 3: from a number to its block.
+    let blockIndex: BlockIndex
+    /// Section 4: the block records, then 8 zero bytes.
     let blocks: ByteView
     let valueCategories: ByteView
     /// The values' labels (sections 7–11).
@@ -175,11 +175,6 @@ public final class Database: Sendable {
             try Database.verifyChecksums(b, sections: list, tableOffset: table, path: path)
         }
         func section(_ s: Format.Section) throws(CallerIDError) -> ByteView { try sectionTable.section(s, path: path) }
-        func size(_ s: Format.Section, _ view: ByteView, _ expected: Int) throws(CallerIDError) {
-            guard view.count == expected else { throw bad("section '\(s)' is \(view.count) bytes; it must be \(expected)") }
-        }
-        let summary = try section(.summary)
-        let index = try section(.blockIndex)
         let blocks = try section(.blocks)
         let valueCategories = try section(.valueCategories)
         let hotOffsets = try section(.hotOffsets)
@@ -187,18 +182,10 @@ public final class Database: Sendable {
         let coldIndex = try section(.coldIndex)
         let coldLabels = try section(.coldLabels)
         let codeLengths = try section(.codeLengths)
-        try size(.summary, summary, 8 * ((blockCount + (1 << summaryShift) - 1) >> summaryShift))
-        try size(.blockIndex, index, Format.indexEntrySize * (blockCount + 1))
-        try size(.valueCategories, valueCategories, valueCount)
-        try size(.codeLengths, codeLengths, 4 * (Format.maxCodeLength + 1))
-        guard blocks.count >= Format.recordPadding, blocks.isZero(blocks.count - Format.recordPadding, Format.recordPadding),
-              index.u32(Format.indexEntrySize * blockCount + 8) == UInt32(blocks.count - Format.recordPadding),
-              index.u32(8) == 0 || blockCount == 0 else {
-            throw bad("block records do not end with the block index's last offset and 8 zero bytes")
-        }
-        guard let code = ValueCode(counts: (0...Format.maxCodeLength).map { Int(codeLengths.u32(4 * $0)) }, symbols: valueCount) else {
-            throw bad("value code lengths are not a prefix code for \(valueCount) values")
-        }
+        let blockIndex = try BlockIndex(try section(.blockIndex), summary: try section(.summary), records: blocks, blockCount: blockCount,
+                                        summaryShift: summaryShift, path: path)
+        try SectionTable.checkLength(.valueCategories, valueCategories, valueCount, path: path)
+        let code = try ValueCode.read(codeLengths, valueCount: valueCount, path: path)
         let labels = try LabelTable(valueCount: valueCount, hotCount: hotCount, hotOffsets: hotOffsets, hotLabels: hotLabels,
                                     coldIndex: coldIndex, coldLabels: coldLabels, symbolTable: try section(.symbolTable), path: path,
                                     what: "value", part: { "section '\($0)'" }, bad: bad)
@@ -210,9 +197,7 @@ public final class Database: Sendable {
         self.blockSize = blockSize
         self.valueCount = valueCount
         self.syncShift = syncShift
-        self.summaryShift = summaryShift
-        self.summary = summary
-        self.index = index
+        self.blockIndex = blockIndex
         self.blocks = blocks
         self.valueCategories = valueCategories
         self.labels = labels
@@ -228,7 +213,7 @@ public final class Database: Sendable {
 
     /// First key of block `b` (< blockCount).
     @inline(__always)
-    func firstKey(_ b: Int) -> UInt64 { index.u64(Format.indexEntrySize &* b) }
+    func firstKey(_ b: Int) -> UInt64 { blockIndex.firstKey(b) }
 
     /// The smallest and the largest number of the file's entries, nil when it has none: the
     /// first block's first key, and the last block read through to its end (one block decoded).
@@ -243,45 +228,12 @@ public final class Database: Sendable {
 
     /// Index of the block that may hold `number` (the last whose first key is ≤ number), or -1.
     @inline(__always)
-    func blockFor(_ number: UInt64) -> Int {
-        guard blockCount > 0 else { return -1 }
-        // Three short, branch-free levels instead of one long binary search: the summary
-        // (first key of every 2^summaryShift-th block; small, stays in cache) is searched by
-        // bisection over every 16th of its keys and then a count over ≤ 16 adjacent keys, and
-        // the ≤ 2^summaryShift index entries under it by a count. The loads of a count are
-        // independent of one another, so they overlap instead of waiting on each other.
-        let s = summary.count &>> 3
-        var base = 0, n = (s &+ 15) &>> 4
-        while n > 1 {
-            let half = n &>> 1
-            base = summary.u64((base &+ half) &<< 7) <= number ? base &+ half : base
-            n &-= half
-        }
-        var k = base &<< 4
-        let kEnd = min(k &+ 16, s)
-        var c = 0
-        var j = k &+ 1
-        while j < kEnd {
-            c &+= summary.u64(j &<< 3) <= number ? 1 : 0
-            j &+= 1
-        }
-        k &+= c
-        var b = k &<< summaryShift
-        let bEnd = min(b &+ (1 &<< summaryShift), blockCount)
-        c = 0
-        j = b &+ 1
-        while j < bEnd {
-            c &+= firstKey(j) <= number ? 1 : 0
-            j &+= 1
-        }
-        b &+= c
-        return firstKey(b) <= number ? b : -1
-    }
+    func blockFor(_ number: UInt64) -> Int { blockIndex.block(for: number) }
 
     /// Block `b`'s record, its header checked against the section and the index.
     @inline(__always)
     func record(_ b: Int) throws(CallerIDError) -> BlockRecord {
-        let start = Int(index.u32(Format.indexEntrySize &* b &+ 8)), end = Int(index.u32(Format.indexEntrySize &* b &+ 20))
+        let start = blockIndex.recordOffset(b), end = blockIndex.recordOffset(b &+ 1)
         blocks.prefetch(start, end &- start)  // the lines of one record, fetched in parallel
         guard let r = BlockRecord(blocks, start: start, end: end, syncShift: syncShift, maxEntries: blockSize) else {
             throw CallerIDError.corrupt(path, "block \(b): record at \(start)..<\(end) is damaged")
@@ -310,8 +262,9 @@ public final class Database: Sendable {
 
     @inline(__always)
     func categoryCode(_ value: Int) throws(CallerIDError) -> Int {
-        let code = Int(valueCategories.u8(value))
-        guard code < categories.count else { throw CallerIDError.corrupt(path, "value \(value) has unknown category code \(code)") }
+        guard let code = ValueCategories.code(valueCategories, value, categoryCount: categories.count) else {
+            throw CallerIDError.corrupt(path, "value \(value) has unknown category code \(valueCategories.u8(value))")
+        }
         return code
     }
 

@@ -277,8 +277,9 @@ final class RangeTable: Sendable {
     /// Range value `v`'s category code, checked against the number of categories.
     @inline(__always)
     func categoryCode(_ v: Int, categoryCount: Int) throws(CallerIDError) -> Int {
-        let code = Int(valueCategories.u8(v))
-        guard code < categoryCount else { throw CallerIDError.corrupt(path, "range value \(v) has unknown category code \(code)") }
+        guard let code = ValueCategories.code(valueCategories, v, categoryCount: categoryCount) else {
+            throw CallerIDError.corrupt(path, "range value \(v) has unknown category code \(valueCategories.u8(v))")
+        }
         return code
     }
 

@@ -53,9 +53,8 @@ enum FileWriter {
         // Labels: hot ones raw, cold ones coded with the symbol table in groups.
         let labels = try encodeLabels(count: ids.valueCount, label: { label(ids.ordered[$0]) }, hotLabelBytes: options.hotLabelBytes)
         parts.hotValues = labels.hotCount
-        let valueCats = ids.ordered.map(valueCategory)
-        var codeLengths: [UInt8] = []
-        for c in ids.counts { codeLengths.appendLE(UInt32(c)) }
+        let valueCats = ValueCategories.encode(count: ids.valueCount) { valueCategory(ids.ordered[$0]) }
+        let codeLengths = encodeValueCodeLengths(ids.counts)
         parts.values += codeLengths.count
         parts.labels = valueCats.count + labels.hotOffsets.count + labels.hotLabels.count + labels.symbols.count
             + labels.coldIndex.count + labels.coldLabels.count
@@ -146,101 +145,6 @@ enum FileWriter {
         out.summary = section.summary
         out.count = section.count
         return out
-    }
-
-    /// The block section as blocks are added one at a time: each block's record goes to the
-    /// caller's `records` (which a streaming writer empties to disk between blocks); the block
-    /// index (section 3) and the summary (section 2) are kept, 12 and 8/16 bytes per block.
-    struct BlockSection {
-        let options: LayoutOptions
-        private(set) var index: [UInt8] = []
-        private(set) var summary: [UInt8] = []
-        private(set) var count = 0
-        /// Bytes of block records so far, the ones handed out and written elsewhere included.
-        private(set) var recordBytes = 0
-
-        init(options: LayoutOptions) { self.options = options }
-
-        /// Appends one block's record (1…blockSize entries) to `records`.
-        mutating func append(keys: ArraySlice<UInt64>, values: ArraySlice<UInt32>, ids: ValueIds,
-                             to records: inout [UInt8], parts: inout LayoutParts) throws(CallerIDError) {
-            guard recordBytes <= Int(UInt32.max) - (1 << 20) else {
-                throw CallerIDError(.limitExceeded, "block records exceed 4 GiB")
-            }
-            if count % (1 << options.summaryShift) == 0 { summary.appendLE(keys.first!) }
-            index.appendLE(keys.first!)
-            index.appendLE(UInt32(recordBytes))
-            let before = records.count
-            try appendRecord(keys: keys, values: values, ids: ids, syncInterval: 1 << options.syncShift, to: &records, parts: &parts)
-            recordBytes += records.count - before
-            count += 1
-        }
-
-        /// The index's end entry and the records' padding (appended to `records`).
-        mutating func finish(records: inout [UInt8], parts: inout LayoutParts) {
-            index.appendLE(UInt64(0))
-            index.appendLE(UInt32(recordBytes))
-            records.append(contentsOf: repeatElement(0, count: Format.recordPadding))
-            recordBytes += Format.recordPadding
-            parts.keys += Format.recordPadding
-        }
-    }
-
-    /// One block's record (docs/FORMAT.md §5.4): the header, the sync points, the keys as
-    /// Elias–Fano (or nothing for a run of consecutive numbers), then the value codes.
-    static func appendRecord(keys: ArraySlice<UInt64>, values: ArraySlice<UInt32>, ids: ValueIds, syncInterval: Int,
-                             to blocks: inout [UInt8], parts: inout LayoutParts) throws(CallerIDError) {
-        let n = keys.count
-        let firstKey = keys.first!
-        let m = n - 1
-        let u = keys.last! - firstKey
-        var codec = Format.keyCodecEliasFano
-        var l = 0
-        var upper: [UInt64] = []
-        var lower = BitWriter()
-        if m > 0 && u == UInt64(m) {
-            codec = Format.keyCodecRun  // consecutive numbers: nothing to store
-        } else if m > 0 {
-            if u / UInt64(m) >= 1 { l = min(56, 63 - (u / UInt64(m)).leadingZeroBitCount) }
-            let bits = Int(u >> UInt64(l)) + m
-            upper = [UInt64](repeating: 0, count: (bits + 63) / 64)
-            for j in 0..<m {
-                let x = keys[keys.startIndex + 1 + j] - firstKey
-                let p = Int(x >> UInt64(l)) + j
-                upper[p >> 6] |= 1 << UInt64(p & 63)
-                lower.write(x, width: l)
-            }
-            lower.alignToByte()
-        }
-        var stream = MSBBitWriter()
-        var sync: [UInt16] = []
-        for i in 0..<n {
-            if i > 0 && i % syncInterval == 0 {
-                guard stream.bitCount <= Int(UInt16.max) else {
-                    throw CallerIDError(.limitExceeded, "a block's value codes exceed 65,535 bits: use a smaller block size")
-                }
-                sync.append(UInt16(stream.bitCount))
-            }
-            if ids.valueCount > 1 {
-                let c = ids.codes[Int(ids.idOf[Int(values[values.startIndex + i])])]
-                stream.write(c.code, c.length)
-            }
-        }
-        guard upper.count <= Int(UInt16.max), lower.bytes.count <= Int(UInt16.max) else {
-            throw CallerIDError(.limitExceeded, "block keys too sparse for one record")
-        }
-        blocks.appendLE(UInt16(n))
-        blocks.append(UInt8(l))
-        blocks.append(codec)
-        blocks.appendLE(UInt16(upper.count))
-        blocks.appendLE(UInt16(lower.bytes.count))
-        for s in sync { blocks.appendLE(s) }
-        for w in upper { blocks.appendLE(w) }
-        blocks.append(contentsOf: lower.bytes)
-        let valueBytes = stream.finished
-        blocks.append(contentsOf: valueBytes)
-        parts.keys += Format.recordHeaderSize + 8 * upper.count + lower.bytes.count
-        parts.values += 2 * sync.count + valueBytes.count
     }
 
     /// The file around its sections (docs/FORMAT.md §3): header, sections at aligned offsets,

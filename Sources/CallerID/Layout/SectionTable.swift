@@ -97,4 +97,9 @@ struct SectionTable {
         guard let v = known.first(where: { $0.section == s }) else { throw CallerIDError.corrupt(path, "section '\(s)' is missing") }
         return v.view
     }
+
+    /// *corrupt* unless required section `s` is `expected` bytes long (docs/FORMAT.md §5.0).
+    static func checkLength(_ s: Format.Section, _ view: ByteView, _ expected: Int, path: String) throws(CallerIDError) {
+        guard view.count == expected else { throw CallerIDError.corrupt(path, "section '\(s)' is \(view.count) bytes; it must be \(expected)") }
+    }
 }
