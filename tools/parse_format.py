@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-# Usage: python3 tools/parse_format.py FILE.cid [--layout]  — decodes a format 2.0 file from docs/FORMAT.md alone and prints `lookup dump`'s lines.
+# Usage: python3 tools/parse_format.py FILE.cid [--layout] [--ranges]  — decodes a format 2.0 file from docs/FORMAT.md alone
+# and prints `lookup dump`'s lines; with --ranges, the ranges of section kind 12 instead (first, last, label, category).
 import ctypes, ctypes.util, struct, sys
 
 MAX_NUMBER = 999_999_999_999_999
@@ -40,7 +41,52 @@ def msb_bit(b, bit):
     return (b[bit >> 3] >> (7 - (bit & 7))) & 1
 
 
-def parse(path, layout=False):
+def decode_labels(value_count, hot_count, hot_off, hot, st, cold_index, cold):
+    """The labels of a label table (§5.7–5.11; the parts P3–P7 of §5.12): hot raw, cold coded."""
+    check(len(hot_off) == 4 * (hot_count + 1) and u32(hot_off, 0) == 0 and u32(hot_off, 4 * hot_count) == len(hot), "hot offsets")
+    nsym = st[0]
+    lens = list(st[1:1 + nsym])
+    check(all(1 <= l <= 8 for l in lens) and len(st) == 1 + nsym + sum(lens), "symbol table")
+    symbols, q = [], 1 + nsym
+    for l in lens:
+        symbols.append(st[q:q + l])
+        q += l
+    groups = (value_count - hot_count + 7) >> 3
+    check(len(cold_index) == 4 * (groups + 1) and u32(cold_index, 0) == 0 and u32(cold_index, 4 * groups) == len(cold), "cold index")
+    labels = []
+    for v in range(hot_count):
+        a, e = u32(hot_off, 4 * v), u32(hot_off, 4 * v + 4)
+        check(a <= e <= len(hot), "hot label offsets")
+        labels.append(hot[a:e])
+    for g in range(groups):
+        at, end = u32(cold_index, 4 * g), u32(cold_index, 4 * g + 4)
+        check(at <= end <= len(cold), "cold group")
+        for k in range(min(8, value_count - hot_count - 8 * g)):
+            ln, shift = 0, 0
+            while True:
+                check(at < end and shift < 21, "cold length")
+                byte = cold[at]
+                at += 1
+                ln |= (byte & 0x7F) << shift
+                shift += 7
+                if byte < 0x80:
+                    break
+            check(ln <= end - at, "cold label past its group")
+            codes, at, out, i = cold[at:at + ln], at + ln, bytearray(), 0
+            while i < len(codes):
+                if codes[i] < nsym:
+                    out += symbols[codes[i]]
+                    i += 1
+                else:
+                    check(codes[i] == 255 and i + 1 < len(codes), "bad label code")
+                    out.append(codes[i + 1])
+                    i += 2
+            labels.append(bytes(out))
+        check(at == end, "unused bytes in a cold group")
+    return labels
+
+
+def parse(path, layout=False, ranges=False):
     f = open(path, "rb").read()
     size = len(f)
     # §3 header
@@ -70,7 +116,7 @@ def parse(path, layout=False):
         kind, res, off, length, cs = u32(f, e), u32(f, e + 4), u64(f, e + 8), u64(f, e + 16), u64(f, e + 24)
         check(res == 0 and 64 <= off <= table_offset and length <= table_offset - off, "section bounds")
         check(xxh3(f[off:off + length]) == cs, f"section {kind} checksum")  # verify-time check
-        if 1 <= kind <= 11:
+        if 1 <= kind <= 12:
             check(kind not in sec, "duplicate kind")
             sec[kind] = f[off:off + length]
         spans.append((off, length, kind))
@@ -135,48 +181,7 @@ def parse(path, layout=False):
     vcat = sec[6]
     check(len(vcat) == value_count, "value categories size")
     hot_off, hot = sec[7], sec[8]
-    check(len(hot_off) == 4 * (hot_count + 1) and u32(hot_off, 0) == 0 and u32(hot_off, 4 * hot_count) == len(hot), "hot offsets")
-    st = sec[9]
-    nsym = st[0]
-    lens = list(st[1:1 + nsym])
-    check(all(1 <= l <= 8 for l in lens) and len(st) == 1 + nsym + sum(lens), "symbol table")
-    symbols, q = [], 1 + nsym
-    for l in lens:
-        symbols.append(st[q:q + l])
-        q += l
-    cold_index, cold = sec[10], sec[11]
-    groups = (value_count - hot_count + 7) >> 3
-    check(len(cold_index) == 4 * (groups + 1) and u32(cold_index, 0) == 0 and u32(cold_index, 4 * groups) == len(cold), "cold index")
-    labels = []
-    for v in range(hot_count):
-        a, e = u32(hot_off, 4 * v), u32(hot_off, 4 * v + 4)
-        check(a <= e <= len(hot), "hot label offsets")
-        labels.append(hot[a:e])
-    for g in range(groups):
-        at, end = u32(cold_index, 4 * g), u32(cold_index, 4 * g + 4)
-        check(at <= end <= len(cold), "cold group")
-        for k in range(min(8, value_count - hot_count - 8 * g)):
-            ln, shift = 0, 0
-            while True:
-                check(at < end and shift < 21, "cold length")
-                byte = cold[at]
-                at += 1
-                ln |= (byte & 0x7F) << shift
-                shift += 7
-                if byte < 0x80:
-                    break
-            check(ln <= end - at, "cold label past its group")
-            codes, at, out, i = cold[at:at + ln], at + ln, bytearray(), 0
-            while i < len(codes):
-                if codes[i] < nsym:
-                    out += symbols[codes[i]]
-                    i += 1
-                else:
-                    check(codes[i] == 255 and i + 1 < len(codes), "bad label code")
-                    out.append(codes[i + 1])
-                    i += 2
-            labels.append(bytes(out))
-        check(at == end, "unused bytes in a cold group")
+    labels = decode_labels(value_count, hot_count, hot_off, hot, sec[9], sec[10], sec[11])
     for v, lab in enumerate(labels):
         check(len(lab) <= 65535 and not any(b < 0x20 or b == 0x7F for b in lab), "label text")
         lab.decode("utf-8")
@@ -230,12 +235,121 @@ def parse(path, layout=False):
             out_lines.append(f"{k}\t{lab}\t{cats[vcat[vid]]}")
         total += n
     check(total == entries, "entry count")
+    if ranges:
+        keys = [int(line.split("\t", 1)[0]) for line in out_lines]
+        return parse_ranges(sec.get(12), cats, keys, layout)
     return out_lines
+
+
+def varint(b, at, end, most):
+    """Unsigned LEB128 at `at` (§5.11), at most `most` bytes, ending before `end`: (value, next)."""
+    v = 0
+    for k in range(most):
+        check(at + k < end, "varint past the record")
+        v |= (b[at + k] & 0x7F) << (7 * k)
+        if b[at + k] < 0x80:
+            return v, at + k + 1
+    raise Bad("varint too long")
+
+
+def decimal(code):
+    """The count of decimal code `(m - 1) << 4 | e`: m × 10^e (§5.12), at most maxNumber + 1."""
+    v = ((code >> 4) + 1) * 10 ** (code & 15)
+    check(v <= MAX_NUMBER + 1, "decimal code too large")
+    return v
+
+
+def parse_ranges(s, cats, entry_keys, layout):
+    """§5.12: the ranges section (None: the file has none) as (first, last, label, category) lines."""
+    if s is None:
+        return []
+    check(len(s) >= 88, "ranges header")
+    range_count, value_count, hot_count, block_size, key_bytes = u32(s, 0), u32(s, 4), u32(s, 8), u16(s, 12), u16(s, 14)
+    part_count = u32(s, 52)
+    check(key_bytes in (4, 8) and 1 <= block_size <= 1024, "ranges block size or key width")
+    spans = [decimal(u16(s, 56 + 2 * i)) for i in range(16)]
+    parts, at = [], 88
+    for i in range(9):
+        length = u32(s, 16 + 4 * i)
+        check(at + length <= len(s), "ranges part past the section")
+        parts.append(s[at:at + length])
+        at += length
+    check(at == len(s), "ranges parts do not end at the section's end")
+    index, records, vcat, value_parts = parts[0], parts[1], parts[2], parts[8]
+    check(range_count <= len(records), "more ranges than record bytes")
+    check(hot_count <= part_count and value_count <= range_count, "ranges counts")
+    check((value_count == 0) == (range_count == 0) == (part_count == 0), "ranges counts")
+    block_count = (range_count + block_size - 1) // block_size
+    group_count = (block_count + 15) // 16
+    check(len(index) == 12 * (group_count + 1) + (key_bytes + 2) * block_count, "ranges index size")
+    check(len(vcat) == value_count, "ranges value categories size")
+    id_bytes = 2 if part_count <= 1 << 16 else 4
+    check(len(value_parts) == 2 * id_bytes * value_count, "ranges value parts size")
+    check(u32(index, 12 * group_count + 8) == len(records) and (group_count == 0 or u32(index, 8) == 0), "ranges index ends")
+    part_labels = decode_labels(part_count, hot_count, parts[3], parts[4], parts[5], parts[6], parts[7])
+    labels = []
+    for v in range(value_count):
+        unpack = u16 if id_bytes == 2 else u32
+        a, b = unpack(value_parts, 2 * id_bytes * v), unpack(value_parts, 2 * id_bytes * v + id_bytes)
+        check(a < part_count and b < part_count and vcat[v] < len(cats), "range value")
+        label = part_labels[a] + part_labels[b]
+        check(len(label) <= 65535, "range label length")
+        labels.append(label.decode("utf-8"))
+    out, previous_last, start, next_entry = [], -1, 0, 0
+    blocks = index[12 * (group_count + 1):]
+    for b in range(block_count):
+        g = b // 16
+        group_first, group_offset = u64(index, 12 * g), u32(index, 12 * g + 8)
+        e = (key_bytes + 2) * b
+        delta = u32(blocks, e) if key_bytes == 4 else u64(blocks, e)
+        field = u16(blocks, e + key_bytes)
+        length, inside_bit = field & 0x7FFF, field >> 15
+        if b % 16 == 0:
+            check(group_offset == start and delta == 0, "range group start")
+        first_key = group_first + delta
+        check(previous_last < first_key <= MAX_NUMBER, "range blocks out of order")
+        end = start + length
+        check(start < end <= len(records), "range record bounds")
+        at, upcoming, recent, inside = start, first_key, [], False
+        n = block_size if b < block_count - 1 else range_count - b * block_size
+        for i in range(n):
+            head, at = varint(records, at, end, 9)
+            k, symbol = head & 7, head >> 3
+            gap, mode = k // 3, k % 3
+            span = spans[symbol] if symbol < 16 else decimal(symbol - 16)
+            check(i > 0 or gap == 0, "a gap before a block's first range")
+            first = upcoming + (1 if gap == 1 else 0)
+            if gap == 2:
+                code, at = varint(records, at, end, 9)
+                first = upcoming + decimal(code)
+            if mode == 0:
+                value, at = varint(records, at, end, 9)
+                check(value < value_count, "range value id")
+            else:
+                check(len(recent) >= mode, "range names a value its block has not used")
+                value = recent[mode - 1]
+            if not recent or recent[0] != value:
+                recent = [value] + recent[:1]
+            last = first + span - 1
+            check(first <= MAX_NUMBER and last <= MAX_NUMBER, "range beyond the largest number")
+            while next_entry < len(entry_keys) and entry_keys[next_entry] < first:
+                next_entry += 1
+            if next_entry < len(entry_keys) and entry_keys[next_entry] <= last:
+                inside = True
+            out.append(f"{first}\t{last}\t{labels[value]}\t{cats[vcat[value]]}")
+            upcoming, previous_last = last + 1, last
+        check(at == end, "unused bytes in a range record")
+        check(inside_bit == inside, "entries-inside bit")
+        if layout:
+            print(f"range block {b}: first {first_key} record {start}..{end} ranges {n} entries-inside {inside_bit}")
+        start = end
+    check(start == len(records), "range records end")
+    return out
 
 
 if __name__ == "__main__":
     try:
-        for line in parse(sys.argv[1], "--layout" in sys.argv[2:]):
+        for line in parse(sys.argv[1], "--layout" in sys.argv[2:], "--ranges" in sys.argv[2:]):
             print(line)
     except Bad as e:
         sys.exit(f"{sys.argv[1]}: {'' if str(e).startswith('unsupported') else 'damaged: '}{e}")

@@ -142,9 +142,9 @@ public final class Database: Sendable {
     let blockSize: Int
     let valueCount: Int
     let syncShift: Int
-    let summaryShift: Int
-    let summary: ByteView
-    let index: ByteView
+    /// Sections 2 and 3: from a number to its block.
+    let blockIndex: BlockIndex
+    /// Section 4: the block records, then 8 zero bytes.
     let blocks: ByteView
     let valueCategories: ByteView
     /// The values' labels (sections 7–11).
@@ -174,23 +174,15 @@ public final class Database: Sendable {
         let b = file.bytes
         func bad(_ what: String) -> CallerIDError { CallerIDError.corrupt(path, what) }
 
-        let header = try Database.readHeader(b, path: path)
-        let (entries, blockCount, valueCount, hotCount) = (header.entries, header.blockCount, header.valueCount, header.hotCount)
+        let header = try Header(b, path: path)
+        let (entries, blockCount, valueCount, hotCount) = (header.entryCount, header.blockCount, header.valueCount, header.hotCount)
         let (syncShift, summaryShift, blockSize) = (header.syncShift, header.summaryShift, header.blockSize)
-        let sectionTable = try Database.readSectionTable(b, header: header, path: path)
-        let (found, list, rangesView, table) = (sectionTable.known, sectionTable.all, sectionTable.ranges, sectionTable.offset)
+        let sectionTable = try SectionTable(b, header: header, path: path)
+        let (list, rangesView, table) = (sectionTable.all, sectionTable.ranges, sectionTable.offset)
         if verify {
             try Database.verifyChecksums(b, sections: list, tableOffset: table, path: path)
         }
-        func section(_ s: Format.Section) throws(CallerIDError) -> ByteView {
-            guard let v = found.first(where: { $0.section == s }) else { throw bad("section '\(s)' is missing") }
-            return v.view
-        }
-        func size(_ s: Format.Section, _ view: ByteView, _ expected: Int) throws(CallerIDError) {
-            guard view.count == expected else { throw bad("section '\(s)' is \(view.count) bytes; it must be \(expected)") }
-        }
-        let summary = try section(.summary)
-        let index = try section(.blockIndex)
+        func section(_ s: Format.Section) throws(CallerIDError) -> ByteView { try sectionTable.section(s, path: path) }
         let blocks = try section(.blocks)
         let valueCategories = try section(.valueCategories)
         let hotOffsets = try section(.hotOffsets)
@@ -198,22 +190,14 @@ public final class Database: Sendable {
         let coldIndex = try section(.coldIndex)
         let coldLabels = try section(.coldLabels)
         let codeLengths = try section(.codeLengths)
-        try size(.summary, summary, 8 * ((blockCount + (1 << summaryShift) - 1) >> summaryShift))
-        try size(.blockIndex, index, Format.indexEntrySize * (blockCount + 1))
-        try size(.valueCategories, valueCategories, valueCount)
-        try size(.codeLengths, codeLengths, 4 * (Format.maxCodeLength + 1))
-        guard blocks.count >= Format.recordPadding, blocks.isZero(blocks.count - Format.recordPadding, Format.recordPadding),
-              index.u32(Format.indexEntrySize * blockCount + 8) == UInt32(blocks.count - Format.recordPadding),
-              index.u32(8) == 0 || blockCount == 0 else {
-            throw bad("block records do not end with the block index's last offset and 8 zero bytes")
-        }
-        guard let code = ValueCode(counts: (0...Format.maxCodeLength).map { Int(codeLengths.u32(4 * $0)) }, symbols: valueCount) else {
-            throw bad("value code lengths are not a prefix code for \(valueCount) values")
-        }
+        let blockIndex = try BlockIndex(try section(.blockIndex), summary: try section(.summary), records: blocks, blockCount: blockCount,
+                                        summaryShift: summaryShift, path: path)
+        try SectionTable.checkLength(.valueCategories, valueCategories, valueCount, path: path)
+        let code = try ValueCode.read(codeLengths, valueCount: valueCount, path: path)
         let labels = try LabelTable(valueCount: valueCount, hotCount: hotCount, hotOffsets: hotOffsets, hotLabels: hotLabels,
                                     coldIndex: coldIndex, coldLabels: coldLabels, symbolTable: try section(.symbolTable), path: path,
                                     what: "value", part: { "section '\($0)'" }, bad: bad)
-        let categories = try Database.parseCategories(try section(.categories), path: path)
+        let categories = try Categories.decode(try section(.categories), path: path)
         let ranges = try rangesView.map { v throws(CallerIDError) in try RangeTable(v, path: path) }
 
         self.count = Int(entries)
@@ -221,9 +205,7 @@ public final class Database: Sendable {
         self.blockSize = blockSize
         self.valueCount = valueCount
         self.syncShift = syncShift
-        self.summaryShift = summaryShift
-        self.summary = summary
-        self.index = index
+        self.blockIndex = blockIndex
         self.blocks = blocks
         self.valueCategories = valueCategories
         self.labels = labels
@@ -235,147 +217,11 @@ public final class Database: Sendable {
         if verify { try verifyAll(split: verifySplit, checksums: false) }  // the checksums ran above
     }
 
-    /// The header's fields, checked against each other and the file size (docs/FORMAT.md §3).
-    struct Header {
-        var entries: UInt64
-        var blockCount: Int
-        var valueCount: Int
-        var hotCount: Int
-        var syncShift: Int
-        var summaryShift: Int
-        var blockSize: Int
-        var tableOffset: UInt64
-    }
-
-    /// The section table (§4): the known sections, every section's place and checksum, the
-    /// optional ranges section, and the table's offset.
-    struct SectionTable {
-        var known: [(section: Format.Section, view: ByteView)]
-        var all: [(kind: UInt32, offset: Int, length: Int, checksum: UInt64)]
-        var ranges: ByteView?
-        var offset: Int
-    }
-
-    static func readHeader(_ b: ByteView, path: String) throws(CallerIDError) -> Header {
-        func bad(_ what: String) -> CallerIDError { CallerIDError.corrupt(path, what) }
-        guard b.count >= 12 else {
-            throw bad(b.count == 0 ? "the file is empty" : "the file is \(b.count) bytes, too short for a header and footer (truncated?)")
-        }
-        guard Array(b.bytes(0, 8)) == Format.magic else {
-            throw bad("bad magic: not a CallerID database")
-        }
-        let major = b.u16(8)
-        guard major == Format.major else {
-            let hint = major < Format.major ? " — rebuild it with `lookup build`" : " — this reader reads version \(Format.major).x; update CallerID"
-            throw CallerIDError(.unsupportedVersion, "\(path): unsupported version \(major).\(b.u16(10))\(hint)")
-        }
-        guard b.count >= Format.headerSize + Format.footerSize else {
-            throw bad("the file is \(b.count) bytes, too short for a header and footer (truncated?)")
-        }
-        guard Codec.xxh3(b.bytes(0, 56)) == b.u64(56) else { throw bad("header checksum mismatch (bytes 0-55)") }
-        guard b.u32(12) == UInt32(Format.headerSize) else { throw bad("header size field is \(b.u32(12))") }
-        guard b.u64(16) == UInt64(b.count) else {
-            throw bad("the header says \(b.u64(16)) bytes but the file has \(b.count) (truncated or extended)")
-        }
-        let entries = b.u64(24)
-        let blockCount = Int(b.u32(32))
-        let valueCount = Int(b.u32(36))
-        let hotCount = Int(b.u32(40))
-        let syncShift = Int(b.u8(44))
-        let summaryShift = Int(b.u8(45))
-        let blockSize = Int(b.u16(46))
-        let tableOffset = b.u64(48)
-        guard (1...Format.maxBlockEntries).contains(blockSize) else { throw bad("block size \(blockSize) outside 1...\(Format.maxBlockEntries)") }
-        guard syncShift <= Format.maxSyncShift, summaryShift <= Format.maxSummaryShift else {
-            throw bad("sync shift \(syncShift) or summary shift \(summaryShift) out of range")
-        }
-        // Every block costs 12 bytes of index and 8 of record header: a file of n bytes holds
-        // fewer than n / 20 blocks, and each block 1…blockSize entries.
-        guard blockCount <= b.count / 20, UInt64(blockCount) <= entries, entries <= UInt64(blockCount) * UInt64(blockSize) else {
-            throw bad("entry count \(entries) and block count \(blockCount) are impossible for a \(b.count)-byte file with blocks of \(blockSize)")
-        }
-        guard hotCount <= valueCount, UInt64(valueCount) <= entries, (entries == 0) == (valueCount == 0) else {
-            throw bad("\(valueCount) values (\(hotCount) hot) for \(entries) entries")
-        }
-
-        return Header(entries: entries, blockCount: blockCount, valueCount: valueCount, hotCount: hotCount,
-                      syncShift: syncShift, summaryShift: summaryShift, blockSize: blockSize, tableOffset: tableOffset)
-    }
-
-    static func readSectionTable(_ b: ByteView, header: Header, path: String) throws(CallerIDError) -> SectionTable {
-        func bad(_ what: String) -> CallerIDError { CallerIDError.corrupt(path, what) }
-        let entries = header.entries, tableOffset = header.tableOffset
-        // Footer and section table.
-        let footer = b.count - Format.footerSize
-        guard Array(b.bytes(footer + 24, 8)) == Format.footerMagic else { throw bad("footer magic missing at offset \(footer + 24) (truncated?)") }
-        guard b.u64(footer) == UInt64(b.count), b.u64(footer + 16) == entries else { throw bad("footer disagrees with the header") }
-        guard tableOffset >= UInt64(Format.headerSize), tableOffset <= UInt64(footer),
-              (UInt64(footer) - tableOffset) % UInt64(Format.sectionEntrySize) == 0 else {
-            throw bad("section table offset \(tableOffset) does not end at the footer")
-        }
-        let table = Int(tableOffset)
-        let sectionCount = (footer - table) / Format.sectionEntrySize
-        guard (1...Format.maxSections).contains(sectionCount) else { throw bad("section count \(sectionCount) outside 1...\(Format.maxSections)") }
-        guard Codec.xxh3(b.bytes(table, sectionCount * Format.sectionEntrySize)) == b.u64(footer + 8) else {
-            throw bad("section table checksum mismatch (offset \(table))")
-        }
-        // A list, not a dictionary: the first hashed collection a process makes costs a search
-        // of every protocol conformance in the binary, and opening a file is on `lookup`'s
-        // start-up path. There are at most `Format.maxSections` sections.
-        var found: [(section: Format.Section, view: ByteView)] = []
-        var list: [(kind: UInt32, offset: Int, length: Int, checksum: UInt64)] = []
-        var rangesView: ByteView? = nil
-        for i in 0..<sectionCount {
-            let e = table + i * Format.sectionEntrySize
-            let kind = b.u32(e), offset = b.u64(e + 8), length = b.u64(e + 16)
-            guard b.u32(e + 4) == 0, offset >= UInt64(Format.headerSize), offset <= tableOffset, length <= tableOffset - offset,
-                  let view = b.slice(offset, length) else {
-                throw bad("section \(i) (kind \(kind)) lies outside the data area: offset \(offset), length \(length)")
-            }
-            if let known = Format.Section(rawValue: kind) {
-                guard !found.contains(where: { $0.section == known }) else { throw bad("section '\(known)' appears twice") }
-                found.append((known, view))
-            } else if kind == Format.rangesKind {
-                guard rangesView == nil else { throw bad("section '\(Format.rangesName)' appears twice") }
-                rangesView = view
-            }
-            list.append((kind, Int(offset), Int(length), b.u64(e + 24)))
-        }
-        // Empty sections sort before a section at the same offset, so they never "overlap".
-        let byOffset = list.sorted { ($0.offset, $0.length) < ($1.offset, $1.length) }
-        for (x, y) in zip(byOffset, byOffset.dropFirst()) where x.offset + x.length > y.offset {
-            throw bad("sections of kinds \(x.kind) and \(y.kind) overlap at offset \(y.offset)")
-        }
-        return SectionTable(known: found, all: list, ranges: rangesView, offset: table)
-    }
-
-    private static func parseCategories(_ s: ByteView, path: String) throws(CallerIDError) -> [Category] {
-        func bad(_ what: String) -> CallerIDError { CallerIDError.corrupt(path, "categories: \(what)") }
-        guard let n = s.readU32(0), (1...256).contains(n) else { throw bad("count outside 1...256") }
-        var result: [Category] = []
-        var p = 4
-        for _ in 0..<n {
-            guard let actionByte = s.readU8(p), let action = CategoryAction(rawValue: actionByte),
-                  let len = s.readU8(p + 1), let nameBytes = s.slice(p + 2, Int(len)) else {
-                throw bad("entry at offset \(p) is malformed")
-            }
-            let name = String(decoding: nameBytes.buffer, as: UTF8.self)
-            // At most 256 names: a linear search, no `Set` (see `found` in `init`).
-            guard let c = try? Category(name, action: action), !result.contains(where: { $0.name == name }) else {
-                throw bad("invalid or repeated name at offset \(p)")
-            }
-            result.append(c)
-            p += 2 + Int(len)
-        }
-        guard p == s.count else { throw bad("\(s.count - p) unexpected trailing bytes") }
-        return result
-    }
-
     // MARK: Blocks
 
     /// First key of block `b` (< blockCount).
     @inline(__always)
-    func firstKey(_ b: Int) -> UInt64 { index.u64(Format.indexEntrySize &* b) }
+    func firstKey(_ b: Int) -> UInt64 { blockIndex.firstKey(b) }
 
     /// The smallest and the largest number of the file's entries, nil when it has none: the
     /// first block's first key, and the last block read through to its end (one block decoded).
@@ -390,45 +236,12 @@ public final class Database: Sendable {
 
     /// Index of the block that may hold `number` (the last whose first key is ≤ number), or -1.
     @inline(__always)
-    func blockFor(_ number: UInt64) -> Int {
-        guard blockCount > 0 else { return -1 }
-        // Three short, branch-free levels instead of one long binary search: the summary
-        // (first key of every 2^summaryShift-th block; small, stays in cache) is searched by
-        // bisection over every 16th of its keys and then a count over ≤ 16 adjacent keys, and
-        // the ≤ 2^summaryShift index entries under it by a count. The loads of a count are
-        // independent of one another, so they overlap instead of waiting on each other.
-        let s = summary.count &>> 3
-        var base = 0, n = (s &+ 15) &>> 4
-        while n > 1 {
-            let half = n &>> 1
-            base = summary.u64((base &+ half) &<< 7) <= number ? base &+ half : base
-            n &-= half
-        }
-        var k = base &<< 4
-        let kEnd = min(k &+ 16, s)
-        var c = 0
-        var j = k &+ 1
-        while j < kEnd {
-            c &+= summary.u64(j &<< 3) <= number ? 1 : 0
-            j &+= 1
-        }
-        k &+= c
-        var b = k &<< summaryShift
-        let bEnd = min(b &+ (1 &<< summaryShift), blockCount)
-        c = 0
-        j = b &+ 1
-        while j < bEnd {
-            c &+= firstKey(j) <= number ? 1 : 0
-            j &+= 1
-        }
-        b &+= c
-        return firstKey(b) <= number ? b : -1
-    }
+    func blockFor(_ number: UInt64) -> Int { blockIndex.block(for: number) }
 
     /// Block `b`'s record, its header checked against the section and the index.
     @inline(__always)
     func record(_ b: Int) throws(CallerIDError) -> BlockRecord {
-        let start = Int(index.u32(Format.indexEntrySize &* b &+ 8)), end = Int(index.u32(Format.indexEntrySize &* b &+ 20))
+        let start = blockIndex.recordOffset(b), end = blockIndex.recordOffset(b &+ 1)
         blocks.prefetch(start, end &- start)  // the lines of one record, fetched in parallel
         guard let r = BlockRecord(blocks, start: start, end: end, syncShift: syncShift, maxEntries: blockSize) else {
             throw CallerIDError.corrupt(path, "block \(b): record at \(start)..<\(end) is damaged")
@@ -457,8 +270,9 @@ public final class Database: Sendable {
 
     @inline(__always)
     func categoryCode(_ value: Int) throws(CallerIDError) -> Int {
-        let code = Int(valueCategories.u8(value))
-        guard code < categories.count else { throw CallerIDError.corrupt(path, "value \(value) has unknown category code \(code)") }
+        guard let code = ValueCategories.code(valueCategories, value, categoryCount: categories.count) else {
+            throw CallerIDError.corrupt(path, "value \(value) has unknown category code \(valueCategories.u8(value))")
+        }
         return code
     }
 

@@ -51,12 +51,12 @@ public struct EntryCursor {
         n = 0
         guard block < db.blockCount else { return false }
         let r = try db.decodeBlock(block, after: previous, keys: &storage.keys, ids: &storage.ids).record
-        decoded &+= r.n
+        decoded &+= r.entryCount
         guard decoded <= db.count else {
             throw CallerIDError.corrupt(db.path, "block \(block): the blocks hold more entries than the header's \(db.count)")
         }
-        previous = storage.keys[r.n - 1]
-        n = r.n
+        previous = storage.keys[r.entryCount - 1]
+        n = r.entryCount
         if storage.keys[0] < floor {
             // The block where the cursor starts (or, in a damaged index, a later one that
             // still lies below `from`): skip to the first key ≥ from.

@@ -113,25 +113,12 @@ extension Database {
 
     /// Labels (sections 7–11), every value's category, and the block index.
     private func verifyLabelsAndIndex() throws(CallerIDError) {
-        func bad(_ what: String) -> CallerIDError { CallerIDError.corrupt(path, what) }
         // Labels (sections 7–11): hot offsets ascend; every label (hot and cold) is valid text;
         // each cold group is consumed exactly by its labels — the checks of the ranges section's
         // label parts, through the same table type. Then every value's category.
         try labels.verify()
         for v in 0..<valueCount { _ = try categoryCode(v) }
-        // Index: first keys strictly ascending, record offsets ascending, the summary = every
-        // 2^summaryShift-th first key.
-        var previousOffset = 0
-        for b in 0..<blockCount {
-            if b > 0 { guard firstKey(b) > firstKey(b - 1) else { throw bad("block index keys not ascending at block \(b)") } }
-            let offset = Int(index.u32(Format.indexEntrySize * b + 8))
-            guard offset >= previousOffset else { throw bad("block index offsets descend at block \(b)") }
-            previousOffset = offset
-            if b & ((1 << summaryShift) - 1) == 0 {
-                guard summary.u64(8 * (b >> summaryShift)) == firstKey(b) else { throw bad("block summary disagrees with block \(b)") }
-            }
-            guard index.u32(Format.indexEntrySize * b + 20) > UInt32(offset) else { throw bad("block \(b) record is empty") }
-        }
+        try blockIndex.verify(path: path)
     }
 
     /// What one part of the blocks held: the entries and the last key of its blocks up to the
@@ -154,11 +141,11 @@ extension Database {
         do throws(CallerIDError) {
             for b in range {
                 let (r, bits) = try decodeBlock(b, after: tally.lastKey, keys: &keys, ids: &ids)
-                guard r.isCanonical(firstKey: keys[0], lastKey: keys[r.n - 1], codeBits: bits) else {
+                guard r.isCanonical(firstKey: keys[0], lastKey: keys[r.entryCount - 1], codeBits: bits) else {
                     throw CallerIDError.corrupt(path, "block \(b): record has unused bits or bytes, or a key codec or width the writer would not choose")
                 }
-                tally.lastKey = keys[r.n - 1]
-                tally.entries += r.n
+                tally.lastKey = keys[r.entryCount - 1]
+                tally.entries += r.entryCount
                 guard tally.entries <= count else { throw tooManyEntries }
             }
         } catch {
@@ -199,7 +186,7 @@ extension Database {
         let b = file.bytes
         return DatabaseInfo(
             path: path,
-            formatVersion: "\(b.u16(8)).\(b.u16(10))",
+            formatVersion: Header.version(b),
             entries: count,
             distinctLabels: valueCount,
             blockSize: blockSize,

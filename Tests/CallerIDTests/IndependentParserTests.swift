@@ -9,9 +9,9 @@ import Testing
 
 private let parser = BuiltProducts.packageRoot.appendingPathComponent("tools/parse_format.py").path
 
-/// The output of `python3 tools/parse_format.py path`.
-private func parse(_ path: String) throws -> ToolResult {
-    try runTool("python3", [parser, path], timeout: 60)
+/// The output of `python3 tools/parse_format.py path` (with `--ranges`: the ranges section's).
+private func parse(_ path: String, ranges: Bool = false) throws -> ToolResult {
+    try runTool("python3", [parser, path] + (ranges ? ["--ranges"] : []), timeout: 60)
 }
 
 /// The file image of `count` entries in blocks of 4 (many blocks, so every summary shift
@@ -70,5 +70,50 @@ private func image(entries count: Int, summaryShift: Int) throws -> [UInt8] {
         let spec = try String(contentsOf: BuiltProducts.packageRoot.appendingPathComponent("docs/FORMAT.md"), encoding: .utf8)
         #expect(spec.contains("| 45 | u8 | summaryShift | the summary holds every `2^summaryShift`-th block's first key | ≤ 6"))
         #expect(spec.contains("| summaryShift | 0 … 6; the writer uses 4 | reader at open |"))
+    }
+
+    // Before: the parser stopped at the eleven entry sections and skipped kind 12, so the ranges
+    // section the writer emits was checked against FORMAT.md by no independent decoder.
+    @Test(arguments: [(1, 4), (2, 1), (3, 17)])
+    func parserReadsTheRangesTheWriterWrites(seed: UInt64, rangeBlockSize: Int) throws {
+        let dir = TempDir()
+        let path = dir.path("r.cid")
+        var g = SeededGenerator(seed: seed)
+        var options = BuildOptions()
+        options.rangeBlockSize = rangeBlockSize
+        var builder = DatabaseBuilder(options: options)
+        // Ranges of every head kind: adjacent, one number apart, coded gaps; spans from the span
+        // table and escaped ones; values explicit and recent; labels with and without ", " and
+        // over 4 KiB of parts, so that some are cold; entries inside some ranges and not others.
+        let operators = (0..<40).map { "Оператор \($0)" } + ["", "Pizza Hut"]
+        let regions = (0..<300).map { "область номер \($0) " + String(repeating: "x", count: $0 % 23) }
+        var next: UInt64 = 1 + UInt64.random(in: 0..<1_000_000, using: &g)
+        var entries: [UInt64] = []
+        for i in 0..<600 {
+            let span: UInt64 = [1, 10, 100, 1_000, 10_000, UInt64.random(in: 1...5_000_000, using: &g)].randomElement(using: &g)!
+            let label = i % 5 == 0 ? operators.randomElement(using: &g)! : operators[i % 7] + ", " + regions.randomElement(using: &g)!
+            let category: Category = i % 11 == 0 ? .block : .identify
+            try builder.addRange(next, next + span - 1, label: label, category: category)
+            if i % 13 == 0 { entries.append(next + span / 2) }
+            next += span + [0, 0, 1, 7, UInt64.random(in: 2...1_000_000_000, using: &g)].randomElement(using: &g)!
+        }
+        entries.append(next + 5)  // an entry outside every range
+        for (k, e) in entries.enumerated() { try builder.add(e, label: "Entry \(k % 3)") }
+        _ = try builder.write(to: path)
+
+        let db = try Database(path: path, verify: true)
+        var rangeCursor = db.rangeCursor()
+        let ranges = try rangeCursor.collect()
+        #expect(ranges.count >= 600)
+        let r = try parse(path, ranges: true)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.lines == ranges.map { "\($0.first)\t\($0.last)\t\($0.label)\t\($0.category.name)" })
+        var expected: [String] = []
+        var cursor = db.cursor()
+        while let e = try cursor.next() { expected.append(tsvLine(e)) }
+        let plain = try parse(path)
+        #expect(plain.status == 0, "\(plain.stderr)")
+        #expect(plain.lines == expected)
+        #expect(expected.count == entries.count)
     }
 }

@@ -1,4 +1,4 @@
-// Format 2.0 cold-label symbol table (LabelSymbols.swift): round trips of random bytes and
+// Format 2.0 cold-label symbol table (Layout/LabelSymbolTable.swift): round trips of random bytes and
 // generator-like labels, edge cases, the byte-exact table format, refusal of malformed tables
 // and codes, the output capacity, truncated codes.
 @testable import CallerID

@@ -226,14 +226,14 @@ private func checkBlocks(_ entries: [Entry], options: BuildOptions, _ comment: S
         let expected = entries[start..<min(start + options.blockSize, entries.count)]
         let first = db.firstKey(b)
         let r = try db.record(b)
-        codecs.insert(r.codec)
-        guard first == expected.first!.number, r.n == expected.count, r.syncShift == options.syncShift else {
-            fail("block \(b): first key \(first), n \(r.n)")
+        codecs.insert(r.keyCodec)
+        guard first == expected.first!.number, r.entryCount == expected.count, r.syncShift == options.syncShift else {
+            fail("block \(b): first key \(first), n \(r.entryCount)")
             continue
         }
         let consecutive = expected.last!.number - first == UInt64(expected.count - 1)
-        if expected.count > 1, (r.codec == Format.keyCodecRun) != consecutive {
-            fail("block \(b): codec \(r.codec) for \(consecutive ? "" : "non-")consecutive keys")
+        if expected.count > 1, (r.keyCodec == Format.keyCodecRun) != consecutive {
+            fail("block \(b): codec \(r.keyCodec) for \(consecutive ? "" : "non-")consecutive keys")
         }
         guard r.decodeAll(firstKey: first, code: db.code, keys: &keys, ids: &ids) else {
             fail("block \(b): decodeAll failed")

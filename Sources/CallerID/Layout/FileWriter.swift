@@ -34,7 +34,7 @@ enum FileWriter {
         let tail = try valueSections(ids: ids, label: label, valueCategory: valueCategory, parts: &parts, options: options)
         for v in values where ids.idOf[Int(v)] < tail.hotCount { parts.hotEntries += 1 }
         let sections: [(UInt32, [UInt8])] = [
-            (Format.Section.categories.rawValue, categorySection(categories)),
+            (Format.Section.categories.rawValue, Categories.encode(categories)),
             (Format.Section.summary.rawValue, blocks.summary),
             (Format.Section.blockIndex.rawValue, blocks.index),
             (Format.Section.blocks.rawValue, blocks.records),
@@ -46,18 +46,6 @@ enum FileWriter {
         return (file, parts, ids.valueCount)
     }
 
-    /// The category table (section 1).
-    static func categorySection(_ categories: [Category]) -> [UInt8] {
-        var names: [UInt8] = []
-        names.appendLE(UInt32(categories.count))
-        for c in categories {
-            names.append(c.action.rawValue)
-            names.append(UInt8(c.name.utf8.count))
-            names.append(contentsOf: c.name.utf8)
-        }
-        return names
-    }
-
     /// The sections after the blocks: code lengths, value categories and the label parts
     /// (sections 5–11), with how many values are hot; counts their bytes in `parts`.
     static func valueSections(ids: ValueIds, label: (Int) -> ArraySlice<UInt8>, valueCategory: (Int) -> UInt8,
@@ -65,9 +53,8 @@ enum FileWriter {
         // Labels: hot ones raw, cold ones coded with the symbol table in groups.
         let labels = try encodeLabels(count: ids.valueCount, label: { label(ids.ordered[$0]) }, hotLabelBytes: options.hotLabelBytes)
         parts.hotValues = labels.hotCount
-        let valueCats = ids.ordered.map(valueCategory)
-        var codeLengths: [UInt8] = []
-        for c in ids.counts { codeLengths.appendLE(UInt32(c)) }
+        let valueCats = ValueCategories.encode(count: ids.valueCount) { valueCategory(ids.ordered[$0]) }
+        let codeLengths = encodeValueCodeLengths(ids.counts)
         parts.values += codeLengths.count
         parts.labels = valueCats.count + labels.hotOffsets.count + labels.hotLabels.count + labels.symbols.count
             + labels.coldIndex.count + labels.coldLabels.count
@@ -160,101 +147,6 @@ enum FileWriter {
         return out
     }
 
-    /// The block section as blocks are added one at a time: each block's record goes to the
-    /// caller's `records` (which a streaming writer empties to disk between blocks); the block
-    /// index (section 3) and the summary (section 2) are kept, 12 and 8/16 bytes per block.
-    struct BlockSection {
-        let options: LayoutOptions
-        private(set) var index: [UInt8] = []
-        private(set) var summary: [UInt8] = []
-        private(set) var count = 0
-        /// Bytes of block records so far, the ones handed out and written elsewhere included.
-        private(set) var recordBytes = 0
-
-        init(options: LayoutOptions) { self.options = options }
-
-        /// Appends one block's record (1…blockSize entries) to `records`.
-        mutating func append(keys: ArraySlice<UInt64>, values: ArraySlice<UInt32>, ids: ValueIds,
-                             to records: inout [UInt8], parts: inout LayoutParts) throws(CallerIDError) {
-            guard recordBytes <= Int(UInt32.max) - (1 << 20) else {
-                throw CallerIDError(.limitExceeded, "block records exceed 4 GiB")
-            }
-            if count % (1 << options.summaryShift) == 0 { summary.appendLE(keys.first!) }
-            index.appendLE(keys.first!)
-            index.appendLE(UInt32(recordBytes))
-            let before = records.count
-            try appendRecord(keys: keys, values: values, ids: ids, syncInterval: 1 << options.syncShift, to: &records, parts: &parts)
-            recordBytes += records.count - before
-            count += 1
-        }
-
-        /// The index's end entry and the records' padding (appended to `records`).
-        mutating func finish(records: inout [UInt8], parts: inout LayoutParts) {
-            index.appendLE(UInt64(0))
-            index.appendLE(UInt32(recordBytes))
-            records.append(contentsOf: repeatElement(0, count: Format.recordPadding))
-            recordBytes += Format.recordPadding
-            parts.keys += Format.recordPadding
-        }
-    }
-
-    /// One block's record (docs/FORMAT.md §5.4): the header, the sync points, the keys as
-    /// Elias–Fano (or nothing for a run of consecutive numbers), then the value codes.
-    static func appendRecord(keys: ArraySlice<UInt64>, values: ArraySlice<UInt32>, ids: ValueIds, syncInterval: Int,
-                             to blocks: inout [UInt8], parts: inout LayoutParts) throws(CallerIDError) {
-        let n = keys.count
-        let firstKey = keys.first!
-        let m = n - 1
-        let u = keys.last! - firstKey
-        var codec = Format.keyCodecEliasFano
-        var l = 0
-        var upper: [UInt64] = []
-        var lower = BitWriter()
-        if m > 0 && u == UInt64(m) {
-            codec = Format.keyCodecRun  // consecutive numbers: nothing to store
-        } else if m > 0 {
-            if u / UInt64(m) >= 1 { l = min(56, 63 - (u / UInt64(m)).leadingZeroBitCount) }
-            let bits = Int(u >> UInt64(l)) + m
-            upper = [UInt64](repeating: 0, count: (bits + 63) / 64)
-            for j in 0..<m {
-                let x = keys[keys.startIndex + 1 + j] - firstKey
-                let p = Int(x >> UInt64(l)) + j
-                upper[p >> 6] |= 1 << UInt64(p & 63)
-                lower.write(x, width: l)
-            }
-            lower.alignToByte()
-        }
-        var stream = MSBBitWriter()
-        var sync: [UInt16] = []
-        for i in 0..<n {
-            if i > 0 && i % syncInterval == 0 {
-                guard stream.bitCount <= Int(UInt16.max) else {
-                    throw CallerIDError(.limitExceeded, "a block's value codes exceed 65,535 bits: use a smaller block size")
-                }
-                sync.append(UInt16(stream.bitCount))
-            }
-            if ids.valueCount > 1 {
-                let c = ids.codes[Int(ids.idOf[Int(values[values.startIndex + i])])]
-                stream.write(c.code, c.length)
-            }
-        }
-        guard upper.count <= Int(UInt16.max), lower.bytes.count <= Int(UInt16.max) else {
-            throw CallerIDError(.limitExceeded, "block keys too sparse for one record")
-        }
-        blocks.appendLE(UInt16(n))
-        blocks.append(UInt8(l))
-        blocks.append(codec)
-        blocks.appendLE(UInt16(upper.count))
-        blocks.appendLE(UInt16(lower.bytes.count))
-        for s in sync { blocks.appendLE(s) }
-        for w in upper { blocks.appendLE(w) }
-        blocks.append(contentsOf: lower.bytes)
-        let valueBytes = stream.finished
-        blocks.append(contentsOf: valueBytes)
-        parts.keys += Format.recordHeaderSize + 8 * upper.count + lower.bytes.count
-        parts.values += 2 * sync.count + valueBytes.count
-    }
-
     /// The file around its sections (docs/FORMAT.md §3): header, sections at aligned offsets,
     /// section table, footer.
     static func assemble(sections: [(UInt32, [UInt8])], entries: Int, blockCount: Int, valueCount: Int, hotCount: Int,
@@ -294,38 +186,16 @@ enum FileWriter {
             for (kind, size, hash) in sections {
                 at += (Format.sectionAlignment - at % Format.sectionAlignment) % Format.sectionAlignment
                 offsets.append(at)
-                table.appendLE(kind)
-                table.appendLE(UInt32(0))
-                table.appendLE(UInt64(at))
-                table.appendLE(UInt64(size))
-                table.appendLE(hash)
+                SectionTable.appendEntry(kind: kind, offset: at, length: size, checksum: hash, to: &table)
                 at += size
             }
-            at += (8 - at % 8) % 8
+            at += (Format.sectionAlignment - at % Format.sectionAlignment) % Format.sectionAlignment
             let tableOffset = at
             let fileSize = at + table.count + Format.footerSize
-
-            var header: [UInt8] = Format.magic
-            header.appendLE(Format.major)
-            header.appendLE(Format.minor)
-            header.appendLE(UInt32(Format.headerSize))
-            header.appendLE(UInt64(fileSize))
-            header.appendLE(UInt64(entries))
-            header.appendLE(UInt32(blockCount))
-            header.appendLE(UInt32(valueCount))
-            header.appendLE(UInt32(hotCount))
-            header.append(UInt8(options.syncShift))
-            header.append(UInt8(options.summaryShift))
-            header.appendLE(UInt16(options.blockSize))
-            header.appendLE(UInt64(tableOffset))
-            header.appendLE(Codec.xxh3(header))
-            header.append(contentsOf: repeatElement(0, count: Format.headerSize - header.count))
-
-            var footer: [UInt8] = []
-            footer.appendLE(UInt64(fileSize))
-            footer.appendLE(Codec.xxh3(table))
-            footer.appendLE(UInt64(entries))
-            footer.append(contentsOf: Format.footerMagic)
+            let header = Header(fileSize: UInt64(fileSize), entryCount: UInt64(entries), blockCount: blockCount, valueCount: valueCount,
+                                hotCount: hotCount, syncShift: options.syncShift, summaryShift: options.summaryShift,
+                                blockSize: options.blockSize, tableOffset: UInt64(tableOffset)).encoded
+            let footer = Footer.encode(fileSize: fileSize, tableChecksum: Codec.xxh3(table), entryCount: entries)
             self.header = header
             self.offsets = offsets
             self.sizes = sections.map(\.size)
@@ -342,52 +212,5 @@ enum FileWriter {
 
         /// Zero bytes between the last section and the section table.
         var paddingBeforeTable: Int { tableOffset - (offsets.last.map { $0 + sizes[sizes.count - 1] } ?? Format.headerSize) }
-    }
-}
-
-/// The label parts of a value table (sections 7–11 of the file, or the same parts inside the
-/// ranges section): hot labels raw, cold labels coded with a trained symbol table in groups.
-struct EncodedLabels {
-    var hotCount = 0
-    var hotOffsets: [UInt8] = []
-    var hotLabels: [UInt8] = []
-    var symbols: [UInt8] = []
-    var coldIndex: [UInt8] = []
-    var coldLabels: [UInt8] = []
-}
-
-extension FileWriter {
-    /// Labels of values `0 ..< count` in id order: values are hot, in id order, while the running
-    /// total of their bytes stays ≤ `hotLabelBytes`; the rest are cold.
-    static func encodeLabels(count valueCount: Int, label: (Int) -> ArraySlice<UInt8>, hotLabelBytes: Int) throws(CallerIDError) -> EncodedLabels {
-        var out = EncodedLabels()
-        out.hotOffsets.appendLE(UInt32(0))
-        while out.hotCount < valueCount, out.hotLabels.count + label(out.hotCount).count <= hotLabelBytes {
-            out.hotLabels.append(contentsOf: label(out.hotCount))
-            out.hotOffsets.appendLE(UInt32(out.hotLabels.count))
-            out.hotCount += 1
-        }
-        let coldValues = out.hotCount..<valueCount
-        let symbols = LabelSymbolTable.train(coldValues.map { Array(label($0)) })
-        var coded: [UInt8] = []
-        for (k, v) in coldValues.enumerated() {
-            if k & ((1 << Format.coldGroupShift) - 1) == 0 {
-                guard out.coldLabels.count <= Int(UInt32.max) else { throw CallerIDError(.limitExceeded, "cold labels exceed 4 GiB") }
-                out.coldIndex.appendLE(UInt32(out.coldLabels.count))
-            }
-            coded.removeAll(keepingCapacity: true)
-            symbols.encode(Array(label(v)), into: &coded)
-            var len = coded.count
-            while len >= 0x80 {
-                out.coldLabels.append(UInt8(len & 0x7F) | 0x80)
-                len >>= 7
-            }
-            out.coldLabels.append(UInt8(len))
-            out.coldLabels.append(contentsOf: coded)
-        }
-        guard out.coldLabels.count <= Int(UInt32.max) else { throw CallerIDError(.limitExceeded, "cold labels exceed 4 GiB") }
-        out.coldIndex.appendLE(UInt32(out.coldLabels.count))
-        out.symbols = symbols.serialized
-        return out
     }
 }

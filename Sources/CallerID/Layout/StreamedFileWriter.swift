@@ -145,7 +145,7 @@ package enum StreamedFileWriter {
         // The rest in memory (it grows with the distinct labels only), then the file in order.
         let tail = try FileWriter.valueSections(ids: ids, label: { interner.bytes($0) },
                                                 valueCategory: { newCode[Int(interner.categories[$0])] }, parts: &parts, options: layout)
-        let names = FileWriter.categorySection(table)
+        let names = Categories.encode(table)
         let before: [(UInt32, [UInt8])] = [
             (Format.Section.categories.rawValue, names),
             (Format.Section.summary.rawValue, section.summary),

@@ -1,8 +1,15 @@
-// The canonical, length-limited Huffman code of value ids (format 2.0, docs/FORMAT.md §5).
+// Format 2.0: the canonical, length-limited Huffman code of value ids, and section kind 5, the
+// value code lengths that describe it (docs/FORMAT.md §5.5). Its writer and its reader, beside
+// the drawing of section 5's bytes (little-endian):
 //
-// Value ids are numbered so that code lengths never decrease with the id. The code is then
-// fully described by the number of codes of each length (`counts[1…maxCodeLength]`), and
-// decoding maps a code to its id by arithmetic: no symbol table is stored or read.
+//   offset  size  field       value
+//   ------  ----  ----------  --------------------------------------------------------------------
+//      4·L     4  counts[L]   the number of value codes of L bits, L = 0 … 26 (counts[0] = 0)
+//
+// 108 bytes. Value ids are numbered so that code lengths never decrease with the id. The code is
+// then fully described by the counts, and decoding maps a code to its id by arithmetic: no
+// symbol table is stored or read. Checked at open: counts[0] = 0, each ≤ 2^26, their sum the
+// value count (0 when it is ≤ 1: a zero-bit code), and the Kraft sum ≤ 1.
 // Bits are written MSB-first (stream bit k is bit 7 − k mod 8 of byte k / 8).
 
 /// Code lengths for symbols given in descending frequency order (ids 0…n−1), limited to
@@ -51,6 +58,14 @@ func valueCodeLengthCounts(frequencies: [Int]) -> [Int] {
     return counts
 }
 
+/// Section 5's bytes: `counts[L]` for L = 0 … maxCodeLength.
+func encodeValueCodeLengths(_ counts: [Int]) -> [UInt8] {
+    var out: [UInt8] = []
+    for c in counts { out.appendLE(UInt32(c)) }
+    assert(out.count == ValueCode.lengthsSize)
+    return out
+}
+
 /// Canonical code of each id (writer side): ids in order, lengths from `counts`.
 func valueCodes(counts: [Int]) -> [(code: UInt32, length: Int)] {
     var out: [(code: UInt32, length: Int)] = []
@@ -78,6 +93,18 @@ final class ValueCode: Sendable {
     fileprivate static let firstCodeBase = limitBase + Format.maxCodeLength + 2
     fileprivate static let firstSymbolBase = firstCodeBase + Format.maxCodeLength + 2
     private static let tableWords = firstSymbolBase + Format.maxCodeLength + 2
+    /// Bytes of section 5: a u32 count per length 0 … maxCodeLength.
+    static let lengthsSize = 4 * (Format.maxCodeLength + 1)
+
+    /// The code of `valueCount` values described by section 5 (`lengths`): *corrupt* unless it
+    /// is 108 bytes long and its counts form a prefix code for exactly those values.
+    static func read(_ lengths: ByteView, valueCount: Int, path: String) throws(CallerIDError) -> ValueCode {
+        try SectionTable.checkLength(.codeLengths, lengths, lengthsSize, path: path)
+        guard let code = ValueCode(counts: (0...Format.maxCodeLength).map { Int(lengths.u32(4 * $0)) }, symbols: valueCount) else {
+            throw CallerIDError.corrupt(path, "value code lengths are not a prefix code for \(valueCount) values")
+        }
+        return code
+    }
 
     /// Validates the counts: lengths 1…maxCodeLength, total = `symbols` (none when
     /// `symbols` ≤ 1: a zero-bit code), Kraft sum ≤ 1. Nil when they are not a prefix code.

@@ -1,4 +1,24 @@
-// The one reader of label tables (docs/FORMAT.md §5.7–5.11, and the label parts of §5.12).
+// Format 2.0: the label table, sections 7, 8, 10 and 11 (docs/FORMAT.md §5.7–5.11, with the
+// symbol table of §5.9 in LabelSymbolTable.swift), and the same parts P3, P4, P6 and P7 of the
+// ranges section (§5.12) for its label parts. Its writer and its one reader, beside the drawing
+// of its bytes (little-endian; values 0 ..< hotCount are hot, the others cold, coldGroups =
+// ceil((valueCount − hotCount) / 8)):
+//
+//   section                 offset         size         field
+//   ----------------------  -------------  -----------  -----------------------------------------
+//   7  hot label offsets    4·v            4            hotOffsets[v], v = 0 … hotCount: hot value
+//                                                       v's label is hotLabels[off[v], off[v + 1])
+//   8  hot labels           hotOffsets[v]  …            the raw UTF-8 bytes, back to back, in id order
+//   10 cold label index     4·g            4            coldIndex[g], g = 0 … coldGroups: where
+//                                                       group g (cold numbers 8g … 8g + 7) starts
+//                                                       in section 11; the last entry its length
+//   11 cold labels          coldIndex[g]   …            per cold value of the group, in order:
+//                                                       length  unsigned LEB128 varint, ≤ 3 bytes
+//                                                       codes   `length` symbol-table code bytes
+//
+// Checked at open: hotOffsets[0] = 0, hotOffsets[hotCount] = length of section 8, coldIndex[0] = 0,
+// coldIndex[coldGroups] = length of section 11, both offset tables of exact length. At use: each
+// label's offsets ordered and inside its section, varints inside the group, ≤ 65,535 decoded bytes.
 
 /// A table of hot (raw) and cold (symbol-coded) labels: sections 7–11 of a database (the
 /// entries' labels, read by lookups, cursors and verify) and the table inside the ranges
@@ -193,5 +213,49 @@ final class LabelTable: Sendable {
             }
             guard at == group.end else { throw bad("cold label group of \(what) \(v &- 1) has unused bytes") }
         }
+    }
+}
+
+// MARK: Writer
+
+/// The label parts of a value table (sections 7–11 of the file, or the same parts inside the
+/// ranges section): hot labels raw, cold labels coded with a trained symbol table in groups.
+struct EncodedLabels {
+    var hotCount = 0
+    var hotOffsets: [UInt8] = []
+    var hotLabels: [UInt8] = []
+    var symbols: [UInt8] = []
+    var coldIndex: [UInt8] = []
+    var coldLabels: [UInt8] = []
+}
+
+extension FileWriter {
+    /// Labels of values `0 ..< count` in id order: values are hot, in id order, while the running
+    /// total of their bytes stays ≤ `hotLabelBytes`; the rest are cold.
+    static func encodeLabels(count valueCount: Int, label: (Int) -> ArraySlice<UInt8>, hotLabelBytes: Int) throws(CallerIDError) -> EncodedLabels {
+        var out = EncodedLabels()
+        out.hotOffsets.appendLE(UInt32(0))
+        while out.hotCount < valueCount, out.hotLabels.count + label(out.hotCount).count <= hotLabelBytes {
+            out.hotLabels.append(contentsOf: label(out.hotCount))
+            out.hotOffsets.appendLE(UInt32(out.hotLabels.count))
+            out.hotCount += 1
+        }
+        let coldValues = out.hotCount..<valueCount
+        let symbols = LabelSymbolTable.train(coldValues.map { Array(label($0)) })
+        var coded: [UInt8] = []
+        for (k, v) in coldValues.enumerated() {
+            if k & ((1 << Format.coldGroupShift) - 1) == 0 {
+                guard out.coldLabels.count <= Int(UInt32.max) else { throw CallerIDError(.limitExceeded, "cold labels exceed 4 GiB") }
+                out.coldIndex.appendLE(UInt32(out.coldLabels.count))
+            }
+            coded.removeAll(keepingCapacity: true)
+            symbols.encode(Array(label(v)), into: &coded)
+            out.coldLabels.appendVarint(coded.count)  // LEB128, as every varint of the core
+            out.coldLabels.append(contentsOf: coded)
+        }
+        guard out.coldLabels.count <= Int(UInt32.max) else { throw CallerIDError(.limitExceeded, "cold labels exceed 4 GiB") }
+        out.coldIndex.appendLE(UInt32(out.coldLabels.count))
+        out.symbols = symbols.serialized
+        return out
     }
 }
