@@ -7,7 +7,8 @@
 # Each sanitizer builds into its own directory (.build/sanitize-KIND), so the normal debug
 # build is left alone. The `lookup` binary the CLI tests run is instrumented too. The runtime
 # libraries (libclang_rt.asan/tsan) ship with the Swift toolchain; nothing else is needed.
-# Extra arguments go to `swift test` (for example --filter CorruptionTests).
+# Extra arguments go to `swift test` (for example --filter CorruptionTests). CALLERID_TRAITS
+# (for example PortableCodecs) builds and tests with those package traits, in a directory of its own.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/opt/swift/usr/bin"
@@ -36,6 +37,11 @@ if ! { [ -e /usr/include/lz4.h ] && [ -e /usr/include/xxhash.h ]; }; then
 fi
 
 scratch=.build/sanitize-$kind
+traits=()
+if [ -n "${CALLERID_TRAITS:-}" ]; then
+    traits=(--traits "$CALLERID_TRAITS")
+    scratch=$scratch-$(echo "$CALLERID_TRAITS" | tr ',' '-')
+fi
 
 # The C ABI tests compile C programs against libcallerid.so and load it from Python. An
 # instrumented library needs the sanitizer runtime in the process: `cc`/`c++` on PATH become
@@ -64,10 +70,13 @@ printf '#!/bin/sh\nLD_PRELOAD="%s" ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0" e
 chmod +x "$wrappers"/*
 export PATH="$wrappers:$PATH"
 started=$(date +%s)
-swift build --build-tests --sanitize="$kind" --scratch-path "$scratch"
+swift build --build-tests --sanitize="$kind" "${traits[@]}" --scratch-path "$scratch"
 built=$(date +%s)
+if [[ ",${CALLERID_TRAITS:-}," == *,PortableCodecs,* ]]; then
+    bash tools/check-portable-links.sh "$(swift build --sanitize="$kind" "${traits[@]}" --scratch-path "$scratch" --show-bin-path)"
+fi
 status=0
-swift test --skip-build --sanitize="$kind" --scratch-path "$scratch" "$@" || status=$?
+swift test --skip-build --sanitize="$kind" "${traits[@]}" --scratch-path "$scratch" "$@" || status=$?
 finished=$(date +%s)
 echo "sanitize $kind: build $((built - started)) s, tests $((finished - built)) s, exit $status"
 exit $status

@@ -10,11 +10,5 @@ scratch=.build-portable
 
 swift build --build-tests --traits PortableCodecs --scratch-path "$scratch"
 bin=$(swift build --traits PortableCodecs --scratch-path "$scratch" --show-bin-path)
-for f in "$bin/libcallerid.so" "$bin/lookup"; do
-    if ldd "$f" | grep -E 'liblz4|libxxhash'; then
-        echo "error: $f links a system codec library with --traits PortableCodecs" >&2
-        exit 1
-    fi
-done
-echo "portable: libcallerid.so and lookup link neither liblz4 nor libxxhash"
+bash tools/check-portable-links.sh "$bin"
 swift test --skip-build --traits PortableCodecs --scratch-path "$scratch" "$@"
