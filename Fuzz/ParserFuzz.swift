@@ -1,14 +1,14 @@
 // libFuzzer target: arbitrary bytes as input rows.
 //
 // Every input goes through `PhoneNumber.parse(utf8:)` (whole, and every line and every
-// TAB-separated field), through `DatabaseBuilder.addTSV` as a file, and the rows accepted are
-// written to a database that must pass `verify`. When the pipeline module is built alongside
-// (tools/fuzz.sh does so when Sources/CallerIDPipeline compiles), its TSV, CSV, JSON and JSON
-// Lines readers and the number normalizer see the same bytes. Nothing may crash, trap or hang.
+// TAB-separated field), and through the build's one row loop as a TSV file (`Pipeline`, what
+// `lookup build` runs: its fast route of plain rows, then again with every row taking the
+// general reading): both must take the same rows, refuse the same ones with the same reasons
+// and write the same database, which must pass `verify`. The pipeline's CSV, JSON and JSON
+// Lines readers and the number normalizer see the same bytes (Fuzz/PipelineFuzz.swift).
+// Nothing may crash, trap or hang.
 @testable import CallerID
-#if canImport(CallerIDPipeline)
 @testable import CallerIDPipeline
-#endif
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -66,42 +66,59 @@ public func fuzzParser(_ start: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     }
     _ = try? PhoneNumber.parse(String(decoding: bytes, as: UTF8.self))
 
-    // TSV through the builder; whatever it accepts must make a valid database.
+    // TSV through the row loop, by both routes; whatever it accepts must make a valid database.
     writeFile(inputPath, data)
     defer { unlink(inputPath); unlink(outputPath) }
-    var options = BuildOptions()
-    options.blockSize = 4
-    options.syncShift = 1
-    options.hotLabelBytes = 64
-    var builder = DatabaseBuilder(options: options)
-    var rejected = 0
-    let added: Int
+    let fast = buildTSV(data, fast: true)
+    let general = buildTSV(data, fast: false)
+    if fast.rejected != general.rejected { fail("the fast route refused \(fast.rejected), the general reading \(general.rejected)") }
+    if fast.file != general.file { fail("the fast route wrote other bytes than the general reading") }
+
+    fuzzPipeline(inputPath, bytes)
+    return 0
+}
+
+/// The input file built as plain TSV, every line a row (small blocks and syncs, to reach more of the writer),
+/// every row taken by the fast route where it can (`fast`) or by the general reading; the rows
+/// refused (line, reason, message) and the file written (nil when no row was accepted).
+private func buildTSV(_ data: UnsafeRawBufferPointer, fast: Bool) -> (rejected: [String], file: [UInt8]?) {
+    var options = PipelineOptions()
+    options.format = .tsv
+    options.header = .absent   // as a plain `lookup build` reads it: every line is a row
+    options.maxBadRows = .unlimited
+    options.buildOptions.blockSize = 4
+    options.buildOptions.syncShift = 1
+    options.buildOptions.hotLabelBytes = 64
+    guard let pipeline = try? Pipeline(options: options) else { fail("the default options are refused") }
+    pipeline.takesPlainRowsFast = fast
+    var rejected: [String] = []
+    pipeline.onRejected = { row in
+        if row.line < 1 || row.message.isEmpty { fail("rejected row without line or message: \(row)") }
+        rejected.append("\(row.line) \(row.reason) \(row.message)")
+    }
+    pipeline.prepare(output: outputPath)
     do {
-        added = try builder.addTSV(path: inputPath) { error in
-            if error.line < 1 || error.reason.isEmpty { fail("row error without line or reason: \(error)") }
-            rejected += 1
-        }
+        try pipeline.add(file: inputPath)
     } catch {
         // The one documented refusal of a whole readable file: its first 64 KiB say it is
-        // UTF-16 or binary (issue 11); the other errors are per row.
-        if NonTextInput.detect(UnsafeRawBufferPointer(rebasing: data.prefix(1 << 16))) != nil { return 0 }
-        fail("addTSV threw for a readable text file: \(error)")
+        // UTF-16 or binary; the other errors are per row.
+        if NonTextInput.detect(UnsafeRawBufferPointer(rebasing: data.prefix(1 << 16))) != nil { return (["not text"], nil) }
+        fail("reading threw for a readable text file: \(error)")
     }
-    if added != builder.count { fail("addTSV added \(added) but the builder holds \(builder.count)") }
     // Writing costs an LZ4HC state: only when some row was accepted (the seeds cover empty).
-    if added > 0 || size == 0 {
-        do {
-            let summary = try builder.write(to: outputPath)
-            if summary.entries + summary.duplicatesMerged != added { fail("summary \(summary) for \(added) rows") }
-            let db = try Database(path: outputPath, verify: true)
-            if db.count != summary.entries { fail("database holds \(db.count), summary says \(summary.entries)") }
-        } catch {
-            fail("the rows the builder accepted do not make a valid database: \(error)")
-        }
+    guard pipeline.numbersAccepted > 0 || data.count == 0 else { return (rejected, nil) }
+    do {
+        let summary = try pipeline.write(to: outputPath)
+        if summary.entries + summary.duplicatesMerged != pipeline.numbersAccepted { fail("summary \(summary) for \(pipeline.numbersAccepted) numbers") }
+        let db = try Database(path: outputPath, verify: true)
+        if db.count != summary.entries { fail("database holds \(db.count), summary says \(summary.entries)") }
+        guard let fd = Optional(open(outputPath, O_RDONLY)), fd >= 0 else { fail("cannot read \(outputPath) back") }
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: summary.bytes)
+        let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        if n != summary.bytes { fail("read \(n) of \(summary.bytes) bytes back") }
+        return (rejected, bytes)
+    } catch {
+        fail("the rows the pipeline accepted do not make a valid database: \(error)")
     }
-
-    #if canImport(CallerIDPipeline)
-    fuzzPipeline(inputPath, bytes)
-    #endif
-    return 0
 }

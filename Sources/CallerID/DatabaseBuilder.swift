@@ -65,8 +65,9 @@ public struct DatabaseBuilder {
         try result.get()
     }
 
-    /// Adds a record whose label is given as UTF-8 bytes (validated).
-    mutating func add(_ number: UInt64, utf8Label: UnsafeRawBufferPointer, category: Category) throws(CallerIDError) {
+    /// Adds a record whose label is given as UTF-8 bytes (validated): the build pipeline's
+    /// row loop hands its rows over this way, without a `String` per row.
+    package mutating func add(_ number: UInt64, utf8Label: UnsafeRawBufferPointer, category: Category) throws(CallerIDError) {
         guard PhoneNumber.isValid(number) else {
             throw CallerIDError(.invalidNumber, "number \(number) is outside 1...\(PhoneNumber.maximum)")
         }
@@ -155,9 +156,13 @@ public struct DatabaseBuilder {
         return value
     }
 
-    /// Counts a record whose label the caller's own cleaning rid of hidden characters (the
-    /// `lookup` tool's TSV rules), as if the builder had removed them.
-    package mutating func countHiddenCharactersRemoved() { hiddenRemoved += 1 }
+    /// Gives `category` its code (as ``add(_:label:category:)`` does), or throws as it would:
+    /// a category name used with both actions, or a 257th category. The build pipeline asks
+    /// before it adds a row, so that a row refused for its category is told from one refused
+    /// for its label.
+    package mutating func admit(_ category: Category) throws(CallerIDError) {
+        _ = try categoryCode(category)
+    }
 
     private mutating func categoryCode(_ category: Category) throws(CallerIDError) -> UInt8 {
         // Consecutive records mostly share a category: skip the dictionary then.
@@ -192,21 +197,33 @@ public struct DatabaseBuilder {
         try writeHashing(to: path).summary
     }
 
-    /// ``write(to:)``, also returning the XXH3-64 (seed 0) of the bytes written, for callers
-    /// that cannot read the output back (a pipe).
-    package func writeHashing(to path: String) throws(CallerIDError) -> (summary: BuildSummary, xxh3: UInt64) {
+    /// What ``writeHashing(to:)`` wrote, beyond the ``BuildSummary``, for callers that cannot
+    /// read the output back (a pipe) and list it in a manifest.
+    package struct Written {
+        /// XXH3-64 (seed 0) of the bytes written.
+        package var xxh3: UInt64
+        package var firstNumber: UInt64?
+        package var lastNumber: UInt64?
+        /// Entries (not ranges) per category.
+        package var entriesByCategory: [Category: Int]
+    }
+
+    /// ``write(to:)``, also returning what the file holds (``Written``).
+    package func writeHashing(to path: String) throws(CallerIDError) -> (summary: BuildSummary, file: Written) {
         try DatabaseBuilder.check(options)
         if let runs, runsSpilled > 0 { return try writeMerged(runs, to: path) }
-        let (image, summary) = try encode()
+        var written = Written(xxh3: 0, entriesByCategory: [:])
+        let (image, summary) = try encode(describing: &written)
         var out = try AtomicFileWriter(path: path)
         try out.write(image)
         try out.commit()
-        return (summary, Codec.xxh3(image))
+        written.xxh3 = Codec.xxh3(image)
+        return (summary, written)
     }
 
     /// The records of the spilled runs and those still in memory, merged (the last record of a
     /// number wins) and streamed to the file.
-    private func writeMerged(_ runs: SpilledRuns, to path: String) throws(CallerIDError) -> (summary: BuildSummary, xxh3: UInt64) {
+    private func writeMerged(_ runs: SpilledRuns, to path: String) throws(CallerIDError) -> (summary: BuildSummary, file: Written) {
         try runs.background.wait()
         var keys = numbers
         var vals = values
@@ -224,7 +241,9 @@ public struct DatabaseBuilder {
         let file = try StreamedFileWriter.write(merged, categories: categories, options: options, scratch: runs.area(), to: path)
         let summary = BuildSummary(entries: file.entries, duplicatesMerged: count - file.entries, distinctLabels: file.distinctLabels,
                                    fileBytes: file.bytes, ranges: 0, hiddenCharactersRemoved: hiddenRemoved)
-        return (summary, file.xxh3)
+        var byCategory: [Category: Int] = [:]
+        for (c, n) in file.entriesByCategory { byCategory[categories[c], default: 0] += n }
+        return (summary, Written(xxh3: file.xxh3, firstNumber: file.firstNumber, lastNumber: file.lastNumber, entriesByCategory: byCategory))
     }
 
     /// The options' limits, checked before anything is written.
@@ -243,6 +262,13 @@ public struct DatabaseBuilder {
 
     /// The complete file image.
     func encode() throws(CallerIDError) -> ([UInt8], BuildSummary) {
+        var written = Written(xxh3: 0, entriesByCategory: [:])
+        return try encode(describing: &written)
+    }
+
+    /// The complete file image; `written` gets its first and last numbers and its entries
+    /// per category.
+    private func encode(describing written: inout Written) throws(CallerIDError) -> ([UInt8], BuildSummary) {
         // 1. Sort by number (stable: the last record for a number stays last), then dedupe.
         var keys = numbers
         var vals = values
@@ -257,9 +283,13 @@ public struct DatabaseBuilder {
         // whatever order the rows came in (a plain TSV build and a pipeline build of one file
         // are identical).
         let pieces = RangeWriter.resolve(first: rangeFirst, last: rangeLast, value: rangeValues)
-        var used = [Bool](repeating: false, count: categories.count)
-        for v in vals { used[Int(interner.categories[Int(v)])] = true }
+        var entriesOf = [Int](repeating: 0, count: categories.count)
+        for v in vals { entriesOf[Int(interner.categories[Int(v)])] &+= 1 }
+        var used = entriesOf.map { $0 > 0 }
         for p in pieces { used[Int(interner.categories[Int(p.value)])] = true }
+        written.firstNumber = keys.first
+        written.lastNumber = keys.last
+        for (code, n) in entriesOf.enumerated() where n > 0 { written.entriesByCategory[categories[code]] = n }
         let order = [0, 1] + (2..<categories.count).filter { used[$0] }.sorted { categories[$0].name < categories[$1].name }
         var newCode = [UInt8](repeating: 0, count: categories.count)
         for (new, old) in order.enumerated() { newCode[old] = UInt8(new) }

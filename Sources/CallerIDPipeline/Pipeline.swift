@@ -71,7 +71,9 @@ public final class Pipeline {
     package var switchHook: (_ step: String) -> Void = { _ in }
     package var allowDirectoryExchange = true
 
-    public private(set) var rowsRead = 0
+    // The row loop's hot state is only touched from the one thread that reads (a pipeline is
+    // not Sendable): no run-time exclusivity check per row.
+    @exclusivity(unchecked) public private(set) var rowsRead = 0
     public private(set) var rowsRejected = 0
     public private(set) var rejectedByReason: [RejectReason: Int] = [:]
     public private(set) var warningsByKind: [WarningKind: Int] = [:]
@@ -79,7 +81,7 @@ public final class Pipeline {
     public private(set) var nationalForms = NationalFormEvidence()
     private var nationalFormsReported = false
     /// Numbers taken (a range row or a cell with several numbers gives several).
-    public var numbersAccepted: Int { numbers.count + spilledNumbers }
+    public var numbersAccepted: Int { direct?.count ?? numbers.count + spilledNumbers }
     /// Range rows expanded, and the numbers they gave.
     public private(set) var rangeRows = 0
     public private(set) var rangeNumbers = 0
@@ -100,8 +102,17 @@ public final class Pipeline {
     private var payloadIndex: [PayloadKey: UInt32] = [:]
     /// Label bytes of ``payloads`` and their overhead (``rowMemory``).
     private(set) var payloadBytes = 0
-    /// The runs spilled beyond the memory limit (``spillRows(nextTo:)``); nil: all in memory.
+    /// The runs spilled beyond the memory limit (``prepare(output:)``); nil: all in memory.
     var spilled: PipelineRuns? = nil
+    /// The accepted rows of a build of one database file (``prepare(output:)``): handed
+    /// straight to the core's builder, which sorts, de-duplicates, spills and writes them;
+    /// nil: they are kept in the arrays above, grouped at write time.
+    @exclusivity(unchecked) var direct: DatabaseBuilder? = nil
+    /// The fast route of the file being read, once its first record has shown it is plain TSV.
+    @exclusivity(unchecked) private var route: PlainRowRoute? = nil
+    /// False: every row takes the general reading, none the fast route of plain TSV rows
+    /// (``PlainRowRoute``); the tests and the parser fuzzer check that both take the same rows.
+    var takesPlainRowsFast = true
     /// Numbers handed over to runs.
     var spilledNumbers = 0
     var regionNames: [String] = []
@@ -161,8 +172,10 @@ public final class Pipeline {
         defer { source.close() }
         let encodingName = { [source] in source.encoding.rawValue }
         var fields: FieldSlots? = format.isJSON ? FieldSlots(json: options) : nil
+        route = nil
+        defer { route = nil }
         let total = source.totalBytes
-        let reader = RecordReader(
+        var reader = RecordReader(
             format: format,
             limits: ReadLimits(recordBytes: options.maxRecordBytes, fieldBytes: options.maxFieldBytes),
             onRecord: { (record) throws(PipelineError) in
@@ -170,6 +183,9 @@ public final class Pipeline {
                     // First TSV/CSV record: a header or data.
                     let (slots, isHeader) = try FieldSlots.delimited(first: record, format: format, options: self.options, file: path)
                     fields = slots
+                    if self.takesPlainRowsFast {
+                        self.route = PlainRowRoute(options: self.options, format: format, slots: slots, normalizer: self.normalizer)
+                    }
                     if isHeader { return }
                 }
                 self.rowsRead += 1
@@ -182,7 +198,22 @@ public final class Pipeline {
             onProgress: { bytes in
                 self.onProgress(PipelineProgress(file: path, bytesRead: bytes, totalBytes: total, rowsRead: self.rowsRead))
             })
+        reader.onLine = { (line, number) throws(PipelineError) -> Bool in
+            guard self.route != nil, let row = self.route!.read(line) else { return false }
+            return try self.store(row, file: path, line: number)
+        }
         try reader.read(&source)
+    }
+
+    /// Reads `inputs` in order and writes `output` (``write(to:)``), the output checked
+    /// (``checkOutput(_:)``) and prepared (``prepare(output:)``) before anything is read: the
+    /// way to build when the output is known first, and the fastest for one database file.
+    @discardableResult
+    public func build(_ inputs: [String], to output: String) throws(PipelineError) -> PipelineSummary {
+        try checkOutput(output)
+        prepare(output: output)
+        for input in inputs { try add(file: input) }
+        return try write(to: output)
     }
 
     /// Checks the percentage limit once every input has been read.
@@ -508,17 +539,17 @@ public final class Pipeline {
         let record = row.record, file = row.file
         let normalized = read.normalized, isRange = read.isRange, keptRange = read.keptRange
         let fieldRegion = regions.field, prefixRegions = regions.prefix
-        for w in normalized.warnings { warn(file, record.line, w.kind, w.message) }
-        let key = PayloadKey(label: Array(label.utf8), category: category)
-        let id: UInt32
-        if let existing = payloadIndex[key] {
-            id = existing
-        } else {
-            id = UInt32(payloads.count)
-            payloads.append(Payload(label: label, category: category))
-            payloadIndex[key] = id
-            payloadBytes += 2 * key.label.count + 96
+        if direct != nil {
+            guard try storeDirect(row, normalized.numbers, label: label, category: category) else { return }
+            for w in normalized.warnings { warn(file, record.line, w.kind, w.message) }
+            if isRange {
+                rangeRows += 1
+                rangeNumbers += normalized.numbers.count
+            }
+            return
         }
+        for w in normalized.warnings { warn(file, record.line, w.kind, w.message) }
+        let id = payloadID(PayloadKey(label: Array(label.utf8), category: category)) { label }
         if let r = keptRange {
             keptFirst.append(r.first)
             keptLast.append(r.last)
@@ -538,6 +569,65 @@ public final class Pipeline {
             if options.top != nil { weightOf.append(weight) }
         }
         if let spilled, rowMemory >= spilled.runs.memoryLimit { try spillRun(spilled) }
+    }
+
+    /// The id of a (label, category) pair, a new one when it is first seen.
+    private func payloadID(_ key: PayloadKey, label: () -> String) -> UInt32 {
+        if let existing = payloadIndex[key] { return existing }
+        let id = UInt32(payloads.count)
+        payloads.append(Payload(label: label(), category: key.category))
+        payloadIndex[key] = id
+        payloadBytes += 2 * key.label.count + 96
+        return id
+    }
+
+    /// An accepted row's numbers handed to the builder of one database file; false when the
+    /// builder refuses the row (it is rejected: a 257th category, a label it cannot store).
+    private func storeDirect(_ row: Row, _ numbers: [UInt64], label: String, category: Category) throws(PipelineError) -> Bool {
+        do throws(CallerIDError) {
+            try direct!.admit(category)
+        } catch {
+            if error.code == .io { throw PipelineError(error) }
+            try row.reject(.badCategory, error.message)
+            return false
+        }
+        for n in numbers {
+            do throws(CallerIDError) {
+                try direct!.add(n, label: label, category: category)
+            } catch {
+                // A run that could not be spilled is the build's failure, not the row's.
+                if error.code == .io { throw PipelineError(error) }
+                try row.reject(.badLabel, error.message)
+                return false
+            }
+        }
+        return true
+    }
+
+    /// A row of the fast route (``PlainRowRoute``), stored; false when the store refuses it,
+    /// to have the general reading reject it with its reason.
+    private func store(_ row: PlainRowRoute.Row, file: String, line: Int) throws(PipelineError) -> Bool {
+        if direct != nil {
+            do throws(CallerIDError) {
+                if let cleaned = row.cleaned {
+                    try direct!.add(row.number, label: cleaned, category: row.category)
+                } else {
+                    try direct!.add(row.number, utf8Label: row.label, category: row.category)
+                }
+            } catch {
+                if error.code == .io { throw PipelineError(error) }
+                return false
+            }
+        } else {
+            let bytes = row.cleaned.map { Array($0.utf8) } ?? Array(row.label)
+            let id = payloadID(PayloadKey(label: bytes, category: row.category)) { row.cleaned ?? String(decoding: row.label, as: UTF8.self) }
+            numbers.append(row.number)
+            payloadOf.append(id)
+        }
+        rowsRead += 1
+        if let reading = row.reading { nationalForms.noteAccepted(reading, place: (file, line)) }
+        if let spilled, rowMemory >= spilled.runs.memoryLimit { try spillRun(spilled) }
+        return true
     }
 
     /// Forgets the labels of the rows in memory (they were spilled).

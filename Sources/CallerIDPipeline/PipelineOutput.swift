@@ -145,6 +145,7 @@ extension Pipeline {
         try checkOutput(output)
 
         onProgress(PipelineProgress(file: "", bytesRead: 0, totalBytes: nil, rowsRead: rowsRead, phase: .sorting, count: numbersAccepted))
+        if let direct { return try writeDirect(direct, output: output, resolved: resolved) }
         let groups: (lists: [EntryList], duplicates: Int)
         var distinct: Int? = nil
         if let spilled, spilled.runs.count > 0 {
@@ -178,6 +179,33 @@ extension Pipeline {
         }
 
         return try writeDirectory(plan, groups: groups, output: output, target: target, distinct: distinct, announce: announce)
+    }
+
+    /// The one database file of a build whose rows went straight to the core's builder
+    /// (``prepare(output:)``).
+    private func writeDirect(_ builder: DatabaseBuilder, output: String, resolved: ResolvedOutput) throws(PipelineError) -> PipelineSummary {
+        guard !writesDirectory(to: output) else {
+            throw PipelineError(.invalidConfiguration, "\(output) is a directory, and this build was prepared for one database file")
+        }
+        let name = OutputPath.split(resolved.path).name
+        onProgress(PipelineProgress(file: name, bytesRead: 0, totalBytes: nil, rowsRead: rowsRead, phase: .writing,
+                                    count: builder.count, fileIndex: 1, fileCount: 1))
+        let built: BuildSummary
+        let written: DatabaseBuilder.Written
+        do { (built, written) = try builder.writeHashing(to: resolved.path) } catch { throw PipelineError(error) }
+        var categories: [String: Int] = [:]
+        var actions: [String: Int] = [:]
+        for (c, n) in written.entriesByCategory {
+            categories[c.name, default: 0] += n
+            actions[c.action.description, default: 0] += n
+        }
+        let file = OutputFile(file: name, region: "all", kind: "all", shard: 1, shards: 1, entries: built.entries,
+                              firstNumber: written.firstNumber, lastNumber: written.lastNumber,
+                              rangeStart: written.firstNumber, rangeEnd: written.lastNumber, categories: categories, actions: actions,
+                              bytes: built.fileBytes, xxh3: written.xxh3, duplicatesMerged: built.duplicatesMerged, ranges: built.ranges)
+        if resolved.kind != .stream { DirectorySwitch.removeLeftovers(of: resolved.path) }
+        return summary(output: output, isDirectory: false, files: [file], lists: [], duplicates: built.duplicatesMerged,
+                       distinct: built.distinctLabels)
     }
 
     /// One database of the plan: which entry list, which shard of it, and its file name.
@@ -466,17 +494,17 @@ extension Pipeline {
             throw PipelineError(error)
         }
         let summary: BuildSummary
-        let hash: UInt64
+        let written: DatabaseBuilder.Written
         do {
             // The hash of the bytes written: the output may be a pipe that cannot be read back.
-            (summary, hash) = try builder.writeHashing(to: path)
+            (summary, written) = try builder.writeHashing(to: path)
         } catch {
             throw PipelineError(error)
         }
         return OutputFile(file: fileName, region: "", kind: "", shard: 1, shards: 1, entries: summary.entries,
                           firstNumber: entries.first.map { numbers[Int($0)] }, lastNumber: entries.last.map { numbers[Int($0)] },
                           rangeStart: nil, rangeEnd: nil, categories: categories, actions: actions,
-                          bytes: summary.fileBytes, xxh3: hash, duplicatesMerged: summary.duplicatesMerged, ranges: summary.ranges)
+                          bytes: summary.fileBytes, xxh3: written.xxh3, duplicatesMerged: summary.duplicatesMerged, ranges: summary.ranges)
     }
 
     private func uniqueFileBase(_ base: String, _ used: inout Set<String>) -> String {

@@ -54,11 +54,19 @@ struct SpilledShard: SortedEntrySource {
 }
 
 extension Pipeline {
-    /// Keeps the accepted rows within ``BuildOptions/memoryLimit`` of ``PipelineOptions/buildOptions``
-    /// (when set): beyond it they are spilled to a temporary folder beside `output`. Builds
-    /// with a top-N set or ranges kept as ranges need every row in memory and are left as they
-    /// are. Call it before the first ``add(file:)``.
-    package func spillRows(nextTo output: String) {
+    /// Gets ready to write `output`; call it before the first ``add(file:)`` (``build(_:to:)``
+    /// does). A build of one database file (no split, no separate block lists, no top-N set, no
+    /// ranges kept, `output` not a directory) hands its accepted rows straight to the core's
+    /// `DatabaseBuilder`, which keeps them within ``BuildOptions/memoryLimit`` itself; any
+    /// other build keeps them within that limit (when set) by spilling them to a temporary
+    /// folder beside `output`, except a build with a top-N set or ranges kept as ranges, which
+    /// needs every row in memory. Either way the same bytes are written.
+    package func prepare(output: String) {
+        guard direct == nil, spilled == nil, numbersAccepted == 0, rowsRead == 0 else { return }
+        if !writesDirectory(to: output) && !options.keepRanges {
+            direct = DatabaseBuilder(options: options.buildOptions, spillingNextTo: output)
+            return
+        }
         guard let limit = options.buildOptions.memoryLimit, options.top == nil, !options.keepRanges else { return }
         spilled = PipelineRuns(nextTo: output, memoryLimit: limit)
     }

@@ -148,6 +148,10 @@ struct RecordReader {
     var onSyntaxIssue: (SyntaxIssue) throws(PipelineError) -> Void
     /// Called after every chunk with the raw bytes read so far.
     var onProgress: (Int64) -> Void = { _ in }
+    /// TSV: offered each line (not empty, not a comment, within the record limit) before it
+    /// becomes a ``Record``; true when it took the row (the fast route of plain rows), false to
+    /// have it read as a record and passed to ``onRecord``.
+    var onLine: (UnsafeRawBufferPointer, Int) throws(PipelineError) -> Bool = { _, _ in false }
 
     func read(_ source: inout ByteSource) throws(PipelineError) {
         switch format {
@@ -166,6 +170,7 @@ struct RecordReader {
         let limits = limits
         try readLines(&source) { (line, number) throws(PipelineError) in
             if line.isEmpty || line[0] == UInt8(ascii: "#") { return }
+            if try onLine(line, number) { return }
             record.reset(line: number)
             record.storage.append(contentsOf: line)
             var fieldStart = 0

@@ -310,142 +310,16 @@ func buildCommand(_ raw: [String]) throws(ToolError) -> Int32 {
             throw .usage("input \(input) is a directory; give the files in it (\(OutputPath.withoutTrailingSlashes(input))/*.tsv)", command: "build")
         }
     }
-    if wantsPipeline(args) { return try pipelineBuild(args, output: output) }
-    var options = BuildOptions()
-    if let bs = args.value("--block-size") {
-        guard let n = parseBlockSize(bs) else { throw .usage(blockSizeUsage, command: "build") }
-        options.blockSize = n
-    }
-    options.compressLabels = !args.flag("--raw-labels")
-    let hidden = try hiddenCharactersOption(args)
-    options.hiddenCharacters = hidden
-    options.memoryLimit = try buildMemory(args)
-    let started = Date()
-    // The pipeline's rules for every number (libphonenumber when it can be loaded) and label,
-    // so that this path and a pipeline build take the same rows.
-    let normalizer = try defaultNumberNormalizer()
-    setDiskFullSimulation()
-    var builder = DatabaseBuilder(options: options, spillingNextTo: output)
-    // Progress on a terminal: one line per phase, redrawn in place and cleared at the end.
-    let progress = ProgressLine(enabled: stderrIsTTY)
-    let rules = normalizer.tsvRowRules(labels: LabelCleaner(hiddenCharacters: hidden))
-    let (rowsAdded, badRows) = try addRows(args, rules: rules, to: &builder, progress: progress)
-    let summary: BuildSummary
-    do {
-        progress.phase("writing \(output)")
-        summary = try builder.write(to: output)
-        progress.clear()
-        // What killed builds of this output left beside it (runs, temporary files).
-        if (try? OutputPath.resolve(output))?.kind != .stream { DirectorySwitch.removeLeftovers(of: output) }
-    } catch {
-        progress.clear()
-        throw ToolError(code: error.code == .fileNotFound || error.code == .io ? Exit.ioError : Exit.dataError, message: error.message)
-    }
-    printBuildSummary(summary, output: output, rows: rowsAdded + badRows, badRows: badRows, ambiguousNumbers: rules.doubtful.evidence.findings.reduce(0) { $0 + $1.accepted },
-                      seconds: Date().timeIntervalSince(started), json: args.flag("--json"))
-    return Exit.ok
+    return try pipelineBuild(args, output: output)
 }
 
-/// `--hidden-characters remove|refuse` (both build paths).
+/// `--hidden-characters remove|refuse` of `lookup build`.
 func hiddenCharactersOption(_ args: Arguments) throws(ToolError) -> LabelText.HiddenCharacters {
     guard let v = args.value("--hidden-characters") else { return .remove }
     guard let rule = LabelText.HiddenCharacters(rawValue: v) else {
         throw .usage("--hidden-characters takes remove or refuse", command: "build")
     }
     return rule
-}
-
-/// Reads the input files' rows into `builder`: bad rows are reported on stderr (the first
-/// 1,000, then a count by reason) and end the build unless `--skip-bad-rows` is given;
-/// warnings (hidden characters removed) on stderr, the first 100.
-/// Returns the rows added and the bad rows.
-private func addRows(_ args: Arguments, rules: PipelineTSVRules, to builder: inout DatabaseBuilder,
-                     progress: ProgressLine) throws(ToolError) -> (added: Int, bad: Int) {
-    var badRows = 0
-    var rowsAdded = 0
-    var reasons: [String: Int] = [:]
-    var warnings = 0
-    let shown = 1000, warningsShown = 100
-    for input in args.positionals {
-        progress.phase("reading \(input)")
-        do {
-            rowsAdded += try builder.addTSV(path: input, rules: rules, onError: { error in
-                badRows += 1
-                if badRows <= shown { progress.printLine(error.description) }
-                reasons[reasonKey(error.reason), default: 0] += 1
-                progress.update("reading \(input): \(badRows) bad rows")
-            }, onWarning: { warning in
-                // The form of the pipeline's warnings (RowWarning).
-                warnings += 1
-                if warnings <= warningsShown { progress.printLine("\(warning.file):\(warning.line): warning: \(warning.reason)") }
-            })
-        } catch {
-            progress.clear()
-            throw toolError(error)
-        }
-    }
-    progress.clear()
-    if warnings > warningsShown { printError("(\(warnings - warningsShown) more warnings not shown)") }
-    // Rows taken as E.164 that refused rows show to be national numbers (the line of each is not
-    // known here: one warning per country).
-    for finding in rules.doubtful.evidence.findings { printError("warning: " + finding.message) }
-    if badRows > 0 {
-        if badRows > shown { printError("(\(badRows - shown) more bad rows not shown)") }
-        printRejectedRows(byReason: reasons.map { ($0.key, $0.value) }, rejected: badRows, rows: rowsAdded + badRows)
-        if !args.flag("--skip-bad-rows") {
-            throw ToolError(code: Exit.dataError, message: "\(badRows) bad row\(badRows == 1 ? "" : "s"); nothing written (use --skip-bad-rows to build from the good rows)")
-        }
-    }
-    return (rowsAdded, badRows)
-}
-
-private func printBuildSummary(_ summary: BuildSummary, output: String, rows: Int, badRows: Int, ambiguousNumbers: Int,
-                               seconds: Double, json: Bool) {
-    // The pipeline's warning counts, by kind, in its order.
-    let counts = [(WarningKind.ambiguousNationalForm, ambiguousNumbers), (.hiddenCharactersRemoved, summary.hiddenCharactersRemoved)]
-        .filter { $0.1 > 0 }
-    if !counts.isEmpty {
-        printError("warnings: " + counts.map { "\($0.1) \($0.0)" }.joined(separator: ", "))
-    }
-    var out = Output()
-    if json {
-        let warnings = counts.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",")
-        out.write("{\"output\":\(jsonQuote(output)),\"rows\":\(rows),\"entries\":\(summary.entries),\"duplicates_merged\":\(summary.duplicatesMerged),\"bad_rows\":\(badRows),\"distinct_labels\":\(summary.distinctLabels),\"bytes\":\(summary.fileBytes),\"bytes_per_entry\":\(String(format: "%.3f", summary.bytesPerEntry)),\"warnings\":{\(warnings)},\"seconds\":\(String(format: "%.3f", seconds))}\n")
-    } else {
-        out.write("""
-        wrote \(output)
-          rows read          \(rows)
-          entries            \(summary.entries)
-          duplicates merged  \(summary.duplicatesMerged)
-          bad rows skipped   \(badRows)
-          distinct labels    \(summary.distinctLabels)
-          bytes              \(summary.fileBytes)
-          bytes/entry        \(String(format: "%.2f", summary.bytesPerEntry))
-          seconds            \(String(format: "%.2f", seconds))
-
-        """)
-    }
-    out.flush()
-}
-
-/// A bad row's reason without the input it quotes, so that 100,000 rows with different
-/// numbers but one problem count as one reason: `'12a4' is too short: …` and `letters in the
-/// number '12a4'` become `is too short: …` and `letters in the number`.
-func reasonKey(_ message: String) -> String {
-    var key = ""
-    var quoted = false
-    for c in message {
-        if c == "'" {
-            quoted.toggle()
-        } else if !quoted && !(c == " " && (key.isEmpty || key.hasSuffix(" "))) {
-            key.append(c)
-        }
-    }
-    // What a removed quote leaves: `number : why`, `the number ` (at the end), `x  in`.
-    key = key.replacingOccurrences(of: " :", with: ":")
-    if key.hasPrefix("number: ") { key.removeFirst("number: ".count) }
-    while key.hasSuffix(" ") { key.removeLast() }
-    return String(key.prefix(80))
 }
 
 // MARK: dump
@@ -677,7 +551,7 @@ extension String {
     func leftPad(_ width: Int) -> String { count >= width ? self : String(repeating: " ", count: width - count) + self }
 }
 
-/// `--block-size N` of `lookup build` (both build paths): 1…1024 entries per block record.
+/// `--block-size N` of `lookup build`: 1…1024 entries per block record.
 func parseBlockSize(_ text: String) -> Int? {
     guard let n = Int(text), (1...BuildOptions.maxBlockSize).contains(n) else { return nil }
     return n
@@ -689,7 +563,7 @@ let blockSizeUsage = "--block-size must be 1...\(BuildOptions.maxBlockSize)"
 /// keeps every build of a few million rows in memory (docs/SCALE.md).
 let defaultBuildMemory = 1 << 30
 
-/// `--memory SIZE` of `lookup build` (both build paths): bytes, or a number with K, M, G or T
+/// `--memory SIZE` of `lookup build`: bytes, or a number with K, M, G or T
 /// (powers of 1,024; `512M`, `1.5G`); the default when not given.
 func buildMemory(_ args: Arguments) throws(ToolError) -> Int {
     guard let text = args.value("--memory") else { return defaultBuildMemory }

@@ -85,8 +85,10 @@ Errors
 
 """
 
-/// True when `lookup build` should run the pipeline rather than the plain TSV import.
-func wantsPipeline(_ args: Arguments) -> Bool {
+/// True when `lookup build` is given more than plain TSV files: a pipeline option, a file of
+/// another format, or a build directory to write. Without any, a bad row does not stop the
+/// reading: every one is listed, then the build fails unless `--skip-bad-rows` is given.
+func givesPipelineOptions(_ args: Arguments) -> Bool {
     if args.given.contains(where: { pipelineValued.contains($0) || pipelineFlags.contains($0) }) { return true }
     // `-o DIR/` or an existing directory asks for a build directory (manifest.json), which only
     // the pipeline writes.
@@ -292,7 +294,7 @@ struct PipelineOptionReader {
     }
 }
 
-/// The summary of a build's bad rows on stderr (both build paths): a count per reason, most
+/// The summary of a build's bad rows on stderr: a count per reason, most
 /// frequent first, then the total against the rows read.
 func printRejectedRows(byReason counts: [(reason: String, count: Int)], rejected: Int, rows: Int, stoppedEarly: Bool = false) {
     printError("rejected rows by reason:")
@@ -308,7 +310,13 @@ func printRejectedRows(byReason counts: [(reason: String, count: Int)], rejected
 }
 
 func pipelineBuild(_ args: Arguments, output: String) throws(ToolError) -> Int32 {
-    let options = try pipelineOptions(args)
+    var options = try pipelineOptions(args)
+    // Plain TSV files and no pipeline option: every line is a row (no header), and every bad
+    // row is listed before the build fails.
+    let plain = !givesPipelineOptions(args)
+    if plain { options.header = .absent }
+    let listsEveryBadRow = plain && !args.flag("--skip-bad-rows")
+    if listsEveryBadRow { options.maxBadRows = .unlimited }
     let started = Date()
     let pipeline = try makePipeline(options, output: output)
     noteNumberRules(pipeline.numberRulesFallback)
@@ -318,9 +326,13 @@ func pipelineBuild(_ args: Arguments, output: String) throws(ToolError) -> Int32
     // What -o must be (a directory for a build directory, else not one) is known before reading.
     do { try pipeline.checkOutput(output) } catch { throw toolError(error) }
     setDiskFullSimulation()
-    pipeline.spillRows(nextTo: output)
-    do {
+    pipeline.prepare(output: output)
+    do throws(PipelineError) {
         for input in args.positionals { try pipeline.add(file: input) }
+        if listsEveryBadRow && pipeline.rowsRejected > 0 {
+            let n = pipeline.rowsRejected
+            throw PipelineError(.tooManyBadRows, "\(n) bad row\(n == 1 ? "" : "s"); nothing written (use --skip-bad-rows to build from the good rows)")
+        }
         summary = try pipeline.write(to: output)
         report.progress.clear()
     } catch {

@@ -12,7 +12,7 @@ import Testing
     /// A memory limit that makes runs of a few hundred rows.
     static let tinyMemory = 16 * 1024
 
-    /// TSV rows of plausible numbers (so both build paths take them), with repeats, several
+    /// TSV rows of plausible numbers (so every build takes them), with repeats, several
     /// categories and labels, and a region column; `bad` rows with a broken number.
     static func tsv(rows: Int, seed: UInt64, bad: Int = 0, regions: Bool = false) -> String {
         var rng = SeededGenerator(seed: seed)
@@ -97,7 +97,7 @@ import Testing
             options.buildTime = 1_700_000_000
             options.buildOptions.memoryLimit = memory
             let pipeline = try Pipeline(options: options)
-            pipeline.spillRows(nextTo: dir.path(output))
+            pipeline.prepare(output: dir.path(output))
             try pipeline.add(file: dir.path("in.tsv"))
             return (try pipeline.write(to: dir.path(output)), pipeline.spilled?.runs.count ?? 0)
         }

@@ -91,41 +91,6 @@ import Testing
         }
     }
 
-    // Before: the TSV import compared each row's category with every distinct name seen so far,
-    // so 100,000 rows of 100,000 categories took 114 s (one category: 0.24 s); the time is
-    // guarded by `callerid-bench categories`. Here: what such a file builds, names found in
-    // place (the first few) and by the dictionary (the rest) alike.
-    @Test func tsvWithThousandsOfCategoriesKeepsTheFirst256() throws {
-        let dir = TempDir()
-        var text = ""
-        // 20 names, then 'spam' and 'Collector' (found in the dictionary when they come back),
-        // then 2,980 more names, then every name again.
-        func row(_ prefix: String, _ i: Int) -> String { "\(prefix)\(String(1_000_000 + i))\tName \(i)\tc\(i)\n" }
-        for i in 0..<20 { text += row("7913", i) }
-        text += "79330000001\tSpam\tspam\n79330000002\tCollector\tCollector\n79330000003\tSpam again\tspam\n"
-        for i in 20..<3_000 { text += row("7913", i) }
-        for i in 0..<3_000 { text += row("7923", i) }
-        try text.write(toFile: dir.path("in.tsv"), atomically: false, encoding: .utf8)
-        var builder = DatabaseBuilder()
-        var refused: [RowError] = []
-        let added = try builder.addTSV(path: dir.path("in.tsv")) { refused.append($0) }
-        // identify and block, then 254 names: c0...c19, spam, collector, c20...c251. The next new
-        // name and every later one are refused, the first time and when they come back.
-        #expect(added == 2 * 252 + 3)
-        #expect(refused.count == 2 * (3_000 - 252))
-        #expect(refused.allSatisfy { $0.reason == "more than 256 categories" })
-        #expect(refused.first?.line == 256)
-        _ = try builder.write(to: dir.path("out.cid"))
-        let db = try Database(path: dir.path("out.cid"), verify: true)
-        #expect(db.categories.count == 256)
-        #expect(try db.lookup(79_131_000_251) == Entry(number: 79_131_000_251, label: "Name 251", category: try Category.named("c251")))
-        #expect(try db.lookup(79_231_000_251)?.category.name == "c251")
-        #expect(try db.lookup(79_131_000_252) == nil)
-        #expect(try db.lookup(79_330_000_001)?.category.action == .block)
-        #expect(try db.lookup(79_330_000_002)?.category.name == "collector")
-        #expect(try db.lookup(79_330_000_003)?.category.name == "spam")
-    }
-
     @Test func failedWriteLeavesNoFileAndKeepsTheOldOne() throws {
         let dir = TempDir()
         var b = DatabaseBuilder()

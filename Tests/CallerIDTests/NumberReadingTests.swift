@@ -40,7 +40,7 @@ import Testing
 
     /// Before: `84951234567` (Moscow, 8 495…) was silently a Vietnamese number. It is one — a
     /// valid +84 number — so without a country it is still read as E.164; but when refused rows
-    /// of the same input are national numbers of Russia (`88005553535`), both build paths warn
+    /// of the same input are national numbers of Russia (`88005553535`), a build with or without pipeline options warns
     /// that the accepted rows read as Russian numbers too, and count them. Without such evidence
     /// nothing is said: Korea's `8216660369` is also a Belarusian number with its trunk 8.
     @Test func rowsThatAreAlsoNationalNumbersOfTheRefusedRowsCountryAreWarnedOf() throws {

@@ -241,8 +241,7 @@ private func hasControlBytes(_ s: String) -> Bool {
         #expect(r.pipeline.numbersAccepted == 2)
     }
 
-    /// Binary input (NUL bytes, like /dev/zero) ends with a clear error at once, in the
-    /// pipeline (every format) and in the plain TSV import.
+    /// Binary input (NUL bytes, like /dev/zero) ends with a clear error at once, in every format.
     @Test(arguments: ["tsv", "csv", "json", "jsonl"])
     func nulBytesAreNotText(format: String) throws {
         let zeros = [UInt8](repeating: 0, count: 3 * Self.mib)
@@ -268,28 +267,7 @@ private func hasControlBytes(_ s: String) -> Bool {
         #expect(detect([]) == nil)
     }
 
-    @Test func plainTSVImportCapsLinesAndRefusesBinary() throws {
-        let dir = TempDir()
-        let path = dir.path("in.tsv")
-        try write(Array("79131234567\tfirst\n79131234568\t".utf8) + [UInt8](repeating: UInt8(ascii: "a"), count: 2 * Self.mib)
-                  + Array("\n79131234569\tlast\n".utf8), path)
-        var b = DatabaseBuilder()
-        var errors: [RowError] = []
-        #expect(try b.addTSV(path: path) { errors.append($0) } == 2)
-        #expect(errors.map(\.line) == [2])
-        #expect(errors.first?.reason.contains("1048576") == true, "\(errors.first?.reason.prefix(200) ?? "")")
-
-        try write([UInt8](repeating: 0, count: 3 * Self.mib), path)
-        var b2 = DatabaseBuilder()
-        #expect {
-            _ = try b2.addTSV(path: path) { _ in }
-        } throws: { error in
-            let e = error as? CallerIDError
-            return e?.code == .invalidInput && e?.message.contains("NUL") == true && e?.message.contains(path) == true
-        }
-    }
-
-    /// The CLI on a NUL-filled file: exit 65 with one clear line, plain and pipeline paths.
+    /// The CLI on a NUL-filled file: exit 65 with one clear line, with and without pipeline options.
     @Test func cliRefusesNULFiles() throws {
         let dir = TempDir()
         let zero = dir.path("zero")

@@ -6,6 +6,7 @@
 // more than `--max-growth` (default 2) times a row of the N/4-row one (a scan of every name
 // seen so far makes it 4).
 import CallerID
+import CallerIDPipeline
 import Foundation
 
 func categoryBench(_ a: Arguments) throws -> Int32 {
@@ -34,10 +35,12 @@ func categoryBench(_ a: Arguments) throws -> Int32 {
         var added = 0, refused = 0
         for _ in 0..<builds {
             let t0 = now()
-            var builder = DatabaseBuilder()
-            refused = 0
-            added = try builder.addTSV(path: path) { _ in refused += 1 }
-            _ = try builder.write(to: "\(work)/callerid-bench-categories.cid")
+            var options = PipelineOptions()
+            options.maxBadRows = .unlimited
+            let pipeline = try Pipeline(options: options)
+            try pipeline.build([path], to: "\(work)/callerid-bench-categories.cid")
+            added = pipeline.numbersAccepted
+            refused = pipeline.rowsRejected
             seconds.append(Double(now() - t0) / 1e9)
         }
         return (median(seconds), added, refused)

@@ -534,7 +534,7 @@ func methodSection(_ c: ReportContext) -> String {
     - **CallerID (Swift API)**: file format 2.0 (docs/FORMAT.md): one record per block of 256 entries
       (Elias–Fano keys or a run of consecutive numbers, Huffman-coded value ids with sync points), the most frequent ("hot") labels
       stored raw in the mapping (64 KiB of text by default), the other ("cold") labels coded one by one
-      with a symbol table and decoded on access. `DatabaseBuilder.addTSV` + `write` (sorts,
+      with a symbol table and decoded on access. `Pipeline.build` (the `lookup build` row loop; `DatabaseBuilder` sorts,
       deduplicates, writes atomically with `fsync`); lookups with `Database.withEntry` (zero-copy label
       view); scan with the batch cursor, `cursor().nextBatch` into an `EntryBatch` of 1,024 entries per
       call; `Database.verify()` for the verify time. **Every label raw** is the same file with

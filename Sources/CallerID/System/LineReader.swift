@@ -161,18 +161,14 @@ package struct LineReader {
     ///   - maxLineBytes: a longer line is not held in memory: its bytes are counted and
     ///     dropped up to its line end, then `overlong(lineNumber, lineBytes, prefix)` is called
     ///     instead of `body`, `prefix` holding its first `overlongPrefix` bytes.
-    ///   - firstBytes: called once with the bytes of the first read (to refuse binary input
-    ///     before anything else happens).
     ///   - beforeRead: called before every `read(2)`, which may block on a pipe or a terminal
     ///     (an error it throws ends the reading).
     package mutating func forEachLine(maxLineBytes: Int = Int.max, overlongPrefix: Int = 0,
-                                      firstBytes: (UnsafeRawBufferPointer) throws(CallerIDError) -> Void = { _ in },
                                       beforeRead: () throws(CallerIDError) -> Void = {},
                                       overlong: (Int, Int, [UInt8]) throws(CallerIDError) -> Void = { _, _, _ in },
                                       _ body: (UnsafeRawBufferPointer, Int) throws(CallerIDError) -> Void) throws(CallerIDError) {
         splitter.maxLineBytes = maxLineBytes
         splitter.overlongPrefix = overlongPrefix
-        var sniffed = false
         while true {
             try beforeRead()
             let capacity = buffer.count
@@ -183,12 +179,7 @@ package struct LineReader {
             }
             try buffer.withUnsafeBytes { raw in
                 Result { () throws(CallerIDError) in
-                    let chunk = UnsafeRawBufferPointer(rebasing: raw[0..<n])
-                    if !sniffed && n > 0 {
-                        sniffed = true
-                        try firstBytes(chunk)
-                    }
-                    try splitter.feed(chunk, final: n == 0, overlong: overlong, body)
+                    try splitter.feed(UnsafeRawBufferPointer(rebasing: raw[0..<n]), final: n == 0, overlong: overlong, body)
                 }
             }.get()
             if n == 0 { return }

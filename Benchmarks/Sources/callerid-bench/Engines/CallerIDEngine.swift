@@ -1,18 +1,19 @@
-// CallerID through its Swift API: DatabaseBuilder.addTSV + write; Database.withEntry for
+// CallerID through its Swift API: Pipeline.build (the row loop `lookup build` runs, the
+// rows handed to DatabaseBuilder, which sorts and writes); Database.withEntry for
 // lookups (zero-copy label view); cursor().nextBatch for the scan (1,024 entries per call);
 // Database.verify for the verify time.
 import CBenchSupport
 import CallerID
+import CallerIDPipeline
 
 struct CallerIDEngine: Engine {
     var options = BuildOptions()
 
     func build(tsv: String, output: String) throws {
-        var builder = DatabaseBuilder(options: options)
-        var bad = 0
-        _ = try builder.addTSV(path: tsv) { _ in bad += 1 }
-        guard bad == 0 else { throw BenchError("\(tsv): \(bad) bad rows") }
-        _ = try builder.write(to: output)  // atomic: temporary file, fsync, rename
+        var pipelineOptions = PipelineOptions()
+        pipelineOptions.buildOptions = options
+        // Any bad row stops the build; the file is written atomically (temporary file, fsync, rename).
+        try Pipeline(options: pipelineOptions).build([tsv], to: output)
     }
 
     func files(_ output: String) -> [String] { [output] }

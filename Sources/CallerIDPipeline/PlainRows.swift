@@ -1,0 +1,124 @@
+import CallerID
+
+/// The fast route of the row loop (``Pipeline/add(file:)``) for plain TSV: no header, no field
+/// chosen, `NUMBER<TAB>LABEL[<TAB>CATEGORY]`, numbers as E.164 digits (`+` optional), no country
+/// and no per-field option. It takes a row only when the general reading would take it as it
+/// stands: a number of `+` and up to 15 ASCII digits not starting with 0 that
+/// ``NumberNormalizer/normalize(e164:)`` accepts, a label ``LabelCleaner/isClean(utf8:)`` keeps
+/// as it is (or ``LabelCleaner/clean(_:)`` changes without a warning), a category the category
+/// map gives. Every other row (anything to refuse, cut or warn about) goes to the general
+/// reading, so what a row may hold is decided in one place, and a plain file builds the bytes
+/// it builds with a header or with its fields chosen. A row with a clean label taken here costs
+/// no `String` and no allocation.
+struct PlainRowRoute {
+    let normalizer: NumberNormalizer
+    let labels: LabelCleaner
+    let categories: CategoryMap
+    let fixedCategory: Category?
+    let maxFieldBytes: Int
+    /// The memo of the last calling code's pattern (the row loop is one thread).
+    let memo = PatternMemo()
+    /// Category fields seen: the first few compared in place, the rest in a dictionary.
+    private var names: [[UInt8]] = []
+    private var named: [Category] = []
+    private var others: [[UInt8]: Category] = [:]
+    private var noCategory: Category? = nil
+    private static let scanned = 8
+
+    /// A row the route takes; `label` lives as long as the line it was read from.
+    struct Row {
+        var number: UInt64
+        var label: UnsafeRawBufferPointer
+        /// The label to store instead of ``label`` when the cleaner changed it.
+        var cleaned: String?
+        var category: Category
+        /// The digits (without `+`) also read as a national number of another country.
+        var reading: NationalReading?
+    }
+
+    /// The route for a file read with `options` whose fields are `slots`; nil when its rows need
+    /// the general reading (a header, chosen fields, a country, a split or a top-N set).
+    init?(options: PipelineOptions, format: InputFormat, slots: FieldSlots, normalizer: NumberNormalizer) {
+        guard format == .tsv, slots.maxColumns == 3, options.country == nil, options.padNumber == nil,
+              options.split == .none, options.top == nil else { return nil }
+        self.normalizer = normalizer
+        labels = options.labels
+        categories = options.categories
+        fixedCategory = options.fixedCategory
+        maxFieldBytes = options.maxFieldBytes
+    }
+
+    /// The row of `line`, or nil when the general reading must decide it.
+    mutating func read(_ line: UnsafeRawBufferPointer) -> Row? {
+        // A line within the field limit cannot hold a field over it.
+        guard line.count <= maxFieldBytes else { return nil }
+        var first = -1, second = -1
+        var i = 0
+        for b in line {
+            if b == 0x09 {
+                if first < 0 { first = i } else if second < 0 { second = i } else { return nil }
+            }
+            i &+= 1
+        }
+        guard first >= 0 else { return nil }
+        let field = UnsafeRawBufferPointer(rebasing: line[0..<first])
+        guard let (value, plus) = Self.plainE164(field),
+              let (number, reading) = try? normalizer.normalize(e164: value, memo: memo, noting: !plus) else { return nil }
+        let label = UnsafeRawBufferPointer(rebasing: line[(first + 1)..<(second < 0 ? line.count : second)])
+        guard UTF8Check.isValid(label) else { return nil }
+        var cleaned: String? = nil
+        if label.count > 65_535 || !labels.isClean(utf8: label) {
+            // The cleaner's own answer; a label it refuses, cuts or warns about is the general
+            // reading's to report.
+            guard let c = try? labels.clean(String(decoding: label, as: UTF8.self)), c.hiddenRemoved.isEmpty, !c.truncated,
+                  c.label.utf8.count <= 65_535 else { return nil }
+            cleaned = c.label
+        }
+        let category: Category
+        if let fixedCategory {
+            category = fixedCategory
+        } else {
+            let field = second < 0 ? UnsafeRawBufferPointer(rebasing: line[line.count...]) : UnsafeRawBufferPointer(rebasing: line[(second + 1)...])
+            guard let c = self.category(field) else { return nil }
+            category = c
+        }
+        return Row(number: number, label: label, cleaned: cleaned, category: category, reading: reading)
+    }
+
+    /// The digits of a field of `+` and 1 to 15 ASCII digits not starting with 0 (a national
+    /// form), and whether it had the `+`; nil for anything else.
+    @inline(__always)
+    static func plainE164(_ field: UnsafeRawBufferPointer) -> (UInt64, plus: Bool)? {
+        guard let first = field.first else { return nil }
+        let plus = first == 0x2B
+        let digits = plus ? UnsafeRawBufferPointer(rebasing: field[1...]) : field
+        guard (1...15).contains(digits.count), digits[0] != 0x30 else { return nil }
+        var value: UInt64 = 0
+        for b in digits {
+            let d = b &- 0x30
+            guard d <= 9 else { return nil }
+            value = value &* 10 &+ UInt64(d)
+        }
+        return (value, plus)
+    }
+
+    /// The category a field names, as the general reading gives it (``CategoryMap``, the field
+    /// trimmed); nil when it is not valid UTF-8 or the map refuses it.
+    private mutating func category(_ field: UnsafeRawBufferPointer) -> Category? {
+        // Most rows have no category field, or an empty one.
+        if field.isEmpty, let c = noCategory { return c }
+        for (i, name) in names.enumerated() where name.count == field.count && name.elementsEqual(field) { return named[i] }
+        let key = Array(field)
+        if let c = others[key] { return c }
+        guard UTF8Check.isValid(field),
+              let c = try? categories.category(for: String(decoding: field, as: UTF8.self).trimmedASCII) else { return nil }
+        if field.isEmpty { noCategory = c }
+        if names.count < Self.scanned {
+            names.append(key)
+            named.append(c)
+        } else {
+            others[key] = c
+        }
+        return c
+    }
+}
