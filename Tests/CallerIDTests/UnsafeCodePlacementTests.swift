@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Where raw-pointer code may live (docs/ARCHITECTURE.md, "Unsafe code"): only in a module's
+/// Where raw-pointer code may live (docs/ARCHITECTURE.md, "Where unsafe code lives"): only in a module's
 /// `System/` folder and in the C ABI module (`Sources/CallerIDC`, which is the pointer boundary
 /// by definition). Elsewhere bytes are borrowed through closures (`withUnsafeBytes`,
 /// `withLabelBytes`) as read-only `UnsafeRawBufferPointer` collections, indexed with bounds checks;
