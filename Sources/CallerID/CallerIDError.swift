@@ -72,3 +72,56 @@ public struct CallerIDError: CallerIDFailure, Equatable {
         CallerIDError(.corrupt, "\(path): damaged database: \(what)")
     }
 }
+
+/// The code of a layer's errors (``LayerFailure``): a stable name, with the core's codes under
+/// the same names (one spelling of each) and the layer's own beside them.
+public protocol FailureCode: Hashable, Sendable, CustomStringConvertible {
+    var rawValue: String { get }
+    /// The code of a core error, under the same name.
+    init(_ code: CallerIDError.Code)
+}
+
+extension FailureCode {
+    public var description: String { rawValue }
+
+    /// A file or directory is missing.
+    public static var fileNotFound: Self { Self(.fileNotFound) }
+    /// A system call failed (open, read, write, fsync, rename…).
+    public static var io: Self { Self(.io) }
+    /// A database file is damaged or fails verification.
+    public static var corrupt: Self { Self(.corrupt) }
+    /// A database was written by an incompatible (newer) format version.
+    public static var unsupportedVersion: Self { Self(.unsupportedVersion) }
+    /// A file was modified in place while it was open (a core error passed on).
+    public static var fileChanged: Self { Self(.fileChanged) }
+    /// The data exceeds a limit of the database format or of the layer.
+    public static var limitExceeded: Self { Self(.limitExceeded) }
+    /// A number is not a valid E.164 number (a core error passed on).
+    public static var invalidNumber: Self { Self(.invalidNumber) }
+    /// An input, record, label or category cannot be read or stored.
+    public static var invalidInput: Self { Self(.invalidInput) }
+}
+
+/// The error of a layer built on the core (`DirectoryError`, `PipelineError`): its own
+/// ``FailureCode`` type, a message, and the core error it passes on, if any. The layer declares
+/// the stored properties; making one from a code or wrapping a core error is written here once.
+public protocol LayerFailure: CallerIDFailure {
+    associatedtype Code: FailureCode
+    var code: Code { get }
+    init(code: Code, message: String, underlying: CallerIDError?)
+}
+
+extension LayerFailure {
+    /// The layer's own failure: `code` and a message naming what is at fault.
+    public init(_ code: Code, _ message: String) {
+        self.init(code: code, message: message, underlying: nil)
+    }
+
+    /// Wraps a core library error, keeping its code (same name), its message and the error
+    /// itself as ``CallerIDFailure/underlying``.
+    public init(_ error: CallerIDError) {
+        self.init(code: Code(error.code), message: error.message, underlying: error)
+    }
+
+    public var codeName: String { code.rawValue }
+}
