@@ -1,3 +1,5 @@
+import CallerID
+
 /// What one request did.
 public struct FeedResult: Sendable {
     public enum Mode: Sendable, Equatable, CustomStringConvertible {

@@ -1,3 +1,5 @@
+import CallerID
+
 /// A JSON syntax error with its line.
 struct JSONSyntaxError: Error {
     var line: Int

@@ -1,3 +1,4 @@
+import CallerID
 import Foundation
 
 /// Why a number was refused.

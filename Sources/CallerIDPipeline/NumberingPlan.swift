@@ -1,3 +1,4 @@
+import CallerID
 import Foundation
 
 /// How one country writes its numbers: calling code, trunk prefix(es) used in national form,

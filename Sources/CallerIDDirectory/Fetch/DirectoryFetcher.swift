@@ -1,3 +1,4 @@
+import CallerID
 import Dispatch
 import Foundation
 

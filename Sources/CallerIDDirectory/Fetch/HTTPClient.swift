@@ -1,3 +1,5 @@
+import CallerID
+
 /// What ``DirectoryFetcher`` needs from HTTP: one GET, streamed, within a deadline. The package
 /// ships two: `URLSessionHTTPClient` (module CallerIDURLSession: Apple platforms, and Linux
 /// apps that link FoundationNetworking) and the `lookup` tool's libcurl client (loaded with

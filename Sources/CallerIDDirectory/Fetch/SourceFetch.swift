@@ -1,3 +1,4 @@
+import CallerID
 import Foundation
 
 // A fetch for one source of a store composed of sources (docs/CALL-DIRECTORY.md, "Sources and

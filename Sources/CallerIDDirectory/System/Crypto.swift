@@ -4,6 +4,7 @@
 // the Linux machines this package is developed on; it is written against CryptoKit's
 // documented API (Curve25519.Signing, SHA256) and must be built on a Mac before a release.
 // In System/: it calls C and hands libsodium raw pointers.
+import CallerID
 #if canImport(CryptoKit)
 internal import CryptoKit
 #else

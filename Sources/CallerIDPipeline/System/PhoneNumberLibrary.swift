@@ -2,6 +2,7 @@
 // Google's libphonenumber, Sources/CallerIDPhoneNumber), loaded with dlopen on first use.
 // Nothing links it, so `lookup NUMBER` starts without libphonenumber, ICU and protobuf
 // (2 ms and 20 libraries at every start, measured: BENCHMARKS.md "Start-up").
+import CallerID
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)

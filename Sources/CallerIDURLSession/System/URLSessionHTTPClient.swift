@@ -1,3 +1,4 @@
+import CallerID
 public import CallerIDDirectory
 import Dispatch
 import Foundation

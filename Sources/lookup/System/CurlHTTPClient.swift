@@ -1,3 +1,4 @@
+import CallerID
 import CHTTPLoader
 import CallerIDDirectory
 import Dispatch
