@@ -76,11 +76,13 @@ package enum DiskFullSimulation {
 /// before the file around it). No fsync: these files are thrown away after the build.
 package final class SpillWriter {
     package let path: String
-    private var fd: Int32
-    private var buffer: [UInt8] = []
+    // One thread writes a run at a time (the build's, or the background job's): no dynamic
+    // exclusivity checks on the row path (they cost a fifth of a spilled build's merge).
+    @exclusivity(unchecked) private var fd: Int32
+    @exclusivity(unchecked) private var buffer: [UInt8] = []
     private let capacity: Int
     /// Bytes written so far (buffered or not).
-    package private(set) var bytesWritten = 0
+    @exclusivity(unchecked) package private(set) var bytesWritten = 0
 
     package init(path: String, bufferBytes: Int = 1 << 20) throws(CallerIDError) {
         self.path = path
@@ -146,15 +148,16 @@ package final class SpillWriter {
 /// Reads a spilled file back through a buffer: rows of a run, or plain bytes.
 package final class SpillReader {
     package let path: String
-    private var fd: Int32
-    private var buffer: [UInt8]
-    private var start = 0
-    private var end = 0
-    private var atEOF = false
+    // Read by one merge on one thread: no dynamic exclusivity checks on the row path.
+    @exclusivity(unchecked) private var fd: Int32
+    @exclusivity(unchecked) private var buffer: [UInt8]
+    @exclusivity(unchecked) private var start = 0
+    @exclusivity(unchecked) private var end = 0
+    @exclusivity(unchecked) private var atEOF = false
     /// Bytes of the file consumed so far.
-    package private(set) var offset = 0
+    @exclusivity(unchecked) package private(set) var offset = 0
     /// Stop at this offset of the file (a part of a file: one shard of a group).
-    private var limit: Int
+    @exclusivity(unchecked) private var limit: Int
 
     package init(path: String, bufferBytes: Int = 1 << 20, from: Int = 0, to: Int = Int.max) throws(CallerIDError) {
         self.path = path
@@ -199,8 +202,9 @@ package final class SpillReader {
     package func nextRow<R>(_ body: (UInt64, UnsafeRawBufferPointer) throws(CallerIDError) -> R) throws(CallerIDError) -> R? {
         _ = try fill(18)
         if end == start { return nil }
-        let truncated = CallerIDError(.io, "\(path): a spilled run ends inside a row")
-        guard end - start >= 9 else { throw truncated }
+        // Made only when thrown: a message built per row cost more than reading the row.
+        func truncated() -> CallerIDError { CallerIDError(.io, "\(path): a spilled run ends inside a row") }
+        guard end - start >= 9 else { throw truncated() }
         var number: UInt64 = 0
         var length: Int? = nil
         var header = 0
@@ -210,8 +214,8 @@ package final class SpillReader {
             length = Varint.read(UnsafeRawBufferPointer(rebasing: raw[start..<end]), at: &k)
             header = k
         }
-        guard let length else { throw truncated }
-        guard try fill(header + length) else { throw truncated }
+        guard let length else { throw truncated() }
+        guard try fill(header + length) else { throw truncated() }
         let rowStart = start
         start += header + length
         offset += header + length
