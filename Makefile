@@ -2,12 +2,13 @@
 # says in its header what it does, what it installs and how long it takes.
 # `make` (or `make help`) lists them. Extra arguments: `make test ARGS='--filter CLITests'`.
 
-.PHONY: help setup demo test test-portable asan tsan fuzz bench bench-quick package install ci
+.PHONY: help setup demo test test-deep test-portable asan tsan fuzz bench bench-quick package install ci
 
 help:
 	@echo 'make setup          install the Debian packages the build needs, then build (tools/setup.sh)'
 	@echo 'make demo           build the bundled sample and look numbers up (tools/demo.sh)'
 	@echo 'make test           set up and run every test (tools/test.sh)'
+	@echo 'make test-deep      the same with the full sweeps, CALLERID_DEEP_TESTS=1 (docs/TESTING.md)'
 	@echo 'make test-portable  every test with the package'"'"'s own LZ4/XXH3 (tools/test-portable.sh)'
 	@echo 'make asan           every test under AddressSanitizer (tools/sanitize.sh address)'
 	@echo 'make tsan           every test under ThreadSanitizer (tools/sanitize.sh thread)'
@@ -26,6 +27,9 @@ demo:
 
 test:
 	bash tools/test.sh $(ARGS)
+
+test-deep:
+	CALLERID_DEEP_TESTS=1 bash tools/test.sh $(ARGS)
 
 test-portable:
 	bash tools/test-portable.sh $(ARGS)

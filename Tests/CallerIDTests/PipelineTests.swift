@@ -234,12 +234,14 @@ func manifest(_ dir: String) throws -> [String: Any] {
     /// the 1 MiB chunk boundary.
     @Test func recordsSpanningChunks() throws {
         let dir = TempDir()
-        let n = 40_000
+        // 13,000 rows of about 90 bytes: more than a chunk, cut inside a label in each format
+        // (checked below); 40,000 short rows cost three times as much.
+        let n = 13_000
         var csv = "number,label\n"
         var jsonl = ""
         var json = "["
         for i in 0..<n {
-            let label = "Label \(i) \(String(repeating: "x", count: i % 37)), \"q\""
+            let label = "Label \(i) \(String(repeating: "x", count: 40 + i % 37)), \"q\""
             csv += "7913\(String(format: "%07d", i)),\"\(label.replacingOccurrences(of: "\"", with: "\"\""))\"\n"
             let jl = "{\"number\":\"7913\(String(format: "%07d", i))\",\"label\":\"\(label.replacingOccurrences(of: "\"", with: "\\\""))\"}"
             jsonl += jl + "\n"
@@ -250,6 +252,15 @@ func manifest(_ dir: String) throws -> [String: Any] {
         try write(jsonl, dir.path("a.jsonl"))
         try write(json, dir.path("a.json"))
         #expect(csv.utf8.count > ByteSource.chunkSize)
+        // In each file the first chunk ends inside a row's label (the quoted field, the string).
+        for text in [csv, jsonl, json] {
+            let bytes = Array(text.utf8), cut = ByteSource.chunkSize
+            let lineStart = (bytes[..<cut].lastIndex(of: 0x0A) ?? -1) + 1
+            let lineEnd = bytes[cut...].firstIndex(of: 0x0A) ?? bytes.count
+            let line = bytes[lineStart..<lineEnd]
+            let labelStart = line.indices.first { line[$0...].starts(with: "Label ".utf8) } ?? lineEnd
+            #expect(labelStart < cut && cut < lineEnd - 3, "the chunk ends at byte \(cut - lineStart) of a \(lineEnd - lineStart)-byte row")
+        }
         var results: [[UInt8]] = []
         for f in ["a.csv", "a.jsonl", "a.json"] {
             let r = try runPipeline([dir.path(f)], PipelineOptions(), to: dir.path(f + ".cid"))

@@ -306,7 +306,7 @@ extension ImageEditor {
 /// when all of it succeeded). Must never trap.
 private func exercise(_ bytes: [UInt8], probes: [UInt64], dir: TempDir) -> String? {
     let path = dir.path("x.cid")
-    FileManager.default.createFile(atPath: path, contents: Data(bytes))
+    Access.write(bytes, path)   // not FileManager.createFile: its atomic write syncs every file to disk
     do {
         let db = try Database(path: path)
         var firstError: String? = nil
@@ -421,7 +421,7 @@ private func exercise(_ bytes: [UInt8], probes: [UInt64], dir: TempDir) -> Strin
                 e.set8(offset, e.u8(offset) ^ delta)
                 e.seal()
                 let path = dir.path("d.cid")
-                FileManager.default.createFile(atPath: path, contents: Data(e.bytes))
+                Access.write(e.bytes, path)
                 guard let db = try? Database(path: path), let t = db.ranges else { continue }
                 for x in probes {
                     // Not `try?`: it would flatten "damaged" (nil) and "not found" (.some(nil)).

@@ -14,6 +14,10 @@ struct SeededGenerator: RandomNumberGenerator {
     }
 }
 
+/// CALLERID_DEEP_TESTS=1: the sweeps that sample byte positions by default try every one
+/// (docs/TESTING.md).
+let deepTests = ProcessInfo.processInfo.environment["CALLERID_DEEP_TESTS"] == "1"
+
 /// A fresh temporary directory, removed when the value is released.
 final class TempDir {
     let url: URL
