@@ -21,6 +21,10 @@
 /// Outputs escape what the rule refuses (`\u202e`), so a file that fails `verify` cannot bring
 /// a hidden or control character to a terminal or a phone's screen.
 public enum LabelText {
+    /// The most UTF-8 bytes a label may hold (the file format's limit), for the readers of input
+    /// that check a label's length before it reaches the builder.
+    package static var maxBytes: Int { Format.maxLabelBytes }
+
     /// What a label holds that the rule refuses, and where.
     public struct Problem: Error, Sendable, Equatable, CustomStringConvertible {
         public enum Kind: Sendable, Equatable {

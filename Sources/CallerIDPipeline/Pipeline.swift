@@ -447,8 +447,8 @@ public final class Pipeline {
                     try row.reject(.badLabel, "the label has \(error.what)")
                     return nil
                 }
-                guard cleaned.label.utf8.count <= 65_535 else {
-                    try row.reject(.badLabel, "the label is \(cleaned.label.utf8.count) bytes; the limit is 65535 (see --max-label-bytes)")
+                guard cleaned.label.utf8.count <= LabelText.maxBytes else {
+                    try row.reject(.badLabel, "the label is \(cleaned.label.utf8.count) bytes; the limit is \(LabelText.maxBytes) (see --max-label-bytes)")
                     return nil
                 }
                 if !cleaned.hiddenRemoved.isEmpty { warn(file, record.line, .hiddenCharactersRemoved, cleaned.hiddenRemovedWarning) }

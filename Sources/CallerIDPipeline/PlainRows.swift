@@ -67,11 +67,11 @@ struct PlainRowRoute {
         let label = UnsafeRawBufferPointer(rebasing: line[(first + 1)..<(second < 0 ? line.count : second)])
         guard UTF8Check.isValid(label) else { return nil }
         var cleaned: String? = nil
-        if label.count > 65_535 || !labels.isClean(utf8: label) {
+        if label.count > LabelText.maxBytes || !labels.isClean(utf8: label) {
             // The cleaner's own answer; a label it refuses, cuts or warns about is the general
             // reading's to report.
             guard let c = try? labels.clean(String(decoding: label, as: UTF8.self)), c.hiddenRemoved.isEmpty, !c.truncated,
-                  c.label.utf8.count <= 65_535 else { return nil }
+                  c.label.utf8.count <= LabelText.maxBytes else { return nil }
             cleaned = c.label
         }
         let category: Category
