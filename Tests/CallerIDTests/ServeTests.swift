@@ -144,7 +144,7 @@ private func serveFixture(_ dir: TempDir) throws -> String {
     return path
 }
 
-@Suite(.serialized) struct ServeTests {
+struct ServeTests {
     @Test func theLookupEndpointAnswersWhatLookupJSONPrints() throws {
         let dir = TempDir()
         let db = try serveFixture(dir)
