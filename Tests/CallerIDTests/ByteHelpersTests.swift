@@ -23,4 +23,22 @@ import Testing
             }
         }
     }
+
+    /// A buffer made by repeating a value, or filled with one, holds it at every index, whatever the count (the fill
+    /// copies doubling runs: powers of two and their neighbours are the edges) and the size of
+    /// the element; nothing past the count is touched (the allocator's checks in the sanitized
+    /// runs).
+    @Test(arguments: [0, 1, 2, 3, 7, 8, 9, 255, 256, 257, 65_537])
+    func fixedBufferHoldsItsValueAtEveryIndex(count: Int) {
+        let bytes = FixedBuffer<UInt8>(repeating: 0xA5, count: count)
+        let halves = FixedBuffer<Int16>(repeating: -1, count: count)
+        var words = FixedBuffer<UInt64>(repeating: 0x0123_4567_89AB_CDEF, count: count)
+        #expect(bytes.count == count && halves.count == count && words.count == count)
+        var wrong = 0
+        for i in 0..<count where bytes[i] != 0xA5 || halves[i] != -1 || words[i] != 0x0123_4567_89AB_CDEF { wrong += 1 }
+        #expect(wrong == 0)
+        words.fill(with: 7)
+        for i in 0..<count where words[i] != 7 { wrong += 1 }
+        #expect(wrong == 0, "fill(with:)")
+    }
 }

@@ -86,6 +86,7 @@ struct ToolResult {
 /// Runs `tool` (a path, or a name looked up on PATH) with output captured in files, so that
 /// large outputs cannot fill a pipe and deadlock; `environment` adds to the test's own.
 func runTool(_ tool: String, _ args: [String], environment extra: [String: String] = [:], timeout: TimeInterval = 120) throws -> ToolResult {
+    let tool = tool == "python3" ? Python.executable : tool
     let process = Process()
     if !extra.isEmpty {
         var environment = ProcessInfo.processInfo.environment

@@ -24,7 +24,7 @@ private func tsv(count: Int, seed: UInt64) -> (text: String, expected: [UInt64: 
     return (text, expected)
 }
 
-@Suite(.serialized) struct CrashSafetyTests {
+struct CrashSafetyTests {
     /// `lookup build` killed with SIGKILL at 20 points (fixed seed), while an older valid database
     /// sits at the target: the target is always exactly the old file or the complete new one,
     /// never partial. Half the kills are at a random time of the run; the other half wait for the

@@ -21,9 +21,7 @@ final class FaultServer {
     init(root: String) throws {
         self.root = root
         let portFile = root + "/.port"
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", Self.script, root, portFile]
+        process = Python.process(Self.script, [root, portFile])
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()

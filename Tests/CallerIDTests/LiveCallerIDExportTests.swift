@@ -433,9 +433,7 @@ struct IdentityRow: Equatable, CustomStringConvertible {
         let bucketCount = try #require(((cuckoo["bucketCount"] as? [String: Any])?["fixedSize"] as? [String: Any])?["bucketCount"] as? Int)
         let script = BuiltProducts.packageRoot.appendingPathComponent("tools/pir_cuckoo_sim.py").path
         func simulate(_ extra: [String]) throws -> (status: Int32, output: String) {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["python3", script, out + "/identity.binpb", "--runs", "4", "--seed", "2"] + extra
+            let process = Python.process(script, [out + "/identity.binpb", "--runs", "4", "--seed", "2"] + extra)
             let pipe = Pipe()
             process.standardOutput = pipe
             try process.run()

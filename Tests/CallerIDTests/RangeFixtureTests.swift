@@ -172,9 +172,13 @@ private func keepRangesOptions() -> PipelineOptions {
         #expect(try cursor.next()?.label.contains(", ") == true)        // "operator, region"
     }
 
+    /// Ranges of up to 100 numbers are expanded (the larger ones skipped, alike in both builds):
+    /// what is compared is the preset's reading and splitting, which the expansion's size does
+    /// not change (51 regional files of 59,501 numbers; 1,000 made each debug build expand
+    /// 368,554 numbers into 57 files for nothing more).
     @Test func regionsPresetEqualsItsOptions() throws {
         let dir = TempDir()
-        let policy = ["--max-range-expansion", "1000", "--skip-bad-rows", "--dataset-version", "v1"]
+        let policy = ["--max-range-expansion", "100", "--skip-bad-rows", "--dataset-version", "v1"]
         let env = ["SOURCE_DATE_EPOCH": "1700000000"]
         let preset = try lookup(["build", "-o", dir.path("preset"), "--preset", "rossvyaz-regions"] + policy + Self.inputs, environment: env)
         #expect(preset.status == 0, "\(preset.stderr)")

@@ -286,7 +286,7 @@ struct ReaderAndQueryCLITests {
         #expect(r.status == 69)
         #expect(r.stderr.hasPrefix("error: "), "\(r.stderr)")
         #expect(!r.stderr.contains("Traceback"))
-        let env = try runTool("env", ["-u", "CALLERID_LIB", "LD_LIBRARY_PATH=", "python3", script, "db.cid", "info"])
+        let env = try runTool("env", ["-u", "CALLERID_LIB", "LD_LIBRARY_PATH=", Python.executable, script, "db.cid", "info"])
         #expect(!env.stderr.contains("Traceback"), "\(env.stderr)")
         // With the library, bad arguments are usage errors too (not KeyError / IndexError tracebacks).
         let library = try #require(CABI.library, Comment(rawValue: CABI.missingLibraryMessage))

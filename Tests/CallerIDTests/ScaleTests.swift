@@ -6,7 +6,7 @@ import Testing
 /// enumeration's heap use does not grow with the file (mallinfo2 sampled during the scan). The
 /// 4,000,000-entry figures (scan heap peak, lookups) are the benchmark's (BENCHMARKS.md); a unit
 /// test needs only enough blocks that a per-block leak or a whole-file buffer would show.
-@Suite(.serialized) struct ScaleTests {
+struct ScaleTests {
     static let size = 250_000
 
     static func makeDatabase(_ dir: TempDir) throws -> [UInt64: Entry] {

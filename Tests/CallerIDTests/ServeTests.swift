@@ -124,7 +124,7 @@ func serveClient(_ args: [String], stdin: String? = nil, timeout: Double = 60) t
     if let stdin {
         let dir = TempDir()
         try stdin.write(toFile: dir.path("in"), atomically: true, encoding: .utf8)
-        run = try runTool("sh", ["-c", "exec python3 \"$0\" \"$@\" < \"\(dir.path("in"))\"", script] + args, timeout: timeout)
+        run = try runTool("sh", ["-c", "exec \"$0\" \"$@\" < \"\(dir.path("in"))\"", Python.executable, script] + args, timeout: timeout)
     } else {
         run = try runTool("python3", [script] + args, timeout: timeout)
     }
@@ -144,7 +144,7 @@ private func serveFixture(_ dir: TempDir) throws -> String {
     return path
 }
 
-@Suite(.serialized) struct ServeTests {
+struct ServeTests {
     @Test func theLookupEndpointAnswersWhatLookupJSONPrints() throws {
         let dir = TempDir()
         let db = try serveFixture(dir)
@@ -400,10 +400,8 @@ private func serveFixture(_ dir: TempDir) throws -> String {
         let db = try serveFixture(dir)
         let server = try ServeProcess(["--db", db])
         // A batch whose body arrives in two halves, SIGTERM in between.
-        let client = Process()
-        client.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/serve_client.py").path
-        client.arguments = ["python3", script, "slow-post", "\(server.port)", "/v1/lookup"]
+        let client = Python.process(script, ["slow-post", "\(server.port)", "/v1/lookup"])
         let input = Pipe(), output = Pipe()
         client.standardInput = input
         client.standardOutput = output

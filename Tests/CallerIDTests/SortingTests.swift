@@ -2,7 +2,8 @@ import Testing
 @testable import CallerID
 
 /// The package's two stable sorts against the standard library's sort of (key, index): equal
-/// keys must keep their input order ("the last record for a number wins" depends on it).
+/// keys must keep their input order ("the last record for a number wins" depends on it). The
+/// pair sort is checked on both sides of the size where its digits change from 8 to 16 bits.
 @Suite struct SortingTests {
     /// Keys with many duplicates and every magnitude: 0, small, the largest E.164 number, and
     /// full 64-bit values (the sorts must not assume 15 digits).
@@ -31,13 +32,14 @@ import Testing
         #expect(stableOrder(of: k) == expectedOrder(k))
     }
 
-    @Test(arguments: [(0, 11 as UInt64), (1, 12), (2, 13), (1000, 14), (70_000, 15)])
+    @Test(arguments: [(0, 11 as UInt64), (1, 12), (2, 13), (1000, 14), (65_535, 16), (65_536, 17), (70_000, 15)])
     func radixSortPairsIsTheStableSort(count: Int, seed: UInt64) {
         var k = keys(count: count, seed: seed)
         let order = expectedOrder(k)
         var values = (0..<UInt32(count)).map { $0 }
         let original = k
         radixSortPairs(keys: &k, values: &values)
+        #expect(smallSortLimit == 65_536, "the sizes above straddle the limit")
         #expect(values == order.map { UInt32($0) })
         #expect(k == order.map { original[Int($0)] })
     }

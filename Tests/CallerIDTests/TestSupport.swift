@@ -137,6 +137,41 @@ enum BuiltProducts {
     }
 }
 
+/// The Python interpreter the tests run their helper scripts with: the one `python3` names on
+/// PATH, resolved once. A version manager's shim (pyenv) starts a dozen shell processes before
+/// the interpreter on every call; resolving it once keeps that out of each of the suite's
+/// Python runs, while the interpreter stays the one a developer's PATH chooses.
+enum Python {
+    static let executable: String = {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", "import sys; print(sys.executable)"]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return "python3" }
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let path = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard process.terminationStatus == 0, path.hasPrefix("/"), FileManager.default.isExecutableFile(atPath: path)
+        else { return "python3" }
+        return path
+    }()
+
+    /// A process that runs `script` with ``executable``.
+    static func process(_ script: String, _ args: [String]) -> Process {
+        let process = Process()
+        if executable.hasPrefix("/") {
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = [script] + args
+        } else {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = [executable, script] + args
+        }
+        return process
+    }
+}
+
 extension Array where Element: BitwiseCopyable {
     /// The elements a span lends, copied.
     init(copying span: Span<Element>) {
