@@ -37,6 +37,15 @@ private final class DataBox: @unchecked Sendable {
     func get() -> Data { lock.lock(); defer { lock.unlock() }; return value }
 }
 
+/// Runs blocking work on a dispatch thread and awaits it. A test that waits on a slow child (a
+/// deadline, a stalled server, a slow client) this way leaves its Swift Testing thread — the
+/// runner has one per core — to other tests while it waits.
+func offThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+    }
+}
+
 /// Runs `lookup args` with `stdin` on a pipe, capturing stdout and stderr (read concurrently,
 /// so large outputs cannot deadlock). LOOKUP_DB is removed from the environment unless given;
 /// `executable` runs another copy of the tool (one moved away from its companion libraries).

@@ -101,7 +101,7 @@ struct HostileServerCase: Sendable, CustomTestStringConvertible {
 
     /// Before: a fetch held the store's install lock from its first request to its install,
     /// so a local `lookup install` waited as long as a dripping server kept the fetch alive.
-    @Test func aLocalInstallDoesNotWaitForAFetchInProgress() throws {
+    @Test func aLocalInstallDoesNotWaitForAFetchInProgress() async throws {
         let (fx, _) = try FetchFixture.fetchedV1()
         try fx.publish("v3", version: 3)
         _ = fx.server.takeRequests()
@@ -124,6 +124,9 @@ struct HostileServerCase: Sendable, CustomTestStringConvertible {
         #expect(fetch.isRunning, "the fetch was still downloading while the install ran")
         #expect(seconds < 2.5, "the install waited \(seconds) s")
         #expect(try fx.current() == (2, "3"))
+        // The fetch ends at its deadline (3 s of grace, then the rate check): waited for without
+        // holding the test's thread.
+        while fetch.isRunning { try await Task.sleep(for: .milliseconds(20)) }
         fetch.waitUntilExit()
         #expect(fetch.terminationStatus == 69)
         #expect(try fx.current() == (2, "3"))

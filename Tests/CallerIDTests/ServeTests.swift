@@ -354,7 +354,7 @@ struct ServeTests {
         #expect(metrics.contains("callerid_generation \(current)\n"))
     }
 
-    @Test func sighupOpensTheDatabaseFilesAgain() throws {
+    @Test func sighupOpensTheDatabaseFilesAgain() async throws {
         let dir = TempDir()
         let db = dir.path("city.cid")
         _ = try buildDatabase([Entry(number: 79131234567, label: "Old label", category: .identify)], at: db)
@@ -375,19 +375,19 @@ struct ServeTests {
         // A SIGHUP that finds no data keeps the data in use.
         try FileManager.default.removeItem(atPath: db)
         server.send(SIGHUP)
-        usleep(600_000)
+        try await Task.sleep(for: .milliseconds(600))
         #expect(try #require(try curl([server.url("/v1/cnam/79131234567")])).body == "New label")
         #expect(server.stderr.contains("still answering from"))
     }
 
-    @Test func theJSONOptionPrintsTheStartLineAndTheEventsAsObjects() throws {
+    @Test func theJSONOptionPrintsTheStartLineAndTheEventsAsObjects() async throws {
         let dir = TempDir()
         let db = try serveFixture(dir)
         let server = try ServeProcess(["--db", db, "--json"])
         let start = try #require(try JSONSerialization.jsonObject(with: Data(server.startLine.utf8)) as? [String: Any])
         #expect(start["listening"] as? String == "127.0.0.1:\(server.port)" && start["entries"] as? Int == 4 && start["files"] as? Int == 1)
         server.send(SIGHUP)
-        usleep(500_000)
+        try await Task.sleep(for: .milliseconds(500))
         server.send(SIGTERM)
         #expect(server.exitStatus(within: 10) == 0)
         let events = splitLines(server.stderr).compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
@@ -437,7 +437,7 @@ struct ServeTests {
         #expect(server.exitStatus(within: 10) == 0, "stderr: \(server.stderr)")
     }
 
-    @Test func slowIdleOversizedAndMalformedClientsDoNotStopTheOthers() throws {
+    @Test func slowIdleOversizedAndMalformedClientsDoNotStopTheOthers() async throws {
         let dir = TempDir()
         let db = try serveFixture(dir)
         let server = try ServeProcess(["--db", db, "--request-timeout", "1", "--max-header-bytes", "2048"])
@@ -448,10 +448,11 @@ struct ServeTests {
         let group = DispatchGroup()
         DispatchQueue.global().async(group: group) { box.idle = (try? serveClient(["idle", port, "300", "2.5"])) ?? [] }
         DispatchQueue.global().async(group: group) { box.slow = (try? serveClient(["slow", port, "6"])) ?? [] }
-        usleep(300_000)
+        try await Task.sleep(for: .milliseconds(300))
         let good = try serveClient(["get", port, "/v1/lookup/79131234567", "/v1/cnam/79131234567"])
         #expect(good.map { $0["status"] as? Int } == [200, 200])
-        #expect(group.wait(timeout: .now() + 30) == .success)
+        // The slow client runs for seconds: awaited without holding the test's thread.
+        #expect(try await offThread { group.wait(timeout: .now() + 30) } == .success)
         #expect(box.idle.last?["closed_by_server"] as? Int == 300, "\(box.idle)")
         let closedAfter = box.slow.first?["closed_after"] as? Double
         #expect(closedAfter != nil && closedAfter! < 3.5, "slowloris: \(box.slow)")
