@@ -155,7 +155,7 @@ package enum StreamedFileWriter {
         let all = before.map { ($0.0, $0.1.count, Codec.xxh3($0.1)) }
             + [(Format.Section.blocks.rawValue, section.recordBytes, blocksHash.digest)]
             + tail.sections.map { ($0.0, $0.1.count, Codec.xxh3($0.1)) }
-        let frame = FileWriter.Frame(sections: all, entries: result.entries, blockCount: section.count,
+        let frame = FileWriter.Frame(sections: all, major: section.major, entries: result.entries, blockCount: section.count,
                                      valueCount: ids.valueCount, hotCount: tail.hotCount, options: layout)
         var out = try AtomicFileWriter(path: path)
         var fileHash = StreamingXXH3()
