@@ -141,7 +141,7 @@ extension Database {
         do throws(CallerIDError) {
             for b in range {
                 let (r, bits) = try decodeBlock(b, after: tally.lastKey, keys: &keys, ids: &ids)
-                guard r.isCanonical(keys: keys, codeBits: bits) else {
+                guard r.isCanonical(keys: keys, codeBits: bits, runBitmap: maxKeyCodec == Format.keyCodecRunBitmap) else {
                     throw CallerIDError.corrupt(path, "block \(b): record has unused bits or bytes, or a key codec or width the writer would not choose")
                 }
                 tally.lastKey = keys[r.entryCount - 1]

@@ -124,7 +124,7 @@ extension FileWriter {
             BlockIndex.appendEntry(firstKey: keys.first!, recordOffset: recordBytes, to: &index)
             let before = records.count
             let codec = try BlockRecord.append(keys: keys, values: values, ids: ids, syncInterval: 1 << options.syncShift,
-                                               to: &records, parts: &parts)
+                                               runBitmap: options.runBitmap, to: &records, parts: &parts)
             if codec == Format.keyCodecRunBitmap { major = Format.major }
             recordBytes += records.count - before
             count += 1

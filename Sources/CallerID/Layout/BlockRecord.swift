@@ -492,10 +492,11 @@ struct BlockRecord {
     /// block is never in the larger of two codecs), exactly r set upper bits in the minimal
     /// number of words, the bitmap of exactly the gap-1 keys, zero padding bits, and no
     /// value-stream byte beyond the last code.
-    func isCanonical(keys: borrowing FixedBuffer<UInt64>, codeBits bit: Int) -> Bool {
+    /// `runBitmap`: the file is of major version 3 (the writer's rule there weighs codec 2 too).
+    func isCanonical(keys: borrowing FixedBuffer<UInt64>, codeBits bit: Int, runBitmap: Bool) -> Bool {
         let deltas = entryCount &- 1
         let shape = BlockRecord.KeyShape(count: entryCount) { keys[$0] }
-        guard keyCodec == BlockRecord.keyCodec(shape) else { return false }
+        guard keyCodec == BlockRecord.keyCodec(shape, runBitmap: runBitmap) else { return false }
         if keyCodec == Format.keyCodecEliasFano {
             guard isCanonicalEliasFano(elements: deltas, span: shape.span) else { return false }
         } else if keyCodec == Format.keyCodecRunBitmap {
@@ -559,15 +560,64 @@ struct BlockRecord {
     }
 
     /// The writer's key codec rule: a run when the m > 0 keys after the first are consecutive;
-    /// else the fewer key bytes of Elias–Fano (codec 0) and the gap-1 bitmap with Elias–Fano
-    /// over the other keys (codec 2), codec 0 when they tie.
-    static func keyCodec(_ shape: KeyShape) -> UInt8 {
+    /// else the fewer key bytes of Elias–Fano (codec 0) and, when the file may use it
+    /// (`runBitmap`, major version 3), the gap-1 bitmap with Elias–Fano over the other keys
+    /// (codec 2); codec 0 when they tie.
+    static func keyCodec(_ shape: KeyShape, runBitmap: Bool) -> UInt8 {
         let m = shape.deltas
         if isRun(deltas: m, span: shape.span) { return Format.keyCodecRun }
-        guard m > 0 else { return Format.keyCodecEliasFano }
-        let bitmapBytes = 8 * ((m + 63) / 64)
-        let withBitmap = bitmapBytes + eliasFanoBytes(elements: m - shape.gapOnes, span: shape.lastOther)
-        return withBitmap < eliasFanoBytes(elements: m, span: shape.span) ? Format.keyCodecRunBitmap : Format.keyCodecEliasFano
+        guard runBitmap, m > 0 else { return Format.keyCodecEliasFano }
+        return runBitmapBytes(shape) < eliasFanoBytes(elements: m, span: shape.span) ? Format.keyCodecRunBitmap : Format.keyCodecEliasFano
+    }
+
+    /// Key bytes of codec `codec` for a block of `shape` (the header and sync table left out).
+    static func keyBytes(_ shape: KeyShape, codec: UInt8) -> Int {
+        switch codec {
+        case Format.keyCodecRun: 0
+        case Format.keyCodecRunBitmap: runBitmapBytes(shape)
+        default: eliasFanoBytes(elements: shape.deltas, span: shape.span)
+        }
+    }
+
+    /// Key bytes of codec 2: the bitmap words and Elias–Fano over the keys not one above the key before.
+    private static func runBitmapBytes(_ shape: KeyShape) -> Int {
+        8 * ((shape.deltas + 63) / 64) + eliasFanoBytes(elements: shape.deltas - shape.gapOnes, span: shape.lastOther)
+    }
+
+    /// The writer's file-level rule (docs/FORMAT.md §9): key codec 2 is used in a file — which
+    /// makes it major version 3, unreadable by 2.0 readers — only when it saves at least
+    /// 1/32 of the key bytes the file would have without it. Fed every key in order, cut into
+    /// blocks of the writer's block size.
+    struct KeyCodecPlan {
+        let blockSize: Int
+        private var keys: [UInt64] = []
+        /// Key bytes of the blocks so far without codec 2, and how many codec 2 saves on them.
+        private(set) var bytesWithout = 0
+        private(set) var saved = 0
+
+        init(blockSize: Int) {
+            self.blockSize = blockSize
+            keys.reserveCapacity(blockSize)
+        }
+
+        mutating func add(_ key: UInt64) {
+            keys.append(key)
+            if keys.count == blockSize { endBlock() }
+        }
+
+        /// After the last key: whether the file uses codec 2.
+        mutating func usesRunBitmap() -> Bool {
+            if !keys.isEmpty { endBlock() }
+            return saved > 0 && saved * 32 >= bytesWithout
+        }
+
+        private mutating func endBlock() {
+            let shape = KeyShape(count: keys.count) { keys[$0] }
+            let without = BlockRecord.keyBytes(shape, codec: BlockRecord.keyCodec(shape, runBitmap: false))
+            bytesWithout += without
+            saved += without - BlockRecord.keyBytes(shape, codec: BlockRecord.keyCodec(shape, runBitmap: true))
+            keys.removeAll(keepingCapacity: true)
+        }
     }
 
     /// Bytes of the writer's Elias–Fano part for `elements` values, the largest `span`.
@@ -593,17 +643,17 @@ struct BlockRecord {
     }
 
     /// Appends one block's record (the drawing above) to `blocks`: the header, the sync points,
-    /// the keys in the codec of ``keyCodec(_:)`` (nothing for a run of consecutive numbers),
+    /// the keys in the codec of ``keyCodec(_:runBitmap:)`` (nothing for a run of consecutive numbers),
     /// then the value codes. `keys` ascend strictly; `values` index `ids`. Counts key and value
     /// bytes in `parts`; returns the key codec.
     @discardableResult
     static func append(keys: ArraySlice<UInt64>, values: ArraySlice<UInt32>, ids: FileWriter.ValueIds, syncInterval: Int,
-                       to blocks: inout [UInt8], parts: inout LayoutParts) throws(CallerIDError) -> UInt8 {
+                       runBitmap: Bool, to blocks: inout [UInt8], parts: inout LayoutParts) throws(CallerIDError) -> UInt8 {
         let count = keys.count
         let firstKey = keys.first!
         let deltas = count - 1
         let shape = KeyShape(count: count) { keys[keys.startIndex + $0] }
-        let codec = keyCodec(shape)
+        let codec = keyCodec(shape, runBitmap: runBitmap)
         // The Elias–Fano elements: every key above the first (codec 0), or those not one
         // above the key before them (codec 2, whose bitmap marks the others).
         var bitmap: [UInt64] = []

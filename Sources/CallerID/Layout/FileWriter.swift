@@ -7,6 +7,9 @@ struct LayoutOptions {
     var summaryShift = 4
     /// Raw bytes of the hot labels (the most frequent values), stored uncompressed.
     var hotLabelBytes = 64 * 1024
+    /// Key codec 2 may be used (the file is then major version 3): the writer sets it from
+    /// ``BlockRecord/KeyCodecPlan`` before the first record.
+    var runBitmap = false
 }
 
 /// Bytes of a written file by part (for `lookup info` and the benchmarks).
@@ -28,6 +31,10 @@ enum FileWriter {
             throw CallerIDError(.invalidInput, "blockSize must be 1...\(Format.maxBlockEntries)")
         }
         precondition(keys.count == values.count)
+        var options = options
+        var plan = BlockRecord.KeyCodecPlan(blockSize: options.blockSize)
+        for k in keys { plan.add(k) }
+        options.runBitmap = plan.usesRunBitmap()
         var parts = LayoutParts()
         let ids = try ValueIds(values: values, labelCount: labelCount)
         let blocks = try encodeBlocks(keys: keys, values: values, ids: ids, options: options, parts: &parts)
