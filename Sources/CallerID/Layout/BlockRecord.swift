@@ -127,31 +127,8 @@ struct BlockRecord {
         // p = position just after the h-th zero of the upper bits (the start of bucket h).
         var p = 0
         if h > 0 {
-            var remaining = Int(h) &- 1
-            var w = 0
-            while true {
-                guard w < upperWords else { return nil }
-                let word = ~view.u64(upperStart &+ 8 &* w)
-                let zeros = word.nonzeroBitCount
-                if remaining < zeros {
-                    var v = word
-                    while true {
-                        let byteZeros = (v & 0xFF).nonzeroBitCount
-                        if remaining < byteZeros { break }
-                        remaining &-= byteZeros
-                        v &>>= 8
-                        p &+= 8
-                    }
-                    while remaining > 0 {
-                        v &= v &- 1
-                        remaining &-= 1
-                    }
-                    p &+= v.trailingZeroBitCount &+ 1 &+ 64 &* w
-                    break
-                }
-                remaining &-= zeros
-                w &+= 1
-            }
+            guard let zero = selectZero(at: upperStart, words: upperWords, Int(h) &- 1).position else { return nil }
+            p = zero &+ 1
         }
         var j = p &- Int(h)
         let target = x & ((1 &<< UInt64(lowerWidth)) &- 1)
@@ -188,6 +165,22 @@ struct BlockRecord {
         return p &+ v.trailingZeroBitCount
     }
 
+    /// The position of the `k`-th zero bit (0-based) of the `words` u64 words at `at`, or nil
+    /// and the zeros they hold when they hold no more than k.
+    @inline(__always)
+    func selectZero(at: Int, words: Int, _ k: Int) -> (position: Int?, zeros: Int) {
+        var remaining = k
+        var w = 0
+        while w < words {
+            let word = ~view.u64(at &+ 8 &* w)
+            let zeros = word.nonzeroBitCount
+            if remaining < zeros { return (64 &* w &+ BlockRecord.select(word, remaining), 0) }
+            remaining &-= zeros
+            w &+= 1
+        }
+        return (nil, k &- remaining)
+    }
+
     /// Codec 2: the last Elias–Fano element ≤ `y` — its index (−1 when every element is
     /// above `y`) and value; nil when the upper bits disagree with the element count.
     @inline(__always)
@@ -202,28 +195,13 @@ struct BlockRecord {
         var bucketStart = 0
         var before = 0
         if h > 0 {
-            // The h-th zero; the upper bits cannot hold more zeros than bits.
-            let need = h > UInt64(totalBits) ? totalBits &+ 1 : Int(h)
-            var remaining = need &- 1
-            var zerosSeen = 0
-            var w = 0
-            bucketStart = -1
-            while w < upperWords {
-                let word = ~view.u64(upperStart &+ 8 &* w)
-                let zeros = word.nonzeroBitCount
-                if remaining < zeros {
-                    bucketStart = 64 &* w &+ BlockRecord.select(word, remaining) &+ 1
-                    break
-                }
-                remaining &-= zeros
-                zerosSeen &+= zeros
-                w &+= 1
-            }
-            if bucketStart < 0 {
-                bucketStart = totalBits
-                before = totalBits &- zerosSeen
+            let (zero, zeros) = selectZero(at: upperStart, words: upperWords, Int(h) &- 1)
+            if let zero {
+                bucketStart = zero &+ 1
+                before = bucketStart &- Int(h)
             } else {
-                before = bucketStart &- need
+                bucketStart = totalBits
+                before = totalBits &- zeros
             }
         }
         guard before <= r else { return nil }
@@ -264,19 +242,8 @@ struct BlockRecord {
     @inline(__always)
     func bitmapZero(_ k: Int) -> Int? {
         let m = entryCount &- 1
-        var remaining = k
-        var w = 0
-        while w &* 64 < m {
-            let word = ~view.u64(bitmapStart &+ 8 &* w)
-            let zeros = word.nonzeroBitCount
-            if remaining < zeros {
-                let p = 64 &* w &+ BlockRecord.select(word, remaining)
-                return p < m ? p : nil
-            }
-            remaining &-= zeros
-            w &+= 1
-        }
-        return nil
+        guard let p = selectZero(at: bitmapStart, words: (m &+ 63) &>> 6, k).position, p < m else { return nil }
+        return p
     }
 
     /// Codec 2: the first zero bit of the bitmap after position `q` (≥ −1), or m.
