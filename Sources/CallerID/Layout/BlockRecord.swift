@@ -462,7 +462,9 @@ struct BlockRecord {
     /// `runBitmap`: the file is of major version 3 (the writer's rule there weighs codec 2 too).
     func isCanonical(keys: borrowing FixedBuffer<UInt64>, codeBits bit: Int, runBitmap: Bool) -> Bool {
         let deltas = entryCount &- 1
-        let shape = BlockRecord.KeyShape(count: entryCount) { keys[$0] }
+        // Without codec 2 (a major-2 file) the rule needs only the span: no pass over the gaps.
+        let shape = runBitmap ? BlockRecord.KeyShape(count: entryCount) { keys[$0] }
+            : BlockRecord.KeyShape(deltas: deltas, span: keys[deltas] &- keys[0])
         guard keyCodec == BlockRecord.keyCodec(shape, runBitmap: runBitmap) else { return false }
         if keyCodec == Format.keyCodecEliasFano {
             guard isCanonicalEliasFano(elements: deltas, span: shape.span) else { return false }
@@ -512,6 +514,13 @@ struct BlockRecord {
         var gapOnes = 0
         /// k_j − k_0 of the last key j ≥ 1 that is not one above the key before it (0 if none).
         var lastOther: UInt64 = 0
+
+        /// The shape of m keys after the first spanning `span`, without the gap counts (enough
+        /// for the rule of a file without codec 2).
+        init(deltas: Int, span: UInt64) {
+            self.deltas = deltas
+            self.span = span
+        }
 
         init(count: Int, key: (Int) -> UInt64) {
             deltas = count - 1
