@@ -95,9 +95,10 @@ func fixedUp(_ data: UnsafeRawBufferPointer) -> [UInt8]? {
     func u32(_ o: Int) -> UInt32 { b.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: o, as: UInt32.self)) } }
     func u64(_ o: Int) -> UInt64 { b.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: o, as: UInt64.self)) } }
     func hash(_ o: Int, _ n: Int) -> UInt64 { b.withUnsafeBytes { Codec.xxh3(UnsafeRawBufferPointer(rebasing: $0[o..<(o + n)])) } }
+    func store(_ v: UInt64, at o: Int) { withUnsafeBytes(of: v.littleEndian) { b.replaceSubrange(o..<(o + 8), with: $0) } }
     let footer = size - Format.footerSize
     b.replaceSubrange(0..<8, with: Format.magic)
-    b.storeLE(UInt64(size), at: 16)
+    store(UInt64(size), at: 16)
     let tableOffset = u64(48)
     if tableOffset >= UInt64(Format.headerSize), tableOffset <= UInt64(footer),
        (UInt64(footer) - tableOffset) % UInt64(Format.sectionEntrySize) == 0 {
@@ -107,15 +108,15 @@ func fixedUp(_ data: UnsafeRawBufferPointer) -> [UInt8]? {
             let e = table + i * Format.sectionEntrySize
             let offset = u64(e + 8), length = u64(e + 16)
             if offset <= UInt64(table), length <= UInt64(table) - offset {
-                b.storeLE(hash(Int(offset), Int(length)), at: e + 24)
+                store(hash(Int(offset), Int(length)), at: e + 24)
             }
         }
-        b.storeLE(hash(table, sections * Format.sectionEntrySize), at: footer + 8)
+        store(hash(table, sections * Format.sectionEntrySize), at: footer + 8)
     }
-    b.storeLE(UInt64(size), at: footer)
-    b.storeLE(u64(24), at: footer + 16)
+    store(UInt64(size), at: footer)
+    store(u64(24), at: footer + 16)
     b.replaceSubrange((footer + 24)..<(footer + 32), with: Format.footerMagic)
-    b.storeLE(hash(0, 56), at: 56)
+    store(hash(0, 56), at: 56)
     return b
 }
 
@@ -142,10 +143,10 @@ private func exercise(_ data: UnsafeRawBufferPointer) {
         // The batch cursor agrees with the entry cursor on everything it returns.
         do {
             var cursor = db.cursor()
-            let batch = EntryBatch(capacity: 7)
+            var batch = EntryBatch(capacity: 7)
             var seen = 0
             var previous: UInt64? = nil
-            batches: while let n = try? cursor.nextBatch(batch), n > 0 {
+            batches: while let n = try? cursor.nextBatch(&batch), n > 0 {
                 for i in 0..<n {
                     let e = batch[i].entry
                     if let previous, e.number <= previous { fail("batch not ascending: \(e.number) after \(previous)") }

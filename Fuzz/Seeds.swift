@@ -44,7 +44,7 @@ private let categories: [Category] = [
 /// One database image from `count` records made by `seed`.
 private func image(count: Int, seed: UInt64, blockSize: Int, syncShift: Int = 5, hotBytes: Int,
                    compress: Bool = true, clustered: Bool = true, distinct: Int = labels.count,
-                   suffixes: Bool = true) -> [UInt8] {
+                   suffixes: Bool = true, gapOne: Bool = false) -> [UInt8] {
     var options = BuildOptions()
     options.blockSize = blockSize
     options.syncShift = syncShift
@@ -54,7 +54,9 @@ private func image(count: Int, seed: UInt64, blockSize: Int, syncShift: Int = 5,
     var rng = Mix(state: seed)
     var number: UInt64 = 1 + rng.below(PhoneNumber.maximum)
     for i in 0..<count {
-        if clustered {
+        if gapOne {  // mostly runs of consecutive numbers between gaps of ~1,000: key codec 2
+            number = min(PhoneNumber.maximum, number + (rng.below(5) < 3 ? 1 : 1_000 + rng.below(1_000)))
+        } else if clustered {
             number = min(PhoneNumber.maximum, number + 1 + rng.below(i % 7 == 0 ? 100_000 : 5))
         } else {
             number = 1 + rng.below(PhoneNumber.maximum)
@@ -79,6 +81,7 @@ func writeReaderSeeds(to dir: String) {
     save(image(count: 50, seed: 9, blockSize: 8, hotBytes: 300, clustered: false), dir, "scattered.cid")
     save(image(count: 24, seed: 10, blockSize: 3, hotBytes: 0, distinct: 1, suffixes: false), dir, "constant.cid")
     save(structures(), dir, "structures.cid")
+    save(image(count: 200, seed: 11, blockSize: 32, syncShift: 3, hotBytes: 50, gapOne: true), dir, "gapone.cid")
 }
 
 /// Both key codecs (Elias–Fano and a run of consecutive numbers), long value codes, hot and

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Usage: python3 tools/parse_format.py FILE.cid [--layout] [--ranges]  — decodes a format 2.0 file from docs/FORMAT.md alone
+# Usage: python3 tools/parse_format.py FILE.cid [--layout] [--ranges]  — decodes a format 2.0 or 3.0 file from docs/FORMAT.md alone
 # and prints `lookup dump`'s lines; with --ranges, the ranges of section kind 12 instead (first, last, label, category).
 import ctypes, ctypes.util, struct, sys
 
@@ -92,7 +92,7 @@ def parse(path, layout=False, ranges=False):
     # §3 header
     check(f[0:8] == bytes([0x89, 0x43, 0x49, 0x44, 0x42, 0x0D, 0x0A, 0x1A]), "magic")
     major, minor = u16(f, 8), u16(f, 10)
-    check(major == 2, f"unsupported version {major}.{minor}")
+    check(major in (2, 3), f"unsupported version {major}.{minor}")  # §9: 3 = key codec 2 in use
     check(size >= 96, "too short")
     check(xxh3(f[0:56]) == u64(f, 56), "header checksum")
     check(u32(f, 12) == 64 and u64(f, 16) == size, "header size / file size")
@@ -199,7 +199,9 @@ def parse(path, layout=False, ranges=False):
         check(1 <= n <= block_size, "entries in record")
         nsync = m >> sync_shift
         syncs = [u16(r, 8 + 2 * k) for k in range(nsync)]
-        upper_start = 8 + 2 * nsync
+        bitmap_start = 8 + 2 * nsync
+        bitmap_words = (m + 63) // 64 if codec == 2 else 0
+        upper_start = bitmap_start + 8 * bitmap_words
         lower_start = upper_start + 8 * upper_words
         value_start = lower_start + lower_bytes
         check(value_start <= len(r), "record fields past its end")
@@ -208,13 +210,23 @@ def parse(path, layout=False, ranges=False):
             check(l == 0 and upper_words == 0 and lower_bytes == 0, "run header")
             keys += [first + j + 1 for j in range(m)]
         else:
-            check(codec == 0 and l <= 56 and 8 * lower_bytes >= m * l and 64 * upper_words >= m, "EF header")
+            # codec 0: Elias-Fano over every x_j; codec 2 (major 3 only): bitmap bit j set when
+            # key j + 1 is key j + 1, Elias-Fano over the x_j of the clear bits.
+            check(codec == 0 or (codec == 2 and major == 3 and m > 0), "key codec")
+            gap_one = [(r[bitmap_start + (j >> 3)] >> (j & 7)) & 1 for j in range(m)] if codec == 2 else [0] * m
+            check(codec != 2 or all(r[bitmap_start + (j >> 3)] >> (j & 7) & 1 == 0
+                                    for j in range(m, 64 * bitmap_words)), "bitmap padding")  # verify
+            e = m - sum(gap_one)
+            check(l <= 56 and 8 * lower_bytes >= e * l and 64 * upper_words >= e, "EF header")
             upper = r[upper_start:lower_start]
             lower = r[lower_start:value_start]
             ones = [p for p in range(64 * upper_words) if (upper[p >> 3] >> (p & 7)) & 1]
-            check(len(ones) == m, "upper bits")  # verify: exactly m ones
-            for j, p in enumerate(ones):
-                keys.append(first + (((p - j) << l) | lsb_field(lower, j * l, l)))
+            check(len(ones) == e, "upper bits")  # verify: exactly e ones
+            elements = iter(first + (((p - i) << l) | lsb_field(lower, i * l, l)) for i, p in enumerate(ones))
+            for j in range(m):
+                keys.append(keys[-1] + 1 if gap_one[j] else next(elements))
+            if codec == 2:  # verify: the bitmap marks exactly the gap-1 keys
+                check(all((keys[j + 1] - keys[j] == 1) == bool(gap_one[j]) for j in range(m)), "bitmap")
         for k in keys:
             check(previous < k <= MAX_NUMBER, "keys not ascending")
             previous = k

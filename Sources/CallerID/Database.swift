@@ -142,6 +142,8 @@ public final class Database: Sendable {
     let blockSize: Int
     let valueCount: Int
     let syncShift: Int
+    /// The highest key codec a record may use: codec 2 only in a file of major version 3.
+    let maxKeyCodec: UInt8
     /// Sections 2 and 3: from a number to its block.
     let blockIndex: BlockIndex
     /// Section 4: the block records, then 8 zero bytes.
@@ -205,6 +207,7 @@ public final class Database: Sendable {
         self.blockSize = blockSize
         self.valueCount = valueCount
         self.syncShift = syncShift
+        self.maxKeyCodec = Format.maxKeyCodec(major: header.major)
         self.blockIndex = blockIndex
         self.blocks = blocks
         self.valueCategories = valueCategories
@@ -243,7 +246,7 @@ public final class Database: Sendable {
     func record(_ b: Int) throws(CallerIDError) -> BlockRecord {
         let start = blockIndex.recordOffset(b), end = blockIndex.recordOffset(b &+ 1)
         blocks.prefetch(start, end &- start)  // the lines of one record, fetched in parallel
-        guard let r = BlockRecord(blocks, start: start, end: end, syncShift: syncShift, maxEntries: blockSize) else {
+        guard let r = BlockRecord(blocks, start: start, end: end, syncShift: syncShift, maxEntries: blockSize, maxKeyCodec: maxKeyCodec) else {
             throw CallerIDError.corrupt(path, "block \(b): record at \(start)..<\(end) is damaged")
         }
         return r

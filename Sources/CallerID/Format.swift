@@ -1,11 +1,16 @@
-/// Constants of file format 2.0 (see docs/FORMAT.md, which is the normative description).
+/// Constants of file formats 2.0 and 3.0 (see docs/FORMAT.md, which is the normative description).
 enum Format {
     /// "\x89CIDB\r\n\x1A": non-ASCII first byte and CR LF catch text-mode mangling, like PNG.
     /// Shared by every major version; the version field after it says which layout follows.
     static let magic: [UInt8] = [0x89, 0x43, 0x49, 0x44, 0x42, 0x0D, 0x0A, 0x1A]
     /// "CIDB-END": the last 8 bytes of every complete file.
     static let footerMagic: [UInt8] = Array("CIDB-END".utf8)
-    static let major: UInt16 = 2
+    /// The newest major version: a file with a block of key codec 2 (``keyCodecRunBitmap``),
+    /// which a 2.0 reader refuses as an unsupported version (docs/FORMAT.md §9).
+    static let major: UInt16 = 3
+    /// The major version of a file without key codec 2: the writer writes it whenever it can,
+    /// so such files stay readable by 2.0 readers and byte for byte what 2.0 wrote.
+    static let majorWithoutRunBitmap: UInt16 = 2
     static let minor: UInt16 = 0
     static let headerSize = 64
     static let footerSize = 32
@@ -36,6 +41,12 @@ enum Format {
     /// Key codecs of a block record (byte 3 of its header).
     static let keyCodecEliasFano: UInt8 = 0
     static let keyCodecRun: UInt8 = 1
+    /// A bitmap of the keys one above the key before them, and Elias–Fano over the others
+    /// (major version 3 only).
+    static let keyCodecRunBitmap: UInt8 = 2
+
+    /// The highest key codec a file of major version `major` (2 or 3) may use.
+    static func maxKeyCodec(major: UInt16) -> UInt8 { major >= 3 ? keyCodecRunBitmap : keyCodecRun }
 
     /// The optional ranges section (docs/FORMAT.md 5.12). Not a case of ``Section``: the
     /// eleven kinds there are required, this one is not.

@@ -56,12 +56,14 @@ extension Database {
     /// (checksums, labels, blocks before it) and the second thread's (blocks from it on) cost
     /// about the same. Measured with callgrind on the study profile (4M entries): a block
     /// entry costs about 66 instructions to decode and check, a byte of cold labels about 60
-    /// (decoded and held to the label rule), any other byte about 1 (its checksum).
+    /// (decoded and held to the label rule), any other byte about 1 (its checksum). In a file
+    /// of major version 3 a block entry costs about 93 (default profile: key codec 2's decode,
+    /// and the canonical check's pass over the gaps and the bitmap).
     /// Below 65,536 entries the file is checked on the calling thread alone (a thread costs
     /// more than it saves there).
     var verifySplit: Int {
         guard blockCount > 1, count >= 1 << 16 else { return blockCount }
-        let entryWork = 66, coldByteWork = 60, otherByteWork = 1
+        let entryWork = maxKeyCodec == Format.keyCodecRunBitmap ? 93 : 66, coldByteWork = 60, otherByteWork = 1
         let labelWork = coldByteWork * labels.coldLabels.count + otherByteWork * (file.bytes.count - labels.coldLabels.count)
         let blockWork = entryWork * count
         // The calling thread takes (labelWork + blockWork) / 2 − labelWork of the blocks' work.
@@ -141,7 +143,7 @@ extension Database {
         do throws(CallerIDError) {
             for b in range {
                 let (r, bits) = try decodeBlock(b, after: tally.lastKey, keys: &keys, ids: &ids)
-                guard r.isCanonical(firstKey: keys[0], lastKey: keys[r.entryCount - 1], codeBits: bits) else {
+                guard r.isCanonical(keys: keys, codeBits: bits, runBitmap: maxKeyCodec == Format.keyCodecRunBitmap) else {
                     throw CallerIDError.corrupt(path, "block \(b): record has unused bits or bytes, or a key codec or width the writer would not choose")
                 }
                 tally.lastKey = keys[r.entryCount - 1]

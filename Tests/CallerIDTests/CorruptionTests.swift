@@ -5,8 +5,10 @@ import Testing
 /// Damaged files (format 2.0) are refused by `open` or `verify` with a clear error, never a
 /// crash, and reads without `verify` never crash, loop or read out of bounds.
 @Suite struct CorruptionTests {
-    /// Several hundred entries in blocks of 16: Elias–Fano blocks and run blocks (a run of
-    /// consecutive numbers), hot and cold labels (a small hot budget), several categories.
+    /// Several hundred entries in blocks of 16: Elias–Fano blocks, run blocks (a run of
+    /// consecutive numbers) and gap-1 bitmap blocks (short runs between large gaps: key codec
+    /// 2, so the file is major version 3), hot and cold labels (a small hot budget), several
+    /// categories.
     static let sample: (image: [UInt8], entries: [Entry]) = {
         var options = BuildOptions()
         options.blockSize = 16
@@ -14,6 +16,9 @@ import Testing
         options.hotLabelBytes = 40
         var (records, _) = randomRecords(count: 260, seed: 4242, duplicateRate: 0.02)
         for i in 0..<40 { records.append(Entry(number: 4_930_000_000 + UInt64(i), label: "Run \(i % 3)", category: .identify)) }
+        for i in 0..<96 {
+            records.append(Entry(number: 4_940_000_000 + UInt64(i / 4) * 1_000_003 + UInt64(i % 4), label: "Short run \(i % 5)", category: .block))
+        }
         var builder = DatabaseBuilder(options: options)
         var expected: [UInt64: Entry] = [:]
         for r in records {
@@ -30,6 +35,8 @@ import Testing
         #expect(e.blockCount > 15)
         #expect(e.blocks(codec: Format.keyCodecRun).count >= 2)
         #expect(e.blocks(codec: Format.keyCodecEliasFano).count > 10)
+        #expect(e.blocks(codec: Format.keyCodecRunBitmap).count >= 4)
+        #expect(e.u16(8) == 3, "key codec 2 makes the file major version 3")
         #expect(e.hotCount > 0 && e.valueCount - e.hotCount > 8)
         let dir = TempDir()
         Access.write(e.bytes, dir.path("good.cid"))
@@ -173,7 +180,7 @@ import Testing
     @Test func otherMajorVersionsAreUnsupported() throws {
         let dir = TempDir()
         let path = dir.path("v.cid")
-        for (major, hint) in [(UInt16(1), "rebuild it with `lookup build`"), (0, "rebuild"), (3, "update CallerID"), (.max, "update CallerID")] {
+        for (major, hint) in [(UInt16(1), "rebuild it with `lookup build`"), (0, "rebuild"), (4, "update CallerID"), (.max, "update CallerID")] {
             var e = ImageEditor(Self.sample.image)
             e.set16(8, major)
             e.seal()
@@ -190,6 +197,75 @@ import Testing
             Access.write(Array(e.bytes.prefix(12)), path)
             #expect { try Database(path: path) } throws: { ($0 as? CallerIDError)?.code == .unsupportedVersion }
         }
+    }
+
+    /// Key codec 2 exists only in major version 3: the same file marked major 2 opens (open
+    /// reads no record), but every lookup, cursor and verify that meets a codec-2 block
+    /// refuses it as damaged; no entry of such a block is answered.
+    @Test func gapOneBitmapBlocksInAMajor2FileAreDamaged() throws {
+        var e = ImageEditor(Self.sample.image)
+        let bitmapBlocks = e.blocks(codec: Format.keyCodecRunBitmap)
+        #expect(!bitmapBlocks.isEmpty)
+        e.set16(8, 2)
+        e.seal()
+        let dir = TempDir()
+        let path = dir.path("v2.cid")
+        Access.write(e.bytes, path)
+        let db = try Database(path: path)
+        #expect(db.info.formatVersion == "2.0")
+        for b in bitmapBlocks {
+            let number = e.firstKey(b) + 1
+            #expect { try db.lookup(number) } throws: {
+                ($0 as? CallerIDError)?.code == .corrupt && ($0 as? CallerIDError)?.message.contains("block \(b): record") == true
+            }
+            var cursor = db.cursor(from: e.firstKey(b))
+            #expect { while try cursor.next({ $0.number }) != nil {} } throws: { ($0 as? CallerIDError)?.code == .corrupt }
+        }
+        #expect { try db.verify() } throws: { ($0 as? CallerIDError)?.code == .corrupt }
+        // The blocks of the other codecs still answer.
+        for (i, entry) in Self.sample.entries.enumerated() where !bitmapBlocks.contains(i / 16) { #expect(try db.lookup(entry.number) == entry) }
+        // And the major-3 original opens, verifies and answers every entry.
+        Access.write(Self.sample.image, path)
+        let good = try Database(path: path, verify: true)
+        #expect(good.info.formatVersion == "3.0")
+        for entry in Self.sample.entries { #expect(try good.lookup(entry.number) == entry) }
+    }
+
+    /// A format 2.0 file written before key codec 2 (docs in Fixtures/README.md: `lookup build
+    /// --block-size 16` of Fixtures/format-2.0.tsv by commit fc95826): it opens, verifies and
+    /// answers every row of its input, and today's writer writes the same bytes (major 2: no
+    /// block is worth codec 2 there). Before: verify weighed codec 2 in every file, so this
+    /// file's block of short runs — Elias–Fano, as 2.0 had to write it, although codec 2
+    /// would be smaller — failed the canonical check ("a key codec ... the writer would not
+    /// choose").
+    @Test func aFormat2_0FileOpensVerifiesAndAnswers() throws {
+        let dir = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures")
+        let path = dir.appendingPathComponent("format-2.0.cid").path
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        #expect(bytes[8] == 2 && bytes[9] == 0, "the fixture is a 2.0 file")
+        let db = try Database(path: path, verify: true)
+        #expect(db.info.formatVersion == "2.0")
+        let rows = try String(contentsOf: dir.appendingPathComponent("format-2.0.tsv"), encoding: .utf8).split(separator: "\n")
+        #expect(db.count == rows.count && rows.count == 208)
+        for row in rows {
+            let fields = row.split(separator: "\t", omittingEmptySubsequences: false)
+            let entry = try db.lookup(UInt64(fields[0])!)
+            #expect(entry?.label == String(fields[1]) && entry?.category.name == (fields.count > 2 ? String(fields[2]) : "identify"), "\(row)")
+        }
+        // A block where the rule of a major-3 file would pick codec 2.
+        var keys = FixedBuffer<UInt64>(repeating: 0, count: db.blockSize)
+        var ids = FixedBuffer<UInt32>(repeating: 0, count: db.blockSize)
+        var wouldUseBitmap = 0
+        for b in 0..<db.blockCount {
+            let (r, _) = try db.decodeBlock(b, after: b == 0 ? 0 : db.firstKey(b) - 1, keys: &keys, ids: &ids)
+            let shape = BlockRecord.KeyShape(count: r.entryCount) { keys[$0] }
+            if BlockRecord.keyCodec(shape, runBitmap: true) == Format.keyCodecRunBitmap { wouldUseBitmap += 1 }
+        }
+        #expect(wouldUseBitmap > 0)
+        // Today's writer: the same bytes.
+        var builder = DatabaseBuilder(options: { var o = BuildOptions(); o.blockSize = 16; return o }())
+        for e in Array(db.entries()) { try builder.add(e.number, label: e.label, category: e.category) }
+        #expect(try builder.encode().0 == bytes)
     }
 
     /// A real format 1.0 file (3 entries, written by `lookup build` of commit 2b19b9d, the last

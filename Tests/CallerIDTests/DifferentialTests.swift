@@ -40,6 +40,10 @@ struct DiffSpec: Sendable, CustomTestStringConvertible {
     var compressLabels = true
     /// Extra records for numbers already present (earlier or later in the input: last wins).
     var duplicateRate = 0.1
+    /// Numbers in short runs of consecutive numbers with small gaps between them (about a
+    /// third of the gaps 1, as in the default profile), so the writer picks key codec 2 and
+    /// the file is major version 3.
+    var shortRuns = false
 
     var options: BuildOptions {
         var o = BuildOptions()
@@ -79,6 +83,9 @@ private let diffSpecs: [DiffSpec] = [
     DiffSpec(name: "thousands, empty labels", size: 3000, seed: 21, labels: .emptyHeavy, blockSize: 512, syncShift: 7, hotLabelBytes: 1),
     DiffSpec(name: "thousands, Zipf", size: 5000, seed: 22, labels: .zipfOnly, blockSize: 64, syncShift: 4, hotLabelBytes: 400, duplicateRate: 0.5),
     DiffSpec(name: "thousands, no duplicates", size: 3000, seed: 23, blockSize: 333, syncShift: 8, hotLabelBytes: 5000, duplicateRate: 0),
+    DiffSpec(name: "thousands, short runs (gap-1 bitmap keys)", size: 4000, seed: 24, shortRuns: true),
+    DiffSpec(name: "thousands, short runs, block 64", size: 3000, seed: 25, labels: .zipfOnly, blockSize: 64, syncShift: 3,
+             hotLabelBytes: 300, shortRuns: true),
 ]
 
 /// Number and category pools and the label generator of one data set.
@@ -148,6 +155,11 @@ private struct Generator {
         add(1)
         add(maximum)
         var x: UInt64 = UInt64.random(in: 1...maximum, using: &rng)
+        while spec.shortRuns && out.count < size {
+            if int(0...199) == 0 { x = UInt64.random(in: 1...maximum, using: &rng) }  // a jump now and then
+            x = min(maximum, x + (int(0...2) == 0 ? 1 : UInt64(int(2...9))))
+            add(x)
+        }
         while out.count < size {
             switch int(0...9) {
             case 0, 1, 2:  // a run of consecutive numbers
@@ -505,6 +517,7 @@ struct DifferentialTests {
         let db = try Database(path: path)
         try db.verify()
         #expect(db.count == data.model.count)
+        if spec.shortRuns { #expect(db.info.formatVersion == "3.0" && db.maxKeyCodec == Format.keyCodecRunBitmap) }
         try checkPointLookups(db, data, spec)
         try checkCursors(db, data, spec)
         try checkBatches(db, data, spec)

@@ -66,7 +66,10 @@ struct ImageEditor {
     func upperWords(_ b: Int) -> Int { Int(u16(record(b) + 4)) }
     func lowerBytes(_ b: Int) -> Int { Int(u16(record(b) + 6)) }
     func syncCount(_ b: Int) -> Int { (n(b) - 1) >> syncShift }
-    func upperStart(_ b: Int) -> Int { record(b) + Format.recordHeaderSize + 2 * syncCount(b) }
+    /// u64 words of the gap-1 bitmap (key codec 2 only).
+    func bitmapWords(_ b: Int) -> Int { codec(b) == Format.keyCodecRunBitmap ? (n(b) + 62) / 64 : 0 }
+    func bitmapStart(_ b: Int) -> Int { record(b) + Format.recordHeaderSize + 2 * syncCount(b) }
+    func upperStart(_ b: Int) -> Int { bitmapStart(b) + 8 * bitmapWords(b) }
     func lowerStart(_ b: Int) -> Int { upperStart(b) + 8 * upperWords(b) }
     func valueStart(_ b: Int) -> Int { lowerStart(b) + lowerBytes(b) }
     func blocks(codec: UInt8) -> [Int] { (0..<blockCount).filter { self.codec($0) == codec } }
@@ -841,5 +844,63 @@ enum Access {
         }
         print("sealed byte changes at \(offsets.count - skip.count) offsets of a \(original.bytes.count)-byte file: refused at open \(refusedAtOpen), at verify \(refusedAtVerify), accepted as another valid file \(accepted)")
         #expect(refusedAtOpen > 0 && refusedAtVerify > 0 && accepted > 0)
+    }
+
+    /// Key codec 2's records (a file of major version 3: CorruptionTests' sample), every byte
+    /// changed one of three ways (all three with CALLERID_DEEP_TESTS=1) and sealed: the header fields, the sync entries, the bitmap, the upper
+    /// and lower bits, the value codes. Refused at open, at access or by verify, or read
+    /// consistently; nothing crashes.
+    @Test func everySealedByteChangeOfGapOneBitmapRecordsIsRefusedOrConsistent() throws {
+        let original = ImageEditor(CorruptionTests.sample.image)
+        let blocks = original.blocks(codec: Format.keyCodecRunBitmap)
+        #expect(blocks.count >= 4 && original.u16(8) == 3)
+        let dir = TempDir()
+        let path = dir.path("sealed-bitmap.cid")
+        let numbers = blocks.flatMap { b in CorruptionTests.sample.entries[(16 * b)..<min(16 * b + 16, CorruptionTests.sample.entries.count)].map(\.number) }
+        var refusedAtAccess = 0, refusedAtVerify = 0, accepted = 0
+        for b in blocks {
+            for offset in original.record(b)..<original.recordEnd(b) {
+                for change in deepTests ? [UInt8(0x01), 0x80, 0xFF] : [[UInt8(0x01), 0x80, 0xFF][offset % 3]] {
+                    var e = original
+                    e.bytes[offset] ^= change
+                    e.seal()
+                    Access.write(e.bytes, path)
+                    let db = try Database(path: path)  // open reads no record
+                    let report = Access.exercise(db, numbers: numbers, image: e, path: path, "block \(b) byte \(offset) ^ \(change)")
+                    if !report.errors.isEmpty { refusedAtAccess += 1 }
+                    if report.verifyError != nil { refusedAtVerify += 1 } else { accepted += 1 }
+                }
+            }
+        }
+        print("sealed changes of \(blocks.count) gap-1 bitmap records: refused at access \(refusedAtAccess), by verify \(refusedAtVerify), accepted \(accepted)")
+        #expect(refusedAtAccess > 0 && refusedAtVerify > 0)
+    }
+
+    /// Crafted key codec 2 records (sealed): a bitmap that leaves more elements than the upper
+    /// bits hold, one that leaves fewer, a bit set in the bitmap's padding, no upper words at
+    /// all, and codec 2 in a record of one entry. Each is refused by the reads that meet it
+    /// or by verify, with the block named.
+    @Test(arguments: ["a cleared bitmap bit", "a set bitmap bit", "a padding bit", "no upper words", "one entry"])
+    func craftedGapOneBitmapRecordsAreRefused(_ craft: String) throws {
+        var e = ImageEditor(CorruptionTests.sample.image)
+        let b = e.blocks(codec: Format.keyCodecRunBitmap).first { e.n($0) == 16 }!
+        let word = e.u64(e.bitmapStart(b))
+        switch craft {
+        case "a cleared bitmap bit": e.set64(e.bitmapStart(b), word & (word - 1))
+        case "a set bitmap bit": e.set64(e.bitmapStart(b), word | ((~word & ((1 << 15) - 1)) & (0 &- (~word & ((1 << 15) - 1)))))
+        case "a padding bit": e.set64(e.bitmapStart(b), word | 1 << 40)
+        case "no upper words": e.set16(e.record(b) + 4, 0)
+        default: e.set16(e.record(b), 1)
+        }
+        e.seal()
+        let dir = TempDir()
+        let path = dir.path("crafted.cid")
+        Access.write(e.bytes, path)
+        let db = try Database(path: path)
+        let numbers = CorruptionTests.sample.entries[(16 * b)..<(16 * b + 16)].map(\.number)
+        let report = Access.exercise(db, numbers: numbers, image: e, path: path, craft)
+        let errors = report.errors + (report.verifyError.map { [$0] } ?? [])
+        #expect(report.verifyError != nil, "\(craft): verify accepted it")
+        #expect(errors.allSatisfy { $0.message.contains("block \(b)") }, "\(craft): \(errors.map(\.message).prefix(3))")
     }
 }

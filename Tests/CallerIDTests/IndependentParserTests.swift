@@ -45,6 +45,48 @@ private func image(entries count: Int, summaryShift: Int) throws -> [UInt8] {
         #expect(r.lines == expected)
     }
 
+    /// Files with key codec 2 (major version 3): the corruption sample (blocks of 16) and
+    /// short runs in blocks of 256 and 1,024 parse to the reader's entries; the same file
+    /// marked major 2 is refused by the parser as by the reader.
+    @Test func parserReadsGapOneBitmapBlocks() throws {
+        let dir = TempDir()
+        var images = [CorruptionTests.sample.image]
+        for blockSize in [256, 1_024] {
+            var rng = SeededGenerator(seed: UInt64(blockSize))
+            var x: UInt64 = 79_000_000_000
+            let keys = (0..<3_000).map { _ in
+                x += Int.random(in: 0..<2, using: &rng) == 0 ? 1 : UInt64.random(in: 2...9, using: &rng)
+                return x
+            }
+            let labels = (0..<7).map { Array("Label \($0)".utf8) }
+            var layout = LayoutOptions()
+            layout.blockSize = blockSize
+            images.append(try FileWriter.encode(keys: keys, values: keys.indices.map { UInt32($0 % labels.count) }, labelCount: labels.count,
+                                                label: { labels[$0][...] }, valueCategory: { UInt8($0 % 2) },
+                                                categories: [.identify, .block], options: layout).image)
+        }
+        for (k, bytes) in images.enumerated() {
+            let path = dir.path("bitmap\(k).cid")
+            #expect(FileManager.default.createFile(atPath: path, contents: Data(bytes)))
+            let e = ImageEditor(bytes)
+            #expect(e.u16(8) == 3 && !e.blocks(codec: Format.keyCodecRunBitmap).isEmpty, "file \(k)")
+            let db = try Database(path: path, verify: true)
+            var expected: [String] = []
+            var cursor = db.cursor()
+            while let entry = try cursor.next() { expected.append(tsvLine(entry)) }
+            let r = try parse(path)
+            #expect(r.status == 0, "file \(k): \(r.stderr)")
+            #expect(r.lines == expected, "file \(k)")
+        }
+        var e = ImageEditor(images[0])
+        e.set16(8, 2)
+        e.seal()
+        let major2 = dir.path("major2.cid")
+        #expect(FileManager.default.createFile(atPath: major2, contents: Data(e.bytes)))
+        let r = try parse(major2)
+        #expect(r.status != 0 && r.stderr.contains("key codec"), "\(r.stderr)")
+    }
+
     // Before: FORMAT.md and parse_format.py allowed a summary shift of up to 16 while the reader
     // refused anything above 6, so a file valid by the specification failed to open.
     @Test func summaryShiftLimitIsTheSameInSpecParserAndReader() throws {

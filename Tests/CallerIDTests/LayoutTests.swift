@@ -262,6 +262,16 @@ private func checkBlocks(_ entries: [Entry], options: BuildOptions, _ comment: S
         for x in [expected.last!.number + 1000, limit - 1, first + (1 << 40)] where x > expected.last!.number && x < limit {
             if let j = r.find(x - first) { fail("block \(b): absent \(x) past the last key found at \(j)") }
         }
+        // Narrow blocks: every number from the first key to past the last one.
+        if expected.last!.number - first < 4096 {
+            let index = Dictionary(uniqueKeysWithValues: expected.enumerated().map { ($1.number, $0) })
+            for x in first...min(limit - 1, expected.last!.number + 3) where r.find(x - first) != index[x] {
+                fail("block \(b): find(\(x)) = \(String(describing: r.find(x - first))), expected \(String(describing: index[x]))")
+            }
+        }
+        if r.keyCodec == Format.keyCodecRunBitmap && db.maxKeyCodec != Format.keyCodecRunBitmap {
+            fail("block \(b): key codec 2 in a file of version \(db.info.formatVersion)")
+        }
     }
     #expect(failures.isEmpty, "\(comment): \(failures.joined(separator: "\n"))")
     return codecs
@@ -297,7 +307,7 @@ private func layoutEntries(count: Int, seed: UInt64, distinctLabels: Int = 300) 
 
 @Suite("Layout: block records")
 struct BlockRecordTests {
-    @Test("both key codecs: runs of consecutive numbers and sparse keys")
+    @Test("key codecs: runs of consecutive numbers, sparse keys, runs that do not fill a block")
     func bothCodecs() throws {
         var options = BuildOptions()
         options.blockSize = 64
@@ -311,8 +321,86 @@ struct BlockRecordTests {
         numbers.append(PhoneNumber.maximum)
         let entries = numbers.enumerated().map { Entry(number: $1, label: "L\($0 % 17)", category: $0 % 3 == 0 ? .block : .identify) }
         let codecs = try checkBlocks(entries, options: options, "both codecs")
-        #expect(codecs == [Format.keyCodecEliasFano, Format.keyCodecRun])
+        #expect(codecs == [Format.keyCodecEliasFano, Format.keyCodecRun, Format.keyCodecRunBitmap])
         try checkBlocks(layoutEntries(count: 3000, seed: 7), options: options, "random 3000")
+    }
+
+    /// Key codec 2 (a bitmap of the gap-1 keys, Elias–Fano over the others) beside the other
+    /// two, on block shapes that stress it: every gap 1 but one (at the start, middle, end),
+    /// alternating gaps of 1 and 2 or 1 and a large gap, random short runs, runs that end at
+    /// the largest number; block sizes 1, 2, 7, 255, 256 and 1,024. checkBlocks opens each
+    /// file with verify (the canonical codec rule), decodes every block, finds every key and
+    /// every number between and around them.
+    @Test("three key codecs: gap-1 bitmap blocks", arguments: [1, 2, 7, 255, 256, 1024])
+    func threeCodecs(blockSize: Int) throws {
+        var options = BuildOptions()
+        options.blockSize = blockSize
+        options.syncShift = 3
+        options.hotLabelBytes = 100
+        var rng = SeededGenerator(seed: 900 + UInt64(blockSize))
+        var numbers: [UInt64] = []
+        func appendRun(from start: UInt64, gaps: [UInt64]) {
+            var x = start
+            numbers.append(x)
+            for g in gaps { x += g; numbers.append(x) }
+        }
+        let n = max(blockSize, 64)
+        for hole in [0, n / 2, n - 2] {  // every gap 1 but one
+            appendRun(from: 70_000_000_000 + UInt64(hole) * 100_000, gaps: (0..<(n - 1)).map { $0 == hole ? 5 : 1 })
+        }
+        appendRun(from: 71_000_000_000, gaps: (0..<(n - 1)).map { $0 % 2 == 0 ? 1 : 2 })  // alternating 1, 2
+        appendRun(from: 72_000_000_000, gaps: (0..<(n - 1)).map { $0 % 2 == 0 ? 1 : 1_000_003 })  // alternating 1, large
+        appendRun(from: 73_000_000_000, gaps: (0..<(3 * n)).map { _ in  // short runs, small gaps
+            Int.random(in: 0..<3, using: &rng) == 0 ? 1 : UInt64.random(in: 2...9, using: &rng)
+        })
+        appendRun(from: 74_000_000_000, gaps: (0..<(2 * n)).map { _ in  // runs between huge gaps
+            Int.random(in: 0..<4, using: &rng) == 0 ? UInt64.random(in: 1 << 20...1 << 36, using: &rng) : 1
+        })
+        // The largest numbers: short runs and gaps up to PhoneNumber.maximum.
+        var top = PhoneNumber.maximum
+        var tail: [UInt64] = []
+        while tail.count < n + 5 {
+            tail.append(top)
+            top -= Int.random(in: 0..<2, using: &rng) == 0 ? 1 : UInt64.random(in: 2...40, using: &rng)
+        }
+        numbers += tail.reversed()
+        numbers.insert(1, at: 0)
+        numbers.insert(2, at: 1)
+        let entries = numbers.enumerated().map { Entry(number: $1, label: "R\($0 % 23)", category: $0 % 5 == 0 ? .block : .identify) }
+        let codecs = try checkBlocks(entries, options: options, "blockSize \(blockSize)")
+        if blockSize >= 7 {
+            #expect(codecs.contains(Format.keyCodecRunBitmap), "blockSize \(blockSize): \(codecs)")
+            #expect(codecs.contains(Format.keyCodecEliasFano), "blockSize \(blockSize): \(codecs)")
+        } else {
+            #expect(!codecs.contains(Format.keyCodecRunBitmap), "a bitmap word never pays for \(blockSize - 1) gaps")
+        }
+    }
+
+    /// The writer's per-block rule, on random block shapes: codec 2 exactly when its key
+    /// bytes are fewer than Elias–Fano's (ties keep codec 0), and only where the file may use it.
+    @Test func keyCodecRuleIsTheSmallerTiesToEliasFano() {
+        var rng = SeededGenerator(seed: 77)
+        var seen = Set<UInt8>()
+        var ties = 0
+        for _ in 0..<3000 {
+            let m = Int.random(in: 1...300, using: &rng)
+            var keys: [UInt64] = [UInt64.random(in: 1...1_000_000, using: &rng)]
+            let oneShare = Int.random(in: 0...10, using: &rng)
+            let gapMax = UInt64(1) << UInt64.random(in: 1...30, using: &rng)
+            for _ in 0..<m { keys.append(keys.last! + (Int.random(in: 0..<10, using: &rng) < oneShare ? 1 : UInt64.random(in: 2...max(2, gapMax), using: &rng))) }
+            let shape = BlockRecord.KeyShape(count: keys.count) { keys[$0] }
+            let codec = BlockRecord.keyCodec(shape, runBitmap: true)
+            seen.insert(codec)
+            #expect(BlockRecord.keyCodec(shape, runBitmap: false) != Format.keyCodecRunBitmap)
+            let ef = BlockRecord.keyBytes(shape, codec: Format.keyCodecEliasFano)
+            let bitmap = BlockRecord.keyBytes(shape, codec: Format.keyCodecRunBitmap)
+            if bitmap == ef { ties += 1 }
+            if codec != Format.keyCodecRun {
+                #expect((codec == Format.keyCodecRunBitmap) == (bitmap < ef), "m \(m): \(bitmap) vs \(ef) bytes, codec \(codec)")
+            }
+        }
+        #expect(seen == [Format.keyCodecEliasFano, Format.keyCodecRun, Format.keyCodecRunBitmap])
+        #expect(ties > 0, "some shapes tie")
     }
 
     @Test("extreme keys in one block: 1, 2 and the largest numbers (widest low bits)")

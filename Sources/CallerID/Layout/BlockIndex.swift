@@ -109,6 +109,8 @@ extension FileWriter {
         private(set) var count = 0
         /// Bytes of block records so far, the ones handed out and written elsewhere included.
         private(set) var recordBytes = 0
+        /// The file's major version: 3 once a record uses key codec 2, else 2 (docs/FORMAT.md §9).
+        private(set) var major = Format.majorWithoutRunBitmap
 
         init(options: LayoutOptions) { self.options = options }
 
@@ -121,7 +123,9 @@ extension FileWriter {
             if count % (1 << options.summaryShift) == 0 { BlockSummary.append(firstKey: keys.first!, to: &summary) }
             BlockIndex.appendEntry(firstKey: keys.first!, recordOffset: recordBytes, to: &index)
             let before = records.count
-            try BlockRecord.append(keys: keys, values: values, ids: ids, syncInterval: 1 << options.syncShift, to: &records, parts: &parts)
+            let codec = try BlockRecord.append(keys: keys, values: values, ids: ids, syncInterval: 1 << options.syncShift,
+                                               runBitmap: options.runBitmap, to: &records, parts: &parts)
+            if codec == Format.keyCodecRunBitmap { major = Format.major }
             recordBytes += records.count - before
             count += 1
         }

@@ -1,23 +1,28 @@
-// Format 2.0, section kind 4: one block record (docs/FORMAT.md §5.4). Its writer and its reader,
-// beside the drawing of its bytes (little-endian; n = entryCount, m = n − 1 keys after the first,
-// S = m >> syncShift sync entries):
+// Formats 2.0 and 3.0, section kind 4: one block record (docs/FORMAT.md §5.4). Its writer and
+// its reader, beside the drawing of its bytes (little-endian; n = entryCount, m = n − 1 keys
+// after the first, S = m >> syncShift sync entries, M = ceil(m / 64) bitmap words for key
+// codec 2 and none for the others, r = the elements of the Elias–Fano part: m for codec 0,
+// the bitmap's zero bits for codec 2):
 //
 //   offset          size             field        value
 //   --------------  ---------------  -----------  ------------------------------------------------
 //   0               2                entryCount   n, entries of the block, 1 … blockSize
 //   2               1                lowerWidth   l, Elias–Fano lower-bit width, 0 … 56 (0 for a run)
-//   3               1                keyCodec     0 = Elias–Fano, 1 = run of consecutive numbers
+//   3               1                keyCodec     0 = Elias–Fano, 1 = run of consecutive numbers,
+//                                                 2 = gap-1 bitmap + Elias–Fano (major 3 only)
 //   4               2                upperWords   u64 words of upper bits (0 for a run)
 //   6               2                lowerBytes   bytes of lower bits (0 for a run)
 //   8               2·S              sync table   entry s − 1: the value-stream bit offset of the
 //                                                 code of entry s·2^syncShift (s = 1 … S)
-//   U = 8 + 2·S     8·upperWords     upper bits   bit (high_j + j) set for key j + 1 (LSB-first words)
-//   L = U + 8·upperWords  lowerBytes lower bits   field j of width l: low_j (LSB-first)
+//   B = 8 + 2·S     8·M              gap-1 bitmap bit j set when key j + 1 = key j + 1 (codec 2)
+//   U = B + 8·M     8·upperWords     upper bits   bit (high_i + i) set for element i (LSB-first words)
+//   L = U + 8·upperWords  lowerBytes lower bits   field i of width l: low_i (LSB-first)
 //   V = L + lowerBytes    to the end value stream the n value codes, MSB-first, zero-padded
 //
-// with x_j = key_{j+1} − key_0 = high_j << l | low_j. The first key is the block index's. The
-// records are followed by 8 zero bytes (the blocks section's end), so every 8-byte load below
-// stays inside [record start, record end + 8), and no record reaches into them.
+// with x_j = key_{j+1} − key_0; the Elias–Fano elements e_i = high_i << l | low_i are every x_j
+// (codec 0) or the x_j whose bitmap bit is 0 (codec 2), in order. The first key is the block
+// index's. The records are followed by 8 zero bytes (the blocks section's end), so every 8-byte
+// load below stays inside [record start, record end + 8), and no record reaches into them.
 
 /// A checked view of one block record (the reader), and the writer of one (``append(keys:values:ids:syncInterval:to:parts:)``).
 struct BlockRecord {
@@ -39,17 +44,22 @@ struct BlockRecord {
     /// l: the Elias–Fano lower-bit width.
     let lowerWidth: Int
     let keyCodec: UInt8
+    /// Where the gap-1 bitmap starts (codec 2; for the others it is empty and the upper bits start here).
+    let bitmapStart: Int
     let upperStart: Int
     let upperWords: Int
+    /// r: the Elias–Fano elements (m for codec 0, the bitmap's zero bits among its m for codec 2).
+    let elementCount: Int
     let lowerStart: Int
     let valueStart: Int
     let valueBits: Int
     let syncShift: Int
 
-    /// Nil when the header does not fit the record: entries 1…`maxEntries`, a known key
-    /// codec, and sync table, upper words, lower bits and value stream inside the record.
+    /// Nil when the header does not fit the record: entries 1…`maxEntries`, a key codec up to
+    /// `maxKeyCodec` (the file's major version allows codec 2 or not), and sync table, bitmap,
+    /// upper words, lower bits and value stream inside the record.
     @inline(__always)
-    init?(_ blocks: ByteView, start: Int, end: Int, syncShift: Int, maxEntries: Int) {
+    init?(_ blocks: ByteView, start: Int, end: Int, syncShift: Int, maxEntries: Int, maxKeyCodec: UInt8) {
         guard start < end, end &- start >= Format.recordHeaderSize, end <= blocks.count &- Format.recordPadding else { return nil }
         view = blocks.view(start, end &- start &+ Format.recordPadding)
         let recordLength = end &- start
@@ -60,18 +70,38 @@ struct BlockRecord {
         let lowerBytes = Int(view.u16(Offset.lowerBytes))
         self.syncShift = syncShift
         let deltas = entryCount &- 1
-        guard entryCount >= 1, entryCount <= maxEntries else { return nil }
+        guard entryCount >= 1, entryCount <= maxEntries, keyCodec <= maxKeyCodec else { return nil }
+        bitmapStart = Offset.syncTable &+ 2 &* (deltas &>> syncShift)
+        var elements = deltas
+        var bitmapWords = 0
         if keyCodec == Format.keyCodecRun {
             guard lowerWidth == 0, upperWords == 0, lowerBytes == 0 else { return nil }
+            elements = 0
+        } else if keyCodec == Format.keyCodecRunBitmap {
+            bitmapWords = (deltas &+ 63) &>> 6
+            guard deltas > 0, bitmapStart &+ 8 &* bitmapWords <= recordLength else { return nil }
+            elements = deltas &- BlockRecord.ones(view, at: bitmapStart, bits: deltas)
         } else {
-            guard keyCodec == Format.keyCodecEliasFano, lowerWidth <= BlockRecord.maxLowerWidth, lowerBytes &* 8 >= deltas &* lowerWidth,
-                  upperWords &* 64 >= deltas else { return nil }
+            guard keyCodec == Format.keyCodecEliasFano else { return nil }
         }
-        upperStart = Offset.syncTable &+ 2 &* (deltas &>> syncShift)
+        guard lowerWidth <= BlockRecord.maxLowerWidth, lowerBytes &* 8 >= elements &* lowerWidth, upperWords &* 64 >= elements else { return nil }
+        elementCount = elements
+        upperStart = bitmapStart &+ 8 &* bitmapWords
         lowerStart = upperStart &+ 8 &* upperWords
         valueStart = lowerStart &+ lowerBytes
         guard valueStart <= recordLength else { return nil }
         valueBits = (recordLength &- valueStart) &* 8
+    }
+
+    /// Set bits among the first `bits` (≥ 1) of the u64 words at `at` (bits past them ignored).
+    @inline(__always)
+    static func ones(_ view: ByteView, at: Int, bits: Int) -> Int {
+        let words = (bits &+ 63) &>> 6
+        var count = 0
+        for w in 0..<(words &- 1) { count &+= view.u64(at &+ 8 &* w).nonzeroBitCount }
+        let tail = bits &- 64 &* (words &- 1)  // 1 … 64
+        let mask: UInt64 = tail == 64 ? ~0 : (1 &<< UInt64(tail)) &- 1
+        return count &+ (view.u64(at &+ 8 &* (words &- 1)) & mask).nonzeroBitCount
     }
 
     /// Lower field j (low_j).
@@ -90,37 +120,15 @@ struct BlockRecord {
         if x == 0 { return 0 }
         let deltas = entryCount &- 1
         if keyCodec == Format.keyCodecRun { return x <= UInt64(deltas) ? Int(x) : nil }
+        if keyCodec == Format.keyCodecRunBitmap { return findWithBitmap(x) }
         guard deltas > 0 else { return nil }
         let h = x &>> UInt64(lowerWidth)
         guard h < UInt64(upperWords &* 64) else { return nil }
         // p = position just after the h-th zero of the upper bits (the start of bucket h).
         var p = 0
         if h > 0 {
-            var remaining = Int(h) &- 1
-            var w = 0
-            while true {
-                guard w < upperWords else { return nil }
-                let word = ~view.u64(upperStart &+ 8 &* w)
-                let zeros = word.nonzeroBitCount
-                if remaining < zeros {
-                    var v = word
-                    while true {
-                        let byteZeros = (v & 0xFF).nonzeroBitCount
-                        if remaining < byteZeros { break }
-                        remaining &-= byteZeros
-                        v &>>= 8
-                        p &+= 8
-                    }
-                    while remaining > 0 {
-                        v &= v &- 1
-                        remaining &-= 1
-                    }
-                    p &+= v.trailingZeroBitCount &+ 1 &+ 64 &* w
-                    break
-                }
-                remaining &-= zeros
-                w &+= 1
-            }
+            guard let zero = selectZero(at: upperStart, words: upperWords, Int(h) &- 1).position else { return nil }
+            p = zero &+ 1
         }
         var j = p &- Int(h)
         let target = x & ((1 &<< UInt64(lowerWidth)) &- 1)
@@ -135,6 +143,140 @@ struct BlockRecord {
             j &+= 1
         }
         return nil
+    }
+
+    /// Position of the `k`-th set bit (0-based, k < popcount) of `word`.
+    @inline(__always)
+    static func select(_ word: UInt64, _ k: Int) -> Int {
+        var v = word
+        var remaining = k
+        var p = 0
+        while true {
+            let byteOnes = (v & 0xFF).nonzeroBitCount
+            if remaining < byteOnes { break }
+            remaining &-= byteOnes
+            v &>>= 8
+            p &+= 8
+        }
+        while remaining > 0 {
+            v &= v &- 1
+            remaining &-= 1
+        }
+        return p &+ v.trailingZeroBitCount
+    }
+
+    /// The position of the `k`-th zero bit (0-based) of the `words` u64 words at `at`, or nil
+    /// and the zeros they hold when they hold no more than k.
+    @inline(__always)
+    func selectZero(at: Int, words: Int, _ k: Int) -> (position: Int?, zeros: Int) {
+        var remaining = k
+        var w = 0
+        while w < words {
+            let word = ~view.u64(at &+ 8 &* w)
+            let zeros = word.nonzeroBitCount
+            if remaining < zeros { return (64 &* w &+ BlockRecord.select(word, remaining), 0) }
+            remaining &-= zeros
+            w &+= 1
+        }
+        return (nil, k &- remaining)
+    }
+
+    /// Codec 2: the last Elias–Fano element ≤ `y` — its index (−1 when every element is
+    /// above `y`) and value; nil when the upper bits disagree with the element count.
+    @inline(__always)
+    func elementAtOrBelow(_ y: UInt64) -> (index: Int, value: UInt64)? {
+        let r = elementCount
+        guard r > 0 else { return (-1, 0) }
+        let l = UInt64(lowerWidth)
+        let h = y &>> l
+        let totalBits = upperWords &* 64
+        // bucketStart = the position just after the h-th zero of the upper bits (the end of
+        // the upper bits when they hold fewer zeros); before = the set bits before it.
+        var bucketStart = 0
+        var before = 0
+        if h > 0 {
+            let (zero, zeros) = selectZero(at: upperStart, words: upperWords, Int(h) &- 1)
+            if let zero {
+                bucketStart = zero &+ 1
+                before = bucketStart &- Int(h)
+            } else {
+                bucketStart = totalBits
+                before = totalBits &- zeros
+            }
+        }
+        guard before <= r else { return nil }
+        // The elements of bucket h (high part h) that are ≤ y.
+        let target = y & ((1 &<< l) &- 1)
+        var p = bucketStart
+        var i = before
+        var found = -1
+        var value: UInt64 = 0
+        while p < totalBits, i < r {
+            guard (view.u64(upperStart &+ 8 &* (p &>> 6)) &>> UInt64(p & 63)) & 1 == 1 else { break }
+            let low = lower(i)
+            if low > target { break }
+            found = i
+            value = h &<< l | low
+            p &+= 1
+            i &+= 1
+        }
+        if found >= 0 { return (found, value) }
+        // Else the last element before the bucket: the last set bit before bucketStart.
+        guard before > 0 else { return (-1, 0) }
+        var w = (bucketStart &- 1) &>> 6
+        var word = view.u64(upperStart &+ 8 &* w)
+        let top = (bucketStart &- 1) & 63
+        if top < 63 { word &= (1 &<< UInt64(top &+ 1)) &- 1 }
+        while word == 0 {
+            guard w > 0 else { return nil }
+            w &-= 1
+            word = view.u64(upperStart &+ 8 &* w)
+        }
+        let position = 64 &* w &+ 63 &- word.leadingZeroBitCount
+        let high = UInt64(position &- (before &- 1))
+        return (before &- 1, high &<< l | lower(before &- 1))
+    }
+
+    /// Codec 2: the position of the `k`-th zero bit of the bitmap (its element `k`'s entry is
+    /// that position + 1), nil when the bitmap has fewer than k + 1 zeros among its m bits.
+    @inline(__always)
+    func bitmapZero(_ k: Int) -> Int? {
+        let m = entryCount &- 1
+        guard let p = selectZero(at: bitmapStart, words: (m &+ 63) &>> 6, k).position, p < m else { return nil }
+        return p
+    }
+
+    /// Codec 2: the first zero bit of the bitmap after position `q` (≥ −1), or m.
+    @inline(__always)
+    func bitmapZero(after q: Int) -> Int {
+        let m = entryCount &- 1
+        let from = q &+ 1
+        var w = from &>> 6
+        guard from < m else { return m }
+        var word = ~view.u64(bitmapStart &+ 8 &* w) & ((~0 as UInt64) &<< UInt64(from & 63))
+        while true {
+            if word != 0 { return min(m, 64 &* w &+ word.trailingZeroBitCount) }
+            w &+= 1
+            guard w &* 64 < m else { return m }
+            word = ~view.u64(bitmapStart &+ 8 &* w)
+        }
+    }
+
+    /// Codec 2, `x` > 0 above the first key: the last element ≤ x, then the run of gap-1
+    /// keys after it (or after the first key) must reach x.
+    @inline(__always)
+    func findWithBitmap(_ x: UInt64) -> Int? {
+        guard let (i, value) = elementAtOrBelow(x) else { return nil }
+        var q = -1  // the bitmap position of element i (entry q + 1); −1: the first key
+        if i >= 0 {
+            guard let z = bitmapZero(i) else { return nil }
+            q = z
+        }
+        let t = x &- value
+        if t == 0 { return q &+ 1 }
+        guard t < UInt64(entryCount &- 1 &- q) else { return nil }
+        let end = q &+ Int(t)  // x's bitmap position: positions q + 1 … end must all be gap 1
+        return bitmapZero(after: q) > end ? end &+ 1 : nil
     }
 
     /// MSB-first window of the value stream at bit `bit` (< valueBits).
@@ -201,6 +343,8 @@ struct BlockRecord {
                 key &+= 1
                 out[j] = key
             }
+        } else if keyCodec == Format.keyCodecRunBitmap {
+            guard decodeKeysWithBitmap(firstKey: firstKey, out) else { return nil }
         } else if deltas > 0 {
             let width = UInt64(lowerWidth)
             let mask: UInt64 = lowerWidth == 0 ? 0 : (~0 as UInt64) &>> (64 &- width)
@@ -267,29 +411,72 @@ struct BlockRecord {
         return bit
     }
 
-    /// For verify, after ``decodeAllBits(firstKey:code:keys:ids:)`` gave `codeBits` and the
-    /// block's last key `lastKey`: every structural rule a reader does not need for one entry
-    /// but the writer always keeps — the key codec and Elias–Fano width the writer's rule picks
-    /// (so that no record makes a lookup walk more upper words than a valid file would),
-    /// exactly n − 1 set upper bits in the minimal number of words, zero padding bits, and no
-    /// value-stream byte beyond the last code.
-    func isCanonical(firstKey: UInt64, lastKey: UInt64, codeBits bit: Int) -> Bool {
+    /// Codec 2's keys after the first into `out[1 ... m]`: one above the key before for a
+    /// set bitmap bit, else the next Elias–Fano element (the upper words in order) above the
+    /// first key. False when the upper bits run out, or an element is not above the key
+    /// before it or is beyond the largest number.
+    @inline(__always)
+    private func decodeKeysWithBitmap(firstKey: UInt64, _ out: FixedBufferWriter<UInt64>) -> Bool {
         let deltas = entryCount &- 1
-        let u = lastKey &- firstKey
-        if BlockRecord.isRun(deltas: deltas, span: u) {
-            guard keyCodec == Format.keyCodecRun else { return false }
-        } else {
-            guard keyCodec == Format.keyCodecEliasFano else { return false }
-            let l = BlockRecord.lowerWidth(deltas: deltas, span: u)
-            guard lowerWidth == l, upperWords == BlockRecord.upperWords(deltas: deltas, span: u, lowerWidth: l) else { return false }
-            var ones = 0
-            for w in 0..<upperWords { ones &+= view.u64(upperStart &+ 8 &* w).nonzeroBitCount }
-            guard ones == deltas else { return false }
-            guard (valueStart &- lowerStart) == (deltas &* l &+ 7) / 8 else { return false }
-            if deltas &* l % 8 != 0 {
-                let last = view.u8(valueStart &- 1)
-                guard last &>> UInt8(deltas &* l % 8) == 0 else { return false }
+        let width = UInt64(lowerWidth)
+        let mask: UInt64 = lowerWidth == 0 ? 0 : (~0 as UInt64) &>> (64 &- width)
+        var previous = firstKey
+        var lowBit = lowerStart &* 8
+        var upperWord: UInt64 = 0
+        var w = -1
+        var i = 0
+        var bits: UInt64 = 0
+        for j in 0..<deltas {
+            if j & 63 == 0 { bits = view.u64(bitmapStart &+ (j &>> 3)) }
+            if bits & 1 != 0 {
+                previous &+= 1
+            } else {
+                while upperWord == 0 {
+                    w &+= 1
+                    guard w < upperWords else { return false }
+                    upperWord = view.u64(upperStart &+ 8 &* w)
+                }
+                // Element i is the i-th set bit, at p = 64w + tz: its high part is p − i.
+                let high = UInt64(64 &* w &+ upperWord.trailingZeroBitCount &- i)
+                let low = (view.u64(lowBit &>> 3) &>> UInt64(lowBit & 7)) & mask
+                let key = firstKey &+ (high &<< width | low)
+                guard key > previous, key <= Format.maxNumber else { return false }
+                previous = key
+                upperWord &= upperWord &- 1
+                lowBit &+= lowerWidth
+                i &+= 1
             }
+            bits &>>= 1
+            out[j &+ 1] = previous
+        }
+        return previous <= Format.maxNumber
+    }
+
+    /// For verify, after ``decodeAllBits(firstKey:code:keys:ids:)`` gave `codeBits` and the
+    /// block's keys `keys[0 ..< n]`: every structural rule a reader does not need for one entry
+    /// but the writer always keeps — the key codec and Elias–Fano width the writer's rule picks
+    /// (so that no record makes a lookup walk more upper words than a valid file would, and a
+    /// block is never in the larger of two codecs), exactly r set upper bits in the minimal
+    /// number of words, the bitmap of exactly the gap-1 keys, zero padding bits, and no
+    /// value-stream byte beyond the last code.
+    /// `runBitmap`: the file is of major version 3 (the writer's rule there weighs codec 2 too).
+    func isCanonical(keys: borrowing FixedBuffer<UInt64>, codeBits bit: Int, runBitmap: Bool) -> Bool {
+        let deltas = entryCount &- 1
+        // Without codec 2 (a major-2 file) the rule needs only the span: no pass over the gaps.
+        let shape = runBitmap ? BlockRecord.KeyShape(count: entryCount) { keys[$0] }
+            : BlockRecord.KeyShape(deltas: deltas, span: keys[deltas] &- keys[0])
+        guard keyCodec == BlockRecord.keyCodec(shape, runBitmap: runBitmap) else { return false }
+        if keyCodec == Format.keyCodecEliasFano {
+            guard isCanonicalEliasFano(elements: deltas, span: shape.span) else { return false }
+        } else if keyCodec == Format.keyCodecRunBitmap {
+            for w in 0..<((deltas &+ 63) &>> 6) {
+                var expected: UInt64 = 0
+                for j in (64 &* w)..<min(deltas, 64 &* w &+ 64) where keys[j &+ 1] &- keys[j] == 1 {
+                    expected |= 1 &<< UInt64(j & 63)
+                }
+                guard view.u64(bitmapStart &+ 8 &* w) == expected else { return false }
+            }
+            guard isCanonicalEliasFano(elements: deltas &- shape.gapOnes, span: shape.lastOther) else { return false }
         }
         guard (bit &+ 7) / 8 == valueBits / 8 else { return false }
         if bit % 8 != 0 {
@@ -299,7 +486,122 @@ struct BlockRecord {
         return true
     }
 
+    /// The Elias–Fano part of `elements` (≥ 1) below `span` as the writer writes it: its
+    /// width and words, exactly `elements` set upper bits, and zero unused lower bits.
+    private func isCanonicalEliasFano(elements r: Int, span u: UInt64) -> Bool {
+        let l = BlockRecord.lowerWidth(deltas: r, span: u)
+        guard lowerWidth == l, upperWords == BlockRecord.upperWords(deltas: r, span: u, lowerWidth: l) else { return false }
+        var ones = 0
+        for w in 0..<upperWords { ones &+= view.u64(upperStart &+ 8 &* w).nonzeroBitCount }
+        guard ones == r else { return false }
+        guard (valueStart &- lowerStart) == (r &* l &+ 7) / 8 else { return false }
+        if r &* l % 8 != 0 {
+            let last = view.u8(valueStart &- 1)
+            guard last &>> UInt8(r &* l % 8) == 0 else { return false }
+        }
+        return true
+    }
+
     // MARK: Writer
+
+    /// What the writer's key codec rule reads from a block's keys k_0 … k_m.
+    struct KeyShape {
+        /// m: the keys after the first.
+        var deltas = 0
+        /// u = k_m − k_0.
+        var span: UInt64 = 0
+        /// Keys one above the key before them.
+        var gapOnes = 0
+        /// k_j − k_0 of the last key j ≥ 1 that is not one above the key before it (0 if none).
+        var lastOther: UInt64 = 0
+
+        /// The shape of m keys after the first spanning `span`, without the gap counts (enough
+        /// for the rule of a file without codec 2).
+        init(deltas: Int, span: UInt64) {
+            self.deltas = deltas
+            self.span = span
+        }
+
+        init(count: Int, key: (Int) -> UInt64) {
+            deltas = count - 1
+            let first = key(0)
+            var previous = first
+            for j in 1..<max(1, count) {
+                let k = key(j)
+                if k &- previous == 1 { gapOnes += 1 } else { lastOther = k &- first }
+                previous = k
+            }
+            span = previous &- first
+        }
+    }
+
+    /// The writer's key codec rule: a run when the m > 0 keys after the first are consecutive;
+    /// else the fewer key bytes of Elias–Fano (codec 0) and, when the file may use it
+    /// (`runBitmap`, major version 3), the gap-1 bitmap with Elias–Fano over the other keys
+    /// (codec 2); codec 0 when they tie.
+    static func keyCodec(_ shape: KeyShape, runBitmap: Bool) -> UInt8 {
+        let m = shape.deltas
+        if isRun(deltas: m, span: shape.span) { return Format.keyCodecRun }
+        guard runBitmap, m > 0 else { return Format.keyCodecEliasFano }
+        return runBitmapBytes(shape) < eliasFanoBytes(elements: m, span: shape.span) ? Format.keyCodecRunBitmap : Format.keyCodecEliasFano
+    }
+
+    /// Key bytes of codec `codec` for a block of `shape` (the header and sync table left out).
+    static func keyBytes(_ shape: KeyShape, codec: UInt8) -> Int {
+        switch codec {
+        case Format.keyCodecRun: 0
+        case Format.keyCodecRunBitmap: runBitmapBytes(shape)
+        default: eliasFanoBytes(elements: shape.deltas, span: shape.span)
+        }
+    }
+
+    /// Key bytes of codec 2: the bitmap words and Elias–Fano over the keys not one above the key before.
+    private static func runBitmapBytes(_ shape: KeyShape) -> Int {
+        8 * ((shape.deltas + 63) / 64) + eliasFanoBytes(elements: shape.deltas - shape.gapOnes, span: shape.lastOther)
+    }
+
+    /// The writer's file-level rule (docs/FORMAT.md §9): key codec 2 is used in a file — which
+    /// makes it major version 3, unreadable by 2.0 readers — only when it saves at least
+    /// 1/32 of the key bytes the file would have without it. Fed every key in order, cut into
+    /// blocks of the writer's block size.
+    struct KeyCodecPlan {
+        let blockSize: Int
+        private var keys: [UInt64] = []
+        /// Key bytes of the blocks so far without codec 2, and how many codec 2 saves on them.
+        private(set) var bytesWithout = 0
+        private(set) var saved = 0
+
+        init(blockSize: Int) {
+            self.blockSize = blockSize
+            keys.reserveCapacity(blockSize)
+        }
+
+        mutating func add(_ key: UInt64) {
+            keys.append(key)
+            if keys.count == blockSize { endBlock() }
+        }
+
+        /// After the last key: whether the file uses codec 2.
+        mutating func usesRunBitmap() -> Bool {
+            if !keys.isEmpty { endBlock() }
+            return saved > 0 && saved * 32 >= bytesWithout
+        }
+
+        private mutating func endBlock() {
+            let shape = KeyShape(count: keys.count) { keys[$0] }
+            let without = BlockRecord.keyBytes(shape, codec: BlockRecord.keyCodec(shape, runBitmap: false))
+            bytesWithout += without
+            saved += without - BlockRecord.keyBytes(shape, codec: BlockRecord.keyCodec(shape, runBitmap: true))
+            keys.removeAll(keepingCapacity: true)
+        }
+    }
+
+    /// Bytes of the writer's Elias–Fano part for `elements` values, the largest `span`.
+    static func eliasFanoBytes(elements r: Int, span u: UInt64) -> Int {
+        let l = lowerWidth(deltas: r, span: u)
+        return 8 * upperWords(deltas: r, span: u, lowerWidth: l) + (r * l + 7) / 8
+    }
+
 
     /// The writer's key codec rule: a run when the m > 0 keys after the first are consecutive
     /// (`span` = last key − first key = m).
@@ -317,26 +619,42 @@ struct BlockRecord {
     }
 
     /// Appends one block's record (the drawing above) to `blocks`: the header, the sync points,
-    /// the keys as Elias–Fano (or nothing for a run of consecutive numbers), then the value codes.
-    /// `keys` ascend strictly; `values` index `ids`. Counts key and value bytes in `parts`.
+    /// the keys in the codec of ``keyCodec(_:runBitmap:)`` (nothing for a run of consecutive numbers),
+    /// then the value codes. `keys` ascend strictly; `values` index `ids`. Counts key and value
+    /// bytes in `parts`; returns the key codec.
+    @discardableResult
     static func append(keys: ArraySlice<UInt64>, values: ArraySlice<UInt32>, ids: FileWriter.ValueIds, syncInterval: Int,
-                       to blocks: inout [UInt8], parts: inout LayoutParts) throws(CallerIDError) {
+                       runBitmap: Bool, to blocks: inout [UInt8], parts: inout LayoutParts) throws(CallerIDError) -> UInt8 {
         let count = keys.count
         let firstKey = keys.first!
         let deltas = count - 1
-        let u = keys.last! - firstKey
-        var codec = Format.keyCodecEliasFano
+        let shape = KeyShape(count: count) { keys[keys.startIndex + $0] }
+        let codec = keyCodec(shape, runBitmap: runBitmap)
+        // The Elias–Fano elements: every key above the first (codec 0), or those not one
+        // above the key before them (codec 2, whose bitmap marks the others).
+        var bitmap: [UInt64] = []
+        var elements: [UInt64] = []
+        if codec == Format.keyCodecEliasFano {
+            elements = (1..<max(1, count)).map { keys[keys.startIndex + $0] - firstKey }
+        } else if codec == Format.keyCodecRunBitmap {
+            bitmap = [UInt64](repeating: 0, count: (deltas + 63) / 64)
+            for j in 0..<deltas {
+                let key = keys[keys.startIndex + 1 + j]
+                if key - keys[keys.startIndex + j] == 1 {
+                    bitmap[j >> 6] |= 1 << UInt64(j & 63)
+                } else {
+                    elements.append(key - firstKey)
+                }
+            }
+        }
         var width = 0
         var upper: [UInt64] = []
         var lower = BitWriter()
-        if isRun(deltas: deltas, span: u) {
-            codec = Format.keyCodecRun  // consecutive numbers: nothing to store
-        } else if deltas > 0 {
-            width = lowerWidth(deltas: deltas, span: u)
-            upper = [UInt64](repeating: 0, count: upperWords(deltas: deltas, span: u, lowerWidth: width))
-            for j in 0..<deltas {
-                let x = keys[keys.startIndex + 1 + j] - firstKey
-                let p = Int(x >> UInt64(width)) + j
+        if let span = elements.last {
+            width = lowerWidth(deltas: elements.count, span: span)
+            upper = [UInt64](repeating: 0, count: upperWords(deltas: elements.count, span: span, lowerWidth: width))
+            for (i, x) in elements.enumerated() {
+                let p = Int(x >> UInt64(width)) + i
                 upper[p >> 6] |= 1 << UInt64(p & 63)
                 lower.write(x, width: width)
             }
@@ -367,11 +685,13 @@ struct BlockRecord {
         blocks.appendLE(UInt16(lower.bytes.count))
         assert(blocks.count - start == Offset.syncTable)
         for s in sync { blocks.appendLE(s) }
+        for w in bitmap { blocks.appendLE(w) }
         for w in upper { blocks.appendLE(w) }
         blocks.append(contentsOf: lower.bytes)
         let valueBytes = stream.finished
         blocks.append(contentsOf: valueBytes)
-        parts.keys += Format.recordHeaderSize + 8 * upper.count + lower.bytes.count
+        parts.keys += Format.recordHeaderSize + 8 * bitmap.count + 8 * upper.count + lower.bytes.count
         parts.values += 2 * sync.count + valueBytes.count
+        return codec
     }
 }

@@ -7,6 +7,9 @@ struct LayoutOptions {
     var summaryShift = 4
     /// Raw bytes of the hot labels (the most frequent values), stored uncompressed.
     var hotLabelBytes = 64 * 1024
+    /// Key codec 2 may be used (the file is then major version 3): the writer sets it from
+    /// ``BlockRecord/KeyCodecPlan`` before the first record.
+    var runBitmap = false
 }
 
 /// Bytes of a written file by part (for `lookup info` and the benchmarks).
@@ -28,6 +31,10 @@ enum FileWriter {
             throw CallerIDError(.invalidInput, "blockSize must be 1...\(Format.maxBlockEntries)")
         }
         precondition(keys.count == values.count)
+        var options = options
+        var plan = BlockRecord.KeyCodecPlan(blockSize: options.blockSize)
+        for k in keys { plan.add(k) }
+        options.runBitmap = plan.usesRunBitmap()
         var parts = LayoutParts()
         let ids = try ValueIds(values: values, labelCount: labelCount)
         let blocks = try encodeBlocks(keys: keys, values: values, ids: ids, options: options, parts: &parts)
@@ -40,7 +47,7 @@ enum FileWriter {
             (Format.Section.blocks.rawValue, blocks.records),
         ] + tail.sections + extraSections.map { ($0.kind, $0.bytes) }
         parts.index = blocks.summary.count + blocks.index.count
-        let file = assemble(sections: sections, entries: keys.count, blockCount: blocks.count, valueCount: ids.valueCount,
+        let file = assemble(sections: sections, major: blocks.major, entries: keys.count, blockCount: blocks.count, valueCount: ids.valueCount,
                             hotCount: tail.hotCount, options: options)
         parts.other = file.count - parts.keys - parts.values - parts.index - parts.labels
         return (file, parts, ids.valueCount)
@@ -126,6 +133,8 @@ enum FileWriter {
         var records: [UInt8] = []
         var summary: [UInt8] = []
         var count = 0
+        /// The file's major version: 3 when a record uses key codec 2, else 2.
+        var major = Format.majorWithoutRunBitmap
     }
 
     /// Every block's record, the block index and the summary; counts key and value bytes in `parts`.
@@ -144,14 +153,15 @@ enum FileWriter {
         out.index = section.index
         out.summary = section.summary
         out.count = section.count
+        out.major = section.major
         return out
     }
 
     /// The file around its sections (docs/FORMAT.md §3): header, sections at aligned offsets,
     /// section table, footer.
-    static func assemble(sections: [(UInt32, [UInt8])], entries: Int, blockCount: Int, valueCount: Int, hotCount: Int,
+    static func assemble(sections: [(UInt32, [UInt8])], major: UInt16, entries: Int, blockCount: Int, valueCount: Int, hotCount: Int,
                          options: LayoutOptions) -> [UInt8] {
-        let frame = Frame(sections: sections.map { ($0.0, $0.1.count, Codec.xxh3($0.1)) }, entries: entries, blockCount: blockCount,
+        let frame = Frame(sections: sections.map { ($0.0, $0.1.count, Codec.xxh3($0.1)) }, major: major, entries: entries, blockCount: blockCount,
                           valueCount: valueCount, hotCount: hotCount, options: options)
         var file = frame.header
         for (k, (_, bytes)) in sections.enumerated() {
@@ -178,7 +188,7 @@ enum FileWriter {
         let footer: [UInt8]
         let fileSize: Int
 
-        init(sections: [(kind: UInt32, size: Int, xxh3: UInt64)], entries: Int, blockCount: Int, valueCount: Int, hotCount: Int,
+        init(sections: [(kind: UInt32, size: Int, xxh3: UInt64)], major: UInt16, entries: Int, blockCount: Int, valueCount: Int, hotCount: Int,
              options: LayoutOptions) {
             var at = Format.headerSize
             var table: [UInt8] = []
@@ -192,7 +202,7 @@ enum FileWriter {
             at += (Format.sectionAlignment - at % Format.sectionAlignment) % Format.sectionAlignment
             let tableOffset = at
             let fileSize = at + table.count + Format.footerSize
-            let header = Header(fileSize: UInt64(fileSize), entryCount: UInt64(entries), blockCount: blockCount, valueCount: valueCount,
+            let header = Header(major: major, fileSize: UInt64(fileSize), entryCount: UInt64(entries), blockCount: blockCount, valueCount: valueCount,
                                 hotCount: hotCount, syncShift: options.syncShift, summaryShift: options.summaryShift,
                                 blockSize: options.blockSize, tableOffset: UInt64(tableOffset)).encoded
             let footer = Footer.encode(fileSize: fileSize, tableChecksum: Codec.xxh3(table), entryCount: entries)

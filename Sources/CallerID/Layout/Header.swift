@@ -1,11 +1,12 @@
-// Format 2.0: the header, the first 64 bytes of a file (docs/FORMAT.md §3). Its writer and its
+// Formats 2.0 and 3.0: the header, the first 64 bytes of a file (docs/FORMAT.md §3). Its writer and its
 // reader, beside the drawing of its bytes (all integers little-endian):
 //
 //   offset  size  field            value
 //   ------  ----  ---------------  -------------------------------------------------------------
 //        0     8  magic            89 43 49 44 42 0D 0A 1A ("\x89CIDB\r\n\x1A")
-//        8     2  major            2 (checked right after the magic: another major is
-//                                  "unsupported version", not damage)
+//        8     2  major            2, or 3 when a block record uses key codec 2 (checked right
+//                                  after the magic: another major is "unsupported version",
+//                                  not damage)
 //       10     2  minor            0 (ignored by readers)
 //       12     4  headerSize       64
 //       16     8  fileSize         the file's length, exactly
@@ -22,6 +23,8 @@
 /// The header's fields (docs/FORMAT.md §3), written by ``encoded`` and read, checked against
 /// each other and the file's length, by ``init(_:path:)``.
 struct Header {
+    /// 2, or 3 when some block record uses key codec 2 (docs/FORMAT.md §9).
+    var major: UInt16
     var fileSize: UInt64
     var entryCount: UInt64
     var blockCount: Int
@@ -50,8 +53,9 @@ struct Header {
         static let headerChecksum = 56
     }
 
-    init(fileSize: UInt64, entryCount: UInt64, blockCount: Int, valueCount: Int, hotCount: Int, syncShift: Int,
+    init(major: UInt16, fileSize: UInt64, entryCount: UInt64, blockCount: Int, valueCount: Int, hotCount: Int, syncShift: Int,
          summaryShift: Int, blockSize: Int, tableOffset: UInt64) {
+        self.major = major
         self.fileSize = fileSize
         self.entryCount = entryCount
         self.blockCount = blockCount
@@ -68,7 +72,7 @@ struct Header {
     /// The 64 header bytes, checksum included.
     var encoded: [UInt8] {
         var out: [UInt8] = Format.magic
-        out.appendLE(Format.major)
+        out.appendLE(major)
         out.appendLE(Format.minor)
         out.appendLE(UInt32(Format.headerSize))
         out.appendLE(fileSize)
@@ -101,9 +105,10 @@ struct Header {
         guard Array(b.bytes(Offset.magic, Format.magic.count)) == Format.magic else {
             throw bad("bad magic: not a CallerID database")
         }
-        let major = b.u16(Offset.major)
-        guard major == Format.major else {
-            let hint = major < Format.major ? " — rebuild it with `lookup build`" : " — this reader reads version \(Format.major).x; update CallerID"
+        major = b.u16(Offset.major)
+        guard major >= Format.majorWithoutRunBitmap, major <= Format.major else {
+            let hint = major < Format.majorWithoutRunBitmap ? " — rebuild it with `lookup build`"
+                : " — this reader reads versions \(Format.majorWithoutRunBitmap).x and \(Format.major).x; update CallerID"
             throw CallerIDError(.unsupportedVersion, "\(path): unsupported version \(major).\(b.u16(Offset.minor))\(hint)")
         }
         guard b.count >= Format.headerSize + Format.footerSize else {

@@ -30,8 +30,9 @@ package enum StreamedFileWriter {
     package static func write(_ source: some SortedEntrySource, categories global: [Category], options: BuildOptions,
                               scratch: SpillArea, to path: String) throws(CallerIDError) -> StreamedFile {
         try DatabaseBuilder.check(options)
-        let layout = options.layout
+        var layout = options.layout
         var result = StreamedFile()
+        var plan = BlockRecord.KeyCodecPlan(blockSize: layout.blockSize)
 
         // Pass 1: the labels, how often each is used and where first, the categories used.
         var interner = LabelInterner()
@@ -77,6 +78,7 @@ package enum StreamedFileWriter {
             pair.appendLE(number)
             pair.appendLE(UInt32(v))
             try entriesOut.write(pair)
+            plan.add(number)
             if v == freq.count {
                 freq.append(0)
                 first.append(position)
@@ -89,6 +91,7 @@ package enum StreamedFileWriter {
         }
         result.entries = position
         try entriesOut.finish()
+        layout.runBitmap = plan.usesRunBitmap()
 
         // The category table in the builder's canonical order: identify, block, then the
         // categories used, by name.
@@ -155,7 +158,7 @@ package enum StreamedFileWriter {
         let all = before.map { ($0.0, $0.1.count, Codec.xxh3($0.1)) }
             + [(Format.Section.blocks.rawValue, section.recordBytes, blocksHash.digest)]
             + tail.sections.map { ($0.0, $0.1.count, Codec.xxh3($0.1)) }
-        let frame = FileWriter.Frame(sections: all, entries: result.entries, blockCount: section.count,
+        let frame = FileWriter.Frame(sections: all, major: section.major, entries: result.entries, blockCount: section.count,
                                      valueCount: ids.valueCount, hotCount: tail.hotCount, options: layout)
         var out = try AtomicFileWriter(path: path)
         var fileHash = StreamingXXH3()
