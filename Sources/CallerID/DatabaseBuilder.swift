@@ -206,6 +206,8 @@ public struct DatabaseBuilder {
         package var lastNumber: UInt64?
         /// Entries (not ranges) per category.
         package var entriesByCategory: [Category: Int]
+        /// The file's format version, as its header says ("2.0", or "3.0" with key codec 2).
+        package var formatVersion = ""
     }
 
     /// ``write(to:)``, also returning what the file holds (``Written``).
@@ -243,7 +245,8 @@ public struct DatabaseBuilder {
                                    fileBytes: file.bytes, ranges: 0, hiddenCharactersRemoved: hiddenRemoved)
         var byCategory: [Category: Int] = [:]
         for (c, n) in file.entriesByCategory { byCategory[categories[c], default: 0] += n }
-        return (summary, Written(xxh3: file.xxh3, firstNumber: file.firstNumber, lastNumber: file.lastNumber, entriesByCategory: byCategory))
+        return (summary, Written(xxh3: file.xxh3, firstNumber: file.firstNumber, lastNumber: file.lastNumber, entriesByCategory: byCategory,
+                                 formatVersion: file.formatVersion))
     }
 
     /// The options' limits, checked before anything is written.
@@ -308,6 +311,7 @@ public struct DatabaseBuilder {
         let summary = BuildSummary(entries: keys.count, duplicatesMerged: duplicates,
                                    distinctLabels: encoded.distinctValues, fileBytes: encoded.image.count, ranges: pieces.count,
                                    hiddenCharactersRemoved: hiddenRemoved)
+        written.formatVersion = encoded.image.withUnsafeBytes { Header.version(ByteView($0)) }
         return (encoded.image, summary)
     }
 }

@@ -39,6 +39,8 @@ public struct DirectoryManifest: Sendable, Equatable {
         /// SHA-256 of the whole file, 64 lowercase hex digits: what a signature covers
         /// (``ManifestSignature``). Nil in manifests written before it existed.
         public var sha256: String?
+        /// The file's own format version (`2.0`, or `3.0` when it uses key codec 3.0 needs:
+        /// docs/FORMAT.md §9), as its header says.
         public var formatVersion: String?
         /// Precedence when several files hold a number: higher wins (default 0), then the file
         /// listed earlier. See ``DirectorySnapshot``.
@@ -71,7 +73,19 @@ public struct DirectoryManifest: Sendable, Equatable {
         }
     }
 
+    /// The newest ``File/formatVersion`` of ``files`` (versions compared as numbers, major then
+    /// minor); nil when no file names its version.
+    public var newestFileFormat: String? {
+        func parts(_ v: String) -> (Int, Int) {
+            let p = v.split(separator: ".")
+            return (p.first.flatMap { Int($0) } ?? 0, p.count > 1 ? Int(p[1]) ?? 0 : 0)
+        }
+        return files.compactMap(\.formatVersion).max { parts($0) < parts($1) }
+    }
+
     public var manifestVersion: Int?
+    /// The newest format version of the manifest's files (``newestFileFormat``): a reader that
+    /// reads it reads every file. Nil when no file says.
     public var formatVersion: String?
     /// The publisher's name for this data (`--dataset-version`, or a content hash). Fetches
     /// refuse an older one than installed (``DirectoryFetcher``).

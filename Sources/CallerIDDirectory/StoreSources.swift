@@ -230,7 +230,7 @@ func composedManifest(_ sets: [SourceSet]) throws(DirectoryError) -> DirectoryMa
         }
     }
     var manifest = DirectoryManifest(files: files)
-    manifest.formatVersion = CallerIDVersion.format
+    manifest.formatVersion = manifest.newestFileFormat
     manifest.generator = "CallerID \(CallerIDVersion.library) store"
     guard files.count <= DirectoryManifest.maxFiles else {
         throw DirectoryError(.budgetExceeded, "the sources' subscribed regions make \(files.count) packs; a store holds at most \(DirectoryManifest.maxFiles): unsubscribe regions or remove a source")

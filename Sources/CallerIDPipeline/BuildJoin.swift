@@ -52,7 +52,7 @@ extension Pipeline {
                 OutputFile(file: $0.file, region: "", kind: "", shard: 1, shards: 1, entries: 0, categories: [:], actions: [:],
                            bytes: $0.bytes, xxh3: $0.xxh3, duplicatesMerged: 0)
             }))
-            manifest.formatVersion = CallerIDVersion.format
+            manifest.formatVersion = manifest.newestFileFormat
             manifest.buildTime = timestamp(buildTime)
             manifest.generator = "CallerID \(CallerIDVersion.library)"
             manifest.maxEntries = maxEntries

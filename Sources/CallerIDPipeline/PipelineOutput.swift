@@ -32,6 +32,9 @@ public struct OutputFile: Sendable, Equatable {
     public var sha256: String? = nil
     /// Ranges stored as ranges in this file (``PipelineOptions/keepRanges``).
     public var ranges: Int = 0
+    /// The file's format version, as its header says: "2.0", or "3.0" when its keys use the
+    /// codec only 3.0 readers know (docs/FORMAT.md §9).
+    public var formatVersion: String? = nil
 }
 
 /// What ``Pipeline/write(to:)`` did.
@@ -202,7 +205,8 @@ extension Pipeline {
         let file = OutputFile(file: name, region: "all", kind: "all", shard: 1, shards: 1, entries: built.entries,
                               firstNumber: written.firstNumber, lastNumber: written.lastNumber,
                               rangeStart: written.firstNumber, rangeEnd: written.lastNumber, categories: categories, actions: actions,
-                              bytes: built.fileBytes, xxh3: written.xxh3, duplicatesMerged: built.duplicatesMerged, ranges: built.ranges)
+                              bytes: built.fileBytes, xxh3: written.xxh3, duplicatesMerged: built.duplicatesMerged, ranges: built.ranges,
+                              formatVersion: written.formatVersion)
         if resolved.kind != .stream { DirectorySwitch.removeLeftovers(of: resolved.path) }
         return summary(output: output, isDirectory: false, files: [file], lists: [], duplicates: built.duplicatesMerged,
                        distinct: built.distinctLabels)
@@ -470,7 +474,8 @@ extension Pipeline {
         }
         return OutputFile(file: planned.fileName, region: "", kind: "", shard: 1, shards: 1, entries: written.entries,
                           firstNumber: written.firstNumber, lastNumber: written.lastNumber, rangeStart: nil, rangeEnd: nil,
-                          categories: categories, actions: actions, bytes: written.bytes, xxh3: written.xxh3, duplicatesMerged: 0, ranges: 0)
+                          categories: categories, actions: actions, bytes: written.bytes, xxh3: written.xxh3, duplicatesMerged: 0, ranges: 0,
+                          formatVersion: written.formatVersion)
     }
 
     private func writeDatabase(_ entries: ArraySlice<Int32>, to path: String, fileName: String, withRanges: Bool = false) throws(PipelineError) -> OutputFile {
@@ -504,7 +509,8 @@ extension Pipeline {
         return OutputFile(file: fileName, region: "", kind: "", shard: 1, shards: 1, entries: summary.entries,
                           firstNumber: entries.first.map { numbers[Int($0)] }, lastNumber: entries.last.map { numbers[Int($0)] },
                           rangeStart: nil, rangeEnd: nil, categories: categories, actions: actions,
-                          bytes: summary.fileBytes, xxh3: written.xxh3, duplicatesMerged: summary.duplicatesMerged, ranges: summary.ranges)
+                          bytes: summary.fileBytes, xxh3: written.xxh3, duplicatesMerged: summary.duplicatesMerged, ranges: summary.ranges,
+                          formatVersion: written.formatVersion)
     }
 
     private func uniqueFileBase(_ base: String, _ used: inout Set<String>) -> String {
@@ -668,10 +674,10 @@ extension Pipeline {
             m.rangeStart = f.rangeStart
             m.rangeEnd = f.rangeEnd
             m.ranges = f.ranges
-            m.formatVersion = CallerIDVersion.format
+            m.formatVersion = f.formatVersion
             return m
         }, datasetVersion: datasetVersion)
-        manifest.formatVersion = CallerIDVersion.format
+        manifest.formatVersion = manifest.newestFileFormat
         manifest.buildTime = buildTime
         manifest.generator = "CallerID \(CallerIDVersion.library)"
         manifest.maxEntries = options.entriesPerDatabase

@@ -469,17 +469,69 @@ func manifest(_ dir: String) throws -> [String: Any] {
             let m = try manifest(dir.path("out"))
             let files = try #require(m["files"] as? [[String: Any]])
             #expect(files.count == summary.files.count)
-            #expect(m["format_version"] as? String == CallerIDVersion.format)
+            let versions = try summary.files.map { try Database(path: dir.path("out/\($0.file)")).info.formatVersion }
+            #expect(m["format_version"] as? String == (versions.contains("3.0") ? "3.0" : "2.0"))
             #expect(m["build_time"] as? String == "2023-11-14T22:13:20Z")
             #expect((m["dataset_version"] as? String)?.hasPrefix("xxh3-") == true)
             for (f, j) in zip(summary.files, files) {
                 #expect(j["file"] as? String == f.file)
                 #expect(j["xxh3"] as? String == Pipeline.hex(f.xxh3))
+                #expect(j["format_version"] as? String == (try Database(path: dir.path("out/\(f.file)")).info.formatVersion))
                 #expect(j["bytes"] as? Int == (try FileManager.default.attributesOfItem(atPath: dir.path("out/\(f.file)"))[.size] as? Int))
                 #expect((j["categories"] as? [String: Int])?.values.reduce(0, +) == f.entries)
                 #expect(j["region"] as? String == "all" && j["shards"] as? Int == summary.files.count)
             }
         }
+    }
+
+    /// Each file of a build directory is listed with its own format version, and the manifest
+    /// with the newest of them: a region whose numbers come in short runs is written 3.0 (key
+    /// codec 2), a region of scattered numbers 2.0, which a 2.0 reader still reads. Before: every
+    /// file and the manifest said the library's newest version, 3.0, whatever was written.
+    @Test func theManifestNamesEachFilesOwnFormatVersion() throws {
+        let dir = TempDir()
+        var rng = SeededGenerator(seed: 77)
+        var rows = ""
+        var n: UInt64 = 79_130_000_000
+        for _ in 0..<1_000 {   // runs of 1 to 4 consecutive numbers, far apart: most gaps are 1
+            n += UInt64.random(in: 20...2_000, using: &rng)
+            for k in 0..<UInt64.random(in: 1...4, using: &rng) { rows += "\(n + k)\tRun\n" }
+            n += 4
+        }
+        for _ in 0..<3_000 { rows += "\(UInt64.random(in: 74_950_000_000...74_959_999_999, using: &rng))\tScattered\n" }
+        try write(rows, dir.path("in.tsv"))
+        try write("7913\truns\n7495\tscattered\n", dir.path("prefixes.tsv"))
+        var o = lenient()
+        o.split = .prefix
+        o.regionMap = try RegionMap(contentsOf: dir.path("prefixes.tsv"))
+        func versions(_ output: String) throws -> (manifest: String?, files: [String: String]) {
+            let m = try manifest(output)
+            var files: [String: String] = [:]
+            for f in try #require(m["files"] as? [[String: Any]]) {
+                let name = try #require(f["file"] as? String)
+                let said = try #require(f["format_version"] as? String)
+                #expect(said == (try Database(path: output + "/" + name).info.formatVersion), "\(name)")
+                files[name] = said
+            }
+            return (m["format_version"] as? String, files)
+        }
+        _ = try runPipeline([dir.path("in.tsv")], o, to: dir.path("both"))
+        let both = try versions(dir.path("both"))
+        #expect(both.files == ["runs.cid": "3.0", "scattered.cid": "2.0"])
+        #expect(both.manifest == "3.0")
+        // The bounded build (spilled runs, streamed writer) writes the same.
+        var bounded = o
+        bounded.buildOptions.memoryLimit = 16 * 1024
+        let pipeline = try Pipeline(options: bounded)
+        pipeline.prepare(output: dir.path("bounded"))
+        try pipeline.add(file: dir.path("in.tsv"))
+        _ = try pipeline.write(to: dir.path("bounded"))
+        #expect(try versions(dir.path("bounded")).files == both.files)
+        // Scattered numbers alone: a 2.0 set.
+        try write(rows.split(separator: "\n").filter { $0.hasSuffix("Scattered") }.map { $0 + "\n" }.joined(), dir.path("scattered.tsv"))
+        _ = try runPipeline([dir.path("scattered.tsv")], o, to: dir.path("old"))
+        let old = try versions(dir.path("old"))
+        #expect(old.files == ["scattered.cid": "2.0"] && old.manifest == "2.0")
     }
 
     @Test func regionsByFieldAndByPrefix() throws {

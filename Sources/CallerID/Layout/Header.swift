@@ -146,4 +146,7 @@ struct Header {
 
     /// "major.minor" of the file `b` (whose header was checked at open).
     static func version(_ b: ByteView) -> String { "\(b.u16(Offset.major)).\(b.u16(Offset.minor))" }
+
+    /// "major.minor" of a file this writer writes with `major`.
+    static func version(major: UInt16) -> String { "\(major).\(Format.minor)" }
 }

@@ -20,6 +20,8 @@ package struct StreamedFile {
     package var lastNumber: UInt64? = nil
     /// Entries per category, by the index given with the entries.
     package var entriesByCategory: [Int: Int] = [:]
+    /// The file's format version, as its header says ("2.0", or "3.0" with key codec 2).
+    package var formatVersion = ""
 }
 
 package enum StreamedFileWriter {
@@ -194,6 +196,7 @@ package enum StreamedFileWriter {
             throw error
         }
         result.distinctLabels = ids.valueCount
+        result.formatVersion = Header.version(major: section.major)
         result.bytes = frame.fileSize
         result.xxh3 = fileHash.digest
         return result
