@@ -112,7 +112,8 @@ cid_status cid_last_error_status(void);
  * Static NUL-terminated string: never NULL, never freed. Thread-safe. */
 const char *CID_NONNULL cid_version(void);
 
-/* The database format version this library writes, such as "1.0" (it reads any 1.x).
+/* The newest database format version this library reads and writes, such as "3.0". It reads
+ * 2.x and 3.x files; it writes 2.0 unless a file's keys need 3.0's key codec (docs/FORMAT.md 9).
  * Static NUL-terminated string: never NULL, never freed. Thread-safe. */
 const char *CID_NONNULL cid_format_version(void);
 
