@@ -847,9 +847,10 @@ enum Access {
     }
 
     /// Key codec 2's records (a file of major version 3: CorruptionTests' sample), every byte
-    /// changed one of three ways (all three with CALLERID_DEEP_TESTS=1) and sealed: the header fields, the sync entries, the bitmap, the upper
-    /// and lower bits, the value codes. Refused at open, at access or by verify, or read
-    /// consistently; nothing crashes.
+    /// changed one of three ways and sealed: the header fields, the sync entries, the bitmap,
+    /// the upper and lower bits, the value codes. Refused at open, at access or by verify, or
+    /// read consistently; nothing crashes. By default the first four such records (every byte
+    /// of each); with CALLERID_DEEP_TESTS=1 all ten, each byte changed all three ways.
     @Test func everySealedByteChangeOfGapOneBitmapRecordsIsRefusedOrConsistent() throws {
         let original = ImageEditor(CorruptionTests.sample.image)
         let blocks = original.blocks(codec: Format.keyCodecRunBitmap)
@@ -858,7 +859,7 @@ enum Access {
         let path = dir.path("sealed-bitmap.cid")
         let numbers = blocks.flatMap { b in CorruptionTests.sample.entries[(16 * b)..<min(16 * b + 16, CorruptionTests.sample.entries.count)].map(\.number) }
         var refusedAtAccess = 0, refusedAtVerify = 0, accepted = 0
-        for b in blocks {
+        for b in deepTests ? blocks : Array(blocks.prefix(4)) {
             for offset in original.record(b)..<original.recordEnd(b) {
                 for change in deepTests ? [UInt8(0x01), 0x80, 0xFF] : [[UInt8(0x01), 0x80, 0xFF][offset % 3]] {
                     var e = original
