@@ -51,7 +51,7 @@ if [[ $target == codec-* ]]; then
     exec "$out/$target" "$corpus" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
         -max_len=70000 -print_final_stats=1 -artifact_prefix="$artifacts/" ${FUZZ_FLAGS:-}
 fi
-flags=(-swift-version 6 -enable-upcoming-feature ExistentialAny -enable-upcoming-feature MemberImportVisibility
+flags=(-swift-version 6 -enable-experimental-feature Lifetimes -enable-upcoming-feature ExistentialAny -enable-upcoming-feature MemberImportVisibility
        -enable-upcoming-feature InternalImportsByDefault -parse-as-library -enable-testing
        -package-name CallerID -O -assert-config Debug -g -sanitize=fuzzer,address -D SystemCodecs -I CLZ4Shim -I Sources/CPortable/include
        -I "$out" -L "$out")
@@ -80,7 +80,7 @@ if [ ! -f "$out/libCPortable.a" ] || [ -n "$(find Sources/CPortable -newer "$out
     rm -f "$out/libCallerID.a"   # CallerID links against it: rebuild
 fi
 build_module CallerID Sources/CallerID
-libs=(-lCallerID -lCPortable -llz4 -lxxhash)
+libs=(-lCallerID -lCPortable -llz4 -lxxhash -lswiftDispatch -ldispatch -lBlocksRuntime)
 if [ "$target" = parser ]; then
     # The build's row loop is the pipeline's, which links CallerIDDirectory and its libsodium
     # loader (CSodium, a C module: its module map is written here).
