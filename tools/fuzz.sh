@@ -86,11 +86,15 @@ if [ "$target" = parser ]; then
     # loader (CSodium, a C module: its module map is written here).
     mkdir -p "$out/csodium"
     printf 'module CSodium {\n    header "%s"\n    export *\n}\n' "$PWD/Sources/CSodium/include/csodium.h" > "$out/csodium/module.modulemap"
-    if [ ! -f "$out/libCSodium.a" ] || [ -n "$(find Sources/CSodium -newer "$out/libCSodium.a" -type f)" ]; then
+    # The loader opens libsodium through the package's one dlopen helper (CLibraryLoader).
+    if [ ! -f "$out/libCSodium.a" ] || [ -n "$(find Sources/CSodium Sources/CLibraryLoader -newer "$out/libCSodium.a" -type f)" ]; then
         echo "fuzz: compiling CSodium" >&2
-        clang -O2 -g -fsanitize=fuzzer-no-link,address -I Sources/CSodium/include -c Sources/CSodium/sodium_loader.c -o "$out/sodium_loader.o"
+        for c in Sources/CSodium/sodium_loader.c Sources/CLibraryLoader/library_loader.c; do
+            clang -O2 -g -fsanitize=fuzzer-no-link,address -I Sources/CSodium/include -I Sources/CLibraryLoader/include \
+                -c "$c" -o "$out/$(basename "$c" .c).o"
+        done
         rm -f "$out/libCSodium.a"
-        ar rcs "$out/libCSodium.a" "$out/sodium_loader.o"
+        ar rcs "$out/libCSodium.a" "$out/sodium_loader.o" "$out/library_loader.o"
     fi
     build_module CallerIDDirectory Sources/CallerIDDirectory -I "$out/csodium"
     build_module CallerIDPipeline Sources/CallerIDPipeline -I "$out/csodium"
