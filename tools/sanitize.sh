@@ -69,6 +69,9 @@ printf '#!/bin/sh\nLD_PRELOAD="%s" ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0" e
     "$preload" "$python" > "$wrappers/python3"
 chmod +x "$wrappers"/*
 export PATH="$wrappers:$PATH"
+# The tests resolve python3 to the interpreter once (to skip version-manager shims); this tells
+# them to run the wrapper instead.
+export CALLERID_PYTHON="$wrappers/python3"
 started=$(date +%s)
 swift build --build-tests --sanitize="$kind" "${traits[@]}" --scratch-path "$scratch"
 built=$(date +%s)

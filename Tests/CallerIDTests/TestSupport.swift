@@ -141,8 +141,11 @@ enum BuiltProducts {
 /// PATH, resolved once. A version manager's shim (pyenv) starts a dozen shell processes before
 /// the interpreter on every call; resolving it once keeps that out of each of the suite's
 /// Python runs, while the interpreter stays the one a developer's PATH chooses.
+/// `CALLERID_PYTHON`, when set, is used as it is: tools/sanitize.sh points it at its wrapper
+/// that preloads the sanitizer's runtime (which the C ABI tests' instrumented library needs).
 enum Python {
     static let executable: String = {
+        if let given = ProcessInfo.processInfo.environment["CALLERID_PYTHON"], !given.isEmpty { return given }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", "-c", "import sys; print(sys.executable)"]
