@@ -40,5 +40,10 @@ import Testing
         words.fill(with: 7)
         for i in 0..<count where words[i] != 7 { wrong += 1 }
         #expect(wrong == 0, "fill(with:)")
+        // A run inside the buffer: its elements change, the ones on either side keep theirs.
+        let run = (count / 3)..<(count - count / 4)
+        words.fill(run, with: 9)
+        for i in 0..<count where words[i] != (run.contains(i) ? 9 : 7) { wrong += 1 }
+        #expect(wrong == 0, "fill(\(run), with:)")
     }
 }

@@ -92,6 +92,12 @@ package struct FixedBuffer<Element: BitwiseCopyable>: ~Copyable {
         Self.store(value, count, at: start)
     }
 
+    /// Sets the elements of `range` (inside `0..<count`) to `value`, by the same doubling copy.
+    mutating func fill(_ range: Range<Int>, with value: Element) {
+        precondition(range.lowerBound >= 0 && range.upperBound <= count, "FixedBuffer fill out of range")
+        Self.store(value, range.count, at: start + range.lowerBound)
+    }
+
     /// Copies the first `n` elements of `other` (`n ≤` both counts).
     mutating func copyPrefix(_ n: Int, from other: borrowing FixedBuffer<Element>) {
         precondition(n >= 0 && n <= count && n <= other.count, "FixedBuffer copy out of range")
