@@ -11,7 +11,8 @@ final class ProgressLine {
     private var lastShown = -Double.infinity
     private var visible = false
     static let interval = 0.2
-    /// Characters at most, so that the line never wraps (a wrapped line cannot be redrawn).
+    /// Characters at most, so that the line never wraps (a wrapped line cannot be redrawn): one
+    /// less than `COLUMNS`, else than the terminal's width, else than 80.
     let width: Int
 
     init(enabled: Bool,
@@ -20,7 +21,9 @@ final class ProgressLine {
         self.enabled = enabled
         self.now = now
         self.write = write
-        let columns = ProcessInfo.processInfo.environment["COLUMNS"].flatMap { Int($0) } ?? 80
+        // COLUMNS when set (shells keep it unexported), else the terminal's own width.
+        let columns = ProcessInfo.processInfo.environment["COLUMNS"].flatMap { Int($0) }
+            ?? StandardStream.error.terminalColumns ?? 80
         width = max(20, columns - 1)
     }
 

@@ -93,11 +93,13 @@ private func visibleLines(_ typescript: String) -> [String] {
     }
 }
 
-/// Runs `lookup ARGS` on a pseudo-terminal (`script`), returning everything it printed.
-private func lookupOnTerminal(_ args: [String]) throws -> (status: Int32, output: String) {
+/// Runs `lookup ARGS` on a pseudo-terminal (`script`) `columns` wide, returning everything it
+/// printed (400 by default: a narrower one would cut a progress line that holds a long temporary
+/// path, such as macOS's `/var/folders/…`).
+private func lookupOnTerminal(_ args: [String], columns: Int = 400) throws -> (status: Int32, output: String) {
     let binary = try #require(lookupBinaryPath(), "the lookup executable was not found")
     let command = ([binary] + args).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
-    let r = try runProcess("/usr/bin/script", ["-qec", command, "/dev/null"])
+    let r = try runProcess("/usr/bin/script", ["-qec", "stty cols \(columns) && " + command, "/dev/null"])
     return (r.status, r.stdout)
 }
 
@@ -119,7 +121,7 @@ private func runProcess(_ path: String, _ args: [String]) throws -> (status: Int
     return (p.terminationStatus, String(decoding: data, as: UTF8.self))
 }
 
-// MARK: - Item 5: outputs that are not regular files
+// MARK: - Outputs that are not regular files
 
 @Suite struct OutputTargetTests {
     @Test func symlinkOutputIsWrittenThroughToItsTarget() throws {
@@ -243,7 +245,7 @@ private func runProcess(_ path: String, _ args: [String]) throws -> (status: Int
     }
 }
 
-// MARK: - Item 10: range expansion, per row and in total
+// MARK: - Range expansion, per row and in total
 
 @Suite struct RangeExpansionTests {
     private func ranges(_ dir: TempDir) throws -> String {
@@ -308,7 +310,7 @@ private func runProcess(_ path: String, _ args: [String]) throws -> (status: Int
     }
 }
 
-// MARK: - Item 11: switching an output directory
+// MARK: - Switching an output directory
 
 @Suite struct OutputDirectorySwitchTests {
     private func build(_ dir: TempDir, rows: String, extra: [String] = [], environment: [String: String] = [:]) throws -> CLIResult {
@@ -374,7 +376,7 @@ private func runProcess(_ path: String, _ args: [String]) throws -> (status: Int
     }
 }
 
-// MARK: - Item 20: progress
+// MARK: - Progress
 
 @Suite struct BuildProgressTests {
     @Test func plainBuildAnnouncesPhasesAndClearsTheLine() throws {
@@ -387,6 +389,25 @@ private func runProcess(_ path: String, _ args: [String]) throws -> (status: Int
         let visible = visibleLines(r.output).filter { !$0.isEmpty }
         #expect(visible.first?.hasPrefix("wrote ") == true, "left on screen: \(visible)")
         #expect(!visible.contains { $0.contains("rows so far") || $0.contains("reading") || $0.contains("writing") })
+    }
+
+    /// The progress line fits the terminal it is drawn on (a line that wraps cannot be redrawn):
+    /// on 40 columns a long path is cut to 39 characters, on 400 it is shown whole.
+    @Test func progressLineFitsTheTerminalsWidth() throws {
+        let dir = TempDir()
+        try write(twoRows, to: dir.path("in.tsv"))
+        for columns in [40, 400] {
+            let r = try lookupOnTerminal(["build", "-o", dir.path("out.cid"), dir.path("in.tsv")], columns: columns)
+            #expect(r.status == 0, "\(r.output)")
+            let reading = try #require(r.output.components(separatedBy: "\u{1B}[K").first { $0.contains("in.tsv") || $0.hasPrefix("/") },
+                                       "\(r.output)")
+            let line = reading.trimmingCharacters(in: .whitespacesAndNewlines)
+            if columns == 40 {
+                #expect(line.count == 39 && line.hasSuffix("…"), "\(line)")
+            } else {
+                #expect(line.contains("in.tsv: 100%  2 rows") && !line.contains("…"), "\(line)")
+            }
+        }
     }
 
     @Test func allBadFileLeavesNoProgress() throws {
@@ -433,7 +454,7 @@ private func runProcess(_ path: String, _ args: [String]) throws -> (status: Int
     }
 }
 
-// MARK: - Item 21: the summary counts what was stored; listings cut names cleanly
+// MARK: - The summary counts what was stored; listings cut names cleanly
 
 @Suite struct BuildSummaryTests {
     @Test func distinctLabelsMatchInfo() throws {

@@ -46,6 +46,19 @@ struct StandardStream {
 
     /// True when the stream is a terminal.
     var isTerminal: Bool { isatty(descriptor) == 1 }
+
+    /// The width in columns of the terminal the stream is, or nil when it is not a terminal or
+    /// the terminal does not say (a width of 0).
+    var terminalColumns: Int? {
+        #if canImport(Darwin)
+        let request: UInt = 0x4008_7468  // TIOCGWINSZ, _IOR('t', 104, struct winsize): a macro Swift does not import
+        #else
+        let request = UInt(TIOCGWINSZ)
+        #endif
+        var size = winsize()
+        guard ioctl(descriptor, request, &size) == 0, size.ws_col > 0 else { return nil }
+        return Int(size.ws_col)
+    }
 }
 
 /// The value of an environment variable, nil when it is not set.
