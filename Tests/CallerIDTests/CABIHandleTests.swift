@@ -141,7 +141,7 @@ int main(int argc, char **argv) {
 
 @Suite("C ABI handles and copies")
 struct CABIHandleTests {
-    /// Item 3: a closed handle whose storage is reused is refused, on lookups as on close.
+    /// A closed handle whose storage is reused is refused, on lookups as on close.
     @Test func staleHandlesAreRefusedEvenWhenStorageIsReused() throws {
         let exe = try compileC("stale-handles", staleHandleProgram)
         let dir = TempDir()
@@ -153,7 +153,7 @@ struct CABIHandleTests {
         #expect(r.lines.last == "result\tpassed")
     }
 
-    /// Item 6: CID_OPEN_COPY reads the file into memory, so overwriting the file in place
+    /// CID_OPEN_COPY reads the file into memory, so overwriting the file in place
     /// does not change (or crash) its answers; cid_check_file reports the change on a mapped handle.
     @Test func copyOpenSurvivesInPlaceOverwrite() throws {
         let exe = try compileC("open-copy", "#define _POSIX_C_SOURCE 200809L\n#include <unistd.h>\n#include <stdint.h>\n" + copyProgram)

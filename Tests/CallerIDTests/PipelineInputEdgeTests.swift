@@ -42,7 +42,7 @@ private func hasControlBytes(_ s: String) -> Bool {
     s.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }
 }
 
-// MARK: - Item 2: a nested JSON value is a rejected row
+// MARK: - A nested JSON value is a rejected row
 
 @Suite struct NestedJSONValueTests {
     /// `"category":["spam"]` must not become `identify`, `"name":{…}` must not become an empty
@@ -89,7 +89,7 @@ private func hasControlBytes(_ s: String) -> Bool {
     }
 }
 
-// MARK: - Item 4: zone 5 calling codes
+// MARK: - Zone 5 calling codes
 
 @Suite struct ZoneFiveNumberTests {
     let normalizer = NumberNormalizer()
@@ -177,7 +177,7 @@ private func hasControlBytes(_ s: String) -> Bool {
     }
 }
 
-// MARK: - Item 7: line, record and field caps in every reader
+// MARK: - Line, record and field caps in every reader
 
 @Suite struct RecordLengthCapTests {
     static let mib = 1 << 20
@@ -281,7 +281,7 @@ private func hasControlBytes(_ s: String) -> Bool {
     }
 }
 
-// MARK: - Item 9: bounded, escaped messages on every path
+// MARK: - Bounded, escaped messages on every path
 
 @Suite struct ErrorMessageBoundTests {
     /// A 60 KB bad number (under the field cap): message and raw stay short.
@@ -345,7 +345,7 @@ private func hasControlBytes(_ s: String) -> Bool {
     }
 }
 
-// MARK: - Item 19: configuration and encoding errors say where and what
+// MARK: - Configuration and encoding errors say where and what
 
 @Suite struct InputDiagnosticsTests {
     @Test func numberingPlanErrorsNameFileCountryAndField() throws {
@@ -392,7 +392,7 @@ private func hasControlBytes(_ s: String) -> Bool {
     }
 }
 
-// MARK: - Item 22: an unpaired high surrogate at the end of a JSON string
+// MARK: - An unpaired high surrogate at the end of a JSON string
 
 @Suite struct JSONSurrogateTests {
     @Test(arguments: ["json", "jsonl"])

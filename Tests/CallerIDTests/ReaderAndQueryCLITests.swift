@@ -107,7 +107,7 @@ private func hostileLabelDatabase(_ dir: TempDir) throws -> String {
 
 @Suite("Reader and query CLI: files rewritten in place, batch mode, escaping, usage errors")
 struct ReaderAndQueryCLITests {
-    // MARK: Item 6: a file rewritten while open
+    // MARK: A file rewritten while open
 
     @Test func copyMappingAnswersAfterTheFileIsTruncated() throws {
         let dir = TempDir()
@@ -149,7 +149,7 @@ struct ReaderAndQueryCLITests {
         try mapped.checkFile()
     }
 
-    // MARK: Items 8 and 6: batch mode as a co-process; a file truncated under it
+    // MARK: Batch mode as a co-process; a file truncated under it
 
     @Test func batchAnswersEachLineBeforeStdinIsClosedAndReportsATruncatedFile() throws {
         let binary = try #require(lookupBinary, "build the lookup executable first")
@@ -190,7 +190,7 @@ struct ReaderAndQueryCLITests {
         #expect(json.lines.first?.contains("\"found\":false") == true)
     }
 
-    // MARK: Item 12: control bytes in labels
+    // MARK: Control bytes in labels
 
     @Test func tsvOutputEscapesControlBytesInLabels() throws {
         let dir = TempDir()
@@ -206,7 +206,7 @@ struct ReaderAndQueryCLITests {
         #expect(json.lines.count == 2)
     }
 
-    // MARK: Item 16: unknown categories
+    // MARK: Unknown categories
 
     @Test(arguments: ["nope", "spam,nope"])
     func dumpRefusesUnknownCategories(_ names: String) throws {
@@ -222,7 +222,7 @@ struct ReaderAndQueryCLITests {
         #expect(ok.status == 0 && ok.lines == ["101\tB\tspam"])
     }
 
-    // MARK: Item 15: unknown commands
+    // MARK: Unknown commands
 
     @Test(arguments: ["nosuchcommand", "Dump", "x1"])
     func unknownCommandIsAUsageError(_ word: String) throws {
@@ -234,7 +234,7 @@ struct ReaderAndQueryCLITests {
         #expect(number.status == 65, "a digit-led word is still a (bad) number")
     }
 
-    // MARK: Item 15: build directories and stores where a database is expected
+    // MARK: Build directories and stores where a database is expected
 
     @Test func buildDirectoriesAndStoresAreDatabaseSets() throws {
         let dir = TempDir()
@@ -278,7 +278,7 @@ struct ReaderAndQueryCLITests {
         #expect(plain.status == 66 && plain.stderr.contains("neither a build directory"), "\(plain.stderr)")
     }
 
-    // MARK: Item 23: the Python example without its library
+    // MARK: The Python example without its library
 
     @Test func pythonExampleWithoutLibraryPrintsAnErrorLine() throws {
         let script = CABI.packageRoot.appendingPathComponent("examples/python/cidquery.py").path

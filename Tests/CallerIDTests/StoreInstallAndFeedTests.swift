@@ -19,7 +19,7 @@ import Testing
         ]
     }
 
-    // MARK: DatabaseSet (item 15, the store part)
+    // MARK: DatabaseSet
 
     @Test func databaseSetResolvesFilesBuildDirectoriesAndStores() throws {
         let dir = TempDir()
@@ -51,7 +51,7 @@ import Testing
         }
     }
 
-    // MARK: Item 1: a feed pins one generation
+    // MARK: A feed pins one generation
 
     /// Feeds every slot of a pinned generation through fresh simulators; the lists fed and the
     /// per-slot counts.
@@ -145,7 +145,7 @@ import Testing
         #expect(try store.current()?.id == 13)
     }
 
-    // MARK: Item 13: CallKit's cap
+    // MARK: CallKit's cap
 
     @Test func theSimulatorEnforcesCallKitsCap() throws {
         #expect(CallDirectorySimulator.callKitMaximumEntries == 1_999_999)
@@ -194,7 +194,7 @@ import Testing
         #expect(ok.status == 0 && okMax == 1_999_999)
     }
 
-    // MARK: Item 14: no empty request when the chunks divide the entries exactly
+    // MARK: No empty request when the chunks divide the entries exactly
 
     @Test(arguments: [1, 2, 3, 5])
     func chunksThatDivideExactlyTakeNoExtraRequest(_ parts: Int) throws {
@@ -257,7 +257,7 @@ import Testing
         }
     }
 
-    // MARK: Item 16: install's bad categories and rules are usage errors
+    // MARK: Install's bad categories and rules are usage errors
 
     @Test func installNamesTheKnownCategoriesAndTreatsHugeRulesAsBad() throws {
         let dir = TempDir()
@@ -280,7 +280,7 @@ import Testing
         #expect(try InstalledStore(path: store).current()?.id == 3)
     }
 
-    // MARK: Item 17: what install is given
+    // MARK: What install is given
 
     @Test func installChecksItsSourceBeforeCreatingTheStore() throws {
         let dir = TempDir()
@@ -326,7 +326,7 @@ import Testing
         }
     }
 
-    // MARK: Item 18: feed --json fails in JSON
+    // MARK: feed --json fails in JSON
 
     @Test func feedJSONFailuresAreOneJSONObject() throws {
         let dir = TempDir()
