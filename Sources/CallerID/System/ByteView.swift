@@ -57,32 +57,32 @@ struct ByteView: @unchecked Sendable {
 
     // MARK: Unchecked reads on validated ranges
 
-    @inline(__always)
+    @_transparent
     func u8(_ offset: Int) -> UInt8 {
         assert(offset >= 0 && offset < count)
         return base.load(fromByteOffset: offset, as: UInt8.self)
     }
 
-    @inline(__always)
+    @_transparent
     func u16(_ offset: Int) -> UInt16 {
         assert(offset >= 0 && offset + 2 <= count)
         return UInt16(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt16.self))
     }
 
-    @inline(__always)
+    @_transparent
     func u32(_ offset: Int) -> UInt32 {
         assert(offset >= 0 && offset + 4 <= count)
         return UInt32(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
     }
 
-    @inline(__always)
+    @_transparent
     func u64(_ offset: Int) -> UInt64 {
         assert(offset >= 0 && offset + 8 <= count)
         return UInt64(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
     }
 
     /// The 8 bytes at `offset` as a big-endian number (an MSB-first bit stream's window).
-    @inline(__always)
+    @_transparent
     func u64BigEndian(_ offset: Int) -> UInt64 {
         assert(offset >= 0 && offset + 8 <= count)
         return UInt64(bigEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
@@ -90,7 +90,7 @@ struct ByteView: @unchecked Sendable {
 
     /// The `width`-bit field (0…57) starting at bit `bitOffset` (LSB-first packing).
     /// Reads the 8 bytes at `bitOffset / 8`; the caller validated that they are in bounds.
-    @inline(__always)
+    @_transparent
     func bits(at bitOffset: Int, width: Int) -> UInt64 {
         let word = u64(bitOffset &>> 3)
         let mask: UInt64 = width == 0 ? 0 : (~0 as UInt64) &>> UInt64(64 - width)

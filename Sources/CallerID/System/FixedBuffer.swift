@@ -57,11 +57,11 @@ package struct FixedBuffer<Element: BitwiseCopyable>: ~Copyable {
     /// Element `i` (`0 ≤ i < count`, asserted; unchecked in release builds).
     @inlinable
     package subscript(i: Int) -> Element {
-        @inline(__always) get {
+        @_transparent get {
             assert(i >= 0 && i < count, "FixedBuffer index out of range")
             return start[i]
         }
-        @inline(__always) set {
+        @_transparent set {
             assert(i >= 0 && i < count, "FixedBuffer index out of range")
             start[i] = newValue
         }
@@ -119,11 +119,11 @@ struct FixedBufferWriter<Element: BitwiseCopyable> {
 
     /// Element `i` (`0 ≤ i < count`, asserted; unchecked in release builds).
     subscript(i: Int) -> Element {
-        @inline(__always) get {
+        @_transparent get {
             assert(i >= 0 && i < count, "FixedBuffer index out of range")
             return start[i]
         }
-        @inline(__always) nonmutating set {
+        @_transparent nonmutating set {
             assert(i >= 0 && i < count, "FixedBuffer index out of range")
             start[i] = newValue
         }
