@@ -275,10 +275,22 @@ private final class LabelSymbolCounter {
     @exclusivity(unchecked) var single = FixedBuffer<UInt32>(repeating: 0, count: LabelSymbolCounter.units)
     @exclusivity(unchecked) var pair = FixedBuffer<UInt32>(repeating: 0, count: LabelSymbolCounter.units * LabelSymbolCounter.units)
 
+    /// True while `pair` holds the counts of the last `count` (all zero before the first).
+    private var pairsCounted = false
+
     /// Encodes the sample (labels ending at `ends`) and counts; returns the coded size.
     func count(_ sample: [UInt8], _ ends: [Int], _ index: LabelSymbolIndex, pairs: Bool) -> Int {
+        if pairsCounted {
+            // Every pair counted last time lies in the row of a unit counted last time: only
+            // those rows are cleared (a small sample uses few units, and clearing the whole
+            // 1 MiB table every round cost more than a small build's encoding).
+            for u in 0..<Self.units where single[u] > 0 {
+                pair.fill((u &* Self.units)..<((u &+ 1) &* Self.units), with: 0)
+            }
+            pairsCounted = false
+        }
         single.fill(with: 0)
-        if pairs { pair.fill(with: 0) }
+        pairsCounted = pairs
         var size = 0
         sample.withUnsafeBytes { buffer in
             let bytes = ByteView(buffer)
