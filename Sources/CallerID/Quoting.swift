@@ -61,7 +61,22 @@ package func tsvEscapedLabel(_ bytes: UnsafeRawBufferPointer) -> String? {
 /// control and hidden characters) as `\u{1B}` escapes, so a hostile row can neither flood the
 /// report with a 10 MB field nor send terminal escapes or reorder the line.
 package func quotedInput(_ bytes: some Collection<UInt8>) -> String {
-    let limit = 40
+    // Up to 40 bytes the rule finds nothing in are shown as they are (what the general path
+    // below gives them), without a string built scalar by scalar: a file of bad rows quotes
+    // every one of them.
+    if bytes.count <= quotedInputLimit,
+       let whole = bytes.withContiguousStorageIfAvailable({ LabelText.check(UnsafeRawBufferPointer($0)) == nil ? String(decoding: $0, as: UTF8.self) : nil }),
+       let whole {
+        return "'" + whole + "'"
+    }
+    return quotedInputScalarByScalar(bytes)
+}
+
+private let quotedInputLimit = 40
+
+/// ``quotedInput(_:)`` scalar by scalar, whatever the input.
+package func quotedInputScalarByScalar(_ bytes: some Collection<UInt8>) -> String {
+    let limit = quotedInputLimit
     var out = ""
     var width = 0
     var truncated = bytes.count > limit * 4
@@ -84,6 +99,14 @@ package func quotedInput(_ bytes: some Collection<UInt8>) -> String {
 /// `\u{1B}` escapes, at most `limit` characters (then `…` and the length in bytes): text from a
 /// file, an input or a server (a message, a file name, a path) made safe to print.
 package func escapedForDisplay(_ s: String, limit: Int = .max) -> String {
+    // Text of at most `limit` bytes that the rule finds nothing in is its own display (as the
+    // general path below would build it, scalar by scalar): most messages and paths are.
+    if s.utf8.count <= limit, LabelText.check(s) == nil { return s }
+    return escapedForDisplayScalarByScalar(s, limit: limit)
+}
+
+/// ``escapedForDisplay(_:limit:)`` scalar by scalar, whatever the text.
+package func escapedForDisplayScalarByScalar(_ s: String, limit: Int = .max) -> String {
     var out = ""
     var count = 0
     var cut = false

@@ -238,4 +238,29 @@ private let ruleCases: [(label: String, problem: LabelText.Problem.Kind?)] = [
         #expect(jsonQuote("a\u{202E}b\u{9B}\u{1B}") == "\"a\\u202eb\\u009b\\u001b\"")
         #expect(jsonQuote("👩\u{200D}💻") == "\"👩\u{200D}💻\"")
     }
+
+    /// Quoting takes a short cut for text the rule finds nothing in; whatever the text, it
+    /// gives what quoting scalar by scalar gives (random texts of printable ASCII, controls,
+    /// hidden characters, joiners, Cyrillic and invalid UTF-8, around the length limits).
+    @Test(arguments: [UInt64(1), 2, 3])
+    func quotingShortCutGivesWhatTheGeneralPathGives(seed: UInt64) {
+        var rng = SeededGenerator(seed: seed)
+        let pieces: [[UInt8]] = [Array("a".utf8), Array("Z9 ".utf8), Array("~".utf8), [0x1B], [0x7F], [0x0A],
+                                 Array("\u{9B}".utf8), Array("\u{202E}".utf8), Array("\u{200D}".utf8), Array("д".utf8),
+                                 Array("👩".utf8), [0xFF], [0xC3], [0xE2, 0x80]]
+        for _ in 0..<2_000 {
+            var bytes: [UInt8] = []
+            let length = Int.random(in: 0...60, using: &rng)
+            let plain = Bool.random(using: &rng)
+            while bytes.count < length {
+                bytes += plain ? [UInt8.random(in: 0x20...0x7E, using: &rng)] : pieces.randomElement(using: &rng)!
+            }
+            #expect(quotedInput(bytes) == quotedInputScalarByScalar(bytes), "\(bytes)")
+            #expect(quotedInput(bytes[...]) == quotedInputScalarByScalar(bytes), "\(bytes)")
+            let text = String(decoding: bytes, as: UTF8.self)
+            for limit in [0, 1, 39, 40, 41, bytes.count - 1, bytes.count, .max] where limit >= 0 {
+                #expect(escapedForDisplay(text, limit: limit) == escapedForDisplayScalarByScalar(text, limit: limit), "\(bytes) limit \(limit)")
+            }
+        }
+    }
 }
