@@ -230,8 +230,8 @@ final class LabelSymbolIndex: Sendable {
             return a.code < b.code
         }
         // bucketStart[x] is the number of symbols whose prefix is below x: constant between
-        // two prefixes, so it is filled in at most 256 runs (a database open builds this index;
-        // a sum over all 65,537 entries cost more than the rest of the open in a debug build).
+        // two prefixes, so it is filled in at most 256 runs (every training round and every
+        // writer builds this index; a sum over all 65,537 entries was most of its cost).
         var filled = 0
         for (j, m) in multiCodes.enumerated() {
             bucketStart.fill(filled..<(m.prefix + 1), with: UInt16(j))
