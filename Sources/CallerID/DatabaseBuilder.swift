@@ -311,7 +311,7 @@ public struct DatabaseBuilder {
         let summary = BuildSummary(entries: keys.count, duplicatesMerged: duplicates,
                                    distinctLabels: encoded.distinctValues, fileBytes: encoded.image.count, ranges: pieces.count,
                                    hiddenCharactersRemoved: hiddenRemoved)
-        written.formatVersion = encoded.image.withUnsafeBytes { Header.version(ByteView($0)) }
+        written.formatVersion = Header.version(major: encoded.major)
         return (encoded.image, summary)
     }
 }

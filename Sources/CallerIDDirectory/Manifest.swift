@@ -39,8 +39,8 @@ public struct DirectoryManifest: Sendable, Equatable {
         /// SHA-256 of the whole file, 64 lowercase hex digits: what a signature covers
         /// (``ManifestSignature``). Nil in manifests written before it existed.
         public var sha256: String?
-        /// The file's own format version (`2.0`, or `3.0` when it uses key codec 3.0 needs:
-        /// docs/FORMAT.md §9), as its header says.
+        /// The file's own format version, as its header says: `2.0`, or `3.0` when its keys use
+        /// key codec 2, which only 3.0 readers read (docs/FORMAT.md §9).
         public var formatVersion: String?
         /// Precedence when several files hold a number: higher wins (default 0), then the file
         /// listed earlier. See ``DirectorySnapshot``.

@@ -24,9 +24,12 @@ enum FileWriter {
     ///   - keys: strictly ascending valid numbers.
     ///   - values: for each key, an index into `labels`/`valueCategories`.
     ///   - labels: label bytes of each value (passing ``LabelText/check(_:)``: valid UTF-8, ≤ maxLabelBytes, no control or hidden character).
+    /// - Returns: the image, its bytes by part, the number of distinct values, and the major
+    ///   version its header says (3 when a record uses key codec 2, else 2).
     static func encode(keys: [UInt64], values: [UInt32], labelCount: Int, label: (Int) -> ArraySlice<UInt8>,
                        valueCategory: (Int) -> UInt8, categories: [Category],
-                       options: LayoutOptions, extraSections: [(kind: UInt32, bytes: [UInt8])] = []) throws(CallerIDError) -> (image: [UInt8], parts: LayoutParts, distinctValues: Int) {
+                       options: LayoutOptions, extraSections: [(kind: UInt32, bytes: [UInt8])] = []) throws(CallerIDError)
+        -> (image: [UInt8], parts: LayoutParts, distinctValues: Int, major: UInt16) {
         guard (1...Format.maxBlockEntries).contains(options.blockSize) else {
             throw CallerIDError(.invalidInput, "blockSize must be 1...\(Format.maxBlockEntries)")
         }
@@ -50,7 +53,7 @@ enum FileWriter {
         let file = assemble(sections: sections, major: blocks.major, entries: keys.count, blockCount: blocks.count, valueCount: ids.valueCount,
                             hotCount: tail.hotCount, options: options)
         parts.other = file.count - parts.keys - parts.values - parts.index - parts.labels
-        return (file, parts, ids.valueCount)
+        return (file, parts, ids.valueCount, blocks.major)
     }
 
     /// The sections after the blocks: code lengths, value categories and the label parts
