@@ -44,7 +44,7 @@ private func readingFIFO(_ path: String, while body: () throws -> Void) rethrows
     let box = Box()
     let fd = open(path, O_RDONLY | O_NONBLOCK)
     let group = DispatchGroup()
-    DispatchQueue.global().async(group: group) {
+    onThread(in: group) {
         guard fd >= 0 else { return }
         var buffer = [UInt8](repeating: 0, count: 65_536)
         var finishing = false

@@ -16,6 +16,8 @@ struct CLIResult {
     var status: Int32
     var stdoutData: Data
     var stderrData: Data
+    /// From the start of the child to its end, in seconds.
+    var seconds: Double = 0
     var stdout: String { String(decoding: stdoutData, as: UTF8.self) }
     var stderr: String { String(decoding: stderrData, as: UTF8.self) }
     /// Output lines without their "\n" (a final "\n" does not start another line).
@@ -29,21 +31,22 @@ func splitLines(_ s: String) -> [String] {
     return parts
 }
 
-/// Collects what a background reader got.
-private final class DataBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = Data()
-    func set(_ d: Data) { lock.lock(); value = d; lock.unlock() }
-    func get() -> Data { lock.lock(); defer { lock.unlock() }; return value }
-}
-
-/// Runs blocking work on a dispatch thread and awaits it. A test that waits on a slow child (a
+/// Runs blocking work on a thread of its own and awaits it. A test that waits on a slow child (a
 /// deadline, a stalled server, a slow client) this way leaves its Swift Testing thread — the
-/// runner has one per core — to other tests while it waits.
+/// runner has one per core — to other tests while it waits. Not a dispatch queue: its threads
+/// are as many as the cores, and when all are blocked, new work waits about a second for
+/// dispatch to add one.
 func offThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
-        DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+        Thread { continuation.resume(with: Result { try body() }) }.start()
     }
+}
+
+/// Runs `body` on a thread of its own, entered in `group` until it returns (why not a dispatch
+/// queue: ``offThread(_:)``).
+func onThread(in group: DispatchGroup, _ body: @escaping @Sendable () -> Void) {
+    group.enter()
+    Thread { body(); group.leave() }.start()
 }
 
 /// Runs `lookup args` with `stdin` on a pipe, capturing stdout and stderr (read concurrently,
@@ -52,6 +55,29 @@ func offThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async th
 func lookup(_ args: [String], stdin: Data? = nil, environment extra: [String: String] = [:], timeout: Double = 60,
             executable: URL? = nil, sourceLocation: SourceLocation = #_sourceLocation) throws -> CLIResult {
     let binary = try #require(executable ?? BuiltProducts.lookup, "\(BuiltProducts.missing("lookup"))", sourceLocation: sourceLocation)
+    let run = try runChild(binary, args, stdin: stdin, environment: extra, timeout: timeout)
+    if run.timedOut {
+        Issue.record("lookup \(args.joined(separator: " ")) did not finish within \(Int(timeout)) s", sourceLocation: sourceLocation)
+    }
+    return run.result
+}
+
+/// ``lookup(_:stdin:environment:timeout:executable:sourceLocation:)`` for a child that spends
+/// its time waiting (a deadline, a dripping server): the test's thread is free meanwhile.
+func lookupAwaiting(_ args: [String], environment extra: [String: String] = [:], timeout: Double = 60,
+                    sourceLocation: SourceLocation = #_sourceLocation) async throws -> CLIResult {
+    let binary = try #require(BuiltProducts.lookup, "\(BuiltProducts.missing("lookup"))", sourceLocation: sourceLocation)
+    let run = try await offThread { try runChild(binary, args, stdin: nil, environment: extra, timeout: timeout) }
+    if run.timedOut {
+        Issue.record("lookup \(args.joined(separator: " ")) did not finish within \(Int(timeout)) s", sourceLocation: sourceLocation)
+    }
+    return run.result
+}
+
+/// Runs `binary args`; killed (SIGKILL: the test runner may start children with SIGTERM
+/// blocked) when its output has not ended within `timeout` seconds.
+private func runChild(_ binary: URL, _ args: [String], stdin: Data?, environment extra: [String: String],
+                      timeout: Double) throws -> (result: CLIResult, timedOut: Bool) {
     let process = Process()
     process.executableURL = binary
     process.arguments = args
@@ -63,26 +89,88 @@ func lookup(_ args: [String], stdin: Data? = nil, environment extra: [String: St
     process.standardInput = inPipe
     process.standardOutput = outPipe
     process.standardError = errPipe
+    let started = Date()
     try process.run()
 
-    let group = DispatchGroup()
-    let out = DataBox(), err = DataBox()
-    let outHandle = outPipe.fileHandleForReading, errHandle = errPipe.fileHandleForReading
-    let inHandle = inPipe.fileHandleForWriting
-    DispatchQueue.global().async(group: group) { out.set(outHandle.readDataToEndOfFile()) }
-    DispatchQueue.global().async(group: group) { err.set(errHandle.readDataToEndOfFile()) }
-    DispatchQueue.global().async(group: group) {
-        if let stdin { try? inHandle.write(contentsOf: stdin) }
-        try? inHandle.close()
+    let pid = process.processIdentifier
+    let io = exchange(stdin ?? Data(), with: inPipe.fileHandleForWriting, outPipe.fileHandleForReading,
+                      errPipe.fileHandleForReading, until: Date(timeIntervalSinceNow: timeout)) { process.isRunning && exitStatus(pid, wait: false) == nil }
+    if !io.finished { kill(pid, SIGKILL) }
+    let status = exitStatus(pid, wait: true) ?? { process.waitUntilExit(); return process.terminationStatus }()
+    let result = CLIResult(status: status, stdoutData: io.stdout, stderrData: io.stderr, seconds: Date().timeIntervalSince(started))
+    return (result, !io.finished)
+}
+
+/// How child `pid` ended — its exit status, or the signal that killed it, as `Process` reports
+/// them — or nil while it runs (`wait: false`) or once `Process` has reaped it. The child is left for `Process` to reap
+/// (`WNOWAIT`): `Process.waitUntilExit()` learns of the end through a socket the child holds,
+/// and a server another test starts at that moment may inherit a copy of it and keep it open
+/// for seconds.
+private func exitStatus(_ pid: pid_t, wait: Bool) -> Int32? {
+    var info = siginfo_t()
+    var result: Int32
+    repeat {
+        result = waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT | (wait ? 0 : WNOHANG))
+    } while result < 0 && errno == EINTR
+    #if canImport(Glibc)
+    let (child, status) = (info._sifields._sigchld.si_pid, info._sifields._sigchld.si_status)
+    #else
+    let (child, status) = (info.si_pid, info.si_status)
+    #endif
+    return result == 0 && child == pid ? status : nil
+}
+
+/// Writes `input` to a child's stdin and reads its stdout and stderr until both end or the
+/// deadline passes, all on the calling thread with poll(2). Not on dispatch's global queue:
+/// when its threads are blocked in other tests' reads, a child's stdin waits about a second
+/// for dispatch to add a thread while the cores sit idle. The streams can stay open after the
+/// child has ended (a child another test starts meanwhile may inherit a copy of a pipe, and a
+/// server lives for seconds), so once `running()` says the child has ended, what is in the
+/// pipes is read and the exchange is over.
+private func exchange(_ input: Data, with stdin: FileHandle, _ stdout: FileHandle, _ stderr: FileHandle,
+                      until deadline: Date, running: () -> Bool) -> (stdout: Data, stderr: Data, finished: Bool) {
+    for fd in [stdin.fileDescriptor, stdout.fileDescriptor, stderr.fileDescriptor] {
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
     }
-    let finished = group.wait(timeout: .now() + timeout)
-    if finished == .timedOut {
-        // SIGKILL: the test runner may start children with SIGTERM blocked.
-        kill(process.processIdentifier, SIGKILL)
-        Issue.record("lookup \(args.joined(separator: " ")) did not finish within \(Int(timeout)) s", sourceLocation: sourceLocation)
+    let inFD = stdin.fileDescriptor
+    var written = 0, inputOpen = true
+    func closeInput() { try? stdin.close(); inputOpen = false }
+    if input.isEmpty { closeInput() }
+    var outputs: [(handle: FileHandle, data: Data, open: Bool)] = [(stdout, Data(), true), (stderr, Data(), true)]
+    var buffer = [UInt8](repeating: 0, count: 65_536)
+    /// Reads what stream `k` holds; its end (or, when draining, nothing more) closes it.
+    func take(_ k: Int, draining: Bool) {
+        let n = buffer.withUnsafeMutableBytes { read(outputs[k].handle.fileDescriptor, $0.baseAddress!, $0.count) }
+        if n > 0 {
+            outputs[k].data.append(contentsOf: buffer[0..<n])
+        } else if n == 0 || (errno != EINTR && (draining || errno != EAGAIN)) {
+            outputs[k].open = false
+        }
     }
-    process.waitUntilExit()
-    return CLIResult(status: process.terminationStatus, stdoutData: out.get(), stderrData: err.get())
+    while outputs.contains(where: \.open) {
+        let left = deadline.timeIntervalSinceNow
+        if left <= 0 { break }
+        var fds: [pollfd] = outputs.filter(\.open).map { pollfd(fd: $0.handle.fileDescriptor, events: Int16(POLLIN), revents: 0) }
+        if inputOpen { fds.append(pollfd(fd: inFD, events: Int16(POLLOUT), revents: 0)) }
+        let ready = poll(&fds, nfds_t(fds.count), Int32(min(left, 0.05) * 1000) + 1)
+        if ready < 0 && errno != EINTR { break }
+        if ready == 0 && !running() {
+            for k in outputs.indices { while outputs[k].open { take(k, draining: true) } }
+            break
+        }
+        for p in fds where p.revents != 0 {
+            if inputOpen && p.fd == inFD {
+                let n = input.withUnsafeBytes { write(inFD, $0.baseAddress! + written, $0.count - written) }
+                if n > 0 { written += n }
+                // Done, or the child closed its stdin (EPIPE: SIGPIPE is ignored).
+                if written == input.count || (n < 0 && errno != EAGAIN && errno != EINTR) { closeInput() }
+            } else if let k = outputs.firstIndex(where: { $0.open && $0.handle.fileDescriptor == p.fd }) {
+                take(k, draining: false)
+            }
+        }
+    }
+    if inputOpen { closeInput() }
+    return (outputs[0].data, outputs[1].data, !outputs.contains(where: \.open))
 }
 
 // MARK: - Expected output from the library

@@ -179,7 +179,7 @@ struct CrashSafetyTests {
         let tally = Tally()
         let group = DispatchGroup()
         for _ in 0..<2 {
-            DispatchQueue.global().async(group: group) {
+            onThread(in: group) {
                 while true {
                     var wrong = 0, errors = 0
                     for n in numbers {

@@ -88,8 +88,17 @@ struct FetchFixture {
 
     func fetch(_ name: String, faults: String = "-", _ extra: [String] = [], environment: [String: String] = [:],
                timeout: Double = 60) throws -> CLIResult {
-        try lookup(["fetch", server.url(name, faults: faults), "--store", store, "--trust", pub, "--json"] + extra,
-                   environment: environment, timeout: timeout)
+        try lookup(fetchArguments(name, faults) + extra, environment: environment, timeout: timeout)
+    }
+
+    /// ``fetch(_:faults:_:environment:timeout:)`` for a fetch that spends its time waiting on a
+    /// hostile server: the test's thread is free meanwhile.
+    func fetchAwaiting(_ name: String, faults: String, _ extra: [String] = [], timeout: Double) async throws -> CLIResult {
+        try await lookupAwaiting(fetchArguments(name, faults) + extra, timeout: timeout)
+    }
+
+    private func fetchArguments(_ name: String, _ faults: String) -> [String] {
+        ["fetch", server.url(name, faults: faults), "--store", store, "--trust", pub, "--json"]
     }
 
     /// Current generation id and dataset version; the generation's databases open and verify.

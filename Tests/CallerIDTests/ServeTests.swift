@@ -34,7 +34,7 @@ final class ServeProcess {
         let first = DispatchSemaphore(value: 0)
         final class Line: @unchecked Sendable { var text = "" }
         let line = Line()
-        DispatchQueue.global().async {
+        Thread {
             var bytes: [UInt8] = []
             var signalled = false
             while true {
@@ -50,7 +50,7 @@ final class ServeProcess {
                 }
             }
             if !signalled { first.signal() }
-        }
+        }.start()
         _ = first.wait(timeout: .now() + 30)
         startLine = line.text
         // `listening on 127.0.0.1:PORT`, or with --json {"listening":"127.0.0.1:PORT","port":PORT,…}.
@@ -314,7 +314,7 @@ struct ServeTests {
         let box = Box()
         let load = DispatchGroup()
         let port = server.port
-        DispatchQueue.global().async(group: load) {
+        onThread(in: load) {
             box.result = (try? serveClient(["hammer", "\(port)", "30", "--stop", stop] + paths)) ?? []
         }
         for k in 2...6 {
@@ -446,8 +446,8 @@ struct ServeTests {
         final class Box: @unchecked Sendable { var idle: [[String: Any]] = []; var slow: [[String: Any]] = [] }
         let box = Box()
         let group = DispatchGroup()
-        DispatchQueue.global().async(group: group) { box.idle = (try? serveClient(["idle", port, "300", "2.5"])) ?? [] }
-        DispatchQueue.global().async(group: group) { box.slow = (try? serveClient(["slow", port, "6"])) ?? [] }
+        onThread(in: group) { box.idle = (try? serveClient(["idle", port, "300", "2.5"])) ?? [] }
+        onThread(in: group) { box.slow = (try? serveClient(["slow", port, "6"])) ?? [] }
         try await Task.sleep(for: .milliseconds(300))
         let good = try serveClient(["get", port, "/v1/lookup/79131234567", "/v1/cnam/79131234567"])
         #expect(good.map { $0["status"] as? Int } == [200, 200])

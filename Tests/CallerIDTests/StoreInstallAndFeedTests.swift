@@ -117,7 +117,7 @@ import Testing
         let installing = StoreFeedLocked(2)
         let group = DispatchGroup()
         for installer in 0..<2 {
-            DispatchQueue.global().async(group: group) {
+            onThread(in: group) {
                 for i in 0..<6 {
                     let v = (installer * 2 + i) % versions.count + 1
                     do { try store.install(from: builds[v - 1]) } catch { failures.update { $0.append("install: \(error)") } }
