@@ -108,17 +108,9 @@ private func lookupBinaryPath() -> String? {
 }
 
 private func runProcess(_ path: String, _ args: [String]) throws -> (status: Int32, stdout: String) {
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: path)
-    p.arguments = args
-    p.standardInput = FileHandle(forReadingAtPath: "/dev/null")
-    let out = Pipe()
-    p.standardOutput = out
-    p.standardError = out
-    try p.run()
-    let data = out.fileHandleForReading.readDataToEndOfFile()
-    p.waitUntilExit()
-    return (p.terminationStatus, String(decoding: data, as: UTF8.self))
+    let run = try runChild(URL(fileURLWithPath: path), args, stdin: nil, environment: [:], timeout: 60)
+    #expect(!run.timedOut, "\(path) \(args.joined(separator: " ")) did not finish within 60 s")
+    return (run.result.status, run.result.stdout + run.result.stderr)
 }
 
 // MARK: - Outputs that are not regular files

@@ -111,15 +111,15 @@ func runTool(_ tool: String, _ args: [String], environment extra: [String: Strin
     process.standardInput = FileHandle.nullDevice
     try process.run()
     let deadline = Date().addingTimeInterval(timeout)
-    while process.isRunning && Date() < deadline { usleep(2000) }
-    if process.isRunning {
+    while !hasEnded(process) && Date() < deadline { usleep(2000) }
+    if !hasEnded(process) {
         process.terminate()
         Issue.record("\(tool) \(args.joined(separator: " ")) did not finish within \(Int(timeout)) s")
     }
-    process.waitUntilExit()
+    let status = waitForEnd(process)
     try outHandle.close()
     try errHandle.close()
-    return ToolResult(status: process.terminationStatus,
+    return ToolResult(status: status,
                       stdout: String(decoding: try fileData(out), as: UTF8.self),
                       stderr: String(decoding: try fileData(err), as: UTF8.self))
 }

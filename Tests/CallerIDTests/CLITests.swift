@@ -76,7 +76,7 @@ func lookupAwaiting(_ args: [String], environment extra: [String: String] = [:],
 
 /// Runs `binary args`; killed (SIGKILL: the test runner may start children with SIGTERM
 /// blocked) when its output has not ended within `timeout` seconds.
-private func runChild(_ binary: URL, _ args: [String], stdin: Data?, environment extra: [String: String],
+func runChild(_ binary: URL, _ args: [String], stdin: Data?, environment extra: [String: String],
                       timeout: Double) throws -> (result: CLIResult, timedOut: Bool) {
     let process = Process()
     process.executableURL = binary
@@ -92,13 +92,23 @@ private func runChild(_ binary: URL, _ args: [String], stdin: Data?, environment
     let started = Date()
     try process.run()
 
-    let pid = process.processIdentifier
     let io = exchange(stdin ?? Data(), with: inPipe.fileHandleForWriting, outPipe.fileHandleForReading,
-                      errPipe.fileHandleForReading, until: Date(timeIntervalSinceNow: timeout)) { process.isRunning && exitStatus(pid, wait: false) == nil }
-    if !io.finished { kill(pid, SIGKILL) }
-    let status = exitStatus(pid, wait: true) ?? { process.waitUntilExit(); return process.terminationStatus }()
+                      errPipe.fileHandleForReading, until: Date(timeIntervalSinceNow: timeout)) { !hasEnded(process) }
+    if !io.finished { kill(process.processIdentifier, SIGKILL) }
+    let status = waitForEnd(process)
     let result = CLIResult(status: status, stdoutData: io.stdout, stderrData: io.stderr, seconds: Date().timeIntervalSince(started))
     return (result, !io.finished)
+}
+
+/// Waits for `process` to end and returns its status as `terminationStatus` gives it, without
+/// the delay `waitUntilExit()` can have (``exitStatus(_:wait:)``).
+func waitForEnd(_ process: Process) -> Int32 {
+    exitStatus(process.processIdentifier, wait: true) ?? { process.waitUntilExit(); return process.terminationStatus }()
+}
+
+/// Whether `process` (started) has ended, asked of the kernel (``exitStatus(_:wait:)``).
+func hasEnded(_ process: Process) -> Bool {
+    !process.isRunning || exitStatus(process.processIdentifier, wait: false) != nil
 }
 
 /// How child `pid` ended — its exit status, or the signal that killed it, as `Process` reports

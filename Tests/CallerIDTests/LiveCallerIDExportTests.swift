@@ -38,9 +38,9 @@ enum Protoc {
         process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: err))
         try process.run()
-        process.waitUntilExit()
+        let status = waitForEnd(process)
         let errText = String(decoding: try Data(contentsOf: URL(fileURLWithPath: err)), as: UTF8.self)
-        #expect(process.terminationStatus == 0, "protoc \(args.joined(separator: " ")) failed: \(errText)", sourceLocation: sourceLocation)
+        #expect(status == 0, "protoc \(args.joined(separator: " ")) failed: \(errText)", sourceLocation: sourceLocation)
         return try Data(contentsOf: URL(fileURLWithPath: out))
     }
 
