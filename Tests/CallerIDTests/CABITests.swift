@@ -111,8 +111,12 @@ func runTool(_ tool: String, _ args: [String], environment extra: [String: Strin
     process.standardInput = FileHandle.nullDevice
     try process.run()
     let deadline = Date().addingTimeInterval(timeout)
-    while !hasEnded(process) && Date() < deadline { usleep(2000) }
-    if !hasEnded(process) {
+    var ended = hasEnded(process)
+    while !ended && Date() < deadline {
+        usleep(2000)
+        ended = hasEnded(process)
+    }
+    if !ended {
         process.terminate()
         Issue.record("\(tool) \(args.joined(separator: " ")) did not finish within \(Int(timeout)) s")
     }

@@ -77,7 +77,7 @@ func lookupAwaiting(_ args: [String], environment extra: [String: String] = [:],
 /// Runs `binary args`; killed (SIGKILL: the test runner may start children with SIGTERM
 /// blocked) when its output has not ended within `timeout` seconds.
 func runChild(_ binary: URL, _ args: [String], stdin: Data?, environment extra: [String: String],
-                      timeout: Double) throws -> (result: CLIResult, timedOut: Bool) {
+              timeout: Double) throws -> (result: CLIResult, timedOut: Bool) {
     let process = Process()
     process.executableURL = binary
     process.arguments = args
@@ -101,33 +101,34 @@ func runChild(_ binary: URL, _ args: [String], stdin: Data?, environment extra: 
 }
 
 /// Waits for `process` to end and returns its status as `terminationStatus` gives it, without
-/// the delay `waitUntilExit()` can have (``exitStatus(_:wait:)``).
+/// the delay `waitUntilExit()` can have (``childEnd(_:wait:)``).
 func waitForEnd(_ process: Process) -> Int32 {
-    exitStatus(process.processIdentifier, wait: true) ?? { process.waitUntilExit(); return process.terminationStatus }()
+    childEnd(process.processIdentifier, wait: true).status ?? { process.waitUntilExit(); return process.terminationStatus }()
 }
 
-/// Whether `process` (started) has ended, asked of the kernel (``exitStatus(_:wait:)``).
+/// Whether `process` (started) has ended, asked of the kernel (``childEnd(_:wait:)``).
 func hasEnded(_ process: Process) -> Bool {
-    !process.isRunning || exitStatus(process.processIdentifier, wait: false) != nil
+    childEnd(process.processIdentifier, wait: false).ended
 }
 
-/// How child `pid` ended — its exit status, or the signal that killed it, as `Process` reports
-/// them — or nil while it runs (`wait: false`) or once `Process` has reaped it. The child is left for `Process` to reap
-/// (`WNOWAIT`): `Process.waitUntilExit()` learns of the end through a socket the child holds,
-/// and a server another test starts at that moment may inherit a copy of it and keep it open
-/// for seconds.
-private func exitStatus(_ pid: pid_t, wait: Bool) -> Int32? {
+/// Whether child `pid` has ended (`wait`: once it has) and how — its exit status, or the signal
+/// that killed it, as `Process` reports them; nil when `Process` has reaped it already. The
+/// child is left for `Process` to reap (`WNOWAIT`). Not `waitUntilExit()` or `isRunning`:
+/// `Process` learns of the end through a socket the child holds, and a server another test
+/// starts at that moment may inherit a copy of it and keep it open for seconds.
+private func childEnd(_ pid: pid_t, wait: Bool) -> (ended: Bool, status: Int32?) {
     var info = siginfo_t()
     var result: Int32
     repeat {
         result = waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT | (wait ? 0 : WNOHANG))
     } while result < 0 && errno == EINTR
+    if result < 0 { return (true, nil) }  // ECHILD: reaped by Process
     #if canImport(Glibc)
     let (child, status) = (info._sifields._sigchld.si_pid, info._sifields._sigchld.si_status)
     #else
     let (child, status) = (info.si_pid, info.si_status)
     #endif
-    return result == 0 && child == pid ? status : nil
+    return child == pid ? (true, status) : (false, nil)  // WNOHANG: si_pid 0 while it runs
 }
 
 /// Writes `input` to a child's stdin and reads its stdout and stderr until both end or the
