@@ -99,18 +99,12 @@ private func visibleLines(_ typescript: String) -> [String] {
 private func lookupOnTerminal(_ args: [String], columns: Int = 400) throws -> (status: Int32, output: String) {
     let binary = try #require(lookupBinaryPath(), "the lookup executable was not found")
     let command = ([binary] + args).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
-    let r = try runProcess("/usr/bin/script", ["-qec", "stty cols \(columns) && " + command, "/dev/null"])
-    return (r.status, r.stdout)
+    let r = try runTool("/usr/bin/script", ["-qec", "stty cols \(columns) && " + command, "/dev/null"], timeout: 60)
+    return (r.status, r.stdout + r.stderr)
 }
 
 private func lookupBinaryPath() -> String? {
     BuiltProducts.lookup?.path
-}
-
-private func runProcess(_ path: String, _ args: [String]) throws -> (status: Int32, stdout: String) {
-    let run = try runChild(URL(fileURLWithPath: path), args, stdin: nil, environment: [:], timeout: 60)
-    #expect(!run.timedOut, "\(path) \(args.joined(separator: " ")) did not finish within 60 s")
-    return (run.result.status, run.result.stdout + run.result.stderr)
 }
 
 // MARK: - Outputs that are not regular files

@@ -76,56 +76,18 @@ struct CABIFailure: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-struct ToolResult {
-    var status: Int32
-    var stdout: String
-    var stderr: String
-    var lines: [String] { splitLines(stdout) }
-}
-
-/// Runs `tool` (a path, or a name looked up on PATH) with output captured in files, so that
-/// large outputs cannot fill a pipe and deadlock; `environment` adds to the test's own.
-func runTool(_ tool: String, _ args: [String], environment extra: [String: String] = [:], timeout: TimeInterval = 120) throws -> ToolResult {
+/// Runs `tool` (a path, or a name looked up on PATH) with `stdin` (or none), capturing its
+/// output as ``lookup(_:stdin:environment:timeout:executable:sourceLocation:)`` does (the same
+/// child runner); `environment` adds to the test's own.
+func runTool(_ tool: String, _ args: [String], stdin: Data? = nil, environment extra: [String: String] = [:],
+             timeout: TimeInterval = 120) throws -> CLIResult {
     let tool = tool == "python3" ? Python.executable : tool
-    let process = Process()
-    if !extra.isEmpty {
-        var environment = ProcessInfo.processInfo.environment
-        for (k, v) in extra { environment[k] = v }
-        process.environment = environment
-    }
-    if tool.contains("/") {
-        process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = args
-    } else {
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [tool] + args
-    }
-    let dir = TempDir()
-    let out = dir.path("stdout"), err = dir.path("stderr")
-    _ = FileManager.default.createFile(atPath: out, contents: nil)
-    _ = FileManager.default.createFile(atPath: err, contents: nil)
-    let outHandle = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
-    let errHandle = try FileHandle(forWritingTo: URL(fileURLWithPath: err))
-    process.standardOutput = outHandle
-    process.standardError = errHandle
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    let deadline = Date().addingTimeInterval(timeout)
-    var ended = hasEnded(process)
-    while !ended && Date() < deadline {
-        usleep(2000)
-        ended = hasEnded(process)
-    }
-    if !ended {
-        process.terminate()
+    let (binary, arguments) = tool.contains("/") ? (URL(fileURLWithPath: tool), args) : (URL(fileURLWithPath: "/usr/bin/env"), [tool] + args)
+    let run = try runChild(binary, arguments, stdin: stdin, environment: extra, timeout: timeout)
+    if run.timedOut {
         Issue.record("\(tool) \(args.joined(separator: " ")) did not finish within \(Int(timeout)) s")
     }
-    let status = waitForEnd(process)
-    try outHandle.close()
-    try errHandle.close()
-    return ToolResult(status: status,
-                      stdout: String(decoding: try fileData(out), as: UTF8.self),
-                      stderr: String(decoding: try fileData(err), as: UTF8.self))
+    return run.result
 }
 
 // MARK: - Expected output, from the Swift API
@@ -578,7 +540,7 @@ struct CABITests {
         let dir = TempDir()
         let (path, db, sorted) = try fixture(dir)
         _ = try fixture(dir, name: "b.cid", count: 2000, seed: 78)
-        func python(_ args: [String]) throws -> ToolResult {
+        func python(_ args: [String]) throws -> CLIResult {
             try runTool("python3", [script, "--lib", library.path] + args)
         }
 

@@ -10,7 +10,7 @@ import Testing
 private let parser = BuiltProducts.packageRoot.appendingPathComponent("tools/parse_format.py").path
 
 /// The output of `python3 tools/parse_format.py path` (with `--ranges`: the ranges section's).
-private func parse(_ path: String, ranges: Bool = false) throws -> ToolResult {
+private func parse(_ path: String, ranges: Bool = false) throws -> CLIResult {
     try runTool("python3", [parser, path] + (ranges ? ["--ranges"] : []), timeout: 60)
 }
 

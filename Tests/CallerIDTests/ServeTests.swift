@@ -120,14 +120,7 @@ func curl(_ args: [String]) throws -> HTTPAnswer? {
 /// Runs Fixtures/serve_client.py: one JSON object per line of its output.
 func serveClient(_ args: [String], stdin: String? = nil, timeout: Double = 60) throws -> [[String: Any]] {
     let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/serve_client.py").path
-    let run: ToolResult
-    if let stdin {
-        let dir = TempDir()
-        try stdin.write(toFile: dir.path("in"), atomically: true, encoding: .utf8)
-        run = try runTool("sh", ["-c", "exec \"$0\" \"$@\" < \"\(dir.path("in"))\"", Python.executable, script] + args, timeout: timeout)
-    } else {
-        run = try runTool("python3", [script] + args, timeout: timeout)
-    }
+    let run = try runTool("python3", [script] + args, stdin: stdin.map { Data($0.utf8) }, timeout: timeout)
     #expect(run.status == 0, "serve_client.py \(args.joined(separator: " ")) failed: \(run.stderr)")
     return run.lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
 }
