@@ -136,6 +136,23 @@ public struct EntryCursor {
     /// Throws when the file is damaged; the cursor then stays failed.
     public mutating func nextBatch(_ batch: inout EntryBatch, limit: Int = .max) throws(CallerIDError) -> Int {
         batch.reset(database: db)
+        return try fill(&batch, BatchColumns(&batch), limit: limit)
+    }
+
+    /// Like ``nextBatch(_:limit:)``, but writes the entries as `rows` (the C ABI's `cid_entry`)
+    /// instead of the batch's columns; the labels live in `batch` until its next fill, and the
+    /// batch itself holds no entries afterwards. Up to `min(limit, batch.capacity)` rows.
+    package mutating func nextBatch(_ batch: inout EntryBatch, rows: EntryRows, limit: Int) throws(CallerIDError) -> Int {
+        batch.reset(database: db)
+        let n = try fill(&batch, rows, limit: limit)
+        batch.setCount(0)  // its columns were not written
+        return n
+    }
+
+    /// The batch fill, writing each entry to `sink`: up to `limit` entries and the batch's
+    /// capacity, the batch's count moving with them.
+    @inline(__always)
+    private mutating func fill<S: EntrySink>(_ batch: inout EntryBatch, _ sink: S, limit: Int) throws(CallerIDError) -> Int {
         let wanted = min(batch.capacity, max(limit, 1))
         if let failure { throw failure }
         do throws(CallerIDError) {
@@ -146,7 +163,7 @@ public struct EntryCursor {
                     continue
                 }
                 if allowed == nil {
-                    guard try fillUnfiltered(&batch, wanted, &cold) else { break }  // the label buffer is full
+                    guard try fillUnfiltered(&batch, sink, wanted, &cold) else { break }  // the label buffer is full
                     continue
                 }
                 let k = storage.keys[pos], v = Int(storage.ids[pos])
@@ -156,9 +173,9 @@ public struct EntryCursor {
                     continue
                 }
                 if v < db.labels.hotCount {
-                    batch.append(k, try db.labels.hotLabel(v), UInt8(truncatingIfNeeded: code))
+                    batch.append(k, try db.labels.hotLabel(v), UInt8(truncatingIfNeeded: code), to: sink)
                 } else {
-                    guard try appendCold(k, v, code, &batch, &cold) else { break }
+                    guard try appendCold(k, v, code, &batch, sink, &cold) else { break }
                 }
                 pos += 1
                 lastNumber = k
@@ -172,6 +189,63 @@ public struct EntryCursor {
     }
 }
 
+/// Where a batch fill writes its entries: an ``EntryBatch``'s columns, or ``EntryRows``.
+protocol EntrySink {
+    /// Writes entry `i` of the fill.
+    func put(_ i: Int, _ number: UInt64, _ label: UnsafeRawBufferPointer, _ category: UInt8)
+}
+
+/// The columns of an ``EntryBatch``.
+struct BatchColumns: EntrySink {
+    let numbers: FixedBufferWriter<UInt64>
+    let labels: FixedBufferWriter<UnsafeRawBufferPointer>
+    let categories: FixedBufferWriter<UInt8>
+
+    init(_ batch: inout EntryBatch) {
+        numbers = batch.numberStorage.writer()
+        labels = batch.labelStorage.writer()
+        categories = batch.categoryStorage.writer()
+    }
+
+    @inline(__always)
+    func put(_ i: Int, _ number: UInt64, _ label: UnsafeRawBufferPointer, _ category: UInt8) {
+        numbers[i] = number
+        labels[i] = label
+        categories[i] = category
+    }
+}
+
+/// Entries written as rows of `stride` bytes, each laid out as the C ABI's `cid_entry`: the
+/// number (`UInt64`) at byte 0, the label's address at 8 (`empty` for a label without one),
+/// its length (`Int`) at 16, and at 24 the 24 bytes that `tails` holds for the entry's
+/// category code (at `tails + 24 × code`: the category's name, index and action, source and
+/// reserved fields). The caller checks that its row type has this layout.
+package struct EntryRows: EntrySink {
+    let base: UnsafeMutableRawPointer
+    let stride: Int
+    let tails: UnsafeRawPointer
+    let empty: UnsafeRawPointer
+
+    package init(base: UnsafeMutableRawPointer, stride: Int, tails: UnsafeRawPointer, empty: UnsafeRawPointer) {
+        self.base = base
+        self.stride = stride
+        self.tails = tails
+        self.empty = empty
+    }
+
+    @inline(__always)
+    func put(_ i: Int, _ number: UInt64, _ label: UnsafeRawBufferPointer, _ category: UInt8) {
+        let row = base + i &* stride
+        let tail = tails + 24 &* Int(category)
+        row.storeBytes(of: number, as: UInt64.self)
+        row.storeBytes(of: label.baseAddress ?? empty, toByteOffset: 8, as: UnsafeRawPointer.self)
+        row.storeBytes(of: label.count, toByteOffset: 16, as: Int.self)
+        row.storeBytes(of: tail.loadUnaligned(as: UInt64.self), toByteOffset: 24, as: UInt64.self)
+        row.storeBytes(of: tail.loadUnaligned(fromByteOffset: 8, as: UInt64.self), toByteOffset: 32, as: UInt64.self)
+        row.storeBytes(of: tail.loadUnaligned(fromByteOffset: 16, as: UInt64.self), toByteOffset: 40, as: UInt64.self)
+    }
+}
+
 /// The cold label a fill decoded last (a run of equal cold ids shares its decode).
 private struct LastCold {
     var id = -1
@@ -180,17 +254,16 @@ private struct LastCold {
 }
 
 extension EntryCursor {
-    /// The batch's fast path (no filter): copies the entries from `pos` into `batch` until it
-    /// holds `wanted` or the block ends — hot ones straight from the mapping in a tight loop,
-    /// cold ones through ``appendCold(_:_:_:_:_:)`` — and returns true; false when a cold label
+    /// The batch's fast path (no filter): writes the entries from `pos` to `sink` until `batch`
+    /// counts `wanted` or the block ends — hot ones straight from the mapping in a tight loop,
+    /// cold ones through ``appendCold(_:_:_:_:_:_:)`` — and returns true; false when a cold label
     /// does not fit the label buffer (the next fill starts there). The tables are read once per
     /// call, not once per run of hot entries.
     @inline(__always)
-    fileprivate mutating func fillUnfiltered(_ batch: inout EntryBatch, _ wanted: Int, _ cold: inout LastCold) throws(CallerIDError) -> Bool {
+    fileprivate mutating func fillUnfiltered<S: EntrySink>(_ batch: inout EntryBatch, _ sink: S, _ wanted: Int, _ cold: inout LastCold) throws(CallerIDError) -> Bool {
         let keys = storage.keys.elements, ids = storage.ids.elements
         let hot = db.labels.hotCount, categoryCount = db.categories.count
         let cats = db.valueCategories, offsets = db.labels.hotOffsets, labels = db.labels.hotLabels
-        let numbers = batch.numberStorage.writer(), labelColumn = batch.labelStorage.writer(), categories = batch.categoryStorage.writer()
         var c = batch.count, p = pos
         let end = min(n, p &+ (wanted &- c))
         defer {
@@ -203,9 +276,7 @@ extension EntryCursor {
             if v < hot {
                 let a = Int(offsets.u32(4 &* v)), e = Int(offsets.u32(4 &* v &+ 4))
                 if Int(code) < categoryCount, a <= e, e <= labels.count, e &- a <= Format.maxLabelBytes {
-                    numbers[c] = keys[p]
-                    labelColumn[c] = labels.bytes(a, e &- a)
-                    categories[c] = code
+                    sink.put(c, keys[p], labels.bytes(a, e &- a), code)
                     c &+= 1
                     p &+= 1
                     continue
@@ -216,7 +287,7 @@ extension EntryCursor {
             guard Int(code) < categoryCount else { _ = try db.categoryCode(v); return true }
             if v < hot {
                 _ = try db.labels.hotLabel(v)  // throws: its offsets failed the check above
-            } else if !(try appendCold(keys[p], v, Int(code), &batch, &cold)) {
+            } else if !(try appendCold(keys[p], v, Int(code), &batch, sink, &cold)) {
                 return false
             }
             c = batch.count
@@ -226,13 +297,14 @@ extension EntryCursor {
         return true
     }
 
-    /// Appends entry (`k`, cold value `v`, category `code`) to `batch`, its label decoded into
+    /// Appends entry (`k`, cold value `v`, category `code`) to `batch` through `sink`, its label decoded into
     /// the batch's label buffer (or shared with the cold label decoded just before); false when
     /// the label does not fit the room left (the buffer grows for the next fill).
     @inline(never)
-    fileprivate func appendCold(_ k: UInt64, _ v: Int, _ code: Int, _ batch: inout EntryBatch, _ cold: inout LastCold) throws(CallerIDError) -> Bool {
+    fileprivate func appendCold<S: EntrySink>(_ k: UInt64, _ v: Int, _ code: Int, _ batch: inout EntryBatch, _ sink: S,
+                                              _ cold: inout LastCold) throws(CallerIDError) -> Bool {
         if v == cold.id {
-            batch.append(k, batch.arena.bytes(cold.start, cold.length), UInt8(truncatingIfNeeded: code))
+            batch.append(k, batch.arena.bytes(cold.start, cold.length), UInt8(truncatingIfNeeded: code), to: sink)
             return true
         }
         let codes = try db.labels.coldCodes(v)
@@ -247,7 +319,7 @@ extension EntryCursor {
         }
         batch.arenaUsed &+= length
         cold = LastCold(id: v, start: at, length: length)
-        batch.append(k, batch.arena.bytes(at, length), UInt8(truncatingIfNeeded: code))
+        batch.append(k, batch.arena.bytes(at, length), UInt8(truncatingIfNeeded: code), to: sink)
         return true
     }
 }
@@ -293,10 +365,10 @@ public struct EntryBatch: ~Copyable {
     public let capacity: Int
     /// Entries of the last fill.
     public private(set) var count = 0
-    /// The entries' numbers, labels and category codes (package access: the C ABI reads them in place).
-    @usableFromInline package internal(set) var numberStorage: FixedBuffer<UInt64>
-    @usableFromInline package internal(set) var labelStorage: FixedBuffer<UnsafeRawBufferPointer>
-    @usableFromInline package internal(set) var categoryStorage: FixedBuffer<UInt8>
+    /// The entries' numbers, labels and category codes.
+    @usableFromInline var numberStorage: FixedBuffer<UInt64>
+    @usableFromInline var labelStorage: FixedBuffer<UnsafeRawBufferPointer>
+    @usableFromInline var categoryStorage: FixedBuffer<UInt8>
     /// The cold labels decoded for this fill (allocated at the first fill).
     var arena = FixedBuffer<UInt8>(repeating: 0, count: 0)
     var arenaUsed = 0
@@ -339,10 +411,8 @@ public struct EntryBatch: ~Copyable {
     }
 
     @inline(__always)
-    mutating func append(_ number: UInt64, _ label: UnsafeRawBufferPointer, _ category: UInt8) {
-        numberStorage[count] = number
-        labelStorage[count] = label
-        categoryStorage[count] = category
+    mutating func append<S: EntrySink>(_ number: UInt64, _ label: UnsafeRawBufferPointer, _ category: UInt8, to sink: S) {
+        sink.put(count, number, label, category)
         count &+= 1
     }
 

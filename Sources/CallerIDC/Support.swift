@@ -194,7 +194,18 @@ final class Core {
     /// Per category code: the name's String bits (see `index(of:)`), its C string and action;
     /// a plain buffer so that hot paths do no reference counting. Freed in deinit.
     let table: UnsafeMutablePointer<Slot>
+    /// Per category code: the last four fields of its `cid_entry` (for ``EntryRows``).
+    let rowTails: UnsafeMutablePointer<RowTail>
     let empty: UnsafePointer<CChar>
+
+    /// `cid_entry`'s fields after the label's length, as ``EntryRows`` copies them.
+    struct RowTail {
+        var category: UnsafePointer<CChar>
+        var categoryIndex: UInt32
+        var action: UInt32
+        var source: UInt32
+        var reserved: UInt32
+    }
 
     struct Slot {
         var bits: (UInt64, UInt64)
@@ -211,12 +222,22 @@ final class Core {
             (table + i).initialize(to: Slot(bits: Core.bits(c.name) ?? (0, 0), name: makeCString(c.name),
                                             action: UInt32(c.action.rawValue)))
         }
+        // EntryRows writes cid_entry's fields at these offsets (callerid.h asserts C's side).
+        precondition(MemoryLayout<CEntry>.offset(of: \CEntry.label) == 8 && MemoryLayout<CEntry>.offset(of: \CEntry.labelLength) == 16
+                     && MemoryLayout<CEntry>.offset(of: \CEntry.category) == 24 && MemoryLayout<CEntry>.size == 48
+                     && MemoryLayout<RowTail>.size == 24, "cid_entry's layout is not the one EntryRows writes")
+        rowTails = .allocate(capacity: max(categoryCount, 1))
+        for i in 0..<categoryCount {
+            (rowTails + i).initialize(to: RowTail(category: table[i].name, categoryIndex: UInt32(i), action: table[i].action,
+                                                  source: 0, reserved: 0))
+        }
         empty = StaticStrings.empty
     }
 
     deinit {
         for i in 0..<categoryCount { UnsafeMutablePointer(mutating: table[i].name).deallocate() }
         table.deallocate()
+        rowTails.deallocate()
     }
 
     /// The 16 bytes of a String value: its inline contents for a small string, its storage
@@ -422,15 +443,10 @@ final class CursorHandle {
             if let core, single != nil {
                 let want = min(capacity, CursorHandle.maxBatch)
                 if batch.capacity < want { batch = EntryBatch(capacity: want) }
-                let n = try single!.nextBatch(&batch, limit: want)
-                // Straight from the batch's arrays (category codes were checked by the reader).
-                let table = core.table, empty = core.empty
-                for i in 0..<n {
-                    let c = Int(batch.categoryStorage[i]), label = batch.labelStorage[i]
-                    out[i] = CEntry(number: batch.numberStorage[i], label: label.baseAddress.map { $0.assumingMemoryBound(to: CChar.self) } ?? empty,
-                                    labelLength: label.count, category: table[c].name, categoryIndex: UInt32(truncatingIfNeeded: c),
-                                    action: table[c].action, source: 0, reserved: 0)
-                }
+                // Written straight into the caller's array (category codes were checked by the reader).
+                let rows = EntryRows(base: UnsafeMutableRawPointer(out), stride: MemoryLayout<CEntry>.stride,
+                                     tails: UnsafeRawPointer(core.rowTails), empty: UnsafeRawPointer(core.empty))
+                let n = try single!.nextBatch(&batch, rows: rows, limit: want)
                 count.pointee = n
                 return n == 0 ? Status.end : Status.ok
             }

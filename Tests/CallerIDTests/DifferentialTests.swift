@@ -379,6 +379,8 @@ private let differentialProgram = #"""
 #include <string.h>
 
 static void print_entry(const char *tag, const cid_entry *e) {
+    if (e->category && (!e->label || e->source != 0 || e->reserved != 0))  /* found: a label, source 0, reserved 0 */
+        printf("BAD\tlabel %p source %u reserved %u\n", (const void *)e->label, e->source, e->reserved);
     printf("%s\t%llu\t%s\t%u\t%u\t%.*s\n", tag, (unsigned long long)e->number, e->category ? e->category : "(null)",
            e->category_index, e->action, (int)e->label_len, e->label ? e->label : "");
 }
