@@ -12,9 +12,9 @@ let strictSettings: [SwiftSetting] = [
 /// those types needs nothing.
 let lendingSettings: [SwiftSetting] = strictSettings + [.enableExperimentalFeature("Lifetimes")]
 
-/// The system codecs (Debian's liblz4 and libxxhash) are used on Linux with the default trait;
-/// everywhere else, and on Linux with `--traits PortableCodecs`, the package's own C codecs
-/// (Sources/CPortable) are, and nothing links liblz4 or libxxhash. docs/PORTABILITY.md.
+/// The system codec (Debian's libxxhash) is used on Linux with the default trait; everywhere
+/// else, and on Linux with `--traits PortableCodecs`, the package's own C code (Sources/CPortable)
+/// is, and nothing links libxxhash. docs/PORTABILITY.md.
 let systemCodecs: TargetDependencyCondition? = .when(platforms: [.linux], traits: ["SystemCodecs"])
 
 let package = Package(
@@ -37,18 +37,19 @@ let package = Package(
         .library(name: "callerid-phonenumber", type: .dynamic, targets: ["CallerIDPhoneNumber"]),
     ],
     traits: [
-        .trait(name: "SystemCodecs", description: "LZ4 and XXH3 from the system's liblz4 and libxxhash (Linux only; elsewhere the portable codecs are used)."),
-        .trait(name: "PortableCodecs", description: "LZ4 and XXH3 from the package's own C code: no liblz4 or libxxhash at build or run time."),
+        .trait(name: "SystemCodecs", description: "XXH3 and XXH64 from the system's libxxhash (Linux only; elsewhere the portable code is used)."),
+        .trait(name: "PortableCodecs", description: "XXH3 and XXH64 from the package's own C code: no libxxhash at build or run time."),
         .default(enabledTraits: ["SystemCodecs"]),
     ],
     targets: [
-        // C module over Debian's liblz4 and libxxhash. Internal to the package: never a product.
-        // Only with the SystemCodecs trait on Linux.
+        // C module over Debian's libxxhash (it wrapped liblz4 too, before format 2.0; see
+        // CLZ4Shim/include/clz4shim.h). Internal to the package: never a product. Only with the
+        // SystemCodecs trait on Linux.
         .systemLibrary(
             name: "CLZ4Shim",
             path: "CLZ4Shim",
-            pkgConfig: "liblz4",
-            providers: [.apt(["liblz4-dev", "libxxhash-dev"])]
+            pkgConfig: "libxxhash",
+            providers: [.apt(["libxxhash-dev"])]
         ),
         // Debian's libsodium (Ed25519, SHA-256) for signed build directories, Linux only; Apple
         // platforms use CryptoKit. Opened with dlopen on first use, never linked (the tool's
@@ -62,7 +63,7 @@ let package = Package(
         .target(name: "CHTTPServer", dependencies: ["CLibraryLoader"], path: "Sources/CHTTPServer"),
         // dlopen of the libraries above at first use, and their symbols: one loader for the three shims.
         .target(name: "CLibraryLoader", path: "Sources/CLibraryLoader"),
-        // Portable C: LZ4 block codec, XXH3/XXH64, prefetch hint, rename exchange, heap statistics.
+        // Portable C: XXH3/XXH64, prefetch hint, rename exchange, heap statistics.
         .target(name: "CPortable", path: "Sources/CPortable"),
         .target(
             name: "CallerID",

@@ -105,7 +105,7 @@ private func buildTSV(_ data: UnsafeRawBufferPointer, fast: Bool) -> (rejected: 
         if NonTextInput.detect(UnsafeRawBufferPointer(rebasing: data.prefix(1 << 16))) != nil { return (["not text"], nil) }
         fail("reading threw for a readable text file: \(error)")
     }
-    // Writing costs an LZ4HC state: only when some row was accepted (the seeds cover empty).
+    // Writing costs a symbol table's training: only when some row was accepted (the seeds cover empty).
     guard pipeline.numbersAccepted > 0 || data.count == 0 else { return (rejected, nil) }
     do {
         let summary = try pipeline.write(to: outputPath)

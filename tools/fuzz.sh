@@ -4,11 +4,10 @@
 #   bash tools/fuzz.sh reader 1800     # database files: open, lookups, enumeration, verify
 #   bash tools/fuzz.sh parser 1800     # input rows: numbers, the build's row loop on TSV, the pipeline's readers
 #   bash tools/fuzz.sh reader 0 FILE…  # replay inputs (a crash artifact) without fuzzing
-#   bash tools/fuzz.sh codec-lz4 1800  # portable LZ4 block codec vs liblz4 (Fuzz/codec_lz4.c)
 #   bash tools/fuzz.sh codec-xxh3 1800 # portable XXH3-64/XXH64 vs libxxhash (Fuzz/codec_xxh3.c)
 #
-# The codec targets are C, built with clang -fsanitize=fuzzer,address,undefined from
-# Sources/CPortable and linked with liblz4/libxxhash; they start from an empty corpus.
+# The codec target is C, built with clang -fsanitize=fuzzer,address,undefined from
+# Sources/CPortable and linked with libxxhash; it starts from an empty corpus.
 # The targets (Fuzz/*.swift) are compiled with `swiftc -sanitize=fuzzer,address` together with
 # Sources/CallerID (the parser target also with Sources/CallerIDDirectory and Sources/CallerIDPipeline), `-enable-testing` and
 # assertions kept on in the optimized build. Everything goes to .build/fuzz/:
@@ -21,17 +20,17 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/opt/swift/usr/bin"
 
-target=${1:?usage: tools/fuzz.sh reader|parser|codec-lz4|codec-xxh3 [SECONDS] [FILE...]}
+target=${1:?usage: tools/fuzz.sh reader|parser|codec-xxh3 [SECONDS] [FILE...]}
 seconds=${2:-60}
 shift $(( $# >= 2 ? 2 : 1 ))
 case "$target" in
     reader) sources=(Fuzz/ReaderFuzz.swift Fuzz/Seeds.swift) ;;
     parser) sources=(Fuzz/ParserFuzz.swift Fuzz/Seeds.swift Fuzz/PipelineFuzz.swift) ;;
-    codec-lz4|codec-xxh3) sources=("Fuzz/${target/-/_}.c") ;;
-    *) echo "error: unknown target '$target' (reader, parser, codec-lz4 or codec-xxh3)" >&2; exit 64 ;;
+    codec-xxh3) sources=(Fuzz/codec_xxh3.c) ;;
+    *) echo "error: unknown target '$target' (reader, parser or codec-xxh3)" >&2; exit 64 ;;
 esac
 
-if ! { [ -e /usr/include/lz4.h ] && [ -e /usr/include/xxhash.h ]; }; then
+if ! [ -e /usr/include/xxhash.h ]; then
     bash tools/setup.sh
 fi
 
@@ -43,7 +42,7 @@ if [[ $target == codec-* ]]; then
     mkdir -p "$corpus" "$artifacts"
     echo "fuzz: building $target" >&2
     clang -O2 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I Sources/CPortable/include \
-        "${sources[@]}" Sources/CPortable/*.c -llz4 -lxxhash -o "$out/$target"
+        "${sources[@]}" Sources/CPortable/*.c -lxxhash -o "$out/$target"
     export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:symbolize=1}
     if [ $# -gt 0 ]; then exec "$out/$target" -runs=1 "$@"; fi
     echo "fuzz: running $target for ${seconds}s (corpus $corpus, $(ls "$corpus" | wc -l) files)" >&2
@@ -69,18 +68,18 @@ build_module() {  # NAME DIR [SWIFTC FLAGS...]; rebuilt when a source or libCall
     swiftc "${flags[@]}" "$@" -module-name "$name" -emit-module -emit-module-path "$out/$name.swiftmodule" \
         -emit-library -static -o "$out/lib$name.a" $files
 }
-# CPortable (the C shims and portable codecs CallerID imports), instrumented like the rest.
+# CPortable (the C shims and portable hashes CallerID imports), instrumented like the rest.
 if [ ! -f "$out/libCPortable.a" ] || [ -n "$(find Sources/CPortable -newer "$out/libCPortable.a" -type f)" ]; then
     echo "fuzz: compiling CPortable" >&2
     for c in Sources/CPortable/*.c; do
         clang -O2 -g -fsanitize=fuzzer-no-link,address -I Sources/CPortable/include -c "$c" -o "$out/$(basename "$c" .c).o"
     done
     rm -f "$out/libCPortable.a"
-    ar rcs "$out/libCPortable.a" "$out"/lz4_block.o "$out"/xxhash.o
+    ar rcs "$out/libCPortable.a" "$out"/xxhash.o
     rm -f "$out/libCallerID.a"   # CallerID links against it: rebuild
 fi
 build_module CallerID Sources/CallerID
-libs=(-lCallerID -lCPortable -llz4 -lxxhash -lswiftDispatch -ldispatch -lBlocksRuntime)
+libs=(-lCallerID -lCPortable -lxxhash -lswiftDispatch -ldispatch -lBlocksRuntime)
 if [ "$target" = parser ]; then
     # The build's row loop is the pipeline's, which links CallerIDDirectory and its libsodium
     # loader (CSodium, a C module: its module map is written here).

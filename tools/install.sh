@@ -75,7 +75,7 @@ phonelib=.build/release/libcallerid-phonenumber.so
 [ -f "$phonelib" ] || { echo "error: $phonelib was not built" >&2; exit 70; }
 
 # The command-line tool, always self-contained (start-up cost); no $ORIGIN run path, so the loader
-# does not search the binary's own folder for liblz4 and the others at every start; not a PIE
+# does not search the binary's own folder for libxxhash and the others at every start; not a PIE
 # unless --pie (see above). Its own scratch path: its link flags differ from the library's.
 tool_flags=()
 [ "$pie" = 1 ] || tool_flags=(-Xswiftc -Xclang-linker -Xswiftc -no-pie)

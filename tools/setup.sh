@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs what CallerID needs (Debian's liblz4-dev and libxxhash-dev, libphonenumber-dev for the
+# Installs what CallerID needs (Debian's libxxhash-dev, libphonenumber-dev for the
 # build pipeline's numbers, libsodium-dev for signed build directories, libmicrohttpd-dev for
 # `lookup serve` (its runtime library; the header checks the server's ABI values at build time),
 # curl for the server's tests, and protobuf-compiler: the tests decode the Live Caller ID export
@@ -14,7 +14,7 @@ fi
 command -v swift >/dev/null 2>&1 || { echo "error: swift not found (install Swift 6.3 or newer from swift.org)" >&2; exit 69; }
 
 need=()
-for pkg in liblz4-dev libxxhash-dev libphonenumber-dev libsodium-dev libmicrohttpd-dev curl pkg-config protobuf-compiler python3; do
+for pkg in libxxhash-dev libphonenumber-dev libsodium-dev libmicrohttpd-dev curl pkg-config protobuf-compiler python3; do
     dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Builds and runs the whole test suite with the PortableCodecs trait (the package's own LZ4
-# and XXH3 in C, as on iOS and macOS), in its own scratch directory so the default build is
-# left alone, then checks that libcallerid.so and lookup link neither liblz4 nor libxxhash.
+# Builds and runs the whole test suite with the PortableCodecs trait (the package's own XXH3
+# in C, as on iOS and macOS), in its own scratch directory so the default build is left alone,
+# then checks that libcallerid.so and lookup link no system codec library.
 # Usage: bash tools/test-portable.sh [swift test arguments, e.g. --filter PortableCodecTests]
 set -euo pipefail
 cd "$(dirname "$0")/.."

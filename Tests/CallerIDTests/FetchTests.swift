@@ -378,4 +378,16 @@ struct FetchFixture {
             #expect(!run.stdout.contains(name), "lookup links \(name):\n\(run.stdout)")
         }
     }
+
+    /// No part of the package uses LZ4 (the file format codes its labels itself): neither the
+    /// tool nor the C library may load liblz4.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/ldd"), "ldd is not installed"))
+    func neitherTheToolNorTheCLibraryLoadsLiblz4() throws {
+        for product in ["lookup", "libcallerid.so"] {
+            let binary = try #require(BuiltProducts.file(product), "\(product) was not built")
+            let run = try runTool("/usr/bin/ldd", [binary.path])
+            #expect(run.status == 0 && run.stdout.contains("libc.so"), "ldd \(product): \(run.stdout)")
+            #expect(!run.stdout.contains("liblz4"), "\(product) links liblz4:\n\(run.stdout)")
+        }
+    }
 }

@@ -1,16 +1,15 @@
-// The one place CallerID calls its C codecs and C shims. The codecs come from the system
-// (liblz4, libxxhash through CLZ4Shim) on Linux with the default `SystemCodecs` trait, and
-// from the package's own portable C (CPortable) everywhere else and with `PortableCodecs`.
-// Both agree bit for bit (Tests/CallerIDTests/PortableCodecTests.swift, Fuzz/codec_*.c).
+// The one place CallerID calls its C codecs and C shims. The hashes come from the system
+// (libxxhash through CLZ4Shim) on Linux with the default `SystemCodecs` trait, and from the
+// package's own portable C (CPortable) everywhere else and with `PortableCodecs`. Both agree
+// bit for bit (Tests/CallerIDTests/PortableCodecTests.swift, Fuzz/codec_xxh3.c).
 #if SystemCodecs && os(Linux)
 internal import CLZ4Shim
 #endif
 internal import CPortable
 
-/// XXH3-64 (seed 0), as used by the file format, and XXH64. (The LZ4 block codec stays in the
-/// C modules, tested and fuzzed there; format 2.0 does not call it.)
+/// XXH3-64 (seed 0), as used by the file format, and XXH64.
 enum Codec {
-    /// Which codecs this build uses: "system" (liblz4, libxxhash) or "portable".
+    /// Which codecs this build uses: "system" (libxxhash) or "portable".
     static var implementation: String {
         #if SystemCodecs && os(Linux)
         "system"
