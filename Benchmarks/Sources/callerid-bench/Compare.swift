@@ -90,6 +90,9 @@ func compare(_ a: Arguments) throws -> Int32 {
     for e in engines where !engineNames.contains(e) { throw UsageError("unknown engine '\(e)'") }
     guard let python = which("python3") else { throw BenchError("python3 is needed for tools/gen_directory.py") }
     try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+    if engines.contains(where: { $0.hasPrefix("callerid") }), phoneNumberLibrary() == nil {
+        log("warning: libcallerid-phonenumber.so not found (CALLERID_PHONENUMBER_LIBRARY): CallerID's builds read numbers without libphonenumber, slower than `lookup build`")
+    }
     let started = Date()
     let loadAtStart = loadAverage()
     let uptimeAtStart = (try? shell("/usr/bin/uptime", []).out.trimmingCharacters(in: .whitespacesAndNewlines)) ?? ""
@@ -234,6 +237,18 @@ func sourceDescription(_ root: String) -> [(String, String)] {
     return [("source", "commit \(commit)\(dirty.isEmpty ? "" : " plus uncommitted changes in the work tree")")]
 }
 
+/// The libcallerid-phonenumber.so CallerID's pipeline opens for its builds (as `lookup build`
+/// does, PhoneNumberLibrary.swift): the one `CALLERID_PHONENUMBER_LIBRARY` names, or one beside
+/// the harness. Nil: the builds read numbers without libphonenumber, on a slower path than the
+/// product's, so their time is not `lookup build`'s.
+func phoneNumberLibrary() -> String? {
+    let named = ProcessInfo.processInfo.environment["CALLERID_PHONENUMBER_LIBRARY"] ?? ""
+    if !named.isEmpty, FileManager.default.fileExists(atPath: named) { return named }
+    let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        .appendingPathComponent("libcallerid-phonenumber.so").path
+    return FileManager.default.fileExists(atPath: beside) ? beside : nil
+}
+
 func machineDescription() -> [(String, String)] {
     var m: [(String, String)] = []
     let lscpu = (try? shell("/usr/bin/lscpu", []).out) ?? ""
@@ -253,6 +268,8 @@ func machineDescription() -> [(String, String)] {
     let swiftVersion = which("swift").flatMap { try? shell($0, ["--version"]).out }
         .flatMap { $0.split(separator: "\n").first.map(String.init) } ?? "Swift 6"
     m.append(("compiler", "\(swiftVersion), release builds (-c release)"))
+    m.append(("number checks", phoneNumberLibrary().map { "CallerID's builds read numbers with libphonenumber (\($0)), as `lookup build` does" }
+        ?? "CallerID's builds ran WITHOUT libphonenumber (the numbering plan's slower path; set CALLERID_PHONENUMBER_LIBRARY, as tools/bench.sh does)"))
     m.append(("libraries", "SQLite \(String(cString: sqlite3_libversion())), \(String(cString: mdb_version(nil, nil, nil)).replacingOccurrences(of: ":", with: "")), LZ4 \(String(cString: cb_lz4_version())) (Debian packages)"))
     return m
 }
