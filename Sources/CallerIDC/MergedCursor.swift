@@ -32,17 +32,7 @@ struct MergedCursor {
         while try merge.next() {
             let source = merge.source, code = merge.category
             if let selected, !selected[source][code] { continue }
-            let core = cores[source]
-            let label = merge.label
-            out.pointee = CEntry(
-                number: merge.number,
-                label: label.baseAddress.map { $0.assumingMemoryBound(to: CChar.self) } ?? core.empty,
-                labelLength: label.count,
-                category: core.table[code].name,
-                categoryIndex: UInt32(truncatingIfNeeded: code),
-                action: core.table[code].action,
-                source: UInt32(truncatingIfNeeded: source),
-                reserved: 0)
+            cores[source].write(out, number: merge.number, label: merge.label, code: code, source: source)
             return true
         }
         return false

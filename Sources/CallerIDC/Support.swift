@@ -191,14 +191,15 @@ final class Core {
     let db: Database
     let categories: [Category]
     let categoryCount: Int
-    /// Per category code: the name's String bits (see `index(of:)`), its C string and action;
-    /// a plain buffer so that hot paths do no reference counting. Freed in deinit.
-    let table: UnsafeMutablePointer<Slot>
-    /// Per category code: the last four fields of its `cid_entry` (for ``EntryRows``).
+    /// Per category code: the name's String bits (see `index(of:)`); a plain buffer so that
+    /// hot paths do no reference counting. Freed in deinit.
+    let nameBits: UnsafeMutablePointer<(UInt64, UInt64)>
+    /// Per category code: the last four fields of its `cid_entry` (the name's C string, owned
+    /// here, the code, the action, source 0 and reserved 0), as ``EntryRows`` copies them.
     let rowTails: UnsafeMutablePointer<RowTail>
     let empty: UnsafePointer<CChar>
 
-    /// `cid_entry`'s fields after the label's length, as ``EntryRows`` copies them.
+    /// `cid_entry`'s fields after the label's length.
     struct RowTail {
         var category: UnsafePointer<CChar>
         var categoryIndex: UInt32
@@ -207,36 +208,30 @@ final class Core {
         var reserved: UInt32
     }
 
-    struct Slot {
-        var bits: (UInt64, UInt64)
-        var name: UnsafePointer<CChar>
-        var action: UInt32
-    }
-
     init(_ db: Database) {
         self.db = db
         categories = db.categories
         categoryCount = categories.count
-        table = .allocate(capacity: max(categoryCount, 1))
-        for (i, c) in categories.enumerated() {
-            (table + i).initialize(to: Slot(bits: Core.bits(c.name) ?? (0, 0), name: makeCString(c.name),
-                                            action: UInt32(c.action.rawValue)))
-        }
         // EntryRows writes cid_entry's fields at these offsets (callerid.h asserts C's side).
         precondition(MemoryLayout<CEntry>.offset(of: \CEntry.label) == 8 && MemoryLayout<CEntry>.offset(of: \CEntry.labelLength) == 16
-                     && MemoryLayout<CEntry>.offset(of: \CEntry.category) == 24 && MemoryLayout<CEntry>.size == 48
-                     && MemoryLayout<RowTail>.size == 24, "cid_entry's layout is not the one EntryRows writes")
+                     && MemoryLayout<CEntry>.offset(of: \CEntry.category) == 24 && MemoryLayout<CEntry>.offset(of: \CEntry.source) == 40
+                     && MemoryLayout<CEntry>.size == 48 && MemoryLayout<RowTail>.size == 24,
+                     "cid_entry's layout is not the one EntryRows writes")
+        // Category codes are one byte in the file (the builder refuses a 257th category).
+        precondition(categoryCount <= 256, "more category codes than a file can hold")
+        nameBits = .allocate(capacity: max(categoryCount, 1))
         rowTails = .allocate(capacity: max(categoryCount, 1))
-        for i in 0..<categoryCount {
-            (rowTails + i).initialize(to: RowTail(category: table[i].name, categoryIndex: UInt32(i), action: table[i].action,
-                                                  source: 0, reserved: 0))
+        for (i, c) in categories.enumerated() {
+            (nameBits + i).initialize(to: Core.bits(c.name) ?? (0, 0))
+            (rowTails + i).initialize(to: RowTail(category: makeCString(c.name), categoryIndex: UInt32(i),
+                                                  action: UInt32(c.action.rawValue), source: 0, reserved: 0))
         }
         empty = StaticStrings.empty
     }
 
     deinit {
-        for i in 0..<categoryCount { UnsafeMutablePointer(mutating: table[i].name).deallocate() }
-        table.deallocate()
+        for i in 0..<categoryCount { UnsafeMutablePointer(mutating: rowTails[i].category).deallocate() }
+        nameBits.deallocate()
         rowTails.deallocate()
     }
 
@@ -249,40 +244,43 @@ final class Core {
     }
 
     /// The code of `category` in this database. The views the library hands out carry
-    /// `db.categories[code]` itself, whose name has the same bits as the copy in `table`, so a
-    /// scan of a few integers finds it; full string comparison is the fallback.
+    /// `db.categories[code]` itself, whose name has the same bits as the copy in `nameBits`, so
+    /// a scan of a few integers finds it; full string comparison is the fallback.
     /// Used where only a Category is at hand; views give their code (`categoryIndex`).
     @inline(__always)
     func index(of category: Category) -> Int {
         if let b = Core.bits(category.name) {
             var i = 0
             while i < categoryCount {
-                if table[i].bits == b { return i }
+                if nameBits[i] == b { return i }
                 i &+= 1
             }
         }
         return categories.firstIndex(of: category) ?? 0
     }
 
-    /// Writes a found entry into `out`.
+    /// Writes one found entry into `out`, as the batch scan writes its rows (``EntryRows``).
+    /// `code` is a category code of this database.
     @inline(__always)
-    func fill(_ out: UnsafeMutablePointer<CEntry>, _ view: EntryView, source: UInt32 = 0) {
-        // The view's category index is a code of this database (checked by the reader).
-        let c = view.categoryIndex < categoryCount ? view.categoryIndex : index(of: view.category)
-        out.pointee = CEntry(
-            number: view.number,
-            label: view.labelBytes.baseAddress.map { $0.assumingMemoryBound(to: CChar.self) } ?? empty,
-            labelLength: view.labelBytes.count,
-            category: table[c].name,
-            categoryIndex: UInt32(truncatingIfNeeded: c),
-            action: table[c].action,
-            source: source,
-            reserved: 0)
+    func write(_ out: UnsafeMutablePointer<CEntry>, number: UInt64, label: UnsafeRawBufferPointer, code: Int,
+               source: Int = 0) {
+        EntryRows(base: UnsafeMutableRawPointer(out), stride: MemoryLayout<CEntry>.stride,
+                  tails: UnsafeRawPointer(rowTails), empty: UnsafeRawPointer(empty))
+            .put(0, number, label, UInt8(truncatingIfNeeded: code))
+        if source != 0 { out.pointee.source = UInt32(truncatingIfNeeded: source) }
     }
 
-    func name(_ code: Int) -> UnsafePointer<CChar> { table[code].name }
+    /// Writes a found entry into `out`.
+    @inline(__always)
+    func fill(_ out: UnsafeMutablePointer<CEntry>, _ view: EntryView) {
+        // The view's category index is a code of this database (checked by the reader).
+        let c = view.categoryIndex < categoryCount ? view.categoryIndex : index(of: view.category)
+        write(out, number: view.number, label: view.labelBytes, code: c)
+    }
 
-    /// ``fill(_:_:source:)`` for a lookup: a label that is not in the mapping (a decoded cold
+    func name(_ code: Int) -> UnsafePointer<CChar> { rowTails[code].category }
+
+    /// ``fill(_:_:)`` for a lookup: a label that is not in the mapping (a decoded cold
     /// label) is copied to the thread's lookup labels (``ThreadLabels``). Status ok, or
     /// internalError when that copy cannot be made.
     func fillKeeping(_ out: UnsafeMutablePointer<CEntry>, _ view: EntryView) -> Int32 {

@@ -20,7 +20,7 @@ package struct EntryRows: EntrySink {
     }
 
     @inline(__always)
-    func put(_ i: Int, _ number: UInt64, _ label: UnsafeRawBufferPointer, _ category: UInt8) {
+    package func put(_ i: Int, _ number: UInt64, _ label: UnsafeRawBufferPointer, _ category: UInt8) {
         let row = base + i &* stride
         let tail = tails + 24 &* Int(category)
         row.storeBytes(of: number, as: UInt64.self)
