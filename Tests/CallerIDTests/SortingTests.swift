@@ -2,8 +2,7 @@ import Testing
 @testable import CallerID
 
 /// The package's two stable sorts against the standard library's sort of (key, index): equal
-/// keys must keep their input order ("the last record for a number wins" depends on it). The
-/// pair sort is checked on both sides of the size where its digits change from 8 to 16 bits.
+/// keys must keep their input order ("the last record for a number wins" depends on it).
 @Suite struct SortingTests {
     /// Keys with many duplicates and every magnitude: 0, small, the largest E.164 number, and
     /// full 64-bit values (the sorts must not assume 15 digits).
@@ -34,12 +33,30 @@ import Testing
 
     @Test(arguments: [(0, 11 as UInt64), (1, 12), (2, 13), (1000, 14), (65_535, 16), (65_536, 17), (70_000, 15)])
     func radixSortPairsIsTheStableSort(count: Int, seed: UInt64) {
-        var k = keys(count: count, seed: seed)
+        expectPairSortIsStable(keys(count: count, seed: seed))
+    }
+
+    /// Keys whose digits (bytes) are the same in every key in some places, which the pair sort
+    /// skips: one number block of a country (the high bytes shared), keys that differ only in
+    /// their high bytes, and all keys equal.
+    @Test(arguments: [UInt64(0x0000_FFFF), 0x00FF_0000_0000, 0xFF00_FF00_00FF, 0])
+    func radixSortPairsSkipsSharedDigitsAndStaysStable(varying: UInt64) {
+        var rng = SeededGenerator(seed: varying &+ 41)
+        let base: UInt64 = 79_130_000_000 & ~varying
+        var k: [UInt64] = []
+        for _ in 0..<5000 {
+            k.append(Bool.random(using: &rng) && !k.isEmpty ? k.randomElement(using: &rng)! : base | (UInt64.random(in: 0...UInt64.max, using: &rng) & varying))
+        }
+        expectPairSortIsStable(k)
+    }
+
+    func expectPairSortIsStable(_ keys: [UInt64]) {
+        var k = keys
+        let count = k.count
         let order = expectedOrder(k)
         var values = (0..<UInt32(count)).map { $0 }
         let original = k
         radixSortPairs(keys: &k, values: &values)
-        #expect(smallSortLimit == 65_536, "the sizes above straddle the limit")
         #expect(values == order.map { UInt32($0) })
         #expect(k == order.map { original[Int($0)] })
     }

@@ -1,57 +1,68 @@
 // The package's sorting, in one place. Both sorts are stable — what makes "the last record for a
 // number wins" deterministic — and they trade speed for memory:
-// - `radixSortPairs` (LSD, 16-bit digits — 8 for small inputs — sequential passes) sorts (key, value) pairs in place:
+// - `radixSortPairs` (LSD, 8-bit digits, sequential passes) sorts (key, value) pairs in place:
 //   the builder, which needs the sorted pairs anyway. 24 bytes per key at the peak.
 // - `stableOrder(of:)` (MSD, 8-bit digits, keys read in place) returns only the order: the
 //   pipeline, which holds many fields per row. 8 bytes per key; in the builder it took 30 % more
 //   CPU than the LSD sort on 4,000,000 study numbers (user time 0.96 s against 0.73 s for the
 //   whole build), so the builder keeps the LSD sort.
 
-/// Stable LSD radix sort of (key, value) pairs by key: 16 bits per pass, or 8 below 65,536
-/// pairs, where clearing and summing 65,536 counters per pass would cost more than the pairs
-/// (a build of a few entries spent most of its sort there).
+/// Stable LSD radix sort of (key, value) pairs by key, 8 bits per pass. The counts of every
+/// pass are taken in one read of the keys, and a pass whose digit is the same in every key (a
+/// bucket holding all of them) is skipped. On 4,000,000 study numbers (40 bits) this took
+/// 0.25 s where 16-bit digits took 0.42 s: 256 write positions per pass stay in the caches,
+/// 65,536 do not.
 func radixSortPairs(keys: inout [UInt64], values: inout [UInt32]) {
     let n = keys.count
     guard n > 1 else { return }
-    let digitBits = n < smallSortLimit ? 8 : 16
-    let buckets = 1 << digitBits
-    let digitMask = UInt64(buckets - 1)
-    let maxKey = keys.max() ?? 0
-    let passes = (Format.bitWidth(maxKey) + digitBits - 1) / digitBits
+    let buckets = 256
+    let passes = (Format.bitWidth(keys.max() ?? 0) + 7) / 8
+    guard passes > 0 else { return }
+    var counts = [Int](repeating: 0, count: buckets * passes)
+    keys.withUnsafeBufferPointer { k in
+        counts.withUnsafeMutableBufferPointer { c in
+            for i in 0..<n {
+                var key = k[i]
+                for pass in 0..<passes {
+                    c[pass &* buckets &+ Int(key & 0xFF)] &+= 1
+                    key >>= 8
+                }
+            }
+        }
+    }
     var keysB = [UInt64](repeating: 0, count: n)
     var valuesB = [UInt32](repeating: 0, count: n)
-    var counts = [Int](repeating: 0, count: buckets)
     for pass in 0..<passes {
-        let shift = UInt64(pass * digitBits)
-        keys.withUnsafeBufferPointer { k in
+        let shift = UInt64(pass * 8)
+        let moved = keys.withUnsafeBufferPointer { k in
             values.withUnsafeBufferPointer { v in
                 keysB.withUnsafeMutableBufferPointer { kb in
                     valuesB.withUnsafeMutableBufferPointer { vb in
-                        counts.withUnsafeMutableBufferPointer { c in
-                            for i in 0..<buckets { c[i] = 0 }
-                            for i in 0..<n { c[Int((k[i] >> shift) & digitMask)] += 1 }
+                        counts.withUnsafeMutableBufferPointer { all in
+                            let c = UnsafeMutableBufferPointer(rebasing: all[(pass * buckets)..<((pass + 1) * buckets)])
+                            if c.contains(n) { return false }   // one digit in every key: in order already
                             var sum = 0
-                            for i in 0..<buckets { let t = c[i]; c[i] = sum; sum += t }
+                            for i in 0..<buckets { let t = c[i]; c[i] = sum; sum &+= t }
                             for i in 0..<n {
-                                let d = Int((k[i] >> shift) & digitMask)
+                                let key = k[i]
+                                let d = Int((key &>> shift) & 0xFF)
                                 let j = c[d]
-                                c[d] = j + 1
-                                kb[j] = k[i]
+                                c[d] = j &+ 1
+                                kb[j] = key
                                 vb[j] = v[i]
                             }
+                            return true
                         }
                     }
                 }
             }
         }
-        swap(&keys, &keysB)
-        swap(&values, &valuesB)
+        if moved {
+            swap(&keys, &keysB)
+            swap(&values, &valuesB)
+        }
     }
 }
-
-/// Below this many pairs ``radixSortPairs(keys:values:)`` takes 8-bit digits: twice the passes
-/// over the pairs, 256 counters per pass instead of 65,536 (the two cost alike near 65,000).
-let smallSortLimit = 65_536
 
 /// Keeps the last pair of each run of equal keys (the pairs sorted stably by key: the last
 /// added); returns how many were dropped.
