@@ -77,6 +77,20 @@ public struct DatabaseBuilder {
         if let runs, memoryInUse >= runs.memoryLimit, rangeFirst.isEmpty { try spillRun(runs) }
     }
 
+    /// Adds a record whose (label, category) pair an earlier record already brought in, and
+    /// returns true; returns false and adds nothing when the pair is new to the builder (or
+    /// the number or category would be refused): the caller then checks the label and calls
+    /// ``add(_:utf8Label:category:)``. The build pipeline's rows mostly repeat a label, and a
+    /// label the builder holds has passed the pipeline's checks once already.
+    package mutating func addRepeated(_ number: UInt64, utf8Label: UnsafeRawBufferPointer, category: Category) throws(CallerIDError) -> Bool {
+        guard PhoneNumber.isValid(number), let code = try? categoryCode(category),
+              let value = interner.find(category: code, bytes: utf8Label) else { return false }
+        numbers.append(number)
+        values.append(value)
+        if let runs, memoryInUse >= runs.memoryLimit, rangeFirst.isEmpty { try spillRun(runs) }
+        return true
+    }
+
     /// Hands the records in memory over to be sorted and written as the next run on another
     /// core while reading goes on; memory starts over (the categories stay: their codes are
     /// the builder's). The run before is waited for first, so two runs at most are in memory.

@@ -199,7 +199,10 @@ public final class Pipeline {
                 self.onProgress(PipelineProgress(file: path, bytesRead: bytes, totalBytes: total, rowsRead: self.rowsRead))
             })
         reader.onLine = { (line, number) throws(PipelineError) -> Bool in
-            guard self.route != nil, let row = self.route!.read(line) else { return false }
+            guard self.route != nil, var row = self.route!.fields(line) else { return false }
+            // Most rows repeat a label: the builder takes them without the label's checks.
+            if self.route!.storedLabelsAreSettled, try self.storeRepeated(row, file: path, line: number) { return true }
+            guard self.route!.settleLabel(&row) else { return false }
             return try self.store(row, file: path, line: number)
         }
         try reader.read(&source)
@@ -604,6 +607,28 @@ public final class Pipeline {
         return true
     }
 
+    /// A row of the fast route whose label the database builder holds already, stored
+    /// without checking the label again; false when the builder does not hold it (or there
+    /// is no builder), and the row's label is still to be checked.
+    private func storeRepeated(_ row: PlainRowRoute.Row, file: String, line: Int) throws(PipelineError) -> Bool {
+        guard direct != nil else { return false }
+        do throws(CallerIDError) {
+            guard try direct!.addRepeated(row.number, utf8Label: row.label, category: row.category) else { return false }
+        } catch {
+            throw PipelineError(error)   // only writing a spilled run throws
+        }
+        stored(row, file: file, line: line)
+        if let spilled, rowMemory >= spilled.runs.memoryLimit { try spillRun(spilled) }
+        return true
+    }
+
+    /// The counts and notes of a row the fast route stored.
+    @inline(__always)
+    private func stored(_ row: PlainRowRoute.Row, file: String, line: Int) {
+        rowsRead += 1
+        if let reading = row.reading { nationalForms.noteAccepted(reading, place: (file, line)) }
+    }
+
     /// A row of the fast route (``PlainRowRoute``), stored; false when the store refuses it,
     /// to have the general reading reject it with its reason.
     private func store(_ row: PlainRowRoute.Row, file: String, line: Int) throws(PipelineError) -> Bool {
@@ -624,8 +649,7 @@ public final class Pipeline {
             numbers.append(row.number)
             payloadOf.append(id)
         }
-        rowsRead += 1
-        if let reading = row.reading { nationalForms.noteAccepted(reading, place: (file, line)) }
+        stored(row, file: file, line: line)
         if let spilled, rowMemory >= spilled.runs.memoryLimit { try spillRun(spilled) }
         return true
     }

@@ -50,30 +50,33 @@ struct PlainRowRoute {
 
     /// The row of `line`, or nil when the general reading must decide it.
     mutating func read(_ line: UnsafeRawBufferPointer) -> Row? {
+        guard var row = fields(line), settleLabel(&row) else { return nil }
+        return row
+    }
+
+    /// True when a label stored before needs no check again: the cleaner keeps what it
+    /// returns as it is (no replacements, no length limit), so a label that some row stored
+    /// (cleaned, or clean as it stood) is one this route would store unchanged.
+    var storedLabelsAreSettled: Bool { labels.replacements.isEmpty && labels.maxBytes == nil }
+
+    /// The row of `line` with its number and category read and its label not yet checked
+    /// (``settleLabel(_:)``), or nil when the general reading must decide it.
+    mutating func fields(_ line: UnsafeRawBufferPointer) -> Row? {
         // A line within the field limit cannot hold a field over it.
         guard line.count <= maxFieldBytes else { return nil }
-        var first = -1, second = -1
-        var i = 0
-        for b in line {
-            if b == 0x09 {
-                if first < 0 { first = i } else if second < 0 { second = i } else { return nil }
-            }
-            i &+= 1
+        let n = line.count
+        let first = Self.nextTab(line, from: 0)
+        guard first < n else { return nil }
+        var second = Self.nextTab(line, from: first + 1)
+        if second < n {
+            guard Self.nextTab(line, from: second + 1) == n else { return nil }   // a fourth field
+        } else {
+            second = -1
         }
-        guard first >= 0 else { return nil }
         let field = UnsafeRawBufferPointer(rebasing: line[0..<first])
         guard let (value, plus) = Self.plainE164(field),
               let (number, reading) = try? normalizer.normalize(e164: value, memo: memo, noting: !plus) else { return nil }
         let label = UnsafeRawBufferPointer(rebasing: line[(first + 1)..<(second < 0 ? line.count : second)])
-        guard UTF8Check.isValid(label) else { return nil }
-        var cleaned: String? = nil
-        if label.count > LabelText.maxBytes || !labels.isClean(utf8: label) {
-            // The cleaner's own answer; a label it refuses, cuts or warns about is the general
-            // reading's to report.
-            guard let c = try? labels.clean(String(decoding: label, as: UTF8.self)), c.hiddenRemoved.isEmpty, !c.truncated,
-                  c.label.utf8.count <= LabelText.maxBytes else { return nil }
-            cleaned = c.label
-        }
         let category: Category
         if let fixedCategory {
             category = fixedCategory
@@ -82,7 +85,42 @@ struct PlainRowRoute {
             guard let c = self.category(field) else { return nil }
             category = c
         }
-        return Row(number: number, label: label, cleaned: cleaned, category: category, reading: reading)
+        return Row(number: number, label: label, cleaned: nil, category: category, reading: reading)
+    }
+
+    /// Checks the label of a row from ``fields(_:)``: valid UTF-8 and clean as it stands, or
+    /// cleaned (``Row/cleaned``) without a warning; false when the general reading must decide.
+    func settleLabel(_ row: inout Row) -> Bool {
+        let label = row.label
+        guard UTF8Check.isValid(label) else { return false }
+        if label.count > LabelText.maxBytes || !labels.isClean(utf8: label) {
+            // The cleaner's own answer; a label it refuses, cuts or warns about is the general
+            // reading's to report.
+            guard let c = try? labels.clean(String(decoding: label, as: UTF8.self)), c.hiddenRemoved.isEmpty, !c.truncated,
+                  c.label.utf8.count <= LabelText.maxBytes else { return false }
+            row.cleaned = c.label
+        }
+        return true
+    }
+
+    /// The offset of the first TAB at or after `start`, or `line.count` when there is none;
+    /// eight bytes at a time (the lowest byte that the test marks is a TAB: a false mark can
+    /// only sit above a true one).
+    @inline(__always)
+    static func nextTab(_ line: UnsafeRawBufferPointer, from start: Int) -> Int {
+        var i = start
+        let n = line.count
+        while i &+ 8 <= n {
+            let x = line.littleEndianWord(at: i) ^ 0x0909_0909_0909_0909
+            let marks = (x &- 0x0101_0101_0101_0101) & ~x & 0x8080_8080_8080_8080
+            if marks != 0 { return i &+ marks.trailingZeroBitCount &>> 3 }
+            i &+= 8
+        }
+        while i < n {
+            if line[i] == 0x09 { return i }
+            i &+= 1
+        }
+        return n
     }
 
     /// The digits of a field of `+` and 1 to 15 ASCII digits not starting with 0 (a national

@@ -111,17 +111,22 @@ import Testing
 
     /// The fast route and the general reading agree row by row, whether the rows go straight to
     /// the core's builder (a build prepared for one file) or are grouped at write time, with
-    /// hidden characters removed or refused and with labels replaced.
+    /// hidden characters removed or refused, with labels replaced or cut; and rows whose label
+    /// some earlier row stored (which the builder takes without checking the label again).
     @Test(arguments: [4 as UInt64, 5])
     func theFastRouteTakesTheRowsTheGeneralReadingTakes(seed: UInt64) throws {
         let dir = TempDir()
         let input = dir.path("mixed.tsv")
         var text = Self.mixedFile(rows: 400, seed: seed)
         text += "79131234590\tHidden\u{202E}mark\n79131234591\tspam\tSPAM\n79131234592\tsame\tidentify\n+\tplus\n"
+        // Labels written as another row's label was stored: with a replacement that grows its
+        // own text, the stored "Pizza Hut Hut" is not what this row's "Pizza Hut Hut" becomes.
+        text += "79131234593\tPizza Hut Hut\n79131234594\tPizza Hut\n79131234595\tPizza Hut Hut\n"
         try text.write(toFile: input, atomically: false, encoding: .utf8)
         let variants: [(String, (inout PipelineOptions) -> Void)] = [
             ("defaults", { _ in }), ("refuse hidden", { $0.labels.hiddenCharacters = .refuse }),
             ("replace", { $0.labels.replacements = [("a", "b")] }), ("fixed category", { $0.fixedCategory = .block }),
+            ("replace, growing", { $0.labels.replacements = [("Hut", "Hut Hut")] }), ("length limit", { $0.labels.maxBytes = 9 }),
         ]
         for (name, configure) in variants {
             for prepared in [true, false] {
@@ -193,6 +198,27 @@ import Testing
         #expect(try db.lookup(79_330_000_001)?.category.action == .block)
         #expect(try db.lookup(79_330_000_002)?.category.name == "collector")
         #expect(try db.lookup(79_330_000_003)?.category.name == "spam")
+    }
+
+    /// The word-at-a-time TAB search finds what a byte loop finds, from every start, in lines
+    /// of every length around the word size, among bytes next to TAB's value.
+    @Test func theTabSearchFindsTheFirstTab() {
+        var rng = SeededGenerator(seed: 31)
+        let alphabet: [UInt8] = [0x09, 0x08, 0x0A, 0x89, 0x49, 0x00, 0xFF, 0x30]
+        var mismatches: [String] = []
+        for length in 0..<40 {
+            for _ in 0..<60 {
+                let line = (0..<length).map { _ in alphabet.randomElement(using: &rng)! }
+                line.withUnsafeBytes { bytes in
+                    for start in 0...length {
+                        let expected = line[start...].firstIndex(of: 0x09) ?? length
+                        let got = PlainRowRoute.nextTab(bytes, from: start)
+                        if got != expected { mismatches.append("\(line) from \(start): \(got), not \(expected)") }
+                    }
+                }
+            }
+        }
+        #expect(mismatches.isEmpty, "\(mismatches.prefix(3))")
     }
 
     /// `isClean` never lets through a label the cleaner would change.
