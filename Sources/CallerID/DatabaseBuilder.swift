@@ -179,8 +179,14 @@ public struct DatabaseBuilder {
     }
 
     private mutating func categoryCode(_ category: Category) throws(CallerIDError) -> UInt8 {
-        // Consecutive records mostly share a category: skip the dictionary then.
+        // Consecutive records mostly share a category: skip the dictionary then. A file mixes
+        // a few categories row by row: the first codes are compared before the name is hashed
+        // (a match there has the same name and action, so the dictionary could add nothing).
         if let last = lastCategory, last.category == category { return last.code }
+        for code in 0..<min(categories.count, 8) where categories[code] == category {
+            lastCategory = (category, UInt8(code))
+            return UInt8(code)
+        }
         let code = try lookUpCategoryCode(category)
         lastCategory = (category, code)
         return code

@@ -43,6 +43,30 @@ import Testing
         #expect(try Category.named("pharmacy").action == .identify)
     }
 
+    /// Rows that mix many categories row by row keep each one's code (the builder compares the
+    /// first codes before it hashes a name), and a name used with the other action is refused
+    /// wherever its code is.
+    @Test func categoriesMixedRowByRowKeepTheirCodes() throws {
+        let dir = TempDir()
+        let categories = try (0..<12).map { try Category("c\($0)", action: $0 % 3 == 0 ? .block : .identify) }
+        var b = DatabaseBuilder()
+        var expected: [UInt64: Category] = [:]
+        for i in 0..<600 {
+            let c = categories[(i * 7) % categories.count]
+            try b.add(UInt64(100_000 + i), label: "name \(i % 5)", category: c)
+            expected[UInt64(100_000 + i)] = c
+        }
+        for c in [categories[1], categories[4], categories[11]] {
+            let other = try Category(c.name, action: c.action == .block ? .identify : .block)
+            #expect(throws: CallerIDError.self, "\(c.name)") { try b.add(1, label: "x", category: other) }
+        }
+        let path = dir.path("mixed.cid")
+        _ = try b.write(to: path)
+        let db = try Database(path: path, verify: true)
+        #expect(db.count == 600)
+        #expect(db.entries().allSatisfy { expected[$0.number] == $0.category })
+    }
+
     @Test(arguments: ["tab\there", "new\nline", "cr\r", "nul\u{0}", "del\u{7F}", "\u{1F}"])
     func controlCharactersInLabelsAreRejected(label: String) {
         var b = DatabaseBuilder()
