@@ -105,6 +105,11 @@ public struct NumberNormalizer: Sendable {
     /// (``NumberRules/automatic`` could not load it); nil otherwise. Programs say it once per run:
     /// the table refuses some valid numbers libphonenumber takes.
     public let fallbackReason: String?
+    /// Where this process loaded libphonenumber from (the file `CALLERID_PHONENUMBER_LIBRARY`
+    /// names, `libcallerid-phonenumber.so` beside the executable or in its `../lib`, or the one
+    /// on the loader's path), or nil when it cannot be loaded: then ``NumberRules/automatic``
+    /// reads numbers with the built-in table (``fallbackReason`` says why).
+    public static var libphonenumberPath: String? { try? PhoneNumberLibrary.shared.get().path }
     /// Calling codes (1...999) a `--numbering-plan` file rules, by code.
     let userCodeTable: [Bool]
 

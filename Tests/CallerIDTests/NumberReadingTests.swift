@@ -135,6 +135,16 @@ import Testing
         #expect(try lookup(["010-1234", "--country", "KR", "--db", db]).status == 65)
     }
 
+    /// The library path a program can ask for (the benchmark harness labels its builds with
+    /// it) is the one the normalizer reads numbers with: the tests run beside the library.
+    @Test func theLibphonenumberPathIsTheOneTheNormalizerUses() throws {
+        let path = try #require(NumberNormalizer.libphonenumberPath)
+        #expect(path.hasSuffix("libcallerid-phonenumber.so") && FileManager.default.fileExists(atPath: path))
+        let normalizer = try NumberNormalizer(rules: .automatic)
+        #expect(normalizer.fallbackReason == nil && normalizer.rulesDescription == "libphonenumber")
+        #expect(try NumberNormalizer(rules: .libphonenumber).normalize("+7 913 123-45-67").numbers == [79_131_234_567])
+    }
+
     /// Before: a `lookup` whose libcallerid-phonenumber.so was not found read numbers with the
     /// built-in table without a word (8.2 % of valid numbers of 25 countries refused). Now it
     /// says so once per run, and `--version` names the rules.
