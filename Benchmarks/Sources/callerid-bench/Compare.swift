@@ -5,6 +5,7 @@
 import CLMDB
 import CSQLite
 import CBenchSupport
+import CallerIDPipeline
 import Foundation
 
 struct Dataset {
@@ -237,17 +238,11 @@ func sourceDescription(_ root: String) -> [(String, String)] {
     return [("source", "commit \(commit)\(dirty.isEmpty ? "" : " plus uncommitted changes in the work tree")")]
 }
 
-/// The libcallerid-phonenumber.so CallerID's pipeline opens for its builds (as `lookup build`
-/// does, PhoneNumberLibrary.swift): the one `CALLERID_PHONENUMBER_LIBRARY` names, or one beside
-/// the harness. Nil: the builds read numbers without libphonenumber, on a slower path than the
+/// The libcallerid-phonenumber.so CallerID's pipeline loaded for this process's builds, as
+/// `lookup build` loads it (the one `CALLERID_PHONENUMBER_LIBRARY` names, or one beside the
+/// harness). Nil: the builds read numbers without libphonenumber, on a slower path than the
 /// product's, so their time is not `lookup build`'s.
-func phoneNumberLibrary() -> String? {
-    let named = ProcessInfo.processInfo.environment["CALLERID_PHONENUMBER_LIBRARY"] ?? ""
-    if !named.isEmpty, FileManager.default.fileExists(atPath: named) { return named }
-    let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        .appendingPathComponent("libcallerid-phonenumber.so").path
-    return FileManager.default.fileExists(atPath: beside) ? beside : nil
-}
+func phoneNumberLibrary() -> String? { NumberNormalizer.libphonenumberPath }
 
 func machineDescription() -> [(String, String)] {
     var m: [(String, String)] = []
