@@ -305,6 +305,41 @@ private func layoutEntries(count: Int, seed: UInt64, distinctLabels: Int = 300) 
     }
 }
 
+@Suite("Layout: the writer")
+struct WriterThreadTests {
+    /// The blocks and the label sections encoded on two threads give the file and the parts
+    /// that one thread gives: the same bytes whatever the machine, on keys of every codec and
+    /// labels hot and cold.
+    @Test(arguments: [0, 1, 3000])
+    func twoThreadsWriteTheBytesOfOne(count: Int) throws {
+        let entries = layoutEntries(count: count, seed: 77)
+        var labels: [[UInt8]] = [], ids: [String: UInt32] = [:], categories: [UInt8] = []
+        let values = entries.map { e -> UInt32 in
+            let key = e.label + "\u{0}" + e.category.name
+            if let id = ids[key] { return id }
+            ids[key] = UInt32(labels.count)
+            labels.append(Array(e.label.utf8))
+            categories.append(UInt8(testCategories.firstIndex(of: e.category)!))
+            return UInt32(labels.count - 1)
+        }
+        func encode(concurrentFrom: Int) throws -> (image: [UInt8], parts: LayoutParts) {
+            var layout = LayoutOptions()
+            layout.blockSize = 64
+            layout.hotLabelBytes = 200
+            layout.concurrentFrom = concurrentFrom
+            let r = try FileWriter.encode(keys: entries.map(\.number), values: values, labelCount: labels.count,
+                                          label: { labels[$0][...] }, valueCategory: { categories[$0] },
+                                          categories: testCategories, options: layout)
+            return (r.image, r.parts)
+        }
+        let one = try encode(concurrentFrom: Int.max)
+        let two = try encode(concurrentFrom: 0)
+        #expect(two.image == one.image)
+        #expect(two.parts == one.parts)
+        if count > 0 { #expect(one.parts.labels > 0 && one.parts.keys > 0 && one.parts.values > 0) }
+    }
+}
+
 @Suite("Layout: block records")
 struct BlockRecordTests {
     @Test("key codecs: runs of consecutive numbers, sparse keys, runs that do not fill a block")

@@ -10,6 +10,9 @@ struct LayoutOptions {
     /// Key codec 2 may be used (the file is then major version 3): the writer sets it from
     /// ``BlockRecord/KeyCodecPlan`` before the first record.
     var runBitmap = false
+    /// From this many entries the blocks and the label sections are encoded on two threads
+    /// (below it a thread costs more than it saves); the same bytes either way.
+    var concurrentFrom = 65_536
 }
 
 /// Bytes of a written file by part (for `lookup info` and the benchmarks).
@@ -38,10 +41,26 @@ enum FileWriter {
         var plan = BlockRecord.KeyCodecPlan(blockSize: options.blockSize)
         for k in keys { plan.add(k) }
         options.runBitmap = plan.usesRunBitmap()
-        var parts = LayoutParts()
         let ids = try ValueIds(values: values, labelCount: labelCount)
-        let blocks = try encodeBlocks(keys: keys, values: values, ids: ids, options: options, parts: &parts)
-        let tail = try valueSections(ids: ids, label: label, valueCategory: valueCategory, parts: &parts, options: options)
+        // The blocks and the label sections depend on the value ids only: a large file encodes
+        // them on two threads (the labels read what `label` lends, nothing else is shared).
+        var parts = LayoutParts(), labelParts = LayoutParts()
+        func encodeKeys() -> Result<EncodedBlocks, CallerIDError> {
+            Result { () throws(CallerIDError) in try encodeBlocks(keys: keys, values: values, ids: ids, options: options, parts: &parts) }
+        }
+        func encodeLabels() -> Result<(sections: [(UInt32, [UInt8])], hotCount: Int), CallerIDError> {
+            Result { () throws(CallerIDError) in
+                try valueSections(ids: ids, label: label, valueCategory: valueCategory, parts: &labelParts, options: options)
+            }
+        }
+        let (encodedBlocks, encodedTail) = keys.count >= options.concurrentFrom
+            ? runConcurrently(encodeKeys, encodeLabels) : (encodeKeys(), encodeLabels())
+        // A failure of each is reported as the one-thread order would: the blocks' first.
+        let blocks = try encodedBlocks.get()
+        let tail = try encodedTail.get()
+        parts.values += labelParts.values
+        parts.hotValues = labelParts.hotValues
+        parts.labels = labelParts.labels
         for v in values where ids.idOf[Int(v)] < tail.hotCount { parts.hotEntries += 1 }
         let sections: [(UInt32, [UInt8])] = [
             (Format.Section.categories.rawValue, Categories.encode(categories)),
