@@ -71,7 +71,12 @@ public struct DatabaseBuilder {
         guard PhoneNumber.isValid(number) else {
             throw CallerIDError(.invalidNumber, "number \(number) is outside 1...\(PhoneNumber.maximum)")
         }
-        let value = try internValue(utf8Label: utf8Label, category: category)
+        try append(number, try internValue(utf8Label: utf8Label, category: category))
+    }
+
+    /// Appends a record of an interned value, spilling the records in memory when they reach
+    /// the memory limit.
+    private mutating func append(_ number: UInt64, _ value: UInt32) throws(CallerIDError) {
         numbers.append(number)
         values.append(value)
         if let runs, memoryInUse >= runs.memoryLimit, rangeFirst.isEmpty { try spillRun(runs) }
@@ -85,9 +90,7 @@ public struct DatabaseBuilder {
     package mutating func addRepeated(_ number: UInt64, utf8Label: UnsafeRawBufferPointer, category: Category) throws(CallerIDError) -> Bool {
         guard PhoneNumber.isValid(number), let code = try? categoryCode(category),
               let value = interner.find(category: code, bytes: utf8Label) else { return false }
-        numbers.append(number)
-        values.append(value)
-        if let runs, memoryInUse >= runs.memoryLimit, rangeFirst.isEmpty { try spillRun(runs) }
+        try append(number, value)
         return true
     }
 

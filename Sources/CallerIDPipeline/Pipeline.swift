@@ -617,8 +617,7 @@ public final class Pipeline {
         } catch {
             throw PipelineError(error)   // only writing a spilled run throws
         }
-        stored(row, file: file, line: line)
-        if let spilled, rowMemory >= spilled.runs.memoryLimit { try spillRun(spilled) }
+        stored(row, file: file, line: line)   // (a build with a builder spills no rows of its own)
         return true
     }
 

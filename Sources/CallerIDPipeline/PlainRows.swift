@@ -48,12 +48,6 @@ struct PlainRowRoute {
         maxFieldBytes = options.maxFieldBytes
     }
 
-    /// The row of `line`, or nil when the general reading must decide it.
-    mutating func read(_ line: UnsafeRawBufferPointer) -> Row? {
-        guard var row = fields(line), settleLabel(&row) else { return nil }
-        return row
-    }
-
     /// True when a label stored before needs no check again: the cleaner keeps what it
     /// returns as it is (no replacements, no length limit), so a label that some row stored
     /// (cleaned, or clean as it stood) is one this route would store unchanged.

@@ -266,7 +266,7 @@ import Testing
             let digits = Int.random(in: 1...16, using: &rng)
             var text = Bool.random(using: &rng) ? "+" : ""
             for k in 0..<digits { text += String(Int.random(in: k == 0 ? 1...9 : 0...9, using: &rng)) }
-            let fast = Array((text + "\tlabel").utf8).withUnsafeBytes { line in route.read(line).map { ($0.number, $0.reading != nil) } }
+            let fast = Array((text + "\tlabel").utf8).withUnsafeBytes { line in route.fields(line).map { ($0.number, $0.reading != nil) } }
             if let fast, fast.1 { noted += 1 }
             do {
                 let found = try normalizer.normalize(text, country: nil)
