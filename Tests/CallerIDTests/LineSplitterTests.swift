@@ -51,6 +51,34 @@ import Testing
         #expect(got == want, "first difference at piece \(first): \(got.dropFirst(first).first.map { "\($0)" } ?? "none") instead of \(want.dropFirst(first).first.map { "\($0)" } ?? "none"); limit \(limit), prefix \(prefix)")
     }
 
+    /// The splitter's owned form (for a reader on another thread): each chunk's lines as places
+    /// in the bytes it returns, a line that crossed chunks copied after the chunk.
+    @Test(arguments: Array(1...20) as [UInt64])
+    func placedLinesAreTheModelsLines(seed: UInt64) {
+        var rng = SeededGenerator(seed: seed)
+        let alphabet: [UInt8] = [0x0A, 0x0D, 0x0A, 0x41, 0x42, 0x09, 0xC3, 0xA9]
+        let text = (0..<Int.random(in: 0...400, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! }
+        let limit = [Int.max, 0, 3, 17][Int(seed % 4)]
+        var splitter = LineSplitter(maxLineBytes: limit)
+        var got: [Piece] = []
+        var at = 0
+        while true {
+            let size = min(Int.random(in: 0...2, using: &rng) == 0 ? 1 : Int.random(in: 1...64, using: &rng), text.count - at)
+            let final = size == 0
+            let (bytes, places) = splitter.lines(of: Array(text[at..<(at + size)]), final: final)
+            #expect(bytes.starts(with: text[at..<(at + size)]), "the chunk comes first")
+            for place in places {
+                switch place {
+                case .line(let start, let count, let number): got.append(.line(Array(bytes[start..<(start + count)]), number))
+                case .overlong(let number, let length): got.append(.overlong(number, length, []))
+                }
+            }
+            at += size
+            if final { break }
+        }
+        #expect(got == model(text, limit: limit, prefix: 0), "limit \(limit)")
+    }
+
     @Test func edgeCases() {
         let cases: [[UInt8]] = [[], [0x0A], [0x0D], [0x0D, 0x0A], [0x41], [0x41, 0x0D, 0x0A, 0x0D, 0x0A], [0x0A, 0x0A, 0x41]]
         for text in cases {

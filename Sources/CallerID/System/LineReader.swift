@@ -110,6 +110,41 @@ package struct LineSplitter {
         pending.removeAll()
     }
 
+    /// A line of ``lines(of:final:)``: where its bytes are, or the length of a line over the limit.
+    package enum Place: Equatable, Sendable {
+        /// The line's bytes are `bytes[start..<(start + count)]` of the returned buffer.
+        case line(start: Int, count: Int, number: Int)
+        case overlong(number: Int, bytes: Int)
+    }
+
+    /// The lines `chunk` completes (and with `final` the unterminated rest), as places in the
+    /// returned bytes: `chunk` itself, followed by copies of the lines that began in an earlier
+    /// chunk. For a reader that keeps the lines beyond the call (a second thread splits the next
+    /// chunk while the first reads this one's lines); ``feed(_:final:overlong:_:)`` lends them
+    /// instead.
+    package mutating func lines(of chunk: consuming [UInt8], final: Bool) -> (bytes: [UInt8], places: [Place]) {
+        var places: [Place] = []
+        var copied: [UInt8] = []
+        let end = chunk.count
+        chunk.withUnsafeBytes { raw in
+            let base = raw.baseAddress.map { UnsafeRawPointer($0) }
+            feed(raw, final: final, overlong: { (number, length, _) in
+                places.append(.overlong(number: number, bytes: length))
+            }, { (line, number) in
+                // A line lent in place points into `chunk`; a held one into `pending`.
+                if let base, let start = line.baseAddress, start >= base, start < base + end {
+                    places.append(.line(start: base.distance(to: start), count: line.count, number: number))
+                } else {
+                    places.append(.line(start: end + copied.count, count: line.count, number: number))
+                    copied.append(contentsOf: line)
+                }
+            })
+        }
+        var bytes = chunk   // (its last use: no copy when the caller gave its only reference)
+        bytes.append(contentsOf: copied)
+        return (bytes, places)
+    }
+
     /// Adds `chunk[from..<to]` to the first bytes of a skipped line, up to `overlongPrefix`.
     private mutating func keepPrefix(_ chunk: UnsafeRawBufferPointer, _ from: Int, _ to: Int) {
         let room = overlongPrefix - skippedPrefix.count
