@@ -88,8 +88,14 @@ public struct DatabaseBuilder {
     /// ``add(_:utf8Label:category:)``. The build pipeline's rows mostly repeat a label, and a
     /// label the builder holds has passed the pipeline's checks once already.
     package mutating func addRepeated(_ number: UInt64, utf8Label: UnsafeRawBufferPointer, category: Category) throws(CallerIDError) -> Bool {
-        guard PhoneNumber.isValid(number), let code = try? categoryCode(category),
-              let value = interner.find(category: code, bytes: utf8Label) else { return false }
+        guard let code = try? categoryCode(category) else { return false }
+        return try addRepeated(number, utf8Label: utf8Label, categoryCode: code)
+    }
+
+    /// ``addRepeated(_:utf8Label:category:)`` with the category's code (``code(of:)``), for a
+    /// caller that keeps the codes of its categories.
+    package mutating func addRepeated(_ number: UInt64, utf8Label: UnsafeRawBufferPointer, categoryCode code: UInt8) throws(CallerIDError) -> Bool {
+        guard PhoneNumber.isValid(number), let value = interner.find(category: code, bytes: utf8Label) else { return false }
         try append(number, value)
         return true
     }
@@ -179,6 +185,12 @@ public struct DatabaseBuilder {
     /// for its label.
     package mutating func admit(_ category: Category) throws(CallerIDError) {
         _ = try categoryCode(category)
+    }
+
+    /// The code of `category` in this builder's file, given on first use; throws when the file
+    /// would hold more than 256 categories or the name has another action.
+    package mutating func code(of category: Category) throws(CallerIDError) -> UInt8 {
+        try categoryCode(category)
     }
 
     private mutating func categoryCode(_ category: Category) throws(CallerIDError) -> UInt8 {

@@ -110,6 +110,15 @@ public final class Pipeline {
     @exclusivity(unchecked) var direct: DatabaseBuilder? = nil
     /// The fast route of the file being read, once its first record has shown it is plain TSV.
     @exclusivity(unchecked) private var route: PlainRowRoute? = nil
+    /// What the row loop asks of ``route``, kept apart (reading the route from this class would
+    /// copy it for every row): whether there is one, and its ``PlainRowRoute/storedLabelsAreSettled``.
+    @exclusivity(unchecked) private var routed = false
+    @exclusivity(unchecked) private var repeatsSettled = false
+    /// What the fields read ahead by a copy of the route index (``RecordReader/onReadAhead``).
+    @exclusivity(unchecked) private var aheadCategories: [Category] = []
+    @exclusivity(unchecked) private var aheadReadings: [NationalReading] = []
+    /// The builder's codes of ``aheadCategories`` as they are looked up (``aheadCode(_:)``).
+    @exclusivity(unchecked) private var aheadCodes: [Int16] = []
     /// False: every row takes the general reading, none the fast route of plain TSV rows
     /// (``PlainRowRoute``); the tests and the parser fuzzer check that both take the same rows.
     var takesPlainRowsFast = true
@@ -174,6 +183,8 @@ public final class Pipeline {
         var fields: FieldSlots? = format.isJSON ? FieldSlots(json: options) : nil
         route = nil
         defer { route = nil }
+        routed = false
+        repeatsSettled = false
         let total = source.totalBytes
         var reader = RecordReader(
             format: format,
@@ -185,6 +196,8 @@ public final class Pipeline {
                     fields = slots
                     if self.takesPlainRowsFast {
                         self.route = PlainRowRoute(options: self.options, format: format, slots: slots, normalizer: self.normalizer)
+                        self.routed = self.route != nil
+                        self.repeatsSettled = self.route?.storedLabelsAreSettled ?? false
                     }
                     if isHeader { return }
                 }
@@ -198,11 +211,32 @@ public final class Pipeline {
             onProgress: { bytes in
                 self.onProgress(PipelineProgress(file: path, bytesRead: bytes, totalBytes: total, rowsRead: self.rowsRead))
             })
-        reader.onLine = { (line, number) throws(PipelineError) -> Bool in
-            guard self.route != nil, var row = self.route!.fields(line) else { return false }
+        // The second thread reads the fields of plain rows ahead of the loop, with a copy of
+        // the route (its own memo) once the first record has shown the route applies.
+        reader.routeAhead = { self.route?.forSecondThread() }
+        aheadCodes = []
+        reader.onReadAhead = { (categories, readings) in
+            self.aheadCategories = categories
+            self.aheadReadings = readings
+            // One route copy reads the whole file: its indexes keep their categories.
+            if categories.count > self.aheadCodes.count {
+                self.aheadCodes += repeatElement(Self.unknownCode, count: categories.count - self.aheadCodes.count)
+            }
+        }
+        reader.onLine = { (line, number, ahead) throws(PipelineError) -> Bool in
+            guard self.routed else { return false }
+            let found: PlainRowRoute.Row?
+            switch ahead {
+            case .unread: found = self.route!.fields(line)
+            case .read(let fields):
+                guard let fields else { return false }
+                if self.repeatsSettled, try self.storeRepeated(fields, in: line, file: path, line: number) { return true }
+                found = PlainRowRoute.row(fields, in: line, categories: self.aheadCategories, readings: self.aheadReadings)
+            }
+            guard var row = found else { return false }
             // Most rows repeat a label: the builder takes them without the label's checks.
-            if self.route!.storedLabelsAreSettled, try self.storeRepeated(row, file: path, line: number) { return true }
-            guard self.route!.settleLabel(&row) else { return false }
+            if self.repeatsSettled, try self.storeRepeated(row, file: path, line: number) { return true }
+            guard PlainRowRoute.settleLabel(&row, labels: self.options.labels) else { return false }
             return try self.store(row, file: path, line: number)
         }
         try reader.read(&source)
@@ -620,6 +654,34 @@ public final class Pipeline {
         stored(row, file: file, line: line)   // (a build with a builder spills no rows of its own)
         return true
     }
+
+    /// ``storeRepeated(_:file:line:)`` for the fields of `line` read ahead: no ``PlainRowRoute/Row``
+    /// is made, and the category's code in the builder is looked up once per category.
+    private func storeRepeated(_ fields: PlainRowRoute.Fields, in line: UnsafeRawBufferPointer, file: String, line number: Int) throws(PipelineError) -> Bool {
+        guard direct != nil, let code = aheadCode(fields.category) else { return false }
+        let label = UnsafeRawBufferPointer(rebasing: line[Int(fields.labelStart)..<Int(fields.labelEnd)])
+        do throws(CallerIDError) {
+            guard try direct!.addRepeated(fields.number, utf8Label: label, categoryCode: code) else { return false }
+        } catch {
+            throw PipelineError(error)   // only writing a spilled run throws
+        }
+        rowsRead += 1
+        if fields.reading >= 0 { nationalForms.noteAccepted(aheadReadings[Int(fields.reading)], place: (file, number)) }
+        return true
+    }
+
+    /// The builder's code of the category at `index` of ``aheadCategories``; nil when the
+    /// builder refuses it (more than 256 categories, or a name with two actions).
+    private func aheadCode(_ index: UInt32) -> UInt8? {
+        let i = Int(index)
+        if aheadCodes[i] == Self.unknownCode {
+            aheadCodes[i] = (try? direct!.code(of: aheadCategories[i])).map(Int16.init) ?? Self.refusedCode
+        }
+        return aheadCodes[i] < 0 ? nil : UInt8(aheadCodes[i])
+    }
+
+    private static let unknownCode: Int16 = -1
+    private static let refusedCode: Int16 = -2
 
     /// The counts and notes of a row the fast route stored.
     @inline(__always)

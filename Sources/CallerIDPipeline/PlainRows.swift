@@ -16,13 +16,17 @@ struct PlainRowRoute {
     let categories: CategoryMap
     let fixedCategory: Category?
     let maxFieldBytes: Int
-    /// The memo of the last calling code's pattern (the row loop is one thread).
-    let memo = PatternMemo()
-    /// Category fields seen: the first few compared in place, the rest in a dictionary.
+    /// The memo of the calling codes' patterns: a route is used on one thread at a time
+    /// (``forSecondThread()`` gives another thread its own).
+    private(set) var memo = PatternMemo()
+    /// The categories rows were given, in the order first seen (``Fields/category`` indexes it).
+    private(set) var categoriesSeen: [Category] = []
+    /// Category fields seen: the first few compared in place, the rest in a dictionary; each
+    /// with its index in ``categoriesSeen``.
     private var names: [[UInt8]] = []
-    private var named: [Category] = []
-    private var others: [[UInt8]: Category] = [:]
-    private var noCategory: Category? = nil
+    private var named: [UInt32] = []
+    private var others: [[UInt8]: UInt32] = [:]
+    private var noCategory: UInt32? = nil
     private static let scanned = 8
 
     /// A row the route takes; `label` lives as long as the line it was read from.
@@ -36,6 +40,19 @@ struct PlainRowRoute {
         var reading: NationalReading?
     }
 
+    /// What ``parse(_:readings:)`` reads in a line: a ``Row`` of plain values, to be kept
+    /// beyond the line's loan and handed to another thread (24 bytes, nothing to retain).
+    struct Fields {
+        var number: UInt64
+        /// The label: `line[labelStart..<labelEnd]`.
+        var labelStart: Int32
+        var labelEnd: Int32
+        /// The category's index in ``categoriesSeen``.
+        var category: UInt32
+        /// The index of the row's national reading in the `readings` it was parsed with; -1: none.
+        var reading: Int32
+    }
+
     /// The route for a file read with `options` whose fields are `slots`; nil when its rows need
     /// the general reading (a header, chosen fields, a country, a split or a top-N set).
     init?(options: PipelineOptions, format: InputFormat, slots: FieldSlots, normalizer: NumberNormalizer) {
@@ -45,6 +62,7 @@ struct PlainRowRoute {
         labels = options.labels
         categories = options.categories
         fixedCategory = options.fixedCategory
+        if let fixedCategory { categoriesSeen = [fixedCategory] }
         maxFieldBytes = options.maxFieldBytes
     }
 
@@ -53,11 +71,33 @@ struct PlainRowRoute {
     /// (cleaned, or clean as it stood) is one this route would store unchanged.
     var storedLabelsAreSettled: Bool { labels.replacements.isEmpty && labels.maxBytes == nil }
 
+    /// A copy of this route for another thread (its own memo; the category names seen so far).
+    func forSecondThread() -> PlainRowRoute {
+        var copy = self
+        copy.memo = PatternMemo()
+        return copy
+    }
+
     /// The row of `line` with its number and category read and its label not yet checked
-    /// (``settleLabel(_:)``), or nil when the general reading must decide it.
+    /// (``settleLabel(_:labels:)``), or nil when the general reading must decide it.
     mutating func fields(_ line: UnsafeRawBufferPointer) -> Row? {
+        var readings: [NationalReading] = []
+        return parse(line, readings: &readings).map { Self.row($0, in: line, categories: categoriesSeen, readings: readings) }
+    }
+
+    /// The row of fields that ``parse(_:readings:)`` read in `line`, with the route's
+    /// ``categoriesSeen`` and the readings it was given then.
+    @inline(__always)
+    static func row(_ fields: Fields, in line: UnsafeRawBufferPointer, categories: [Category], readings: [NationalReading]) -> Row {
+        Row(number: fields.number, label: UnsafeRawBufferPointer(rebasing: line[Int(fields.labelStart)..<Int(fields.labelEnd)]),
+            cleaned: nil, category: categories[Int(fields.category)], reading: fields.reading < 0 ? nil : readings[Int(fields.reading)])
+    }
+
+    /// ``fields(_:)`` in plain values: the fields of `line` (a national reading appended to
+    /// `readings`), or nil when the general reading must decide it.
+    mutating func parse(_ line: UnsafeRawBufferPointer, readings: inout [NationalReading]) -> Fields? {
         // A line within the field limit cannot hold a field over it.
-        guard line.count <= maxFieldBytes else { return nil }
+        guard line.count <= maxFieldBytes, line.count <= Int(Int32.max) else { return nil }
         let n = line.count
         let first = Self.nextTab(line, from: 0)
         guard first < n else { return nil }
@@ -70,21 +110,26 @@ struct PlainRowRoute {
         let field = UnsafeRawBufferPointer(rebasing: line[0..<first])
         guard let (value, plus) = Self.plainE164(field),
               let (number, reading) = try? normalizer.normalize(e164: value, memo: memo, noting: !plus) else { return nil }
-        let label = UnsafeRawBufferPointer(rebasing: line[(first + 1)..<(second < 0 ? line.count : second)])
-        let category: Category
-        if let fixedCategory {
-            category = fixedCategory
+        let category: UInt32
+        if fixedCategory != nil {
+            category = 0
         } else {
             let field = second < 0 ? UnsafeRawBufferPointer(rebasing: line[line.count...]) : UnsafeRawBufferPointer(rebasing: line[(second + 1)...])
             guard let c = self.category(field) else { return nil }
             category = c
         }
-        return Row(number: number, label: label, cleaned: nil, category: category, reading: reading)
+        var readingIndex: Int32 = -1
+        if let reading {
+            readingIndex = Int32(truncatingIfNeeded: readings.count)
+            readings.append(reading)
+        }
+        return Fields(number: number, labelStart: Int32(first + 1), labelEnd: Int32(second < 0 ? n : second),
+                      category: category, reading: readingIndex)
     }
 
     /// Checks the label of a row from ``fields(_:)``: valid UTF-8 and clean as it stands, or
     /// cleaned (``Row/cleaned``) without a warning; false when the general reading must decide.
-    func settleLabel(_ row: inout Row) -> Bool {
+    static func settleLabel(_ row: inout Row, labels: LabelCleaner) -> Bool {
         let label = row.label
         guard UTF8Check.isValid(label) else { return false }
         if label.count > LabelText.maxBytes || !labels.isClean(utf8: label) {
@@ -136,14 +181,16 @@ struct PlainRowRoute {
 
     /// The category a field names, as the general reading gives it (``CategoryMap``, the field
     /// trimmed); nil when it is not valid UTF-8 or the map refuses it.
-    private mutating func category(_ field: UnsafeRawBufferPointer) -> Category? {
+    private mutating func category(_ field: UnsafeRawBufferPointer) -> UInt32? {
         // Most rows have no category field, or an empty one.
         if field.isEmpty, let c = noCategory { return c }
         for (i, name) in names.enumerated() where name.count == field.count && name.elementsEqual(field) { return named[i] }
         let key = Array(field)
         if let c = others[key] { return c }
-        guard UTF8Check.isValid(field),
-              let c = try? categories.category(for: String(decoding: field, as: UTF8.self).trimmedASCII) else { return nil }
+        guard UTF8Check.isValid(field), categoriesSeen.count < Int(UInt32.max),
+              let category = try? categories.category(for: String(decoding: field, as: UTF8.self).trimmedASCII) else { return nil }
+        let c = UInt32(categoriesSeen.count)
+        categoriesSeen.append(category)
         if field.isEmpty { noCategory = c }
         if names.count < Self.scanned {
             names.append(key)

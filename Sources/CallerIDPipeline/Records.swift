@@ -149,9 +149,26 @@ struct RecordReader {
     /// Called after every chunk with the raw bytes read so far.
     var onProgress: (Int64) -> Void = { _ in }
     /// TSV: offered each line (not empty, not a comment, within the record limit) before it
-    /// becomes a ``Record``; true when it took the row (the fast route of plain rows), false to
-    /// have it read as a record and passed to ``onRecord``.
-    var onLine: (UnsafeRawBufferPointer, Int) throws(PipelineError) -> Bool = { _, _ in false }
+    /// becomes a ``Record``, with what the second thread read in it; true when it took the row
+    /// (the fast route of plain rows), false to have it read as a record and passed to
+    /// ``onRecord``.
+    var onLine: (UnsafeRawBufferPointer, Int, ReadAhead) throws(PipelineError) -> Bool = { _, _, _ in false }
+    /// TSV: asked before each chunk is handed to the second thread for the route that reads its
+    /// lines' fields ahead (``PlainRowRoute/parse(_:readings:)``), a copy of its own; nil: not
+    /// (yet) known, the lines are offered unread.
+    var routeAhead: () -> PlainRowRoute? = { nil }
+    /// TSV: given, before the lines of a chunk read ahead are offered, what their fields index:
+    /// the categories of the route that read them and their national readings.
+    var onReadAhead: (_ categories: [Category], _ readings: [NationalReading]) -> Void = { _, _ in }
+
+    /// What the second thread read in a line before ``onLine`` is offered it.
+    enum ReadAhead {
+        /// Not read: no route was known when its chunk was split.
+        case unread
+        /// Read: its fields (``PlainRowRoute/parse(_:readings:)``), nil when the general reading
+        /// must decide; their categories and readings were given to ``onReadAhead`` before.
+        case read(PlainRowRoute.Fields?)
+    }
 
     func read(_ source: inout ByteSource) throws(PipelineError) {
         switch format {
@@ -168,9 +185,9 @@ struct RecordReader {
     private func readTSV(_ source: inout ByteSource) throws(PipelineError) {
         var record = Record()
         let limits = limits
-        try readLines(&source) { (line, number) throws(PipelineError) in
+        try readLines(&source, routeAhead: routeAhead) { (line, number, ahead) throws(PipelineError) in
             if line.isEmpty || line[0] == UInt8(ascii: "#") { return }
-            if try onLine(line, number) { return }
+            if try onLine(line, number, ahead) { return }
             record.reset(line: number)
             record.storage.append(contentsOf: line)
             var fieldStart = 0
@@ -187,7 +204,7 @@ struct RecordReader {
     private func readJSONLines(_ source: inout ByteSource) throws(PipelineError) {
         var record = Record()
         let limits = limits
-        try readLines(&source) { (line, number) throws(PipelineError) in
+        try readLines(&source, routeAhead: { nil }) { (line, number, _) throws(PipelineError) in
             if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return }
             record.reset(line: number)
             do throws(JSONSyntaxError) {
@@ -204,20 +221,49 @@ struct RecordReader {
 
     /// The lines of a line-based format (TSV, JSON Lines), each with its number, chunk by
     /// chunk; a line over the record limit is a `record-too-long` issue, never held.
-    private func readLines(_ source: inout ByteSource,
-                           _ body: (UnsafeRawBufferPointer, Int) throws(PipelineError) -> Void) throws(PipelineError) {
+    ///
+    /// Two chunks are in hand at a time: while `body` is given the lines of one on this thread,
+    /// a second thread reads the next from `source`, splits it into lines and, once
+    /// `routeAhead` gives a route, reads their fields. Everything reaches `body`,
+    /// `onSyntaxIssue` and `onProgress` on this thread and in the file's order, as if read
+    /// one line at a time; memory stays at two chunks and their lines.
+    private func readLines(_ source: inout ByteSource, routeAhead: () -> PlainRowRoute?,
+                           _ body: (UnsafeRawBufferPointer, Int, ReadAhead) throws(PipelineError) -> Void) throws(PipelineError) {
         var splitter = LineSplitter(maxLineBytes: limits.recordBytes)
-        let limits = limits
+        var route: PlainRowRoute? = nil
+        var batch = LineBatch.next(from: &source, splitter: &splitter, route: &route)
         while true {
-            let chunk = try source.next()
-            try withBytes(chunk ?? []) { (bytes) throws(PipelineError) in
-                try splitter.feed(bytes, final: chunk == nil, overlong: { (number, length, _) throws(PipelineError) in
-                    try onSyntaxIssue(limits.recordIssue(line: number, bytes: length))
-                }, body)
-            }
-            onProgress(source.bytesRead)
-            if chunk == nil { return }
+            if route == nil { route = routeAhead() }
+            let current = batch
+            let (done, next) = runConcurrently({ () -> Result<Void, PipelineError> in
+                Result { () throws(PipelineError) in try lines(of: current, body) }
+            }, { () -> LineBatch? in
+                current.isLast ? nil : LineBatch.next(from: &source, splitter: &splitter, route: &route)
+            })
+            try done.get()
+            guard let next else { return }
+            batch = next
         }
+    }
+
+    /// Hands the lines and issues of `batch` out in order, then its failure or its progress.
+    private func lines(of batch: LineBatch,
+                       _ body: (UnsafeRawBufferPointer, Int, ReadAhead) throws(PipelineError) -> Void) throws(PipelineError) {
+        let limits = limits
+        if !batch.fields.isEmpty { onReadAhead(batch.categories, batch.readings) }
+        try withBytes(batch.bytes) { (bytes) throws(PipelineError) in
+            for (i, place) in batch.places.enumerated() {
+                switch place {
+                case .line(let start, let count, let number):
+                    let line = UnsafeRawBufferPointer(rebasing: bytes[start..<(start + count)])
+                    try body(line, number, batch.fields.isEmpty ? .unread : .read(batch.fields[i]))
+                case .overlong(let number, let length):
+                    try onSyntaxIssue(limits.recordIssue(line: number, bytes: length))
+                }
+            }
+        }
+        if let failure = batch.failure { throw failure }
+        onProgress(batch.bytesRead)
     }
 
     /// RFC 4180 (``CSVReader``), chunk by chunk.
@@ -228,6 +274,59 @@ struct RecordReader {
             onProgress(source.bytesRead)
         }
         try reader.finish()
+    }
+}
+
+/// One chunk of a line-based input, split into lines (and their fields read, when a route was
+/// known) on the thread that read it, for another thread to take in order.
+struct LineBatch {
+    /// The chunk, then the lines that began in an earlier chunk (``LineSplitter/lines(of:final:)``).
+    var bytes: [UInt8] = []
+    var places: [LineSplitter.Place] = []
+    /// Per place: the fields ``PlainRowRoute/parse(_:readings:)`` read (nil for an overlong line
+    /// or one the general reading must decide); empty when no route read them.
+    var fields: [PlainRowRoute.Fields?] = []
+    /// What ``fields`` index: the route's categories, the national readings of the lines.
+    var categories: [Category] = []
+    var readings: [NationalReading] = []
+    /// The raw bytes read up to the end of this chunk.
+    var bytesRead: Int64 = 0
+    /// Why reading stopped after the lines above.
+    var failure: PipelineError? = nil
+    /// The end of the input (or a failure): no batch follows.
+    var isLast = false
+
+    /// The next chunk of `source`, split by `splitter` (which keeps a line crossing into the
+    /// chunk after), its lines read by `route` when there is one.
+    static func next(from source: inout ByteSource, splitter: inout LineSplitter, route: inout PlainRowRoute?) -> LineBatch {
+        var batch = LineBatch()
+        var chunk: [UInt8]?
+        do throws(PipelineError) {
+            chunk = try source.next()
+        } catch {
+            batch.failure = error
+            batch.isLast = true
+            return batch
+        }
+        batch.isLast = chunk == nil
+        let owned = chunk ?? []
+        chunk = nil   // the splitter appends to the only reference
+        (batch.bytes, batch.places) = splitter.lines(of: owned, final: batch.isLast)
+        batch.bytesRead = source.bytesRead
+        guard route != nil else { return batch }
+        var fields: [PlainRowRoute.Fields?] = []
+        var readings: [NationalReading] = []
+        fields.reserveCapacity(batch.places.count)
+        batch.bytes.withUnsafeBytes { bytes in
+            for place in batch.places {
+                guard case .line(let start, let count, _) = place else { fields.append(nil); continue }
+                fields.append(route!.parse(UnsafeRawBufferPointer(rebasing: bytes[start..<(start + count)]), readings: &readings))
+            }
+        }
+        batch.fields = fields
+        batch.readings = readings
+        batch.categories = route!.categoriesSeen
+        return batch
     }
 }
 

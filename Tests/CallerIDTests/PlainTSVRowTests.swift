@@ -138,6 +138,59 @@ import Testing
         }
     }
 
+    /// A file of several 1 MiB chunks, whose lines are split and read ahead on a second
+    /// thread: the same rows taken, the same bytes, the same reports in the file's order, with
+    /// mixed rows (bad ones among them) in the first chunk, the middle and the last; and a
+    /// build stopped by a bad row deep in the file stops at that row.
+    @Test func rowsReadAheadAreTakenInTheFilesOrder() throws {
+        let dir = TempDir()
+        let input = dir.path("large.tsv")
+        var text = Self.mixedFile(rows: 200, seed: 6)
+        // Long labels: fewer rows fill the chunks.
+        let labels = ["Pizza Hut", "Taxi", "Сбербанк", "Bank of Somewhere", "A"].map { $0 + " " + String(repeating: "branch office ", count: 5) + "No 1" }
+        var rng = SeededGenerator(seed: 7)
+        for part in 0..<3 {
+            var rows: [String] = []
+            for _ in 0..<14_000 {
+                let number = 79_000_000_000 + UInt64.random(in: 0..<1_000_000_000, using: &rng)
+                rows.append("\(number)\t\(labels.randomElement(using: &rng)!)\(part == 1 ? "\tspam" : "")")
+            }
+            text += rows.joined(separator: "\n") + "\n" + Self.mixedFile(rows: 200, seed: 10 + UInt64(part))
+        }
+        // A +84 (Vietnam) number that is also a Moscow number written with the trunk 8, its
+        // label one rows above stored, and a refused Russian national number: warned of at its line.
+        let moscow = text.utf8.filter { $0 == 0x0A }.count + 1
+        text += "84951234560\t\(labels[0])\n88005553535\tHotline\n"
+        try text.write(toFile: input, atomically: false, encoding: .utf8)
+        #expect(text.utf8.count > 3 * ByteSource.chunkSize, "at least four chunks")
+        let general = try outcome(input, dir.path("general.cid"), fast: false, prepared: true)
+        let fast = try outcome(input, dir.path("fast.cid"), fast: true, prepared: true)
+        #expect(fast == general)
+        let rejectedLines = fast.rejected.compactMap { Int($0.prefix { $0.isNumber }) }
+        #expect(rejectedLines == rejectedLines.sorted() && rejectedLines.count >= 28, "\(fast.rejected.prefix(40))")
+        #expect(rejectedLines.contains { $0 > 42_000 }, "bad rows in the last chunk are reported")
+        #expect(fast.warnings.contains { $0.hasPrefix("\(moscow) ambiguous-national-form") }, "\(fast.warnings.suffix(5))")
+
+        // No bad row allowed: the first one fails the build, wherever it is.
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        let stop = rejectedLines.first! - 1
+        lines.removeSubrange(0..<stop)   // the first bad row is now line 1 of a file...
+        let moved = lines.joined(separator: "\n")
+        let good = String(repeating: "79131230000\tGood\(String(repeating: " branch office", count: 12))\n", count: 20_000)
+        try (good + moved).write(toFile: input, atomically: false, encoding: .utf8)   // ...pushed to line 20,001 (the fourth chunk)
+        for fastRoute in [true, false] {
+            var options = PipelineOptions()
+            options.maxBadRows = .count(0)
+            let pipeline = try Pipeline(options: options)
+            pipeline.takesPlainRowsFast = fastRoute
+            var rejected: [Int] = []
+            pipeline.onRejected = { rejected.append($0.line) }
+            #expect(throws: PipelineError.self) { try pipeline.build([input], to: dir.path("stopped.cid")) }
+            #expect(rejected == [20_001], "fast route: \(fastRoute)")
+            #expect(!FileManager.default.fileExists(atPath: dir.path("stopped.cid")))
+        }
+    }
+
     /// Without pipeline options a plain build lists every bad row and then fails, as `lookup
     /// build` always has; with --skip-bad-rows it builds from the good rows.
     @Test func aPlainBuildListsEveryBadRow() throws {

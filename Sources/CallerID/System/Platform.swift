@@ -55,8 +55,10 @@ enum Platform {
     }
 }
 
-// The core's one use of a second thread: `Database.verify()` checks two parts of a large file at
-// once (docs/FORMAT.md §8). POSIX threads: glibc, musl and Darwin share these calls.
+// The package's second thread: `Database.verify()` checks two parts of a large file at once
+// (docs/FORMAT.md §8), the writer encodes the blocks beside the label sections, and the build's
+// row loop has the next chunk of its input read and split ahead. POSIX threads: glibc, musl and
+// Darwin share these calls.
 
 /// Runs `first` on the calling thread and `second` on a new thread at the same time, and
 /// returns both results once both have finished (the new thread is joined: nothing of it
@@ -64,7 +66,7 @@ enum Platform {
 /// calling thread: the results are the same, only slower.
 ///
 /// The closures must not share mutable state; each may read what the caller lends them.
-func runConcurrently<A, B>(_ first: () -> A, _ second: () -> B) -> (A, B) {
+package func runConcurrently<A, B>(_ first: () -> A, _ second: () -> B) -> (A, B) {
     withoutActuallyEscaping(second) { second -> (A, B) in
         let job = SecondThreadJob(second)
         let context = Unmanaged.passRetained(job).toOpaque()
