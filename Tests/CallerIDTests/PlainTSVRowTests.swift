@@ -166,6 +166,9 @@ import Testing
         let general = try outcome(input, dir.path("general.cid"), fast: false, prepared: true)
         let fast = try outcome(input, dir.path("fast.cid"), fast: true, prepared: true)
         #expect(fast == general)
+        // Spilled in runs (the builder's labels start over after each; its category codes stay).
+        let spilled = try outcome(input, dir.path("spilled.cid"), fast: true, prepared: true) { $0.buildOptions.memoryLimit = 256 << 10 }
+        #expect(spilled == general, "spilled in runs")
         let rejectedLines = fast.rejected.compactMap { Int($0.prefix { $0.isNumber }) }
         #expect(rejectedLines == rejectedLines.sorted() && rejectedLines.count >= 28, "\(fast.rejected.prefix(40))")
         #expect(rejectedLines.contains { $0 > 42_000 }, "bad rows in the last chunk are reported")
