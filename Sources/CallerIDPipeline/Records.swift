@@ -185,8 +185,7 @@ struct RecordReader {
     private func readTSV(_ source: inout ByteSource) throws(PipelineError) {
         var record = Record()
         let limits = limits
-        try readLines(&source, routeAhead: routeAhead) { (line, number, ahead) throws(PipelineError) in
-            if line.isEmpty || line[0] == UInt8(ascii: "#") { return }
+        try readLines(&source, routeAhead: routeAhead, skipping: Self.isBlankOrComment) { (line, number, ahead) throws(PipelineError) in
             if try onLine(line, number, ahead) { return }
             record.reset(line: number)
             record.storage.append(contentsOf: line)
@@ -204,8 +203,7 @@ struct RecordReader {
     private func readJSONLines(_ source: inout ByteSource) throws(PipelineError) {
         var record = Record()
         let limits = limits
-        try readLines(&source, routeAhead: { nil }) { (line, number, _) throws(PipelineError) in
-            if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return }
+        try readLines(&source, routeAhead: { nil }, skipping: Self.isBlank) { (line, number, _) throws(PipelineError) in
             record.reset(line: number)
             do throws(JSONSyntaxError) {
                 try JSONObjectParser.parseLine(line, into: &record)
@@ -219,26 +217,34 @@ struct RecordReader {
         }
     }
 
-    /// The lines of a line-based format (TSV, JSON Lines), each with its number, chunk by
-    /// chunk; a line over the record limit is a `record-too-long` issue, never held.
+    /// TSV: an empty line or a comment is skipped.
+    private static let isBlankOrComment: @Sendable (UnsafeRawBufferPointer) -> Bool = { $0.isEmpty || $0[0] == UInt8(ascii: "#") }
+    /// JSON Lines: a line of spaces, TABs and CRs (or nothing) is skipped.
+    private static let isBlank: @Sendable (UnsafeRawBufferPointer) -> Bool = { $0.allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D } }
+
+    /// The lines of a line-based format (TSV, JSON Lines) but those `skipping` is true of,
+    /// each with its number, chunk by chunk; a line over the record limit is a
+    /// `record-too-long` issue, never held.
     ///
-    /// Two chunks are in hand at a time: while `body` is given the lines of one on this thread,
-    /// a second thread reads the next from `source`, splits it into lines and, once
+    /// Two batches are in hand at a time: while `body` is given the lines of one on this
+    /// thread, a second thread reads on from `source`, splits the next lines and, once
     /// `routeAhead` gives a route, reads their fields. Everything reaches `body`,
     /// `onSyntaxIssue` and `onProgress` on this thread and in the file's order, as if read
-    /// one line at a time; memory stays at two chunks and their lines.
+    /// one line at a time. A batch holds one chunk at most and ``LineBatch/maxLines`` lines
+    /// at most (a chunk of short lines is handed over in parts), so memory stays at two or
+    /// three chunks and about 4 MB of their lines' places and fields, whatever the input.
     private func readLines(_ source: inout ByteSource, routeAhead: () -> PlainRowRoute?,
+                           skipping: @escaping @Sendable (UnsafeRawBufferPointer) -> Bool,
                            _ body: (UnsafeRawBufferPointer, Int, ReadAhead) throws(PipelineError) -> Void) throws(PipelineError) {
-        var splitter = LineSplitter(maxLineBytes: limits.recordBytes)
-        var route: PlainRowRoute? = nil
-        var batch = LineBatch.next(from: &source, splitter: &splitter, route: &route)
+        var reading = LineBatch.Reading(splitter: LineSplitter(maxLineBytes: limits.recordBytes), skipping: skipping)
+        var batch = LineBatch.next(from: &source, &reading)
         while true {
-            if route == nil { route = routeAhead() }
+            if reading.route == nil { reading.route = routeAhead() }
             let current = batch
             let (done, next) = runConcurrently({ () -> Result<Void, PipelineError> in
                 Result { () throws(PipelineError) in try lines(of: current, body) }
             }, { () -> LineBatch? in
-                current.isLast ? nil : LineBatch.next(from: &source, splitter: &splitter, route: &route)
+                current.isLast ? nil : LineBatch.next(from: &source, &reading)
             })
             try done.get()
             guard let next else { return }
@@ -280,7 +286,8 @@ struct RecordReader {
 /// One chunk of a line-based input, split into lines (and their fields read, when a route was
 /// known) on the thread that read it, for another thread to take in order.
 struct LineBatch {
-    /// The chunk, then the lines that began in an earlier chunk (``LineSplitter/lines(of:final:)``).
+    /// The chunk, then the lines that began in an earlier chunk (``LineSplitter/lines(of:in:final:)``);
+    /// the parts of one chunk share it.
     var bytes: [UInt8] = []
     var places: [LineSplitter.Place] = []
     /// Per place: the fields ``PlainRowRoute/parse(_:readings:)`` read (nil for an overlong line
@@ -289,43 +296,73 @@ struct LineBatch {
     /// What ``fields`` index: the route's categories, the national readings of the lines.
     var categories: [Category] = []
     var readings: [NationalReading] = []
-    /// The raw bytes read up to the end of this chunk.
+    /// The raw bytes read from the input so far.
     var bytesRead: Int64 = 0
     /// Why reading stopped after the lines above.
     var failure: PipelineError? = nil
     /// The end of the input (or a failure): no batch follows.
     var isLast = false
 
-    /// The next chunk of `source`, split by `splitter` (which keeps a line crossing into the
-    /// chunk after), its lines read by `route` when there is one.
-    static func next(from source: inout ByteSource, splitter: inout LineSplitter, route: inout PlainRowRoute?) -> LineBatch {
+    /// The lines of a batch at most: 64 bytes each of places and fields.
+    static let maxLines = 1 << 16
+
+    /// What the thread that makes batches keeps from one to the next.
+    struct Reading {
+        /// Keeps a line that crosses into the next chunk.
+        var splitter: LineSplitter
+        /// Lines that get no place (blank lines, comments).
+        let skipping: (UnsafeRawBufferPointer) -> Bool
+        /// Reads the lines' fields, once known.
+        var route: PlainRowRoute? = nil
+        /// The chunk being handed over in parts, and where its next part starts and it ends.
+        var chunk: [UInt8] = []
+        var next = 0
+        var end = 0
+    }
+
+    /// The next lines of `source`: the rest of the chunk in hand or the next chunk, up to
+    /// ``maxLines`` lines, split by the reading's splitter and read by its route when there is
+    /// one.
+    static func next(from source: inout ByteSource, _ reading: inout Reading) -> LineBatch {
         var batch = LineBatch()
-        var chunk: [UInt8]?
-        do throws(PipelineError) {
-            chunk = try source.next()
-        } catch {
-            batch.failure = error
-            batch.isLast = true
-            return batch
+        if reading.next >= reading.end {
+            var chunk: [UInt8]?
+            do throws(PipelineError) {
+                chunk = try source.next()
+            } catch {
+                batch.failure = error
+                batch.isLast = true
+                return batch
+            }
+            batch.isLast = chunk == nil
+            reading.chunk = chunk ?? []
+            chunk = nil   // the splitter appends to the only reference
+            reading.next = 0
+            reading.end = reading.chunk.count
         }
-        batch.isLast = chunk == nil
-        let owned = chunk ?? []
-        chunk = nil   // the splitter appends to the only reference
-        (batch.bytes, batch.places) = splitter.lines(of: owned, final: batch.isLast)
+        let cut = batch.isLast ? reading.end
+            : LineSplitter.end(ofLines: maxLines, in: reading.chunk, reading.next..<reading.end) ?? reading.end
+        let owned = reading.chunk
+        reading.chunk = []
+        (batch.bytes, batch.places) = reading.splitter.lines(of: owned, in: reading.next..<cut, final: batch.isLast, skipping: reading.skipping)
+        reading.chunk = batch.bytes   // (shared with the batch: the later parts add nothing to it)
+        reading.next = cut
         batch.bytesRead = source.bytesRead
-        guard route != nil else { return batch }
+        let route = reading.route
+        guard var route else { return batch }
         var fields: [PlainRowRoute.Fields?] = []
         var readings: [NationalReading] = []
         fields.reserveCapacity(batch.places.count)
         batch.bytes.withUnsafeBytes { bytes in
             for place in batch.places {
                 guard case .line(let start, let count, _) = place else { fields.append(nil); continue }
-                fields.append(route!.parse(UnsafeRawBufferPointer(rebasing: bytes[start..<(start + count)]), readings: &readings))
+                fields.append(route.parse(UnsafeRawBufferPointer(rebasing: bytes[start..<(start + count)]), readings: &readings))
             }
         }
         batch.fields = fields
         batch.readings = readings
-        batch.categories = route!.categoriesSeen
+        batch.categories = route.categoriesSeen
+        reading.route = route
         return batch
     }
 }

@@ -52,31 +52,48 @@ import Testing
     }
 
     /// The splitter's owned form (for a reader on another thread): each chunk's lines as places
-    /// in the bytes it returns, a line that crossed chunks copied after the chunk.
-    @Test(arguments: Array(1...20) as [UInt64])
+    /// in the bytes it returns, a line that crossed chunks copied after the chunk; a chunk
+    /// handed over in parts of at most a few lines each (cut by `end(ofLines:in:_:)`); lines
+    /// starting with `A` skipped for odd seeds, their numbers counted all the same.
+    @Test(arguments: Array(1...24) as [UInt64])
     func placedLinesAreTheModelsLines(seed: UInt64) {
         var rng = SeededGenerator(seed: seed)
         let alphabet: [UInt8] = [0x0A, 0x0D, 0x0A, 0x41, 0x42, 0x09, 0xC3, 0xA9]
         let text = (0..<Int.random(in: 0...400, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! }
         let limit = [Int.max, 0, 3, 17][Int(seed % 4)]
+        let partLines = seed % 3 == 0 ? Int.max : Int.random(in: 1...3, using: &rng)
+        let skipsA = seed % 2 == 1
         var splitter = LineSplitter(maxLineBytes: limit)
         var got: [Piece] = []
         var at = 0
         while true {
             let size = min(Int.random(in: 0...2, using: &rng) == 0 ? 1 : Int.random(in: 1...64, using: &rng), text.count - at)
             let final = size == 0
-            let (bytes, places) = splitter.lines(of: Array(text[at..<(at + size)]), final: final)
-            #expect(bytes.starts(with: text[at..<(at + size)]), "the chunk comes first")
-            for place in places {
-                switch place {
-                case .line(let start, let count, let number): got.append(.line(Array(bytes[start..<(start + count)]), number))
-                case .overlong(let number, let length): got.append(.overlong(number, length, []))
+            var chunk = Array(text[at..<(at + size)])
+            var next = 0
+            repeat {
+                let cut = final ? size : LineSplitter.end(ofLines: partLines, in: chunk, next..<size) ?? size
+                if cut < size { #expect(chunk[cut - 1] == 0x0A, "a part ends after a line feed") }
+                let (bytes, places) = splitter.lines(of: chunk, in: next..<cut, final: final, skipping: { skipsA && $0.first == 0x41 })
+                #expect(bytes.starts(with: text[at..<(at + size)]), "the chunk comes first")
+                #expect(places.count <= partLines || cut == size, "at most \(partLines) lines in a part")
+                for place in places {
+                    switch place {
+                    case .line(let start, let count, let number): got.append(.line(Array(bytes[start..<(start + count)]), number))
+                    case .overlong(let number, let length): got.append(.overlong(number, length, []))
+                    }
                 }
-            }
+                chunk = bytes
+                next = cut
+            } while next < size
             at += size
             if final { break }
         }
-        #expect(got == model(text, limit: limit, prefix: 0), "limit \(limit)")
+        let want = model(text, limit: limit, prefix: 0).filter {
+            if skipsA, case .line(let bytes, _) = $0, bytes.first == 0x41 { return false }
+            return true
+        }
+        #expect(got == want, "limit \(limit), parts of \(partLines) lines, skipping A: \(skipsA)")
     }
 
     @Test func edgeCases() {

@@ -177,10 +177,12 @@ import Testing
         // No bad row allowed: the first one fails the build, wherever it is.
         var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
         let stop = rejectedLines.first! - 1
-        lines.removeSubrange(0..<stop)   // the first bad row is now line 1 of a file...
+        lines.removeSubrange(0..<stop)   // the first bad row is now line 1 of a file,
         let moved = lines.joined(separator: "\n")
         let good = String(repeating: "79131230000\tGood\(String(repeating: " branch office", count: 12))\n", count: 20_000)
-        try (good + moved).write(toFile: input, atomically: false, encoding: .utf8)   // ...pushed to line 20,001 (the fourth chunk)
+        // ...pushed to line 120,001 (the fourth chunk), after a chunk of 100,000 comment lines
+        // that is handed over in parts.
+        try (good + String(repeating: "#\n", count: 100_000) + moved).write(toFile: input, atomically: false, encoding: .utf8)
         for fastRoute in [true, false] {
             var options = PipelineOptions()
             options.maxBadRows = .count(0)
@@ -189,7 +191,7 @@ import Testing
             var rejected: [Int] = []
             pipeline.onRejected = { rejected.append($0.line) }
             #expect(throws: PipelineError.self) { try pipeline.build([input], to: dir.path("stopped.cid")) }
-            #expect(rejected == [20_001], "fast route: \(fastRoute)")
+            #expect(rejected == [120_001], "fast route: \(fastRoute)")
             #expect(!FileManager.default.fileExists(atPath: dir.path("stopped.cid")))
         }
     }

@@ -117,20 +117,27 @@ package struct LineSplitter {
         case overlong(number: Int, bytes: Int)
     }
 
-    /// The lines `chunk` completes (and with `final` the unterminated rest), as places in the
-    /// returned bytes: `chunk` itself, followed by copies of the lines that began in an earlier
-    /// chunk. For a reader that keeps the lines beyond the call (a second thread splits the next
-    /// chunk while the first reads this one's lines); ``feed(_:final:overlong:_:)`` lends them
-    /// instead.
-    package mutating func lines(of chunk: consuming [UInt8], final: Bool) -> (bytes: [UInt8], places: [Place]) {
+    /// The lines `chunk[range]` completes (and with `final` the unterminated rest), as places
+    /// in the returned bytes: `chunk` itself, followed by copies of the lines that began before
+    /// `range` (in an earlier chunk). For a reader that keeps the lines beyond the call (a
+    /// second thread splits the next chunk while the first reads this one's lines);
+    /// ``feed(_:final:overlong:_:)`` lends them instead. A chunk may be split in parts, each
+    /// range starting where the one before ended. Lines `skipping` is true of get no place
+    /// (their numbers are counted all the same).
+    package mutating func lines(of chunk: consuming [UInt8], in range: Range<Int>? = nil, final: Bool,
+                                skipping: (UnsafeRawBufferPointer) -> Bool = { _ in false }) -> (bytes: [UInt8], places: [Place]) {
         var places: [Place] = []
         var copied: [UInt8] = []
         let end = chunk.count
-        chunk.withUnsafeBytes { raw in
-            let base = raw.baseAddress.map { UnsafeRawPointer($0) }
+        let range = range ?? 0..<end
+        precondition(range.lowerBound >= 0 && range.upperBound <= end, "lines(of:in:final:): range beyond the chunk")
+        chunk.withUnsafeBytes { all in
+            let raw = UnsafeRawBufferPointer(rebasing: all[range])
+            let base = all.baseAddress.map { UnsafeRawPointer($0) }
             feed(raw, final: final, overlong: { (number, length, _) in
                 places.append(.overlong(number: number, bytes: length))
             }, { (line, number) in
+                if skipping(line) { return }
                 // A line lent in place points into `chunk`; a held one into `pending`.
                 if let base, let start = line.baseAddress, start >= base, start < base + end {
                     places.append(.line(start: base.distance(to: start), count: line.count, number: number))
@@ -141,8 +148,25 @@ package struct LineSplitter {
             })
         }
         var bytes = chunk   // (its last use: no copy when the caller gave its only reference)
-        bytes.append(contentsOf: copied)
+        if !copied.isEmpty { bytes.append(contentsOf: copied) }
         return (bytes, places)
+    }
+
+    /// The index just after the `count`-th line feed of `bytes[range]`, or nil when it holds
+    /// fewer: where to cut a chunk into parts of at most `count` lines.
+    package static func end(ofLines count: Int, in bytes: [UInt8], _ range: Range<Int>) -> Int? {
+        precondition(range.lowerBound >= 0 && range.upperBound <= bytes.count)
+        return bytes.withUnsafeBytes { raw -> Int? in
+            guard let base = raw.baseAddress else { return nil }
+            var at = range.lowerBound
+            var seen = 0
+            while at < range.upperBound, let found = memchr(base + at, 0x0A, range.upperBound - at) {
+                at = base.distance(to: UnsafeRawPointer(found)) + 1
+                seen += 1
+                if seen == count { return at }
+            }
+            return nil
+        }
     }
 
     /// Adds `chunk[from..<to]` to the first bytes of a skipped line, up to `overlongPrefix`.
