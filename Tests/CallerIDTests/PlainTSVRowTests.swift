@@ -141,7 +141,8 @@ import Testing
     /// A file of several 1 MiB chunks, whose lines are split and read ahead on a second
     /// thread: the same rows taken, the same bytes, the same reports in the file's order, with
     /// mixed rows (bad ones among them) in the first chunk, the middle and the last; and a
-    /// build stopped by a bad row deep in the file stops at that row.
+    /// build stopped by a bad row deep in the file stops at that row. Held in memory, spilled in
+    /// runs, or grouped at write time alike.
     @Test func rowsReadAheadAreTakenInTheFilesOrder() throws {
         let dir = TempDir()
         let input = dir.path("large.tsv")
@@ -169,6 +170,9 @@ import Testing
         // Spilled in runs (the builder's labels start over after each; its category codes stay).
         let spilled = try outcome(input, dir.path("spilled.cid"), fast: true, prepared: true) { $0.buildOptions.memoryLimit = 256 << 10 }
         #expect(spilled == general, "spilled in runs")
+        // Rows kept by the pipeline and grouped at write time, not handed to a builder.
+        let grouped = try outcome(input, dir.path("grouped.cid"), fast: true, prepared: false)
+        #expect(grouped == general, "grouped at write time")
         let rejectedLines = fast.rejected.compactMap { Int($0.prefix { $0.isNumber }) }
         #expect(rejectedLines == rejectedLines.sorted() && rejectedLines.count >= 28, "\(fast.rejected.prefix(40))")
         #expect(rejectedLines.contains { $0 > 42_000 }, "bad rows in the last chunk are reported")
