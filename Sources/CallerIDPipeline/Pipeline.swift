@@ -225,17 +225,21 @@ public final class Pipeline {
         }
         reader.onLine = { (line, number, ahead) throws(PipelineError) -> Bool in
             guard self.routed else { return false }
+            // Most rows repeat a label: the builder takes them without the label's checks.
             let found: PlainRowRoute.Row?
+            var repeatTried = false
             switch ahead {
             case .unread: found = self.route!.fields(line)
             case .read(let fields):
                 guard let fields else { return false }
-                if self.repeatsSettled, try self.storeRepeated(fields, in: line, file: path, line: number) { return true }
+                if self.repeatsSettled {
+                    if try self.storeRepeated(fields, in: line, file: path, line: number) { return true }
+                    repeatTried = true
+                }
                 found = PlainRowRoute.row(fields, in: line, categories: self.aheadCategories, readings: self.aheadReadings)
             }
             guard var row = found else { return false }
-            // Most rows repeat a label: the builder takes them without the label's checks.
-            if self.repeatsSettled, try self.storeRepeated(row, file: path, line: number) { return true }
+            if self.repeatsSettled, !repeatTried, try self.storeRepeated(row, file: path, line: number) { return true }
             guard PlainRowRoute.settleLabel(&row, labels: self.options.labels) else { return false }
             return try self.store(row, file: path, line: number)
         }

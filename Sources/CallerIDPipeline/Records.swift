@@ -286,7 +286,7 @@ struct RecordReader {
 /// One chunk of a line-based input, split into lines (and their fields read, when a route was
 /// known) on the thread that read it, for another thread to take in order.
 struct LineBatch {
-    /// The chunk, then the lines that began in an earlier chunk (``LineSplitter/lines(of:in:final:)``);
+    /// The chunk, then the lines that began in an earlier chunk (``LineSplitter/lines(of:in:final:skipping:)``);
     /// the parts of one chunk share it.
     var bytes: [UInt8] = []
     var places: [LineSplitter.Place] = []

@@ -110,7 +110,7 @@ package struct LineSplitter {
         pending.removeAll()
     }
 
-    /// A line of ``lines(of:final:)``: where its bytes are, or the length of a line over the limit.
+    /// A line of ``lines(of:in:final:skipping:)``: where its bytes are, or the length of a line over the limit.
     package enum Place: Equatable, Sendable {
         /// The line's bytes are `bytes[start..<(start + count)]` of the returned buffer.
         case line(start: Int, count: Int, number: Int)
@@ -130,7 +130,7 @@ package struct LineSplitter {
         var copied: [UInt8] = []
         let end = chunk.count
         let range = range ?? 0..<end
-        precondition(range.lowerBound >= 0 && range.upperBound <= end, "lines(of:in:final:): range beyond the chunk")
+        precondition(range.lowerBound >= 0 && range.upperBound <= end, "lines(of:in:final:skipping:): range beyond the chunk")
         chunk.withUnsafeBytes { all in
             let raw = UnsafeRawBufferPointer(rebasing: all[range])
             let base = all.baseAddress.map { UnsafeRawPointer($0) }
