@@ -797,6 +797,43 @@ enum Access {
         #expect { try Database(path: path, verify: true) } throws: { ($0 as? CallerIDError)?.message.contains("non-zero padding") == true }
     }
 
+    /// Every sync entry of blocks with many sync points (sixteen segments a block: verify and
+    /// the scan decode the value codes four segments at a time), moved one bit either way or
+    /// far past its place, is refused by verify, whichever segment of a group it starts; the
+    /// last block is shorter, so its tail segments take the one-at-a-time path.
+    @Test func everyMovedSyncEntryIsRefusedByVerify() throws {
+        var options = BuildOptions()
+        options.blockSize = 64
+        options.syncShift = 2
+        options.hotLabelBytes = 40
+        let (records, _) = randomRecords(count: 300, seed: 77, duplicateRate: 0)
+        var builder = DatabaseBuilder(options: options)
+        for r in records { try builder.add(r.number, label: r.label, category: r.category) }
+        let original = ImageEditor(try builder.encode().0)
+        #expect(original.blockCount == 5 && original.n(4) == 300 - 4 * 64)
+        let dir = TempDir()
+        let path = dir.path("moved-sync.cid")
+        Access.write(original.bytes, path)
+        try Database(path: path).verify()
+        var moved = 0
+        for b in 0..<original.blockCount {
+            for s in 0..<original.syncCount(b) {
+                let at = original.record(b) + Format.recordHeaderSize + 2 * s
+                for change in [1, -1, 4096] {
+                    let value = Int(original.u16(at)) + change
+                    guard value >= 0 else { continue }
+                    var e = original
+                    e.set16(at, UInt16(value))
+                    e.seal()
+                    Access.write(e.bytes, path)
+                    #expect(throws: CallerIDError.self, "block \(b), sync entry \(s) moved by \(change)") { try Database(path: path).verify() }
+                    moved += 1
+                }
+            }
+        }
+        #expect(moved > 3 * 4 * 15)
+    }
+
     /// Bytes of a small file changed (one of three values; a sample of every field, or every
     /// byte with CALLERID_DEEP_TESTS=1) and then *sealed*: the
     /// checksums no longer catch anything, so the structural checks and the access checks

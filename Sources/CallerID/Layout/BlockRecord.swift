@@ -378,13 +378,33 @@ struct BlockRecord {
             for i in 0..<entryCount { idsOut[i] = 0 }
             return 0
         }
+        // The sync table says where every 2^syncShift-th code starts, so four segments are
+        // decoded in step: four independent chains of load → table → length, which the
+        // processor overlaps (one chain waits on the code before it). Each segment must end
+        // exactly where the next one starts: the same checks as decoding the stream in order.
         let decoder = code.decoder
-        let table = decoder.table
         let syncEvery = 1 &<< syncShift
-        let limit = valueBits
         let n = entryCount
-        var bit = 0
-        var i = 0
+        var bit = 0  // where the codes decoded so far end
+        var segment = 0
+        while (segment &+ 4) &<< syncShift <= n {
+            let i = segment &<< syncShift
+            let start1 = syncBit(segment &+ 1), start2 = syncBit(segment &+ 2), start3 = syncBit(segment &+ 3)
+            guard segment == 0 || syncBit(segment) == bit else { return nil }
+            var b0 = bit, b1 = start1, b2 = start2, b3 = start3
+            for k in i..<(i &+ syncEvery) {
+                guard let s0 = nextCode(&b0, decoder), let s1 = nextCode(&b1, decoder),
+                      let s2 = nextCode(&b2, decoder), let s3 = nextCode(&b3, decoder) else { return nil }
+                idsOut[k] = s0
+                idsOut[k &+ syncEvery] = s1
+                idsOut[k &+ 2 &* syncEvery] = s2
+                idsOut[k &+ 3 &* syncEvery] = s3
+            }
+            guard b0 == start1, b1 == start2, b2 == start3 else { return nil }
+            bit = b3
+            segment &+= 4
+        }
+        var i = segment &<< syncShift
         while i < n {
             // Sync entries: the bit offset of entry i for every i = k·2^syncShift, k ≥ 1.
             if i > 0 {
@@ -392,23 +412,31 @@ struct BlockRecord {
             }
             let end = min(n, i &+ syncEvery)
             while i < end {
-                guard bit < limit else { return nil }
-                let window = view.u64BigEndian(valueStart &+ (bit &>> 3)) &<< UInt64(bit & 7)
-                let f = table[Int(truncatingIfNeeded: window &>> UInt64(64 &- Format.fastBits))]
-                var length = Int(f &>> 24)
-                var symbol = UInt32(f & 0xFF_FFFF)
-                if length > Format.fastBits {
-                    guard let (s, len) = decoder.decodeSlow(window, from: length) else { return nil }
-                    symbol = UInt32(truncatingIfNeeded: s)
-                    length = len
-                }
-                guard length <= limit &- bit else { return nil }
+                guard let symbol = nextCode(&bit, decoder) else { return nil }
                 idsOut[i] = symbol
-                bit &+= length
                 i &+= 1
             }
         }
         return bit
+    }
+
+    /// The id of the code at `bit` of the value stream, and `bit` moved past it; nil when
+    /// `bit` is at the stream's end or no code of the stream's fits there.
+    @inline(__always)
+    private func nextCode(_ bit: inout Int, _ decoder: ValueDecoder) -> UInt32? {
+        guard bit < valueBits else { return nil }
+        let window = view.u64BigEndian(valueStart &+ (bit &>> 3)) &<< UInt64(bit & 7)
+        let f = decoder.table[Int(truncatingIfNeeded: window &>> UInt64(64 &- Format.fastBits))]
+        var length = Int(f &>> 24)
+        var symbol = UInt32(f & 0xFF_FFFF)
+        if length > Format.fastBits {
+            guard let (s, len) = decoder.decodeSlow(window, from: length) else { return nil }
+            symbol = UInt32(truncatingIfNeeded: s)
+            length = len
+        }
+        guard length <= valueBits &- bit else { return nil }
+        bit &+= length
+        return symbol
     }
 
     /// Codec 2's keys after the first into `out[1 ... m]`: one above the key before for a
