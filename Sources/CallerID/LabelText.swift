@@ -81,49 +81,82 @@ public enum LabelText {
     }
 
     /// The first thing in `bytes` the rule refuses, or nil for a label that may be stored and
-    /// shown as it is. Eight ASCII bytes at a time; a multi-byte character costs a compare of
-    /// its lead byte unless it is one of the few whose lead byte is C2, D8, E2 or EF.
+    /// shown as it is. Eight bytes at a time while they hold printable ASCII and two-byte
+    /// characters (Cyrillic, Greek, Latin with marks …: ``wordStep(_:)``); elsewhere a
+    /// character at a time, where a multi-byte character costs a compare of its lead byte
+    /// unless it is one of the few whose lead byte is C2, D8, E2 or EF.
     package static func check(_ bytes: UnsafeRawBufferPointer) -> Problem? {
         let n = bytes.count
         guard n <= Format.maxLabelBytes else { return Problem(kind: .tooLong, scalar: 0, byteOffset: n) }
         var i = 0
         while i < n {
             if i &+ 8 <= n {
-                let w = bytes.littleEndianWord(at: i)
-                // A byte < 0x20 sets its high bit in `low`, a byte >= 0x7F in `high` (no
-                // borrow or carry crosses bytes: every byte of w | 0x80… is >= 0x80 before the
-                // subtraction, and a byte < 0x80 plus 1 stays below 0x100).
-                let low = ((w | 0x8080_8080_8080_8080) &- 0x2020_2020_2020_2020) ^ 0x8080_8080_8080_8080
-                let high = (w &+ 0x0101_0101_0101_0101) | w
-                if (low | high) & 0x8080_8080_8080_8080 == 0 {
-                    i &+= 8
+                let step = wordStep(bytes.littleEndianWord(at: i))
+                if step > 0 {
+                    i &+= step
                     continue
                 }
             }
-            let b0 = bytes[i]
-            if b0 < 0x80 {
-                if b0 < 0x20 || b0 == 0x7F { return Problem(kind: .control, scalar: UInt32(b0), byteOffset: i) }
-                i &+= 1
-                continue
-            }
-            // Strict UTF-8 (UTF8Validation.swift), with the lead bytes of the refused
-            // characters looked at on the way.
-            guard let len = utf8SequenceLength(bytes, at: i) else { return Problem(kind: .invalidUTF8, scalar: 0, byteOffset: i) }
-            switch b0 {
-            case 0xC2, 0xD8, 0xE2, 0xEF:
-                let v = scalarValue(bytes, at: i, length: len)
-                switch classify(v) {
-                case .allowed: break
-                case .control: return Problem(kind: .control, scalar: v, byteOffset: i)
-                case .hidden: return Problem(kind: .hidden, scalar: v, byteOffset: i)
-                case .joiner:
-                    if !joinerAllowed(bytes, at: i) { return Problem(kind: .hidden, scalar: v, byteOffset: i) }
+            // The next eight bytes (or so) a character at a time.
+            let stop = min(n, i &+ 8)
+            while i < stop {
+                let b0 = bytes[i]
+                if b0 < 0x80 {
+                    if b0 < 0x20 || b0 == 0x7F { return Problem(kind: .control, scalar: UInt32(b0), byteOffset: i) }
+                    i &+= 1
+                    continue
                 }
-            default: break
+                // Two bytes (Cyrillic, Greek, Latin with marks …) whose characters the rule
+                // allows, all but C2 (U+0080 … U+00BF) and D8 (U+0600 … U+063F): the lead
+                // byte and one continuation byte are all strict UTF-8 asks of them.
+                if b0 >= 0xC3, b0 <= 0xDF, b0 != 0xD8, i &+ 1 < n, bytes[i &+ 1] & 0xC0 == 0x80 {
+                    i &+= 2
+                    continue
+                }
+                // Strict UTF-8 (UTF8Validation.swift), with the lead bytes of the refused
+                // characters looked at on the way.
+                guard let len = utf8SequenceLength(bytes, at: i) else { return Problem(kind: .invalidUTF8, scalar: 0, byteOffset: i) }
+                switch b0 {
+                case 0xC2, 0xD8, 0xE2, 0xEF:
+                    let v = scalarValue(bytes, at: i, length: len)
+                    switch classify(v) {
+                    case .allowed: break
+                    case .control: return Problem(kind: .control, scalar: v, byteOffset: i)
+                    case .hidden: return Problem(kind: .hidden, scalar: v, byteOffset: i)
+                    case .joiner:
+                        if !joinerAllowed(bytes, at: i) { return Problem(kind: .hidden, scalar: v, byteOffset: i) }
+                    }
+                default: break
+                }
+                i &+= len
             }
-            i &+= len
         }
         return nil
+    }
+
+    /// How many of the eight bytes of `w` (little-endian, starting at a character) the rule
+    /// allows as they stand, 7 or 8, when they hold only printable ASCII and two-byte
+    /// characters with lead bytes C3 … DF other than D8 (7 when the last byte is such a lead:
+    /// its continuation lies past `w`); 0 when anything else is there, valid or not. Lead
+    /// bytes C0 … C2 and D8 are left to the character loop: C0 and C1 are never UTF-8, C2
+    /// begins the C1 controls and D8 U+061C.
+    @inline(__always)
+    static func wordStep(_ w: UInt64) -> Int {
+        let highBits: UInt64 = 0x8080_8080_8080_8080
+        let ascii = ~w & highBits
+        // In an ASCII byte: < 0x20 (low) or 0x7F (high) — no borrow or carry crosses bytes.
+        let low = ((w | highBits) &- 0x2020_2020_2020_2020) ^ highBits
+        let high = (w &+ 0x0101_0101_0101_0101) | w
+        let lead = w & (w &<< 1) & highBits          // 11xxxxxx
+        let continuation = w & ~(w &<< 1) & highBits // 10xxxxxx
+        // A two-byte lead (110xxxxx) whose payload is neither below 3 (C0 … C2) nor 0x18 (D8).
+        let payload = w & 0x1F1F_1F1F_1F1F_1F1F
+        let goodLead = (payload &+ 0x7D7D_7D7D_7D7D_7D7D) & ((payload ^ 0x1818_1818_1818_1818) &+ 0x7F7F_7F7F_7F7F_7F7F)
+            & ~(w &<< 2) & highBits
+        let refused = ((low | high) & ascii) | (lead & ~goodLead)
+        // Every continuation byte right after a lead, every lead (but the last byte) before one.
+        guard refused == 0, continuation == lead &<< 8 else { return 0 }
+        return lead & 0x8000_0000_0000_0000 == 0 ? 8 : 7
     }
 
     /// ``check(_:)`` of a string's UTF-8.

@@ -56,7 +56,9 @@ private let ruleCases: [(label: String, problem: LabelText.Problem.Kind?)] = [
         let pieces: [[UInt8]] = ["a", "Z", " ", "ж", "ب", "ِ", "क", "्", "👩", "💻", "\u{FE0F}", "1", "\u{200D}", "\u{200C}",
                                  "\u{202E}", "\u{2066}", "\u{061C}", "\u{200B}", "\u{FEFF}", "\u{2060}", "\u{200E}", "\u{85}", "\u{9B}",
                                  "\u{1B}", "\n", "\u{7F}", "\u{A0}", "€", "\u{2028}", "\u{2070}"].map { Array($0.utf8) }
-            + [[0xFF], [0xC2], [0xE2, 0x80], [0xED, 0xA0, 0x80], [0xC0, 0x80], [0xF4, 0x90, 0x80, 0x80]]
+            + ["Ж", "ß", "\u{7FF}", "\u{600}", "\u{63F}"].map { Array($0.utf8) }
+            + [[0xFF], [0xC2], [0xD0], [0xDF], [0x80], [0xBF], [0xE2, 0x80], [0xED, 0xA0, 0x80], [0xC0, 0x80], [0xC1, 0xBF],
+               [0xF4, 0x90, 0x80, 0x80]]
         var rng = SeededGenerator(seed: 39)
         for _ in 0..<4000 {
             var bytes: [UInt8] = []
@@ -71,6 +73,41 @@ private let ruleCases: [(label: String, problem: LabelText.Problem.Kind?)] = [
                 #expect(fast != nil, "invalid UTF-8 passed: \(bytes)")   // the first problem, whatever it is
             }
         }
+    }
+
+    /// The eight-byte step takes a word only when a byte-by-byte reading of it finds printable
+    /// ASCII and two-byte characters the rule allows (lead C3 … DF but D8), and says 7 when
+    /// the last byte is such a lead; on random words mixing those with every other kind of byte.
+    @Test func wordStepTakesOnlyPrintableASCIIAndAllowedTwoByteCharacters() {
+        func reference(_ b: [UInt8]) -> Int {
+            var i = 0
+            while i < 8 {
+                let x = b[i]
+                if x >= 0x20 && x < 0x7F { i += 1; continue }
+                guard x >= 0xC3 && x <= 0xDF && x != 0xD8 else { return 0 }
+                if i == 7 { return 7 }
+                guard b[i + 1] & 0xC0 == 0x80 else { return 0 }
+                i += 2
+            }
+            return 8
+        }
+        let kinds: [ClosedRange<UInt8>] = [0x20...0x7E, 0x20...0x7E, 0xC3...0xDF, 0x80...0xBF, 0x00...0x1F, 0x7F...0x7F,
+                                           0xC0...0xC2, 0xD8...0xD8, 0xE0...0xFF]
+        var rng = SeededGenerator(seed: 8)
+        var taken = [0, 0, 0]
+        for _ in 0..<200_000 {
+            var b: [UInt8] = []
+            while b.count < 8 {
+                let kind = kinds[Int.random(in: 0..<(Int.random(in: 0..<10, using: &rng) == 0 ? kinds.count : 4), using: &rng)]
+                b.append(UInt8.random(in: kind, using: &rng))
+                if kind == kinds[2], b.count < 8, Int.random(in: 0..<8, using: &rng) > 0 { b.append(UInt8.random(in: 0x80...0xBF, using: &rng)) }
+            }
+            let w = b.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }.littleEndian
+            let step = LabelText.wordStep(w)
+            #expect(step == reference(b), "\(b.map { String($0, radix: 16) })")
+            taken[step == 0 ? 0 : step - 6] += 1
+        }
+        #expect(taken.allSatisfy { $0 > 1000 }, "\(taken)")   // every answer was met often
     }
 
     /// Removal leaves text the rule allows, is idempotent and only removes.
