@@ -196,6 +196,13 @@ struct ValueDecoder {
     /// length a code with the window's first fastBits bits can have.
     @inline(never)
     func decodeSlow(_ window: UInt64, from: Int) -> (symbol: Int, length: Int)? {
+        decodeLong(window, from: from)
+    }
+
+    /// ``decodeSlow(_:from:)`` inlined: for loops over a whole block (the scan, verify),
+    /// where a long code is common enough for the call to cost more than the search.
+    @inline(__always)
+    func decodeLong(_ window: UInt64, from: Int) -> (symbol: Int, length: Int)? {
         let w = UInt32(truncatingIfNeeded: window &>> UInt64(64 &- maxLength))
         var len = from
         while len <= maxLength {
