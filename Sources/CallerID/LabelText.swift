@@ -96,6 +96,13 @@ public enum LabelText {
                     i &+= step
                     continue
                 }
+            } else if n >= 8 {
+                // The last 1 … 7 bytes: the word that ends with the label, the bytes before `i`
+                // shifted out and spaces shifted in after the end (a lead byte at the end
+                // then meets a space, not a continuation).
+                let shift = UInt64(8 &* (i &+ 8 &- n))
+                let tail = (bytes.littleEndianWord(at: n &- 8) &>> shift) | (0x2020_2020_2020_2020 &<< (64 &- shift))
+                if wordStep(tail) > 0 { return nil }
             }
             // The next eight bytes (or so) a character at a time.
             let stop = min(n, i &+ 8)
