@@ -430,7 +430,7 @@ struct BlockRecord {
         var length = Int(f &>> 24)
         var symbol = UInt32(f & 0xFF_FFFF)
         if length > Format.fastBits {
-            guard let (s, len) = decoder.decodeLong(window, from: length) else { return nil }
+            guard let (s, len) = decoder.decodeLong(window, entry: f) else { return nil }
             symbol = UInt32(truncatingIfNeeded: s)
             length = len
         }
