@@ -30,17 +30,17 @@ public struct Entry: Hashable, Sendable, CustomStringConvertible {
 public struct EntryView: ~Escapable {
     public let number: UInt64
     /// The label's UTF-8 bytes (package access: the C ABI and the tool pass them on in place).
-    package let labelBytes: UnsafeRawBufferPointer
-    let categoryCode: Int
+    @usableFromInline package let labelBytes: UnsafeRawBufferPointer
+    @usableFromInline let categoryCode: Int
     /// How the answer was found: ``MatchKind/entry`` for every view but those of
     /// ``Database/withAnswer(_:_:)`` that fell back to a range.
     public let match: MatchKind
     /// True when `labelBytes` point into the database's own bytes (valid while it is open),
     /// false when they point into a decode buffer.
-    package let labelIsMapped: Bool
+    @usableFromInline package let labelIsMapped: Bool
     // Unretained: a view cannot outlive the call that lent it (the caller holds the database
     // for the call) or the batch that holds it (which holds the database).
-    let unretainedDatabase: Unretained<Database>
+    @usableFromInline let unretainedDatabase: Unretained<Database>
 
     /// A view lent for the duration of a call on `database`.
     @usableFromInline @_lifetime(borrow database)
@@ -54,8 +54,9 @@ public struct EntryView: ~Escapable {
         self.labelIsMapped = labelIsMapped
     }
 
-    /// Entry `i` of `batch`'s last fill, lent until the batch is filled again.
-    @usableFromInline @_lifetime(borrow batch)
+    /// Entry `i` of `batch`'s last fill, lent until the batch is filled again. Inlinable, as
+    /// the batch's subscript is: a scan makes one per entry.
+    @inlinable @_lifetime(borrow batch)
     init(_ i: Int, of batch: borrowing EntryBatch) {
         match = .entry
         number = batch.numberStorage[i]

@@ -14,6 +14,7 @@ extension FixedBuffer {
 
 extension EntryView {
     /// The label's UTF-8 bytes, without a copy, for as long as the view lives.
+    @inlinable
     public var labelSpan: Span<UInt8> {
         @_lifetime(copy self) get {
             let bytes = Span(_unsafeElements: labelBytes.assumingMemoryBound(to: UInt8.self))
