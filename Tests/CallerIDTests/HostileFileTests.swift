@@ -821,7 +821,7 @@ enum Access {
                 let at = original.record(b) + Format.recordHeaderSize + 2 * s
                 for change in [1, -1, 4096] {
                     let value = Int(original.u16(at)) + change
-                    guard value >= 0 else { continue }
+                    guard value >= 0, value <= Int(UInt16.max) else { continue }  // a sync entry is a u16
                     var e = original
                     e.set16(at, UInt16(value))
                     e.seal()
