@@ -166,6 +166,69 @@ public enum LabelText {
         return lead & 0x8000_0000_0000_0000 == 0 ? 8 : 7
     }
 
+    /// The rule read a byte at a time by a 16-state automaton, for checking many labels made
+    /// of the same pieces (verify runs it over a cold label's symbols: ``LabelSymbolAutomaton``):
+    /// from ``ruleStart``, a label the rule allows and that holds no joiner ends in
+    /// ``ruleStart``; any other label (one the rule refuses, one that stops inside a
+    /// character, one with U+200C or U+200D, whose neighbours decide) ends elsewhere, and
+    /// ``check(_:)`` says which. ``ruleUndecided`` keeps itself on every byte.
+    ///
+    /// The states are where a character stands: 0 between characters, 1 … 3 that many
+    /// continuation bytes due, and the few places where the byte ahead decides between an
+    /// allowed and a refused character or a form strict UTF-8 refuses (after E0, ED, F0, F4,
+    /// C2 (C1 controls), D8 (U+061C), E2, E2 80, E2 81 (bidirectional controls, invisible
+    /// characters, joiners), EF and EF BB (U+FEFF)).
+    static func ruleStep(_ state: UInt8, _ byte: UInt8) -> UInt8 {
+        let undecided = ruleUndecided
+        let isContinuation = byte & 0xC0 == 0x80
+        switch state {
+        case 0:
+            switch byte {
+            case 0x20...0x7E: return 0
+            case 0xC2: return 8
+            case 0xD8: return 9
+            case 0xC3...0xDF: return 1
+            case 0xE0: return 4
+            case 0xE2: return 10
+            case 0xED: return 5
+            case 0xEF: return 13
+            case 0xE1...0xEE: return 2
+            case 0xF0: return 6
+            case 0xF1...0xF3: return 3
+            case 0xF4: return 7
+            default: return undecided  // C0 and DEL, a stray continuation, C0, C1, F5 … FF
+            }
+        case 1, 2, 3: return isContinuation ? state &- 1 : undecided
+        case 4: return byte >= 0xA0 && byte <= 0xBF ? 1 : undecided                 // E0: no overlong form
+        case 5: return byte >= 0x80 && byte <= 0x9F ? 1 : undecided                 // ED: no surrogate
+        case 6: return byte >= 0x90 && byte <= 0xBF ? 2 : undecided                 // F0: no overlong form
+        case 7: return byte >= 0x80 && byte <= 0x8F ? 2 : undecided                 // F4: at most U+10FFFF
+        case 8: return byte >= 0xA0 && byte <= 0xBF ? 0 : undecided                 // C2: U+0080 … U+009F are C1
+        case 9: return isContinuation && byte != 0x9C ? 0 : undecided               // D8 9C: U+061C
+        case 10: return byte == 0x80 ? 11 : byte == 0x81 ? 12 : isContinuation ? 1 : undecided
+        case 11:                                                                    // U+2000 … U+203F
+            switch byte {
+            case 0x8B...0x8F, 0xAA...0xAE: return undecided                         // U+200B … U+200F, U+202A … U+202E
+            default: return isContinuation ? 0 : undecided
+            }
+        case 12:                                                                    // U+2040 … U+207F
+            switch byte {
+            case 0xA0...0xA4, 0xA6...0xA9: return undecided                         // U+2060 … U+2064, U+2066 … U+2069
+            default: return isContinuation ? 0 : undecided
+            }
+        case 13: return byte == 0xBB ? 14 : isContinuation ? 1 : undecided
+        case 14: return isContinuation && byte != 0xBF ? 0 : undecided              // EF BB BF: U+FEFF
+        default: return undecided
+        }
+    }
+
+    /// ``ruleStep(_:_:)``'s state between characters.
+    static let ruleStart: UInt8 = 0
+    /// ``ruleStep(_:_:)``'s state that keeps itself: ``check(_:)`` decides.
+    static let ruleUndecided: UInt8 = 15
+    /// ``ruleStep(_:_:)``'s number of states.
+    static let ruleStates = 16
+
     /// ``check(_:)`` of a string's UTF-8.
     public static func check(_ s: String) -> Problem? {
         var s = s

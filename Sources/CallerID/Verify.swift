@@ -56,15 +56,15 @@ extension Database {
     /// (checksums, labels, blocks before it) and the second thread's (blocks from it on) cost
     /// about the same. Timed on the study profile (4M entries; each thread's share of a
     /// verify, both running): a block entry takes about 100 units of time to decode and
-    /// check, a byte of cold labels about 55 (decoded and held to the label rule), any other
-    /// byte about 1 (its checksum). In a file of major version 3 a block entry costs about 140
+    /// check, a byte of cold labels about 20 (held to the label rule by the symbol table's
+    /// automaton; most labels are never decoded), any other byte about 1 (its checksum). In a file of major version 3 a block entry costs about 140
     /// (default profile: key codec 2's decode, and the canonical check's pass over the gaps
     /// and the bitmap).
     /// Below 65,536 entries the file is checked on the calling thread alone (a thread costs
     /// more than it saves there).
     var verifySplit: Int {
         guard blockCount > 1, count >= 1 << 16 else { return blockCount }
-        let entryWork = maxKeyCodec == Format.keyCodecRunBitmap ? 140 : 100, coldByteWork = 55, otherByteWork = 1
+        let entryWork = maxKeyCodec == Format.keyCodecRunBitmap ? 140 : 100, coldByteWork = 20, otherByteWork = 1
         let labelWork = coldByteWork * labels.coldLabels.count + otherByteWork * (file.bytes.count - labels.coldLabels.count)
         let blockWork = entryWork * count
         // The calling thread takes (labelWork + blockWork) / 2 − labelWork of the blocks' work.

@@ -110,6 +110,47 @@ private let ruleCases: [(label: String, problem: LabelText.Problem.Kind?)] = [
         #expect(taken.allSatisfy { $0 > 1000 }, "\(taken)")   // every answer was met often
     }
 
+    /// The rule's byte automaton ends between characters exactly for the labels ``check``
+    /// allows that hold no joiner: on every string of one and two bytes, every three-byte
+    /// string of the bytes where a state's answer changes, and random strings of allowed,
+    /// refused, cut and invalid characters; its undecided state keeps itself on every byte.
+    @Test func ruleAutomatonEndsBetweenCharactersExactlyForAllowedLabelsWithoutJoiners() {
+        func run(_ bytes: [UInt8]) -> UInt8 { bytes.reduce(LabelText.ruleStart) { LabelText.ruleStep($0, $1) } }
+        func expected(_ bytes: [UInt8]) -> Bool {
+            guard bytes.withUnsafeBytes({ LabelText.check($0) }) == nil else { return false }
+            let text = String(decoding: bytes, as: UTF8.self)
+            return !text.unicodeScalars.contains { $0.value == 0x200C || $0.value == 0x200D }
+        }
+        var checked = 0
+        func expectAgreement(_ bytes: [UInt8]) {
+            #expect((run(bytes) == LabelText.ruleStart) == expected(bytes), "\(bytes.map { String($0, radix: 16) })")
+            checked += 1
+        }
+        for a in 0...255 {
+            expectAgreement([UInt8(a)])
+            for b in 0...255 { expectAgreement([UInt8(a), UInt8(b)]) }
+        }
+        let edges: [UInt8] = [0x00, 0x1F, 0x20, 0x7E, 0x7F, 0x80, 0x81, 0x8B, 0x8C, 0x8D, 0x8F, 0x90, 0x9B, 0x9C, 0x9F, 0xA0,
+                              0xA4, 0xA5, 0xA6, 0xA9, 0xAA, 0xAE, 0xAF, 0xBB, 0xBF, 0xC0, 0xC2, 0xC3, 0xD8, 0xDF, 0xE0, 0xE1,
+                              0xE2, 0xEC, 0xED, 0xEE, 0xEF, 0xF0, 0xF3, 0xF4, 0xF5, 0xFF]
+        for a in edges where a >= 0xE0 {
+            for b in edges { for c in edges { expectAgreement([a, b, c]) } }
+        }
+        let pieces: [[UInt8]] = ["a", " ", "~", "ж", "ب", "क", "्", "👩", "💻", "스", "\u{FE0F}", "\u{200D}", "\u{200C}",
+                                 "\u{202E}", "\u{2066}", "\u{2065}", "\u{061C}", "\u{061B}", "\u{200B}", "\u{200A}", "\u{2010}",
+                                 "\u{2064}", "\u{2070}", "\u{FEFF}", "\u{FEFE}", "\u{FFFD}", "\u{85}", "\u{A0}", "\u{D7FF}",
+                                 "\u{E000}", "\u{10000}", "\u{10FFFF}", "\u{1B}", "\u{7F}"].map { Array($0.utf8) }
+            + [[0xFF], [0xC2], [0xE2, 0x80], [0xF0, 0x9F], [0x80], [0xED, 0xA0, 0x80], [0xE0, 0x9F, 0x80], [0xF4, 0x90, 0x80, 0x80]]
+        var rng = SeededGenerator(seed: 16)
+        for _ in 0..<20_000 {
+            var bytes: [UInt8] = []
+            for _ in 0..<Int.random(in: 0...8, using: &rng) { bytes += pieces.randomElement(using: &rng)! }
+            expectAgreement(bytes)
+        }
+        for byte in 0...255 { #expect(LabelText.ruleStep(LabelText.ruleUndecided, UInt8(byte)) == LabelText.ruleUndecided) }
+        #expect(checked > 100_000)
+    }
+
     /// Removal leaves text the rule allows, is idempotent and only removes.
     @Test func removingHiddenCharactersIsIdempotentAndOnlyRemoves() {
         #expect(LabelText.removingHiddenCharacters("Pay\u{202E}dsu\u{202C} Bank").text == "Paydsu Bank")

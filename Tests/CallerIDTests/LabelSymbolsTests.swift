@@ -359,4 +359,59 @@ private func referenceDecode(_ symbols: [[UInt8]], _ codes: [UInt8]) -> [UInt8]?
             }
         }
     }
+
+    /// The rule's automaton over codes passes exactly the coded labels that decode, are at
+    /// most 65,535 bytes and hold text the rule allows without a joiner: symbol tables that
+    /// cut characters in two (symbols of single bytes of a character, a lead byte at a
+    /// symbol's end), codes valid and not, escapes (one at the end too), labels over 8,191
+    /// codes (left to the decode).
+    @Test func ruleAutomatonPassesExactlyTheCodedLabelsTheRuleAllows() {
+        let pieces: [[UInt8]] = ["a", "Bank ", "ж", "Сбер", "스타", "👩", "\u{200D}", "\u{202E}", "\u{FEFF}", "\u{85}", "\u{A0}",
+                                 "\u{061C}", "\u{2060}", "\u{2065}", "€", "\u{1B}"].map { Array($0.utf8) }
+        var rng = SymbolRng(seed: 27)
+        let cut: [[UInt8]] = [[0xD0], [0xB6], [0xE2], [0x80], [0x8D, 0x20], [0xEF, 0xBB], [0xBF], [0x41, 0xC2], [0x85], [0xF0, 0x9F], [0xC3, 0xA9]]
+        let tables = [
+            LabelSymbolTable.train(generatorLikeLabels(count: 1000, seed: 28)),
+            LabelSymbolTable(symbols: pieces.filter { $0.count <= 8 } + cut),
+            LabelSymbolTable(symbols: cut),
+            LabelSymbolTable(symbols: []),
+        ]
+        var passed = 0, left = 0
+        for table in tables {
+            let d = decoder(table)
+            let rule = LabelSymbolAutomaton(d)
+            let symbols = table.symbols
+            for _ in 0..<4000 {
+                let codes: [UInt8]
+                if rng.below(2) == 0 {
+                    var label: [UInt8] = []
+                    for _ in 0..<rng.below(6) { label += pieces[rng.below(pieces.count)] }
+                    codes = encoded(table, label)
+                } else {
+                    codes = (0..<rng.below(12)).map { _ in
+                        switch rng.below(8) {
+                        case 0: return 255
+                        case 1: return UInt8(truncatingIfNeeded: rng.next())
+                        default: return table.symbolCount == 0 ? 0x41 : UInt8(rng.below(table.symbolCount))
+                        }
+                    }
+                }
+                var expected = false
+                if let text = referenceDecode(symbols, codes) {
+                    expected = text.withUnsafeBytes { LabelText.check($0) } == nil
+                        && !String(decoding: text, as: UTF8.self).unicodeScalars.contains { $0.value == 0x200C || $0.value == 0x200D }
+                }
+                let passes = codes.withUnsafeBytes { rule.passes($0) }
+                #expect(passes == expected, "\(codes) of \(symbols)")
+                if passes { passed += 1 } else { left += 1 }
+            }
+        }
+        #expect(passed > 2000 && left > 2000, "\(passed) passed, \(left) left to the decode")
+        // 8,191 codes of one byte each pass; 8,192 are left to the decode, which finds them
+        // allowed (8,192 bytes).
+        let table = LabelSymbolTable(symbols: [Array("a".utf8)])
+        let rule = LabelSymbolAutomaton(decoder(table))
+        #expect([UInt8](repeating: 0, count: 8191).withUnsafeBytes { rule.passes($0) })
+        #expect(![UInt8](repeating: 0, count: 8192).withUnsafeBytes { rule.passes($0) })
+    }
 }

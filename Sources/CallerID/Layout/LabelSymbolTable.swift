@@ -444,6 +444,12 @@ struct LabelSymbolDecoder {
         return o
     }
 
+    /// Code `code`'s symbol: its bytes (little-endian) and length, 0 for the escape and for a
+    /// code the table does not define.
+    func symbol(_ code: Int) -> (word: UInt64, length: Int) {
+        (storage.symbols[code], Int(storage.lengths[code]))
+    }
+
     /// The decoded length of `codes` without writing; nil when the codes are invalid.
     func decodedLength(_ codes: UnsafeRawBufferPointer) -> Int? {
         let n = codes.count
@@ -463,6 +469,56 @@ struct LabelSymbolDecoder {
             }
         }
         return o
+    }
+}
+
+/// The label rule (``LabelText/ruleStep(_:_:)``) over a symbol table's codes, for verify: one
+/// table load per code instead of decoding the label and reading its bytes. A label it passes
+/// decodes, is at most 65,535 bytes and is one the rule allows; for any other (a joiner in it,
+/// a refused or cut character, a bad code, more than 8,191 codes) it says nothing, and the
+/// caller decodes the label and checks it (``LabelText/check(_:)``) for the answer.
+final class LabelSymbolAutomaton: Sendable {
+    /// Row r of 16 states: the state after code r's symbol (r < 255; every state undecided
+    /// for a code the table does not define), after byte r − 256 (an escaped byte).
+    private let next: FixedBuffer<UInt8>
+    /// The most codes whose label is surely at most 65,535 bytes (8 per code).
+    private static let maxCodes = Format.maxLabelBytes / LabelSymbolTable.maxSymbolLength
+
+    init(_ decoder: LabelSymbolDecoder) {
+        let states = LabelText.ruleStates
+        precondition(states == 16, "passes(_:) indexes rows by shifting")
+        var next = FixedBuffer<UInt8>(repeating: LabelText.ruleUndecided, count: 512 * states)
+        for row in 0..<512 {
+            let symbol: (word: UInt64, length: Int) = row < 255 ? decoder.symbol(row) : row == 255 ? (0, 0) : (UInt64(row - 256), 1)
+            guard symbol.length > 0 else { continue }
+            for state in 0..<states {
+                var s = UInt8(state)
+                for k in 0..<symbol.length { s = LabelText.ruleStep(s, UInt8(truncatingIfNeeded: symbol.word >> (8 * UInt64(k)))) }
+                next[row * states + state] = s
+            }
+        }
+        self.next = next
+    }
+
+    /// True when `codes` decode to a label the rule allows that holds no joiner; false when
+    /// the label must be decoded and checked to know.
+    func passes(_ codes: UnsafeRawBufferPointer) -> Bool {
+        let n = codes.count
+        guard n <= Self.maxCodes else { return false }
+        let next = next.elements
+        var state = Int(LabelText.ruleStart)
+        var i = 0
+        while i < n {
+            var row = Int(codes[i])
+            if row == 255 {
+                guard i &+ 1 < n else { return false }
+                i &+= 1
+                row = 256 &+ Int(codes[i])
+            }
+            state = Int(next[row &<< 4 | state])
+            i &+= 1
+        }
+        return state == Int(LabelText.ruleStart)
     }
 }
 

@@ -198,7 +198,9 @@ final class LabelTable: Sendable {
             }
         }
         for v in 0..<hotCount { try checkText(try hotLabel(v), v) }
-        // Cold labels group by group, each group read once from its start.
+        // Cold labels group by group, each group read once from its start; a label whose
+        // symbols the rule's automaton passes needs no decode.
+        let rule = LabelSymbolAutomaton(symbols)
         var v = hotCount
         while v < valueCount {
             let group = try coldGroupBounds((v &- hotCount) &>> Format.coldGroupShift, v)
@@ -207,6 +209,10 @@ final class LabelTable: Sendable {
             while v < groupEnd {
                 let range = try nextColdCode(at: &at, end: group.end, v)
                 let codes = coldLabels.bytes(range.lowerBound, range.count)
+                if rule.passes(codes) {
+                    v &+= 1
+                    continue
+                }
                 let n = try decodeCold(codes, v, into: scratch.writableBytes(0, LabelTable.coldBufferBytes(codes)))
                 try checkText(scratch.bytes(0, n), v)
                 v &+= 1
