@@ -8,8 +8,9 @@ extension Database {
     /// Its cost is linear in the file's size: a file holds at most 51.2 entries per byte (every
     /// block costs at least 20 bytes of index and record header and holds at most 1,024
     /// entries), each entry's key and value code is decoded once, and each distinct label is
-    /// decoded once (at most 65,535 bytes, from at least one coded byte per 8): labels are not
-    /// read per entry.
+    /// held to the label rule once (a cold label's codes through the rule's automaton, and
+    /// decoded — at most 65,535 bytes, from at least one coded byte per 8 — only when it
+    /// does not pass): labels are not read per entry.
     ///
     /// Runs on two threads: the calling one checks the checksums, the labels, the index and
     /// the first blocks; a second thread, joined before this returns, decodes the other
