@@ -488,13 +488,20 @@ final class LabelSymbolAutomaton: Sendable {
         let states = LabelText.ruleStates
         precondition(states == 16, "passes(_:) indexes rows by shifting")
         var next = FixedBuffer<UInt8>(repeating: LabelText.ruleUndecided, count: 512 * states)
-        for row in 0..<512 {
-            let symbol: (word: UInt64, length: Int) = row < 255 ? decoder.symbol(row) : row == 255 ? (0, 0) : (UInt64(row - 256), 1)
-            guard symbol.length > 0 else { continue }
+        // The bytes' rows from the rule, then each symbol's rows through its bytes' rows.
+        for byte in 0..<256 {
+            for state in 0..<states { next[(256 + byte) * states + state] = LabelText.ruleStep(UInt8(state), UInt8(byte)) }
+        }
+        for code in 0..<255 {
+            let symbol = decoder.symbol(code)
+            guard symbol.length > 0 else { continue }  // no such code: undecided from every state
             for state in 0..<states {
-                var s = UInt8(state)
-                for k in 0..<symbol.length { s = LabelText.ruleStep(s, UInt8(truncatingIfNeeded: symbol.word >> (8 * UInt64(k)))) }
-                next[row * states + state] = s
+                var s = state
+                for k in 0..<symbol.length {
+                    let byte = Int(truncatingIfNeeded: symbol.word >> (8 * UInt64(k))) & 0xFF
+                    s = Int(next[(256 + byte) * states + s])
+                }
+                next[code * states + state] = UInt8(s)
             }
         }
         self.next = next
