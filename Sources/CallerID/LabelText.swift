@@ -196,7 +196,7 @@ public enum LabelText {
             case 0xF0: return 6
             case 0xF1...0xF3: return 3
             case 0xF4: return 7
-            default: return undecided  // C0 and DEL, a stray continuation, C0, C1, F5 … FF
+            default: return undecided  // C0 controls and DEL, a stray continuation, leads C0, C1 and F5 … FF
             }
         case 1, 2, 3: return isContinuation ? state &- 1 : undecided
         case 4: return byte >= 0xA0 && byte <= 0xBF ? 1 : undecided                 // E0: no overlong form

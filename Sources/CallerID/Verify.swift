@@ -58,9 +58,9 @@ extension Database {
     /// about the same. Timed on the study profile (4M entries; each thread's share of a
     /// verify, both running): a block entry takes about 100 units of time to decode and
     /// check, a byte of cold labels about 20 (held to the label rule by the symbol table's
-    /// automaton; most labels are never decoded), any other byte about 1 (its checksum). In a file of major version 3 a block entry costs about 140
-    /// (default profile: key codec 2's decode, and the canonical check's pass over the gaps
-    /// and the bitmap).
+    /// automaton; most labels are never decoded), any other byte about 1 (its checksum). In a
+    /// file of major version 3 a block entry costs about 140 (default profile: key codec 2's
+    /// decode, and the canonical check's pass over the gaps and the bitmap).
     /// Below 65,536 entries the file is checked on the calling thread alone (a thread costs
     /// more than it saves there).
     var verifySplit: Int {

@@ -407,8 +407,8 @@ private func referenceDecode(_ symbols: [[UInt8]], _ codes: [UInt8]) -> [UInt8]?
             }
         }
         #expect(passed > 2000 && left > 2000, "\(passed) passed, \(left) left to the decode")
-        // 8,191 codes of one byte each pass; 8,192 are left to the decode, which finds them
-        // allowed (8,192 bytes).
+        // 8,191 codes pass (at most 65,528 bytes whatever their symbols); 8,192 are left to
+        // the decode, which alone knows whether the label stays within 65,535 bytes.
         let table = LabelSymbolTable(symbols: [Array("a".utf8)])
         let rule = LabelSymbolAutomaton(decoder(table))
         #expect([UInt8](repeating: 0, count: 8191).withUnsafeBytes { rule.passes($0) })
