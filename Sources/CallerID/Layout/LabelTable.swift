@@ -199,7 +199,9 @@ final class LabelTable: Sendable {
         }
         for v in 0..<hotCount { try checkText(try hotLabel(v), v) }
         // Cold labels group by group, each group read once from its start; a label whose
-        // symbols the rule's automaton passes needs no decode.
+        // symbols the rule's automaton passes needs no decode. No cold labels (a small file):
+        // no automaton to build.
+        guard valueCount > hotCount else { return }
         let rule = LabelSymbolAutomaton(symbols)
         var v = hotCount
         while v < valueCount {
