@@ -211,6 +211,16 @@ struct ValueDecoder {
         decodeLong(window, entry: entry)
     }
 
+    /// The id of the code of `length` bits at the head of `window`, a length its fast-table
+    /// entry gave (or ``decodeLong(_:entry:)`` found): the first id of that length plus the
+    /// code's place among the codes of that length (the canonical code's rule, for short and
+    /// long codes alike).
+    @inline(__always)
+    func canonicalSymbol(_ window: UInt64, length: Int) -> UInt32 {
+        let c = UInt32(truncatingIfNeeded: window &>> UInt64(64 &- length))
+        return table[ValueCode.firstSymbolBase &+ length] &+ (c &- table[ValueCode.firstCodeBase &+ length])
+    }
+
     /// ``decodeSlow(_:entry:)`` inlined: for loops over a whole block (the scan, verify),
     /// where a long code is common enough for the call to cost more than the decode.
     @inline(__always)
