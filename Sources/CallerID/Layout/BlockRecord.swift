@@ -440,7 +440,7 @@ struct BlockRecord {
             symbol = UInt32(truncatingIfNeeded: s)
             length = len
         } else {
-            symbol = decoder.canonicalSymbol(window, length: length)
+            symbol = UInt32(truncatingIfNeeded: decoder.canonicalSymbol(window, length: length))
         }
         guard length <= valueBits &- bit else { return nil }
         bit &+= length

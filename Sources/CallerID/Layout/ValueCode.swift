@@ -216,9 +216,9 @@ struct ValueDecoder {
     /// code's place among the codes of that length (the canonical code's rule, for short and
     /// long codes alike).
     @inline(__always)
-    func canonicalSymbol(_ window: UInt64, length: Int) -> UInt32 {
+    func canonicalSymbol(_ window: UInt64, length: Int) -> Int {
         let c = UInt32(truncatingIfNeeded: window &>> UInt64(64 &- length))
-        return table[ValueCode.firstSymbolBase &+ length] &+ (c &- table[ValueCode.firstCodeBase &+ length])
+        return Int(table[ValueCode.firstSymbolBase &+ length]) &+ Int(c &- table[ValueCode.firstCodeBase &+ length])
     }
 
     /// ``decodeSlow(_:entry:)`` inlined: for loops over a whole block (the scan, verify),
@@ -234,8 +234,7 @@ struct ValueDecoder {
                 len &+= 1
             }
         }
-        let c = w &>> UInt32(maxLength &- len)
-        let s = Int(table[ValueCode.firstSymbolBase &+ len]) &+ Int(c &- table[ValueCode.firstCodeBase &+ len])
+        let s = canonicalSymbol(window, length: len)
         return s < symbolCount ? (s, len) : nil
     }
 }
