@@ -834,6 +834,48 @@ enum Access {
         #expect(moved > 3 * 4 * 15)
     }
 
+    /// A sync entry moved to the last bits of its value stream: a lookup of an entry after
+    /// it walks codes from there, past the stream's end, and must throw rather than answer
+    /// with bits of the next record. Lookups of the other entries still answer as before.
+    @Test func lookupsWhoseCodesRunPastTheValueStreamThrow() throws {
+        var options = BuildOptions()
+        options.blockSize = 64
+        options.syncShift = 2
+        options.hotLabelBytes = 40
+        let (records, _) = randomRecords(count: 300, seed: 78, duplicateRate: 0)
+        var builder = DatabaseBuilder(options: options)
+        for r in records { try builder.add(r.number, label: r.label, category: r.category) }
+        let original = ImageEditor(try builder.encode().0)
+        let dir = TempDir()
+        let path = dir.path("sync-at-end.cid")
+        Access.write(original.bytes, path)
+        let entries = Array(try Database(path: path).entries())
+        #expect(entries.count == 300)
+        var thrown = 0
+        for b in [0, 2, original.blockCount - 1] {
+            let valueBits = 8 * (original.recordEnd(b) - original.valueStart(b))
+            for s in [0, original.syncCount(b) - 1] {
+                var e = original
+                e.set16(original.record(b) + Format.recordHeaderSize + 2 * s, UInt16(valueBits - 1))
+                e.seal()
+                Access.write(e.bytes, path)
+                let db = try Database(path: path)
+                let first = 64 * b + 4 * (s + 1)  // the entry the moved sync entry starts at
+                for (i, entry) in entries.enumerated() where i / 64 == b {
+                    if (first + 1..<min(first + 4, 64 * b + original.n(b))).contains(i) {
+                        #expect("block \(b), entry \(i)") { _ = try db.lookup(entry.number) } throws: {
+                            ($0 as? CallerIDError)?.code == .corrupt && ($0 as? CallerIDError)?.message.contains("value code") == true
+                        }
+                        thrown += 1
+                    } else if i < first || i >= first + 4 {
+                        #expect(try db.lookup(entry.number) == entry, "block \(b), entry \(i)")
+                    }
+                }
+            }
+        }
+        #expect(thrown >= 15)
+    }
+
     /// Bytes of a small file changed (one of three values; a sample of every field, or every
     /// byte with CALLERID_DEEP_TESTS=1) and then *sealed*: the
     /// checksums no longer catch anything, so the structural checks and the access checks

@@ -286,6 +286,11 @@ struct BlockRecord {
 
     /// The value id of entry `i` (< n), decoding from the sync point before it; nil when the
     /// value stream is damaged.
+    ///
+    /// The codes before entry `i`'s are only measured (``ValueDecoder/length(_:)``: no id, and
+    /// no call for a long code whose prefix gives its length); entry `i`'s is decoded. The
+    /// stream's end is checked before each load and for entry `i`'s code: the bit position only
+    /// grows, so a code before it that ran past the end fails that last check.
     @inline(__always)
     func value(at i: Int, code: ValueCode) -> Int? {
         if code.symbolCount <= 1 { return 0 }
@@ -298,20 +303,21 @@ struct BlockRecord {
         guard bit < valueBits else { return nil }
         var w = window(bit)
         var used = 0
-        while true {
-            guard let (s, len) = code.decode(w), len <= valueBits &- bit else { return nil }
-            if skip == 0 { return s }
+        while skip > 0 {
+            guard let len = code.length(w) else { return nil }
             bit &+= len
-            guard bit < valueBits else { return nil }
             skip &-= 1
             used &+= len
             if used > 57 &- Format.maxCodeLength {
+                guard bit < valueBits else { return nil }
                 w = window(bit)
                 used = 0
             } else {
                 w &<<= UInt64(len)
             }
         }
+        guard bit < valueBits, let (s, len) = code.decode(w), len <= valueBits &- bit else { return nil }
+        return s
     }
 
     /// Decodes every key (from `firstKey`) and value id of the block into `keys`/`ids`

@@ -203,6 +203,19 @@ struct ValueDecoder {
         return decodeSlow(window, entry: f)
     }
 
+    /// The length of the code at the head of `window`, its id left unread (a lookup's walk
+    /// from a sync point to its entry); nil where ``decode(_:)`` is nil. The fast entry gives
+    /// the length of every short code and of a long one whose prefix's codes all have one
+    /// length; only the other long prefixes are searched, out of line.
+    @inline(__always)
+    func length(_ window: UInt64) -> Int? {
+        if symbolCount <= 1 { return 0 }
+        let f = table[Int(truncatingIfNeeded: window &>> UInt64(64 &- Format.fastBits))]
+        let len = Int(f &>> 24)
+        if len <= Format.fastBits || len == Int(f & 0xFF) { return len }
+        return decodeSlow(window, entry: f)?.length
+    }
+
     /// A code longer than fastBits, from the window and its prefix's `entry` in the fast
     /// table: the code's length read there when every code with the prefix has the same,
     /// else searched from the shortest such a code can have.
