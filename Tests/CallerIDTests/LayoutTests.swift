@@ -2,6 +2,7 @@
 // (`valueCodeLengthCounts`, `valueCodes`, `ValueCode`) and block records (`BlockRecord`)
 // read back through files written by `DatabaseBuilder`: both key codecs, every sync shift,
 // block sizes across 1…1024.
+import Foundation
 import Testing
 @testable import CallerID
 
@@ -470,6 +471,46 @@ struct BlockRecordTests {
         // One label only: a zero-bit value code (no value stream at all).
         let one = layoutEntries(count: count, seed: UInt64(size) + 1).map { Entry(number: $0.number, label: "only", category: .block) }
         try checkBlocks(one, options: options, "blockSize \(size), one value")
+    }
+}
+
+@Suite("Layout: the block search")
+struct BlockSearchTests {
+    /// Blocks of one entry and a summary key for every block, so the summary holds as many
+    /// keys as the file has entries: its bisection runs over 1 … 129 groups of 16 keys (the
+    /// last six steps written out, the ones before in a loop). Every key's block is found, a
+    /// number between two keys belongs to the lower one's block, and one below the first key
+    /// to none.
+    @Test(arguments: [1, 2, 16, 17, 31, 1023, 1024, 1025, 1040, 2049])
+    func everyNumberFindsItsBlockAtEverySummarySize(entries count: Int) throws {
+        var rng = SeededGenerator(seed: UInt64(count))
+        var keys: [UInt64] = []
+        var key: UInt64 = 1 + rng.next() % 1_000
+        for _ in 0..<count {
+            keys.append(key)
+            key += 2 + rng.next() % 5_000
+        }
+        var layout = LayoutOptions()
+        layout.blockSize = 1
+        layout.summaryShift = 0
+        let labels = (0..<3).map { Array("Label \($0)".utf8) }
+        let image = try FileWriter.encode(keys: keys, values: keys.indices.map { UInt32($0 % labels.count) }, labelCount: labels.count,
+                                          label: { labels[$0][...] }, valueCategory: { _ in 0 }, categories: [.identify], options: layout).image
+        let dir = TempDir()
+        let path = dir.path("search.cid")
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(image)))
+        let db = try Database(path: path)
+        #expect(db.blockCount == count)
+        var wrong: [String] = []
+        for (b, k) in keys.enumerated() {
+            for (n, expected) in [(k - 1, b - 1), (k, b), (k + 1, b)] where db.blockFor(n) != expected {
+                wrong.append("number \(n): block \(db.blockFor(n)), expected \(expected)")
+            }
+            if try db.lookup(k)?.label != "Label \(b % labels.count)" { wrong.append("lookup(\(k))") }
+            if try db.lookup(k + 1) != nil { wrong.append("lookup(\(k + 1)) found") }
+        }
+        #expect(db.blockFor(PhoneNumber.maximum) == count - 1)
+        #expect(wrong.isEmpty, "\(wrong.prefix(5))")
     }
 }
 

@@ -44,11 +44,16 @@ struct BlockSummary {
     func entry(for number: UInt64) -> Int {
         let s = count
         var base = 0, n = (s &+ 15) &>> 4
-        while n > 1 {
+        @inline(__always) func step() {
             let half = n &>> 1
             base = key((base &+ half) &<< 4) <= number ? base &+ half : base
             n &-= half
         }
+        while n > 64 { step() }
+        // The last six steps written out, outside any loop: the compiler keeps their choices
+        // as conditional moves, where in a loop it makes them branches that random numbers
+        // mispredict at every other step. A step with one candidate left changes nothing.
+        step(); step(); step(); step(); step(); step()
         let k = base &<< 4
         let kEnd = min(k &+ 16, s)
         var c = 0
