@@ -262,12 +262,26 @@ public final class Database: Sendable {
         let r = try record(b)
         let first = firstKey(b)
         guard first > previous, let bits = r.decodeAllBits(firstKey: first, code: code, keys: &keys, ids: &ids) else {
-            throw CallerIDError.corrupt(path, "block \(b): keys out of order, beyond the largest number, or a damaged value code")
+            throw damagedBlock(b)
         }
         // Every decoded id is below the code's symbol count, which the open check made equal
         // to valueCount (BlockRecord.decodeAllBits): no id needs a check here.
         assert(code.symbolCount == valueCount)
         return (r, bits)
+    }
+
+    /// Verify's ``decodeBlock(_:after:keys:ids:)``: the same checks and the same damage
+    /// refused, the value codes only measured (verify needs no id: each code's is one of the
+    /// values by construction).
+    func checkBlock(_ b: Int, after previous: UInt64, keys: inout FixedBuffer<UInt64>) throws(CallerIDError) -> (record: BlockRecord, codeBits: Int) {
+        let r = try record(b)
+        let first = firstKey(b)
+        guard first > previous, let bits = r.checkAllBits(firstKey: first, code: code, keys: &keys) else { throw damagedBlock(b) }
+        return (r, bits)
+    }
+
+    private func damagedBlock(_ b: Int) -> CallerIDError {
+        CallerIDError.corrupt(path, "block \(b): keys out of order, beyond the largest number, or a damaged value code")
     }
 
     // MARK: Categories and labels

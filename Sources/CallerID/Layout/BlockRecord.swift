@@ -340,19 +340,33 @@ struct BlockRecord {
     /// rule, and the search for the other long prefixes, yield only ids of the code), which
     /// the open check holds equal to the values.
     func decodeAllBits(firstKey: UInt64, code: ValueCode, keys: inout FixedBuffer<UInt64>, ids: inout FixedBuffer<UInt32>) -> Int? {
-        guard firstKey <= Format.maxNumber else { return nil }  // a block of one entry has no other key to check
-        let out = keys.writer()
+        guard decodeKeys(firstKey: firstKey, keys.writer()) else { return nil }
+        return walkValueCodes(code, StoredIds(out: ids.writer()))
+    }
+
+    /// Verify's pass over a block: ``decodeAllBits(firstKey:code:keys:ids:)`` with every check,
+    /// but the value codes only measured (``ValueDecoder/length(_:)``), their ids never read:
+    /// each is an id of the code by construction (the table built from validated lengths).
+    func checkAllBits(firstKey: UInt64, code: ValueCode, keys: inout FixedBuffer<UInt64>) -> Int? {
+        guard decodeKeys(firstKey: firstKey, keys.writer()) else { return nil }
+        return walkValueCodes(code, MeasuredOnly())
+    }
+
+    /// The keys of ``decodeAllBits(firstKey:code:keys:ids:)`` into `out`; false when damaged.
+    @inline(__always)
+    private func decodeKeys(firstKey: UInt64, _ out: FixedBufferWriter<UInt64>) -> Bool {
+        guard firstKey <= Format.maxNumber else { return false }  // a block of one entry has no other key to check
         out[0] = firstKey
         let deltas = entryCount &- 1
         if keyCodec == Format.keyCodecRun {
-            guard firstKey &+ UInt64(deltas) <= Format.maxNumber else { return nil }
+            guard firstKey &+ UInt64(deltas) <= Format.maxNumber else { return false }
             var key = firstKey
             for j in 1..<(deltas &+ 1) {
                 key &+= 1
                 out[j] = key
             }
         } else if keyCodec == Format.keyCodecRunBitmap {
-            guard decodeKeysWithBitmap(firstKey: firstKey, out) else { return nil }
+            guard decodeKeysWithBitmap(firstKey: firstKey, out) else { return false }
         } else if deltas > 0 {
             let width = UInt64(lowerWidth)
             let mask: UInt64 = lowerWidth == 0 ? 0 : (~0 as UInt64) &>> (64 &- width)
@@ -361,7 +375,7 @@ struct BlockRecord {
             var lowBit = lowerStart &* 8
             var w = 0
             while j < deltas {
-                guard w < upperWords else { return nil }
+                guard w < upperWords else { return false }
                 var word = view.u64(upperStart &+ 8 &* w)
                 let wordStart = 64 &* w
                 while word != 0 {
@@ -369,7 +383,7 @@ struct BlockRecord {
                     let high = UInt64(wordStart &+ word.trailingZeroBitCount &- j)
                     let low = (view.u64(lowBit &>> 3) &>> UInt64(lowBit & 7)) & mask
                     let key = firstKey &+ (high &<< width | low)
-                    guard key > previous else { return nil }
+                    guard key > previous else { return false }
                     j &+= 1
                     out[j] = key
                     previous = key
@@ -379,11 +393,18 @@ struct BlockRecord {
                 }
                 w &+= 1
             }
-            guard previous <= Format.maxNumber else { return nil }
+            guard previous <= Format.maxNumber else { return false }
         }
-        let idsOut = ids.writer()
+        return true
+    }
+
+    /// The value codes of the block in order, entry i's id handed to `sink` when it wants ids
+    /// (else each code is only measured); the bits they take, or nil when the stream is damaged.
+    @inline(__always)
+    private func walkValueCodes<Sink: ValueIdSink>(_ code: ValueCode, _ sink: Sink) -> Int? {
+        let ids = Sink.wantsIds
         if code.symbolCount <= 1 {
-            for i in 0..<entryCount { idsOut[i] = 0 }
+            if ids { for i in 0..<entryCount { sink.emit(i, 0) } }
             return 0
         }
         // The sync table says where every 2^syncShift-th code starts, so four segments are
@@ -401,12 +422,14 @@ struct BlockRecord {
             guard segment == 0 || syncBit(segment) == bit else { return nil }
             var b0 = bit, b1 = start1, b2 = start2, b3 = start3
             for k in i..<(i &+ syncEvery) {
-                guard let s0 = nextCode(&b0, decoder), let s1 = nextCode(&b1, decoder),
-                      let s2 = nextCode(&b2, decoder), let s3 = nextCode(&b3, decoder) else { return nil }
-                idsOut[k] = s0
-                idsOut[k &+ syncEvery] = s1
-                idsOut[k &+ 2 &* syncEvery] = s2
-                idsOut[k &+ 3 &* syncEvery] = s3
+                guard let s0 = nextCode(&b0, decoder, id: ids), let s1 = nextCode(&b1, decoder, id: ids),
+                      let s2 = nextCode(&b2, decoder, id: ids), let s3 = nextCode(&b3, decoder, id: ids) else { return nil }
+                if ids {
+                    sink.emit(k, s0)
+                    sink.emit(k &+ syncEvery, s1)
+                    sink.emit(k &+ 2 &* syncEvery, s2)
+                    sink.emit(k &+ 3 &* syncEvery, s3)
+                }
             }
             guard b0 == start1, b1 == start2, b2 == start3 else { return nil }
             bit = b3
@@ -420,18 +443,19 @@ struct BlockRecord {
             }
             let end = min(n, i &+ syncEvery)
             while i < end {
-                guard let symbol = nextCode(&bit, decoder) else { return nil }
-                idsOut[i] = symbol
+                guard let symbol = nextCode(&bit, decoder, id: ids) else { return nil }
+                if ids { sink.emit(i, symbol) }
                 i &+= 1
             }
         }
         return bit
     }
 
-    /// The id of the code at `bit` of the value stream, and `bit` moved past it; nil when
-    /// `bit` is at the stream's end or no code of the stream's fits there.
+    /// The id of the code at `bit` of the value stream (0 unless `id`: the code only
+    /// measured), and `bit` moved past it; nil when `bit` is at the stream's end or no code of
+    /// the stream's fits there.
     @inline(__always)
-    private func nextCode(_ bit: inout Int, _ decoder: ValueDecoder) -> UInt32? {
+    private func nextCode(_ bit: inout Int, _ decoder: ValueDecoder, id: Bool) -> UInt32? {
         guard bit < valueBits else { return nil }
         let window = view.u64BigEndian(valueStart &+ (bit &>> 3)) &<< UInt64(bit & 7)
         let f = decoder.table[Int(truncatingIfNeeded: window &>> UInt64(64 &- Format.fastBits))]
@@ -446,7 +470,7 @@ struct BlockRecord {
             symbol = UInt32(truncatingIfNeeded: s)
             length = len
         } else {
-            symbol = UInt32(truncatingIfNeeded: decoder.canonicalSymbol(window, length: length))
+            symbol = id ? UInt32(truncatingIfNeeded: decoder.canonicalSymbol(window, length: length)) : 0
         }
         guard length <= valueBits &- bit else { return nil }
         bit &+= length
@@ -736,4 +760,24 @@ struct BlockRecord {
         parts.values += 2 * sync.count + valueBytes.count
         return codec
     }
+}
+
+/// Where ``BlockRecord``'s walk over the value codes puts each entry's id: a specialization
+/// per kind, so the walk that only measures codes computes no id at all.
+protocol ValueIdSink {
+    static var wantsIds: Bool { get }
+    func emit(_ entry: Int, _ id: UInt32)
+}
+
+/// The ids stored in a block's buffer (the scan, a cursor).
+struct StoredIds: ValueIdSink {
+    let out: FixedBufferWriter<UInt32>
+    static var wantsIds: Bool { true }
+    @inline(__always) func emit(_ entry: Int, _ id: UInt32) { out[entry] = id }
+}
+
+/// No id wanted (verify): each code only measured.
+struct MeasuredOnly: ValueIdSink {
+    static var wantsIds: Bool { false }
+    @inline(__always) func emit(_ entry: Int, _ id: UInt32) {}
 }
