@@ -797,19 +797,25 @@ enum Access {
         #expect { try Database(path: path, verify: true) } throws: { ($0 as? CallerIDError)?.message.contains("non-zero padding") == true }
     }
 
+    /// 300 random entries in blocks of 64 with a sync point every 4 entries (hot and cold
+    /// labels): five blocks, the last of 44.
+    static func manySyncPoints(seed: UInt64) throws -> ImageEditor {
+        var options = BuildOptions()
+        options.blockSize = 64
+        options.syncShift = 2
+        options.hotLabelBytes = 40
+        let (records, _) = randomRecords(count: 300, seed: seed, duplicateRate: 0)
+        var builder = DatabaseBuilder(options: options)
+        for r in records { try builder.add(r.number, label: r.label, category: r.category) }
+        return ImageEditor(try builder.encode().0)
+    }
+
     /// Every sync entry of blocks with many sync points (sixteen segments a block: verify and
     /// the scan decode the value codes four segments at a time), moved one bit either way or
     /// far past its place, is refused by verify, whichever segment of a group it starts; the
     /// last block is shorter, so its tail segments take the one-at-a-time path.
     @Test func everyMovedSyncEntryIsRefusedByVerify() throws {
-        var options = BuildOptions()
-        options.blockSize = 64
-        options.syncShift = 2
-        options.hotLabelBytes = 40
-        let (records, _) = randomRecords(count: 300, seed: 77, duplicateRate: 0)
-        var builder = DatabaseBuilder(options: options)
-        for r in records { try builder.add(r.number, label: r.label, category: r.category) }
-        let original = ImageEditor(try builder.encode().0)
+        let original = try Self.manySyncPoints(seed: 77)
         #expect(original.blockCount == 5 && original.n(4) == 300 - 4 * 64)
         let dir = TempDir()
         let path = dir.path("moved-sync.cid")
@@ -838,14 +844,7 @@ enum Access {
     /// it walks codes from there, past the stream's end, and must throw rather than answer
     /// with bits of the next record. Lookups of the other entries still answer as before.
     @Test func lookupsWhoseCodesRunPastTheValueStreamThrow() throws {
-        var options = BuildOptions()
-        options.blockSize = 64
-        options.syncShift = 2
-        options.hotLabelBytes = 40
-        let (records, _) = randomRecords(count: 300, seed: 78, duplicateRate: 0)
-        var builder = DatabaseBuilder(options: options)
-        for r in records { try builder.add(r.number, label: r.label, category: r.category) }
-        let original = ImageEditor(try builder.encode().0)
+        let original = try Self.manySyncPoints(seed: 78)
         let dir = TempDir()
         let path = dir.path("sync-at-end.cid")
         Access.write(original.bytes, path)
