@@ -345,8 +345,9 @@ struct BlockRecord {
     }
 
     /// Verify's pass over a block: ``decodeAllBits(firstKey:code:keys:ids:)`` with every check,
-    /// but the value codes only measured (``ValueDecoder/length(_:)``), their ids never read:
-    /// each is an id of the code by construction (the table built from validated lengths).
+    /// but the value codes only measured (the fast table's length, or the search of a long
+    /// prefix whose codes differ in length), their ids never read: each is an id of the code
+    /// by construction (the table built from validated lengths).
     func checkAllBits(firstKey: UInt64, code: ValueCode, keys: inout FixedBuffer<UInt64>) -> Int? {
         guard decodeKeys(firstKey: firstKey, keys.writer()) else { return nil }
         return walkValueCodes(code, MeasuredOnly())
