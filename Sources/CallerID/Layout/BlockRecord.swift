@@ -459,14 +459,10 @@ struct BlockRecord {
     private func nextCode(_ bit: inout Int, _ decoder: ValueDecoder, id: Bool) -> UInt32? {
         guard bit < valueBits else { return nil }
         let window = view.u64BigEndian(valueStart &+ (bit &>> 3)) &<< UInt64(bit & 7)
-        let f = decoder.table[Int(truncatingIfNeeded: window &>> UInt64(64 &- Format.fastBits))]
+        let f = decoder.fastEntry(window)
         var length = Int(f &>> 24)
         let symbol: UInt32
-        // The entry gives the length of every short code and of most long ones (their prefix's
-        // shortest and longest agree); only the other prefixes are searched. Tested without a
-        // branch on the length: a fifth of the codes are long, in no order a predictor learns.
-        let long = (Format.fastBits &- length) &>> 63  // −1 for a long code's entry, else 0
-        if long & (length ^ Int(f & 0xFF)) != 0 {
+        if ValueDecoder.mustSearch(f) {
             guard let (s, len) = decoder.decodeLong(window, entry: f) else { return nil }
             symbol = UInt32(truncatingIfNeeded: s)
             length = len

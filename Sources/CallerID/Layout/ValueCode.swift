@@ -197,7 +197,7 @@ struct ValueDecoder {
     @inline(__always)
     func decode(_ window: UInt64) -> (symbol: Int, length: Int)? {
         if symbolCount <= 1 { return (0, 0) }
-        let f = table[Int(truncatingIfNeeded: window &>> UInt64(64 &- Format.fastBits))]
+        let f = fastEntry(window)
         let len = Int(f &>> 24)
         if len <= Format.fastBits { return (Int(f & 0xFF_FFFF), len) }
         return decodeSlow(window, entry: f)
@@ -210,10 +210,27 @@ struct ValueDecoder {
     @inline(__always)
     func length(_ window: UInt64) -> Int? {
         if symbolCount <= 1 { return 0 }
-        let f = table[Int(truncatingIfNeeded: window &>> UInt64(64 &- Format.fastBits))]
-        let len = Int(f &>> 24)
-        if len <= Format.fastBits || len == Int(f & 0xFF) { return len }
+        let f = fastEntry(window)
+        if !ValueDecoder.mustSearch(f) { return Int(f &>> 24) }
         return decodeSlow(window, entry: f)?.length
+    }
+
+    /// The fast table's entry for the first `fastBits` bits of `window`.
+    @inline(__always)
+    func fastEntry(_ window: UInt64) -> UInt32 {
+        table[Int(truncatingIfNeeded: window &>> UInt64(64 &- Format.fastBits))]
+    }
+
+    /// True when fast entry `f`'s length field is not the code's length: a long prefix whose
+    /// codes differ in length, searched from there (``decodeLong(_:entry:)``). Every short
+    /// code's entry and a long prefix's whose shortest and longest agree give the length.
+    /// Tested without a branch on the length: a fifth of a deep code's codes are long, in no
+    /// order a predictor learns.
+    @inline(__always)
+    static func mustSearch(_ f: UInt32) -> Bool {
+        let length = Int(f &>> 24)
+        let long = (Format.fastBits &- length) &>> 63  // −1 for a long prefix's entry, else 0
+        return long & (length ^ Int(f & 0xFF)) != 0
     }
 
     /// A code longer than fastBits, from the window and its prefix's `entry` in the fast
