@@ -191,4 +191,3 @@ func ruleAllowsWithoutJoiner(_ bytes: [UInt8]) -> Bool {
     guard bytes.withUnsafeBytes({ LabelText.check($0) }) == nil else { return false }
     return !String(decoding: bytes, as: UTF8.self).unicodeScalars.contains { $0.value == 0x200C || $0.value == 0x200D }
 }
-
