@@ -1,4 +1,5 @@
 import CallerID
+import Foundation
 
 /// What a path given to a command names: one database file, a build output directory
 /// (`manifest.json` beside its files, written by `lookup build`) or an installed store
@@ -95,6 +96,22 @@ public struct DatabaseSet: Sendable, Equatable {
             if let before, FileIdentity(path: path) == before { return (manifest, before) }
         }
         return (try DirectoryManifest.read(directory: directory, fields: fields), nil)
+    }
+
+    /// The settings the Call Directory feed applies to this set (allow list, category choice,
+    /// rules, which lists are fed): `settings.json` beside the manifest (an installed
+    /// generation has one; a build directory may), the defaults otherwise and for a file.
+    /// - Throws: ``DirectoryError`` `badManifest` for a settings file that cannot be read.
+    public func feedSettings() throws(DirectoryError) -> FeedSettings {
+        guard let manifestPath else { return FeedSettings() }
+        let path = String(manifestPath.dropLast("manifest.json".utf8.count)) + "settings.json"
+        guard FileSystem.exists(path) else { return FeedSettings() }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw DirectoryError(.badManifest, "\(path): cannot be read")
+        }
+        let settings = try FeedSettings.decode(data, path: path)
+        try settings.validate()
+        return settings
     }
 
     /// True while the manifest read by ``resolve(path:manifestFields:)`` is still the file at

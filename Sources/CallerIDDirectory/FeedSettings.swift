@@ -1,4 +1,4 @@
-import CallerID
+package import CallerID
 public import Foundation
 
 /// A blocking rule CallKit cannot express: every number with a prefix
@@ -155,8 +155,27 @@ public struct FeedSettings: Sendable, Equatable {
         }
     }
 
+    // The blocking list's rule for one number, shared by the feed (``MergedStream``) and the
+    // point answers of `lookup` and `lookup serve`, so that a number gets one answer everywhere.
+
+    /// Whether an entry of `category` that wins a number's place in the blocking list (the
+    /// highest-precedence blocking entry) blocks it: every blocking category when
+    /// ``blockCategories`` is nil, else only those named (case-insensitive). A winner not
+    /// chosen is dropped; a lower-precedence entry does not take its place.
+    package func blocks(category: Category) -> Bool {
+        guard category.action == .block else { return false }
+        guard let names = blockCategories else { return true }
+        return names.contains { $0.lowercased() == category.name }
+    }
+
+    /// Whether `number` is on the allow list (never blocked).
+    package func allows(_ number: UInt64) -> Bool {
+        let i = allowList.lowerBound(number)
+        return i < allowList.count && allowList[i] == number
+    }
+
     /// The rules as sorted, disjoint ranges (overlapping or touching rules joined).
-    var ruleRanges: [ClosedRange<UInt64>] {
+    package var ruleRanges: [ClosedRange<UInt64>] {
         var out: [ClosedRange<UInt64>] = []
         for r in rules.sorted(by: { $0.first < $1.first }) {
             if let last = out.last, r.first <= last.upperBound &+ 1 {

@@ -1,4 +1,4 @@
-import CallerID
+package import CallerID
 import Foundation
 
 /// A set of database files opened for feeding (a build output directory or an installed
@@ -135,6 +135,8 @@ public struct MergedStream {
     private var merge: PrecedenceMerge
     /// Manifest index of each merged source.
     private let files: [Int]
+    /// The database of each merged source.
+    private let databases: [Database]
     /// Per source, per category index: whether the blocking list takes it (nil: all).
     private let chosen: [[Bool]]?
     /// The merge's current entry has not been handed out yet (a rule came first).
@@ -151,8 +153,8 @@ public struct MergedStream {
     /// The current entry's number (valid after ``next()`` returned true).
     public private(set) var number: UInt64 = 0
     /// The current entry's label bytes (UTF-8), valid until the following ``next()``; empty for
-    /// blocking entries that come from a rule. Lent as ``labelSpan`` only.
-    private(set) var label = UnsafeRawBufferPointer(start: nil, count: 0)
+    /// blocking entries that come from a rule. Lent as ``labelSpan`` only (and to the tool).
+    package private(set) var label = UnsafeRawBufferPointer(start: nil, count: 0)
     /// True when the current blocking entry comes from a prefix or range rule.
     public private(set) var fromRule = false
     /// The file the current entry comes from (index in manifest order), -1 for a rule.
@@ -175,14 +177,13 @@ public struct MergedStream {
         }
         merge = PrecedenceMerge(cursors)
         self.files = files
+        self.databases = databases
         if list == .blocking && enabled {
             rules = snapshot.ruleRanges.filter { $0.upperBound >= range.lowerBound && $0.lowerBound < range.upperBound }
             allow = snapshot.settings.allowList
             allowIndex = allow.lowerBound(range.lowerBound)
-            chosen = snapshot.settings.blockCategories.map { names in
-                let wanted = names.map { $0.lowercased() }
-                return databases.map { db in db.categories.map { wanted.contains($0.name) } }
-            }
+            let settings = snapshot.settings
+            chosen = settings.blockCategories == nil ? nil : databases.map { db in db.categories.map { settings.blocks(category: $0) } }
         } else {
             rules = []
             allow = []
@@ -196,6 +197,9 @@ public struct MergedStream {
     /// characters (``LabelText/shownString(_:)``), so a file installed before the rule cannot
     /// reorder what a phone shows.
     public var labelString: String { LabelText.shownString(label) }
+
+    /// The current entry's category; nil for a blocking entry that comes from a rule.
+    package var category: Category? { fromRule ? nil : databases[merge.source].categories[merge.category] }
 
     /// The current label's length in UTF-8 bytes.
     public var labelByteCount: Int { label.count }

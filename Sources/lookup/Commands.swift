@@ -56,26 +56,57 @@ enum AnswerFormat: Sendable, Equatable {
     case callerName(blockedPrefix: String)
 }
 
+/// How an answer was found: an entry, a range of a database (a numbering plan), or a
+/// blocking rule of a store's settings (`FIRST...LAST`).
+enum AnswerMatch: Equatable {
+    case entry
+    case range(UInt64, UInt64)
+    case rule(UInt64, UInt64)
+
+    init(_ kind: MatchKind) {
+        switch kind {
+        case .entry: self = .entry
+        case .range(let first, let last): self = .range(first, last)
+        }
+    }
+}
+
 /// A lookup answer: as ``writeEntry`` plus how it was found (``AnswerFormat``).
 func writeAnswer(_ view: EntryView, format: AnswerFormat, to out: inout Output) {
+    writeAnswer(number: view.number, label: view.labelBytes, category: view.category, match: AnswerMatch(view.match),
+                format: format, to: &out)
+}
+
+/// A lookup answer from its parts: the number, the label shown, the category whose action
+/// the answer takes, how it was found.
+func writeAnswer(number: UInt64, label: UnsafeRawBufferPointer, category: Category, match: AnswerMatch,
+                 format: AnswerFormat, to out: inout Output) {
     switch format {
     case .json:
-        var match = "\"match\":\"entry\""
-        if case .range(let first, let last) = view.match { match = "\"match\":\"range\",\"range\":[\(first),\(last)]" }
-        out.write("{\"number\":\(view.number),\"found\":true,\"label\":\(jsonQuote(view.label)),\"category\":\(jsonQuote(view.category.name)),\"action\":\"\(view.category.action)\",\(match)}\n")
+        var how = "\"match\":\"entry\""
+        switch match {
+        case .entry: break
+        case .range(let first, let last): how = "\"match\":\"range\",\"range\":[\(first),\(last)]"
+        case .rule(let first, let last): how = "\"match\":\"rule\",\"rule\":[\(first),\(last)]"
+        }
+        out.write("{\"number\":\(number),\"found\":true,\"label\":\(jsonQuote(String(decoding: label, as: UTF8.self))),\"category\":\(jsonQuote(category.name)),\"action\":\"\(category.action)\",\(how)}\n")
     case .text:
-        out.write("\(view.number)\t")
-        writeTSVLabel(view.labelBytes, to: &out)
-        out.write("\t\(view.category.name)")
-        if case .range(let first, let last) = view.match { out.write("\trange:\(first)-\(last)") }
+        out.write("\(number)\t")
+        writeTSVLabel(label, to: &out)
+        out.write("\t\(category.name)")
+        switch match {
+        case .entry: break
+        case .range(let first, let last): out.write("\trange:\(first)-\(last)")
+        case .rule(let first, let last): out.write("\trule:\(first)-\(last)")
+        }
         out.write("\n")
     case .callerName(let prefix):
-        if view.category.action == .block {
+        if category.action == .block {
             var marker = Substring(prefix)
-            if view.labelBytes.isEmpty { while marker.last == " " { marker.removeLast() } }
+            if label.isEmpty { while marker.last == " " { marker.removeLast() } }
             out.write(String(marker))
         }
-        writeTSVLabel(view.labelBytes, to: &out)
+        writeTSVLabel(label, to: &out)
     }
 }
 
@@ -102,8 +133,12 @@ invisible characters; only in a file that fails 'lookup verify') is escaped as i
 \\n, \\r, \\t, \\u001b, \\u202e; invalid UTF-8 becomes U+FFFD.
 
   --db FILE   the database (default: $LOOKUP_DB); a build directory (manifest.json) or an
-              installed store (its current generation) looks up in all of its databases,
-              the first in manifest order (higher priority first) that holds the number answers.
+              installed store (its current generation) looks up in all of its databases and
+              answers as the phone treats the number: blocked when the first blocking entry
+              (manifest order, higher priority first) blocks it under the store's settings
+              (allow list, category choice, rules; a rule answers with a 4th column
+              rule:FIRST-LAST), shown with the first identifying entry's label where one
+              identifies it; identified by the first identifying entry otherwise.
               Only the databases whose manifest bounds can hold the number are opened (when
               first needed, then kept open); one never opened is never checked (see verify)
               Repeatable: an entry in any database wins over every range; among entries, and
@@ -328,13 +363,18 @@ let dumpHelp = """
 usage: lookup dump [--db FILE] [--from NUMBER] [--category NAME[,NAME...]] [--action identify|block] [--json]
 
 Prints every entry in ascending order as NUMBER<TAB>LABEL<TAB>CATEGORY (or JSON lines).
-Streams with bounded memory whatever the file size. Control and hidden characters in a label
+Streams with bounded memory whatever the file size. A build directory or an installed store
+prints what the phone gets: its two merged lists (each number once, highest precedence first,
+the store's allow list, category choice and rules applied, as 'lookup feed' loads them), every
+number as 'lookup NUMBER --db' answers it: blocked numbers with the blocking entry's category
+("block" for a rule) and the identifying label where one identifies them. Control and hidden characters in a label
 (only in a file that fails verify) are escaped as in JSON: \\n, \\r, \\t, \\u001b, \\u202e.
 
   --from NUMBER   start at the first number >= NUMBER
   --category      only these categories (comma-separated names, case-insensitive; a name
                   the database does not have is a usage error that lists its categories)
-  --action        only categories that identify, or that block
+  --action        only categories that identify, or that block; for a directory or store:
+                  only the identification list, or only the blocking list
 
 """
 
@@ -355,6 +395,7 @@ func dumpCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     }
     var filter: CategoryFilter? = nil
     var categoryNames: [String] = []
+    var action: CategoryAction? = nil
     if let c = args.value("--category") {
         categoryNames = c.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
         guard !categoryNames.contains("") else { throw .usage("--category: empty category name in '\(c)'", command: "dump") }
@@ -363,17 +404,15 @@ func dumpCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     if let a = args.value("--action") {
         guard filter == nil else { throw .usage("give --category or --action, not both", command: "dump") }
         switch a {
-        case "identify": filter = .action(.identify)
-        case "block": filter = .action(.block)
+        case "identify": filter = .action(.identify); action = .identify
+        case "block": filter = .action(.block); action = .block
         default: throw .usage("--action must be identify or block", command: "dump")
         }
     }
     let json = args.flag("--json")
     let set = try DatabasePaths.resolve(try databasePath(args))
     guard set.kind == .file else {
-        let shown = set.files.prefix(3).joined(separator: ", ") + (set.files.count > 3 ? ", … (\(set.files.count - 3) more)" : "")
-        throw .usage("dump reads one database file; \(set.path) is a \(set.kind) of \(set.files.count) database\(set.files.count == 1 ? "" : "s") (\(shown)): give one of them to --db",
-                     command: "dump")
+        return try dumpLists(set, from: from, action: action, categories: args.value("--category") == nil ? nil : Set(categoryNames), json: json)
     }
     let db = try openDatabase(set.files[0])
     let known = db.categories.map(\.name)
@@ -395,6 +434,58 @@ func dumpCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     }
     out.flush()
     return Exit.ok
+}
+
+/// `lookup dump` of a build directory or store: the feed's two merged lists in one ascending
+/// stream, each number written as its point answer (``AnswerRule``): blocked when the blocking
+/// list holds it (the blocking entry's category, `block` for a rule; the identifying label
+/// where the identification list holds it too), identified otherwise. `action` keeps one list,
+/// `categories` the answers of some categories.
+func dumpLists(_ set: DatabasePaths, from: UInt64, action: CategoryAction?, categories: Set<String>?, json: Bool) throws(ToolError) -> Int32 {
+    let snapshot: DirectorySnapshot
+    do {
+        snapshot = set.kind == .store ? try InstalledStore(path: set.path).snapshot() : try DirectorySnapshot(directory: set.path)
+    } catch {
+        throw toolError(error)
+    }
+    var identified = snapshot.stream(.identification, in: from..<UInt64.max)
+    var blocked = snapshot.stream(.blocking, in: from..<UInt64.max)
+    var out = Output()
+    defer { out.flush() }
+    do throws(DirectoryError) {
+        var hasId = try identified.next(), hasBlock = try blocked.next()
+        while hasId || hasBlock {
+            let n = min(hasId ? identified.number : UInt64.max, hasBlock ? blocked.number : UInt64.max)
+            let isIdentified = hasId && identified.number == n, isBlocked = hasBlock && blocked.number == n
+            let category = isBlocked ? blocked.category ?? .block : identified.category ?? .identify
+            let wanted = switch action {
+            case .identify: isIdentified
+            case .block: isBlocked
+            case nil: categories?.contains(category.name) ?? true
+            }
+            if action == .identify, wanted {
+                writeListEntry(n, identified.label, identified.category ?? .identify, json: json, to: &out)
+            } else if wanted {
+                writeListEntry(n, isIdentified ? identified.label : blocked.label, category, json: json, to: &out)
+            }
+            if isIdentified { hasId = try identified.next() }
+            if isBlocked { hasBlock = try blocked.next() }
+        }
+    } catch {
+        throw toolError(error)
+    }
+    return Exit.ok
+}
+
+/// An entry line of `dump` from its parts (``writeEntry`` of a view).
+private func writeListEntry(_ number: UInt64, _ label: UnsafeRawBufferPointer, _ category: Category, json: Bool, to out: inout Output) {
+    if json {
+        out.write("{\"number\":\(number),\"label\":\(jsonQuote(String(decoding: label, as: UTF8.self))),\"category\":\(jsonQuote(category.name)),\"action\":\"\(category.action)\"}\n")
+    } else {
+        out.write("\(number)\t")
+        writeTSVLabel(label, to: &out)
+        out.write("\t\(category.name)\n")
+    }
 }
 
 // MARK: verify

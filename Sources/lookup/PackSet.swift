@@ -47,6 +47,8 @@ final class PackSet: Sendable {
     let rangeIndex: PackIndex
     /// How many packs there are.
     let count: Int
+    /// What the phone does with a number, from every set's feed settings.
+    let rule: AnswerRule
     /// Lookups of one file between two in-place checks of it.
     static let checkEvery = 1024
 
@@ -61,6 +63,11 @@ final class PackSet: Sendable {
             }
         }
         count = packs.count
+        var settings: [FeedSettings] = []
+        for set in sets {
+            do { settings.append(try set.resolved.feedSettings()) } catch { throw toolError(error) }
+        }
+        rule = AnswerRule(packSet: packs.map(\.source), settings: settings)
         state = Locked(State(packs: packs))
         entryIndex = PackIndex(coverage.map(\.entries))
         rangeIndex = PackIndex(coverage.map(\.ranges))

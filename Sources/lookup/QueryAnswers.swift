@@ -1,9 +1,11 @@
 import CallerID
 
-/// The answers of a set of packs to numbers: for each number an entry in any pack first (the
-/// earlier pack first), then a range (the earlier first), written as TSV or JSON. Only the packs
-/// whose manifest bounds can hold a number are asked (``PackSet``): the answer is the one
-/// asking every pack gives.
+/// The answers of a set of packs to numbers, as the phone gives them (``AnswerRule``): a
+/// number the merged blocking list holds is answered blocked (the blocking entry's category,
+/// the identifying label where an entry identifies it), one the identification list holds is
+/// answered with its label; a number in neither is answered by a range (the earlier pack
+/// first) when one holds it. Only the packs whose manifest bounds can hold a number are asked
+/// (``PackSet``): the answer is the one asking every pack gives.
 ///
 /// Numbers are answered together (the lines of one read of a batch, or a query's one number):
 /// pack by pack, each pack's numbers in ascending order, so that a pack's tables and blocks are
@@ -38,14 +40,26 @@ struct QueryAnswers {
         answers.spans.append(contentsOf: repeatElement(nil, count: numbers.count))
         var batch = Batch(numbers)
         let all = Array(batch.numbers.indices)
-        if packs.count == 1 {
+        if packs.count == 1 && packs.rule.isDefault {
             // One database: its own precedence (a numbering plan answers from its ranges
-            // without an entry lookup where no entry lies inside them).
-            try ask(pack: 0, all[...], &batch, into: &answers) { (db, n, body) throws(CallerIDError) in try db.withAnswer(n, body) }
+            // without an entry lookup where no entry lies inside them); one entry a number.
+            try ask(pack: 0, all[...], .answer, &batch, into: &answers)
             return
         }
         try ask(all, &batch, packs.entryIndex, ranges: false, into: &answers)
-        try ask(all.filter { !batch.found[$0] }, &batch, packs.rangeIndex, ranges: true, into: &answers)
+        var rest: [Int] = []
+        batch.labels.withUnsafeBytes { labels in
+            for j in all where !decide(j, batch, labels, into: &answers) { rest.append(j) }
+        }
+        try ask(rest, &batch, packs.rangeIndex, ranges: true, into: &answers)
+    }
+
+    /// An entry that takes part in a number's answer: its pack, category and label (a copy,
+    /// `Batch.labels[label]`).
+    private struct Pick {
+        var pack: Int
+        var category: Category
+        var label: Range<Int>
     }
 
     /// The numbers in ascending order, worked on by their place `j` in that order (the arrays
@@ -55,8 +69,14 @@ struct QueryAnswers {
         var numbers: [UInt64]
         /// The line (index in the numbers given) of each.
         var lines: [Int]
-        /// Answered yet.
+        /// Answered yet (a range, or one pack's answer).
         var found: [Bool]
+        /// The first identifying and the first blocking entry of each number, in precedence
+        /// order among the packs whose sets feed that list.
+        var identifying: [Pick?]
+        var blocking: [Pick?]
+        /// The picks' labels.
+        var labels: [UInt8] = []
 
         /// A sort of the numbers with their lines in the low 14 bits (E.164 numbers have at
         /// most 15 digits, under 2^50), or of the lines by number for larger ones.
@@ -71,13 +91,74 @@ struct QueryAnswers {
                 numbers = lines.map { given[$0] }
             }
             found = Array(repeating: false, count: given.count)
+            identifying = Array(repeating: nil, count: given.count)
+            blocking = identifying
+        }
+
+        /// Whether pack `p` may still add to number `j`'s answer under `rule`.
+        func wants(_ j: Int, _ p: Int, _ rule: AnswerRule) -> Bool {
+            (identifying[j] == nil && rule.identifies(p)) || (blocking[j] == nil && rule.blocks(p))
+        }
+
+        /// Keeps `view` as number `j`'s identifying or blocking entry of pack `p`, when it is
+        /// the first of its list.
+        mutating func take(_ view: borrowing EntryView, _ j: Int, pack p: Int, _ rule: AnswerRule) {
+            let category = view.category
+            let isBlock = category.action == .block
+            guard isBlock ? blocking[j] == nil && rule.blocks(p) : identifying[j] == nil && rule.identifies(p) else { return }
+            let start = labels.count
+            labels.append(contentsOf: view.labelBytes)
+            let pick = Pick(pack: p, category: category, label: start..<labels.count)
+            if isBlock { blocking[j] = pick } else { identifying[j] = pick }
         }
     }
 
+    /// Renders number `j`'s answer from its picks when the phone blocks or identifies it;
+    /// false when it does neither (a range may answer).
+    private func decide(_ j: Int, _ batch: Batch, _ labels: UnsafeRawBufferPointer, into answers: inout Answers) -> Bool {
+        let rule = packs.rule, n = batch.numbers[j]
+        let identifying = batch.identifying[j], blocking = batch.blocking[j]
+        var category: Category, match: AnswerMatch = .entry
+        if !rule.allows(n), let b = blocking, rule.blocks(b.pack, category: b.category) {
+            category = b.category
+        } else if !rule.allows(n), let r = rule.rule(holding: n) {
+            category = .block
+            match = .rule(r.lowerBound, r.upperBound)
+        } else if let i = identifying {
+            category = i.category
+        } else {
+            return false
+        }
+        // The label the phone shows: the identifying entry's, else the blocking entry's.
+        var label = 0..<0
+        if let i = identifying {
+            label = i.label
+        } else if let b = blocking, category.action == .block, case .entry = match {
+            label = b.label
+        }
+        let start = answers.text.count
+        writeAnswer(number: n, label: UnsafeRawBufferPointer(rebasing: labels[label]), category: category, match: match,
+                    format: format, to: &answers.text)
+        answers.spans[batch.lines[j]] = start..<answers.text.count
+        return true
+    }
+
+    /// Renders a pack's own answer (one pack, or a range) as number `j`'s.
+    private func render(_ view: borrowing EntryView, _ j: Int, _ batch: inout Batch, into answers: inout Answers) {
+        let start = answers.text.count
+        writeAnswer(view, format: format, to: &answers.text)
+        answers.spans[batch.lines[j]] = start..<answers.text.count
+        batch.found[j] = true
+    }
+
     /// Asks the numbers at places `order` (ascending) of their candidates in `index`, in
-    /// precedence order: each round asks every number not yet answered its next candidate,
-    /// grouped by pack (a stable counting sort keeps each group ascending).
+    /// precedence order: each round asks every number not yet settled its next candidate that
+    /// may add to its answer, grouped by pack (a stable counting sort keeps each group
+    /// ascending). Entries (`ranges` false): every candidate is asked until the number has an
+    /// identifying and a blocking entry (or its candidates run out). Ranges: the first range
+    /// that holds the number answers.
     private func ask(_ order: [Int], _ batch: inout Batch, _ index: PackIndex, ranges: Bool, into answers: inout Answers) throws(ToolError) {
+        let rule = packs.rule
         // Each number's candidates (`index.members[first[j] ..< end[j]]`), found once; `first[j]`
         // moves past each candidate asked.
         var first = [Int](repeating: 0, count: batch.numbers.count), end = first
@@ -93,7 +174,11 @@ struct QueryAnswers {
             still.removeAll(keepingCapacity: true)
             next.removeAll(keepingCapacity: true)
             for i in start.indices { start[i] = 0 }
-            for j in waiting where first[j] < end[j] {  // none left: not found here
+            for j in waiting {
+                if !ranges {
+                    while first[j] < end[j] && !batch.wants(j, index.members[first[j]], rule) { first[j] += 1 }
+                }
+                guard first[j] < end[j] else { continue }  // none left: settled as it is
                 let p = index.members[first[j]]
                 first[j] += 1
                 still.append(j)
@@ -107,36 +192,44 @@ struct QueryAnswers {
                 fill[p] += 1
             }
             for p in 0..<packs.count where start[p] < start[p + 1] {
-                if ranges {
-                    try ask(pack: p, grouped[start[p]..<start[p + 1]], &batch, into: &answers) { (db, n, body) throws(CallerIDError) in
-                        db.rangeCount > 0 ? try db.withRange(n, body) : nil
-                    }
-                } else {
-                    try ask(pack: p, grouped[start[p]..<start[p + 1]], &batch, into: &answers) { (db, n, body) throws(CallerIDError) in
-                        try db.withEntry(n, body)
-                    }
-                }
+                try ask(pack: p, grouped[start[p]..<start[p + 1]], ranges ? .range : .entry, &batch, into: &answers)
             }
             waiting.removeAll(keepingCapacity: true)
-            for j in still where !batch.found[j] { waiting.append(j) }
+            for j in still where !batch.found[j] && (ranges || batch.identifying[j] == nil || batch.blocking[j] == nil) {
+                waiting.append(j)
+            }
         }
     }
 
-    /// Asks pack `p` for the numbers at places `group` (`find`: `withEntry`, `withRange` or
-    /// `withAnswer`); a found answer is rendered as its line's.
-    private func ask(pack p: Int, _ group: ArraySlice<Int>, _ batch: inout Batch, into answers: inout Answers,
-                     _ find: (Database, UInt64, (EntryView) -> Void) throws(CallerIDError) -> Void?) throws(ToolError) {
+    /// What a pack is asked for.
+    private enum Question {
+        /// Its own answer (one pack's precedence: an entry, else a range), rendered.
+        case answer
+        /// An entry, kept as an identifying or blocking pick.
+        case entry
+        /// A range, rendered.
+        case range
+    }
+
+    /// Asks pack `p` the `question` for the numbers at places `group`.
+    private func ask(pack p: Int, _ group: ArraySlice<Int>, _ question: Question, _ batch: inout Batch,
+                     into answers: inout Answers) throws(ToolError) {
+        let rule = packs.rule
         var from = group.startIndex
         while from < group.endIndex {
             let to = min(from + PackSet.checkEvery, group.endIndex)
             let db = try packs.database(p, lookups: to - from)
             do {
                 for j in group[from..<to] {
-                    _ = try find(db, batch.numbers[j]) { view in
-                        let start = answers.text.count
-                        writeAnswer(view, format: format, to: &answers.text)
-                        answers.spans[batch.lines[j]] = start..<answers.text.count
-                        batch.found[j] = true
+                    let n = batch.numbers[j]
+                    switch question {
+                    case .answer:
+                        _ = try db.withAnswer(n) { view in render(view, j, &batch, into: &answers) }
+                    case .entry:
+                        _ = try db.withEntry(n) { view in batch.take(view, j, pack: p, rule) }
+                    case .range:
+                        guard db.rangeCount > 0 else { continue }
+                        _ = try db.withRange(n) { view in render(view, j, &batch, into: &answers) }
                     }
                 }
             } catch {

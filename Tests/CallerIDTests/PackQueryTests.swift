@@ -64,7 +64,18 @@ private func askEveryPack(_ dbs: [String], _ numbers: [UInt64]) throws -> [Strin
         if databases.count == 1 {
             found = try databases[0].withAnswer(n) { $0.entry }
         } else {
-            for db in databases where found == nil { found = try db.withEntry(n) { $0.entry } }
+            // As the phone: the first blocking entry blocks (shown with the first identifying
+            // entry's label when there is one), else the first identifying entry; else a range.
+            var identifying: Entry? = nil, blocking: Entry? = nil
+            for db in databases {
+                guard let e = try db.withEntry(n, { $0.entry }) else { continue }
+                if e.category.action == .block { blocking = blocking ?? e } else { identifying = identifying ?? e }
+            }
+            if let b = blocking {
+                found = Entry(number: n, label: identifying?.label ?? b.label, category: b.category)
+            } else {
+                found = identifying
+            }
             for db in databases where found == nil && db.rangeCount > 0 { found = try db.withRange(n) { $0.entry } }
         }
         guard let e = found else { return "\(n)\t-" }

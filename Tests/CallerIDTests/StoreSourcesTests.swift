@@ -110,11 +110,20 @@ private func expectAnswers(_ store: String, _ sources: [ModelSource], sourceLoca
     var numbers = Set(sources.flatMap { $0.regions.flatMap { $0.entries.map(\.number) } })
     numbers.formUnion([79_000_000_001, 79_555_000_000, 79_999_999_999])
     let asked = numbers.sorted()
-    var answer: [UInt64: Entry] = [:]
+    // As the phone: the first blocking entry (precedence order) blocks, shown with the first
+    // identifying entry's label where there is one; else the first identifying entry.
+    var identifying: [UInt64: Entry] = [:], blocking: [UInt64: Entry] = [:]
     for s in sources.reversed() {
-        for f in s.files { for e in f.entries { answer[e.number] = e } }
+        for f in s.files {
+            for e in f.entries {
+                if e.category.action == .block { blocking[e.number] = e } else { identifying[e.number] = e }
+            }
+        }
     }
-    let expected = asked.map { n in answer[n].map { "\(n)\t\($0.label)\t\($0.category.name)" } ?? "\(n)\t-" }
+    let expected = asked.map { n in
+        if let b = blocking[n] { return "\(n)\t\(identifying[n]?.label ?? b.label)\t\(b.category.name)" }
+        return identifying[n].map { "\(n)\t\($0.label)\t\($0.category.name)" } ?? "\(n)\t-"
+    }
     let r = try lookup(["-", "--db", store], stdin: Data(asked.map(String.init).joined(separator: "\n").utf8 + [0x0A]))
     #expect(r.status == 0 || r.status == 1, "\(r.stderr)", sourceLocation: sourceLocation)
     expectSameLines(r.lines, expected, "lookup - --db \(store) against the model", sourceLocation: sourceLocation)

@@ -1,0 +1,97 @@
+import CallerID
+import CallerIDDirectory
+
+/// What the phone does with a number, for the packs of a query: the rule by which the Call
+/// Directory feed makes its two lists (``MergedStream``), applied to one number, so that
+/// `lookup`, `lookup serve` and the phone give a number one answer (docs/CALL-DIRECTORY.md,
+/// "One answer for a number").
+///
+/// - The identification list: the entry of the first pack (precedence order) whose entry for
+///   the number identifies, among the sets whose settings feed identification.
+/// - The blocking list: the entry of the first pack whose entry blocks, among the sets whose
+///   settings feed blocking; it blocks when its set's category choice takes its category (a
+///   winner not chosen is dropped, a later entry does not take its place). A number inside a
+///   blocking rule is blocked too. A number on an allow list is never blocked.
+///
+/// Each set (`--db`) brings its own settings (`settings.json` of a store's generation or of a
+/// build directory; the defaults for a file): identification, blocking and the category
+/// choice apply to its own packs; the allow lists and the rules of every set apply to the
+/// whole query.
+struct AnswerRule: Sendable {
+    /// Per pack (precedence order): the index of its set's settings in ``settings``.
+    private let packSet: [Int]
+    private let settings: [FeedSettings]
+    /// Every set's allow list, sorted, without duplicates.
+    private let allow: [UInt64]
+    /// Every blocking set's rules, sorted and disjoint.
+    private let rules: [ClosedRange<UInt64>]
+    /// Every set takes the default settings: a number's answer is the first pack's entry
+    /// that holds it, as a lone file gives it.
+    let isDefault: Bool
+
+    /// - Parameters:
+    ///   - packSet: the set each pack (precedence order) belongs to.
+    ///   - settings: each set's settings.
+    init(packSet: [Int], settings: [FeedSettings]) {
+        self.packSet = packSet
+        self.settings = settings
+        var allow: [UInt64] = []
+        var rules: [ClosedRange<UInt64>] = []
+        for s in settings {
+            allow += s.allowList
+            if s.blocking { rules += s.ruleRanges }
+        }
+        allow.sort()
+        var unique: [UInt64] = []
+        for n in allow where unique.last != n { unique.append(n) }
+        self.allow = unique
+        rules.sort { $0.lowerBound < $1.lowerBound }
+        var joined: [ClosedRange<UInt64>] = []
+        for r in rules {
+            if let last = joined.last, last.upperBound == UInt64.max || r.lowerBound <= last.upperBound + 1 {
+                joined[joined.count - 1] = last.lowerBound...max(last.upperBound, r.upperBound)
+            } else {
+                joined.append(r)
+            }
+        }
+        self.rules = joined
+        isDefault = settings.allSatisfy(\.answersAsDefaults)
+    }
+
+    /// Pack `p`'s identifying entries take part (its set feeds identification).
+    func identifies(_ p: Int) -> Bool { settings[packSet[p]].identification }
+
+    /// Pack `p`'s blocking entries take part (its set feeds blocking).
+    func blocks(_ p: Int) -> Bool { settings[packSet[p]].blocking }
+
+    /// Whether pack `p`'s entry of `category`, the first blocking entry of a number, blocks it.
+    func blocks(_ p: Int, category: Category) -> Bool { settings[packSet[p]].blocks(category: category) }
+
+    /// Whether `number` is on an allow list.
+    func allows(_ number: UInt64) -> Bool {
+        var lo = 0, hi = allow.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if allow[mid] < number { lo = mid + 1 } else { hi = mid }
+        }
+        return lo < allow.count && allow[lo] == number
+    }
+
+    /// The blocking rule that holds `number`, nil when none does.
+    func rule(holding number: UInt64) -> ClosedRange<UInt64>? {
+        var lo = 0, hi = rules.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if rules[mid].upperBound < number { lo = mid + 1 } else { hi = mid }
+        }
+        return lo < rules.count && rules[lo].contains(number) ? rules[lo] : nil
+    }
+}
+
+extension FeedSettings {
+    /// Both lists fed, nothing allowed, chosen or added by a rule: what decides an answer is
+    /// as with the defaults (slots and the entry cap only split the lists).
+    fileprivate var answersAsDefaults: Bool {
+        identification && blocking && allowList.isEmpty && blockCategories == nil && rules.isEmpty
+    }
+}
