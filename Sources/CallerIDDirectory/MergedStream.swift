@@ -59,6 +59,19 @@ public final class DirectorySnapshot: Sendable {
         try self.init(directory: folder, manifest: manifest, settings: settings ?? FeedSettings(), verify: verify)
     }
 
+    /// Databases already open, in precedence order (the first wins a number in each list), as a
+    /// set with `settings` (a `lookup export` of files: the defaults). The manifest is made up
+    /// from their paths.
+    package init(databases: [Database], settings: FeedSettings = FeedSettings()) {
+        directory = ""
+        manifest = DirectoryManifest(files: databases.map { .init(file: $0.path, bytes: 0, xxh3: 0) })
+        self.settings = settings
+        self.databases = databases
+        manifestIndex = Array(databases.indices)
+        unreadable = []
+        ruleRanges = settings.ruleRanges
+    }
+
     private init(directory: String, manifest: DirectoryManifest, settings: FeedSettings?, verify: Bool,
                  skippingUnreadable: Bool = false) throws(DirectoryError) {
         self.directory = directory
@@ -258,5 +271,65 @@ public struct MergedStream {
             failure = error
             throw error
         }
+    }
+}
+
+/// Both lists of a ``DirectorySnapshot`` as one ascending stream, each number once, as the
+/// phone treats it (docs/CALL-DIRECTORY.md, "One answer for a number"): blocked when the
+/// blocking list holds it, identified when only the identification list does. Numbers in
+/// neither list (an allow-listed number that only a blocking entry holds, say) do not appear.
+/// What `lookup dump` of a store prints and what `lookup export` writes.
+package struct AnswerStream {
+    private var identified: MergedStream
+    private var blocked: MergedStream
+    private var hasIdentified = false, hasBlocked = false
+    /// The streams whose entry was handed out, advanced by the next call.
+    private var advanceIdentified = true, advanceBlocked = true
+
+    /// The current number (valid after ``next()`` returned true).
+    package private(set) var number: UInt64 = 0
+    /// The identification list holds it: ``identifiedLabel`` and ``identifiedCategory`` are its entry's.
+    package private(set) var isIdentified = false
+    /// The blocking list holds it: ``blockingCategory`` is its winning entry's (nil for a rule).
+    package private(set) var isBlocked = false
+
+    package init(_ snapshot: DirectorySnapshot, from: UInt64 = 0) {
+        identified = snapshot.stream(.identification, in: from..<UInt64.max)
+        blocked = snapshot.stream(.blocking, in: from..<UInt64.max)
+    }
+
+    /// The identifying entry's label (empty when not identified), valid until the next call.
+    package var identifiedLabel: UnsafeRawBufferPointer { isIdentified ? identified.label : UnsafeRawBufferPointer(start: nil, count: 0) }
+    package var identifiedCategory: Category? { isIdentified ? identified.category : nil }
+    package var blockingCategory: Category? { isBlocked ? blocked.category : nil }
+
+    /// The label the phone shows: the identifying entry's, else the blocking entry's (empty
+    /// for a rule). Valid until the next call.
+    package var label: UnsafeRawBufferPointer { isIdentified ? identified.label : blocked.label }
+
+    /// The answer's category: the blocking entry's (``Category/block`` for a rule) when
+    /// blocked, the identifying entry's otherwise.
+    package var category: Category {
+        isBlocked ? blocked.category ?? .block : identified.category ?? .identify
+    }
+
+    /// The file (manifest index) the shown label comes from; -1 for a rule's empty label.
+    package var labelFile: Int { isIdentified ? identified.file : blocked.file }
+
+    /// Moves to the next number; false at the end. Throws when a file is damaged.
+    package mutating func next() throws(DirectoryError) -> Bool {
+        if advanceIdentified { hasIdentified = try identified.next() }
+        if advanceBlocked { hasBlocked = try blocked.next() }
+        guard hasIdentified || hasBlocked else {
+            advanceIdentified = false
+            advanceBlocked = false
+            return false
+        }
+        number = min(hasIdentified ? identified.number : UInt64.max, hasBlocked ? blocked.number : UInt64.max)
+        isIdentified = hasIdentified && identified.number == number
+        isBlocked = hasBlocked && blocked.number == number
+        advanceIdentified = isIdentified
+        advanceBlocked = isBlocked
+        return true
     }
 }

@@ -448,28 +448,23 @@ func dumpLists(_ set: DatabasePaths, from: UInt64, action: CategoryAction?, cate
     } catch {
         throw toolError(error)
     }
-    var identified = snapshot.stream(.identification, in: from..<UInt64.max)
-    var blocked = snapshot.stream(.blocking, in: from..<UInt64.max)
+    var answers = AnswerStream(snapshot, from: from)
     var out = Output()
     defer { out.flush() }
     do throws(DirectoryError) {
-        var hasId = try identified.next(), hasBlock = try blocked.next()
-        while hasId || hasBlock {
-            let n = min(hasId ? identified.number : UInt64.max, hasBlock ? blocked.number : UInt64.max)
-            let isIdentified = hasId && identified.number == n, isBlocked = hasBlock && blocked.number == n
-            let category = isBlocked ? blocked.category ?? .block : identified.category ?? .identify
-            let wanted = switch action {
-            case .identify: isIdentified
-            case .block: isBlocked
-            case nil: categories?.contains(category.name) ?? true
+        while try answers.next() {
+            switch action {
+            case .identify:
+                if answers.isIdentified, let category = answers.identifiedCategory {
+                    writeListEntry(answers.number, answers.identifiedLabel, category, json: json, to: &out)
+                }
+            case .block:
+                if answers.isBlocked { writeListEntry(answers.number, answers.label, answers.category, json: json, to: &out) }
+            case nil:
+                if categories?.contains(answers.category.name) ?? true {
+                    writeListEntry(answers.number, answers.label, answers.category, json: json, to: &out)
+                }
             }
-            if action == .identify, wanted {
-                writeListEntry(n, identified.label, identified.category ?? .identify, json: json, to: &out)
-            } else if wanted {
-                writeListEntry(n, isIdentified ? identified.label : blocked.label, category, json: json, to: &out)
-            }
-            if isIdentified { hasId = try identified.next() }
-            if isBlocked { hasBlock = try blocked.next() }
         }
     } catch {
         throw toolError(error)

@@ -19,8 +19,11 @@ Both are KeywordDatabase messages in the protobuf binary format, the input of PI
 With --text, writes input.txtpb instead: an InputIdentities message in the text format, the
 input of the example's ConstructDatabase tool.
 
-Numbers come out ascending, one row per number. With several databases (several --db, or a
-build directory or store), the first that holds a number answers for it, as in 'lookup NUMBER'.
+Numbers come out ascending, one row per number, each as the phone treats it and as
+'lookup NUMBER' answers it: blocked when the merged blocking list holds it (a store's allow
+list, category choice and rules applied; the identifying label where an entry identifies it),
+identified otherwise; a number in neither list gets no row. A store with such settings is
+exported alone.
 Rows are written as they are read (memory does not grow with the data); the files are written
 under temporary names and renamed into place at the end: a failed export replaces nothing.
 Every label is checked as 'lookup verify' checks it: a label with a control or hidden character
@@ -84,10 +87,24 @@ func exportCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     var paths = args.values("--db") + args.positionals
     if paths.isEmpty { paths = [try databasePath(args)] }
     var files: [String] = []
-    for p in paths { files += try DatabasePaths.resolve(p).files }
+    var settings: [(path: String, FeedSettings)] = []
+    for p in paths {
+        let set = try DatabasePaths.resolve(p)
+        files += set.files
+        do { settings.append((p, try set.resolved.feedSettings())) } catch { throw toolError(error) }
+    }
+    // A store's settings decide what the phone's lists hold; they apply to its own packs, so a
+    // store with settings is exported alone.
+    if settings.count > 1, let set = settings.first(where: { $0.1 != FeedSettings() }) {
+        throw .usage("\(set.path) has feed settings (allow list, category choice or rules) that apply to its own databases: export it alone, without other --db",
+                     command: command)
+    }
     let report: LiveCallerIDExportReport
     do {
-        report = try LiveCallerIDExport.write(databases: files, to: outdir, options: options)
+        var databases: [Database] = []
+        for f in files { databases.append(try Database(path: f)) }
+        report = try LiveCallerIDExport.write(DirectorySnapshot(databases: databases, settings: settings.first?.1 ?? FeedSettings()),
+                                              to: outdir, options: options)
     } catch {
         throw toolError(error)
     }

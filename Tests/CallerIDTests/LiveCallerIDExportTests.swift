@@ -449,28 +449,28 @@ struct IdentityRow: Equatable, CustomStringConvertible {
 
     // MARK: Several databases
 
-    /// A number present in two databases comes out once, from the first database given
-    /// (as `lookup NUMBER --db` answers), through the CLI with repeated --db and with a build directory.
-    @Test func firstDatabaseWinsThroughTheCLI() throws {
+    /// A number present in two databases comes out once, as the phone treats it and `lookup
+    /// NUMBER --db` answers it (each list merged on its own: a number one database identifies
+    /// and another blocks is blocked, with the identifying label), through the CLI with
+    /// repeated --db, with a build directory, and with a store whose settings unblock it.
+    @Test func eachNumberIsExportedAsThePhoneAndLookupTreatIt() throws {
         let dir = TempDir()
         let a = dir.path("a.cid"), b = dir.path("b.cid")
         _ = try buildDatabase([Entry(number: 79_131_234_567, label: "from A"), Entry(number: 79_131_234_568, label: "only A")], at: a)
         _ = try buildDatabase([Entry(number: 79_131_234_567, label: "from B", category: .block), Entry(number: 79_131_234_569, label: "only B")], at: b)
 
-        let ab = dir.path("ab"), ba = dir.path("ba")
-        let r1 = try lookup(["export", "--live-caller-id", ab, "--db", a, "--db", b])
-        #expect(r1.status == 0, "\(r1.stderr)")
-        #expect(r1.stdout.contains("3 numbers, 0 blocked, 3 identities"))
-        #expect(try Self.blockRows(ab).map { "\($0.0)=\($0.1)" } == ["+79131234567=[0]", "+79131234568=[0]", "+79131234569=[0]"])
-        #expect(try Self.identityRows(ab).map { String(decoding: $0.name, as: UTF8.self) } == ["from A", "only A", "only B"])
+        // Either order: A's identification and B's block of 79131234567 are in different lists.
+        for (out, args) in [(dir.path("ab"), ["--db", a, "--db", b]), (dir.path("ba"), ["--db", b, a, "--json"])] {
+            let r = try lookup(["export", "--live-caller-id", out] + args)
+            #expect(r.status == 0, "\(r.stderr)")
+            #expect(r.stdout.contains("3 numbers, 1 blocked, 3 identities") || r.stdout.contains("\"numbers\":3,\"blocked\":1,\"identities\":3"), "\(r.stdout)")
+            #expect(try Self.blockRows(out).map { "\($0.0)=\($0.1)" } == ["+79131234567=[1]", "+79131234568=[0]", "+79131234569=[0]"])
+            #expect(try Self.identityRows(out).map { String(decoding: $0.name, as: UTF8.self) } == ["from A", "only A", "only B"])
+            let dbs = args.filter { $0 != "--json" && $0 != "--db" }.flatMap { ["--db", $0] }
+            #expect(try lookup(["79131234567"] + dbs).stdout == "79131234567\tfrom A\tblock\n")
+        }
 
-        let r2 = try lookup(["export", "--live-caller-id", ba, "--db", b, a, "--json"])   // a second path after --db
-        #expect(r2.status == 0, "\(r2.stderr)")
-        #expect(r2.stdout.contains("\"numbers\":3,\"blocked\":1,\"identities\":3"))
-        #expect(try Self.blockRows(ba).map { "\($0.0)=\($0.1)" } == ["+79131234567=[1]", "+79131234568=[0]", "+79131234569=[0]"])
-        #expect(try Self.identityRows(ba).map { String(decoding: $0.name, as: UTF8.self) } == ["from B", "only A", "only B"])
-
-        // A build directory: manifest order (higher priority first), as lookup answers.
+        // A build directory: the higher priority's block, the lower one's label, as lookup answers.
         let build = dir.path("build")
         try writeBuildDirectory(build, [DirectoryTestFile(name: "x.cid", region: "x", entries: [Entry(number: 79_131_234_567, label: "low")]),
                                         DirectoryTestFile(name: "y.cid", region: "y", entries: [Entry(number: 79_131_234_567, label: "high", category: .block)],
@@ -478,9 +478,23 @@ struct IdentityRow: Equatable, CustomStringConvertible {
         let fromBuild = dir.path("fromBuild")
         let r3 = try lookup(["export", "--live-caller-id", fromBuild, "--db", build])
         #expect(r3.status == 0, "\(r3.stderr)")
-        #expect(try lookup(["79131234567", "--db", build]).stdout.hasPrefix("79131234567\thigh"))
-        #expect(try Self.identityRows(fromBuild).map { String(decoding: $0.name, as: UTF8.self) } == ["high"])
+        #expect(try lookup(["79131234567", "--db", build]).stdout == "79131234567\tlow\tblock\n")
+        #expect(try Self.identityRows(fromBuild).map { String(decoding: $0.name, as: UTF8.self) } == ["low"])
         #expect(try Self.blockRows(fromBuild).map { $0.1 } == [[1]])
+
+        // A store whose allow list unblocks the number: identified, not blocked, as on the phone;
+        // with other --db beside it the store's settings could not apply as they do: refused.
+        let store = dir.path("store")
+        #expect(try lookup(["install", "--store", store, build]).status == 0)
+        try "79131234567\n".write(toFile: dir.path("allow.txt"), atomically: true, encoding: .utf8)
+        #expect(try lookup(["install", "--store", store, "--allow", dir.path("allow.txt")]).status == 0)
+        let fromStore = dir.path("fromStore")
+        let r4 = try lookup(["export", "--live-caller-id", fromStore, "--db", store])
+        #expect(r4.status == 0, "\(r4.stderr)")
+        #expect(try Self.blockRows(fromStore).map { $0.1 } == [[0]])
+        #expect(try lookup(["79131234567", "--db", store]).stdout == "79131234567\tlow\tidentify\n")
+        let mixed = try lookup(["export", "--live-caller-id", dir.path("mixed"), "--db", store, "--db", a])
+        #expect(mixed.status == 64 && mixed.stderr.contains("export it alone"), "\(mixed.stderr)")
     }
 
     // MARK: Failures

@@ -187,10 +187,14 @@ public struct LiveCallerIDValueSizes: Sendable, Equatable {
 /// `PIRProcessDatabase`'s configurations beside them, or the example tool's text input
 /// (`input.txtpb`).
 ///
-/// - Numbers come out in ascending order, one row per number; when several databases hold a
-///   number, the first database given answers (the precedence of `lookup NUMBER --db`).
-/// - A number's block flag is its category's ``CategoryAction``; its identity is its label,
-///   `cacheExpiryMinutes`, the identity category chosen for its CallerID category and its icon.
+/// - Numbers come out in ascending order, one row per number, each as the phone treats it and
+///   `lookup NUMBER --db` answers it (``AnswerStream``: docs/CALL-DIRECTORY.md, "One answer for
+///   a number"): blocked when the merged blocking list holds it, with the identifying label
+///   where the identification list holds it too. A number in neither list (allow-listed, a
+///   category not chosen) gets no row.
+/// - A number's identity is its label, `cacheExpiryMinutes`, the identity category chosen for
+///   its identifying entry's CallerID category (the blocking entry's when none identifies it)
+///   and its icon.
 /// - Streaming: each row is written as it is read, through a fixed buffer; heap use does not
 ///   grow with the databases (the icon folder's listing takes 8 bytes per icon). The files are
 ///   written under temporary names in the output folder and renamed into place at the end, so
@@ -236,10 +240,19 @@ public enum LiveCallerIDExport {
         return try write(databases: databases, to: directory, options: options)
     }
 
-    /// Exports open databases (precedence order: the first that holds a number answers) into
-    /// `directory`, as the variant taking paths does.
+    /// Exports open databases (precedence order: the first that holds a number in a list wins
+    /// it) into `directory`, as the variant taking paths does.
     public static func write(databases: [Database], to directory: String,
                              options: LiveCallerIDExportOptions = LiveCallerIDExportOptions()) throws(DirectoryError) -> LiveCallerIDExportReport {
+        guard !databases.isEmpty else { throw DirectoryError(.invalidArgument, "no database to export") }
+        return try write(DirectorySnapshot(databases: databases), to: directory, options: options)
+    }
+
+    /// Exports a set with its feed settings (a store's generation: allow list, category choice,
+    /// rules) into `directory`: the numbers the phone's two lists hold, as they hold them.
+    package static func write(_ snapshot: DirectorySnapshot, to directory: String,
+                              options: LiveCallerIDExportOptions = LiveCallerIDExportOptions()) throws(DirectoryError) -> LiveCallerIDExportReport {
+        let databases = snapshot.databases
         guard !databases.isEmpty else { throw DirectoryError(.invalidArgument, "no database to export") }
         var report = LiveCallerIDExportReport()
         for name in options.identityCategories.keys.sorted() {
@@ -266,23 +279,17 @@ public enum LiveCallerIDExport {
         } else {
             try FileSystem.makeDirectory(directory)
         }
-        // Per database, per category code: block flag and identity category.
-        let tables = databases.map { db in
-            db.categories.map { c in
-                (block: c.action == .block,
-                 identity: options.identityCategories.first { $0.key.lowercased() == c.name }?.value ?? .unspecified)
-            }
-        }
-        var merge = PrecedenceMerge(databases.map { $0.cursor() })
+        let identities = Dictionary(options.identityCategories.map { ($0.key.lowercased(), $0.value) }) { a, _ in a }
+        var answers = AnswerStream(snapshot)
         do {
             switch options.output {
             case .datasets:
-                try writeDatasets(&merge, databases: databases, tables: tables, icons: icons, directory: directory, options: options, report: &report)
+                try writeDatasets(&answers, snapshot, identities, icons: icons, directory: directory, options: options, report: &report)
                 // Once the output buffers are freed: the heap holds one read buffer at a time.
                 try measureShards(joinPath(directory, identityFileName), rows: report.identities, sizes: &report.identitySizes)
                 report.configurations = try writeConfigurations(directory: directory, sizes: report.identitySizes)
             case .text:
-                try writeText(&merge, databases: databases, tables: tables, directory: directory, options: options, report: &report)
+                try writeText(&answers, snapshot, identities, directory: directory, options: options, report: &report)
             }
         } catch let error as DirectoryError {
             throw error
@@ -297,16 +304,22 @@ public enum LiveCallerIDExport {
     /// Every label written is held to the rule `verify` holds it to (``LabelText``): a label
     /// with invalid UTF-8, a control or a hidden character (a damaged file, or one built before
     /// the rule) stops the export before it reaches a phone's screen.
-    private static func checkLabel(_ merge: PrecedenceMerge, _ databases: [Database]) throws(DirectoryError) {
-        if let problem = LabelText.check(merge.label) {
-            throw DirectoryError(.corrupt, "\(databases[merge.source].path): number \(merge.number): \(problem) "
+    private static func checkLabel(_ answers: AnswerStream, _ snapshot: DirectorySnapshot) throws(DirectoryError) {
+        if let problem = LabelText.check(answers.label) {
+            let file = snapshot.manifest.files[answers.labelFile].file
+            throw DirectoryError(.corrupt, "\(snapshot.directory.isEmpty ? file : joinPath(snapshot.directory, file)): number \(answers.number): \(problem) "
                                  + "(the database fails 'lookup verify'; rebuild it with 'lookup build')")
         }
     }
 
     // MARK: Binary datasets
 
-    private static func writeDatasets(_ merge: inout PrecedenceMerge, databases: [Database], tables: [[(block: Bool, identity: LiveCallerIDCategory)]],
+    /// The identity category of the current answer (`identities`: CallerID category name → identity).
+    private static func identity(_ answers: AnswerStream, _ identities: [String: LiveCallerIDCategory]) -> LiveCallerIDCategory {
+        identities[(answers.identifiedCategory ?? answers.category).name] ?? .unspecified
+    }
+
+    private static func writeDatasets(_ answers: inout AnswerStream, _ snapshot: DirectorySnapshot, _ identities: [String: LiveCallerIDCategory],
                                       icons: IconFolder?, directory: String, options: LiveCallerIDExportOptions,
                                       report: inout LiveCallerIDExportReport) throws {
         let blockPath = joinPath(directory, blockFileName)
@@ -321,10 +334,10 @@ public enum LiveCallerIDExport {
         var iconIndex = 0
         let iconNumbers = icons?.numbers ?? []
         do {
-            while try merge.next() {
-                try checkLabel(merge, databases)
-                let n = merge.number
-                let entry = tables[merge.source][merge.category]
+            while try answers.next() {
+                try checkLabel(answers, snapshot)
+                let n = answers.number
+                let entry = (block: answers.isBlocked, identity: identity(answers, identities))
                 keyword.set(n)
                 let kwSize = ProtobufWriter.lengthDelimitedSize(keyword.count)
 
@@ -351,7 +364,7 @@ public enum LiveCallerIDExport {
                 // A row whenever the CallIdentity has a field set, as ConstructDatabase writes
                 // them (`identity != CallIdentity()`): a number without a label still gets its
                 // cache expiry and category.
-                let name = merge.label
+                let name = answers.label
                 guard !name.isEmpty || image != nil || expiry > 0 || entry.identity != .unspecified else { continue }
                 let iconSize = image.map { 2 + ($0.isEmpty ? 0 : ProtobufWriter.lengthDelimitedSize($0.count)) }
                 let identitySize = (name.isEmpty ? 0 : ProtobufWriter.lengthDelimitedSize(name.count))
@@ -446,7 +459,7 @@ public enum LiveCallerIDExport {
 
     // MARK: Text input of ConstructDatabase
 
-    private static func writeText(_ merge: inout PrecedenceMerge, databases: [Database], tables: [[(block: Bool, identity: LiveCallerIDCategory)]],
+    private static func writeText(_ answers: inout AnswerStream, _ snapshot: DirectorySnapshot, _ identities: [String: LiveCallerIDCategory],
                                   directory: String, options: LiveCallerIDExportOptions,
                                   report: inout LiveCallerIDExportReport) throws {
         let path = joinPath(directory, textFileName)
@@ -462,17 +475,18 @@ public enum LiveCallerIDExport {
         let block = Array("    block: true\n".utf8)
         let close = Array("  }\n}\n".utf8)
         do {
-            while try merge.next() {
-                try checkLabel(merge, databases)
-                let entry = tables[merge.source][merge.category]
-                keyword.set(merge.number)
+            while try answers.next() {
+                try checkLabel(answers, snapshot)
+                let entry = (block: answers.isBlocked, identity: identity(answers, identities))
+                let label = answers.label
+                keyword.set(answers.number)
                 out.removeAll(keepingCapacity: true)
                 out.append(contentsOf: open)
                 keyword.withBytes { out.append(contentsOf: $0) }
                 out.append(contentsOf: value)
-                if !merge.label.isEmpty {
+                if !label.isEmpty {
                     out.append(contentsOf: name)
-                    appendTextFormatString(merge.label, to: &out)
+                    appendTextFormatString(label, to: &out)
                     out.append(0x0A)
                 }
                 out.append(contentsOf: expiryLine)
@@ -485,7 +499,7 @@ public enum LiveCallerIDExport {
                 try out.withUnsafeBytes { raw in Result { () throws(CallerIDError) in try file.write(raw) } }.get()
                 report.numbers += 1
                 // The rows ConstructDatabase makes of this file (no icons in the text format).
-                if !merge.label.isEmpty || options.cacheExpiryMinutes > 0 || entry.identity != .unspecified { report.identities += 1 }
+                if !label.isEmpty || options.cacheExpiryMinutes > 0 || entry.identity != .unspecified { report.identities += 1 }
             }
             try file.commit()
         } catch {
