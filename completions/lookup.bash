@@ -13,7 +13,7 @@ _lookup_options() {
                 "--range-end-field --number-prefix-field --pad-number" \
                 "--country --numbering-plan --validity --number-rules --keep-ranges --max-range-expansion --max-expanded-total" \
                 "--label-replace --max-label-bytes --category-map --category" \
-                "--split-by --region-map --region-after --block-list --max-entries --top --dataset-version" \
+                "--split-by --region-map --region-after --block-list --max-entries --top --top-only --dataset-version" \
                 "--errors --max-bad-rows --progress --no-progress --help" ;;
         dump)    echo "--db --from --category --action --json --help" ;;
         verify)  echo "--json --help" ;;

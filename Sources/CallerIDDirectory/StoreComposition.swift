@@ -151,6 +151,8 @@ extension InstalledStore {
                 let signature = FileManager.default.contents(atPath: g.path + "/" + SourcesRecord.signaturePath(s.name))
                 sets.append(SourceSet(record: s, manifestData: data, manifest: manifest, signatureData: signature))
             }
+            sets = SourcesRecord.ordered(sets.map(\.record)).map { r in sets.first { $0.record.name == r.name }! }
+            SourceSet.claimRegions(&sets)
             return sets
         }
         let data = try DirectoryManifest.readManifestBytes(directory: g.path)
@@ -182,7 +184,8 @@ extension InstalledStore {
                 if listed.contains(pack.file) && FileSystem.fileSize(path) == f.bytes { present.append(pack) } else { missing.append(pack.file) }
             }
             return InstalledSource(source: set.record, regions: SourceOffer(DirectoryManifest(files: present)).regions,
-                                   offered: set.offeredRegions, unavailable: set.unavailableRegions, missingPacks: missing)
+                                   offered: set.offeredRegions, unavailable: set.unavailableRegions, missingPacks: missing,
+                                   shadowed: set.shadowedRegions.sorted())
         }
     }
 
@@ -221,6 +224,7 @@ extension InstalledStore {
             changed = input.name
         }
         sets = SourcesRecord.ordered(sets.map(\.record)).map { r in sets.first { $0.record.name == r.name }! }
+        SourceSet.claimRegions(&sets)
 
         // Where each pack comes from.
         var src = Source(directory: current?.path ?? path, manifestData: Data(), manifest: DirectoryManifest(files: []), signatureData: nil)
@@ -248,6 +252,10 @@ extension InstalledStore {
                 } else if let previous, let copy = Self.copy(of: f, in: previous) {
                     src.replacements[pack.file] = copy
                     repaired.append(pack.file)
+                } else if let folder = set.record.folder, Self.intact(joinPath(folder, f.file), f) {
+                    // A local source's pack that was not in the generation (a region another
+                    // source answered for until now): from its folder again.
+                    src.copies[pack.file] = joinPath(folder, f.file)
                 } else {
                     missing.append(pack.file)
                     continue

@@ -197,11 +197,31 @@ struct SourceSet {
     /// The subscribed regions (every offered one when the record says all).
     var subscribedRegions: [String] { record.regions ?? offeredRegions }
 
-    /// The files of the subscribed regions, in the source's manifest order.
+    /// Subscribed regions that a source of higher precedence is subscribed to as well: that
+    /// source answers for them, this one's packs of them are left out (``claimRegions(_:)``).
+    var shadowedRegions: Set<String> = []
+
+    /// The files of the subscribed regions this source answers for (not shadowed), in the
+    /// source's manifest order.
     var selectedFiles: [DirectoryManifest.File] {
-        guard let regions = record.regions else { return manifest.files }
-        let wanted = Set(regions)
-        return manifest.files.filter { wanted.contains($0.regionKey) }
+        let wanted = record.regions.map(Set.init)
+        return manifest.files.filter { (wanted?.contains($0.regionKey) ?? true) && !shadowedRegions.contains($0.regionKey) }
+    }
+
+    /// One source answers for a region: of the sources subscribed to a region of the same
+    /// name, the one of highest precedence (`sets` in precedence order). A region's numbers
+    /// change with each of its sets — numbers are deleted as well as added — so a source of
+    /// lower precedence (the starter set shipped in the app, built per region with the
+    /// publisher's region names) must not answer for a number of a region another source
+    /// now delivers: its packs of that region are left out, and come back when that region is
+    /// unsubscribed. Sets each source's ``shadowedRegions``.
+    static func claimRegions(_ sets: inout [SourceSet]) {
+        var claimed = Set<String>()
+        for i in sets.indices {
+            let regions = Set(sets[i].subscribedRegions).intersection(sets[i].offeredRegions)
+            sets[i].shadowedRegions = regions.intersection(claimed)
+            claimed.formUnion(regions)
+        }
     }
 
     /// Subscribed regions the manifest does not offer (any more).
@@ -308,4 +328,7 @@ public struct InstalledSource: Sendable, Equatable {
     /// another source because they were missing or damaged (the source's next step brings
     /// them back), or missing or damaged since.
     public var missingPacks: [String]
+    /// Subscribed regions that a source of higher precedence answers for (subscribed to a
+    /// region of the same name): this source's packs of them are left out, sorted.
+    public var shadowed: [String] = []
 }

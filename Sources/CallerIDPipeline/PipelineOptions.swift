@@ -115,6 +115,9 @@ public struct PipelineOptions: Sendable {
     public static let defaultMaxEntries = 1_999_999
     /// Also write `top.cid` with the N heaviest entries (by ``weightField``).
     public var top: Int? = nil
+    /// Write only the top-N set (``top``), and with a ``split`` one per region, each under its
+    /// region's name (a starter set whose regions a subscribed region replaces whole).
+    public var topOnly = false
     public var maxBadRows: BadRowLimit = .count(0)
     /// Written into the manifest; default: a hash of all output files.
     public var datasetVersion: String? = nil

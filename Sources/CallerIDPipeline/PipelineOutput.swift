@@ -57,8 +57,11 @@ public struct PipelineSummary: Sendable {
     public var rangesKept: Int = 0
     public var datasetVersion: String
     public var buildTime: String
-    /// Entries written, all files but the top-N set.
-    public var entries: Int { files.filter { $0.kind != "top" }.reduce(0) { $0 + $1.entries } }
+    /// Entries written, all files but the top-N set (the top sets of a build of them alone).
+    public var entries: Int {
+        let counted = files.filter { $0.kind != "top" }
+        return (counted.isEmpty ? files : counted).reduce(0) { $0 + $1.entries }
+    }
     public var bytes: Int { files.reduce(0) { $0 + $1.bytes } }
 }
 
@@ -270,12 +273,13 @@ extension Pipeline {
     private func writeDirectory(_ plan: [PlannedFile], groups: (lists: [EntryList], duplicates: Int), output: String, target: String,
                                 distinct: Int?, announce: (String, Int, Int) -> Void) throws(PipelineError) -> PipelineSummary {
         let duplicates = groups.duplicates
-        let fileCount = plan.count + (options.top == nil ? 0 : 1)
+        let tops = options.top.map { topSets($0, groups.lists) } ?? []
+        let fileCount = options.topOnly ? tops.count : plan.count + tops.count
         var result: PipelineSummary? = nil
         try Pipeline.switchInDirectory(at: target, allowExchange: allowDirectoryExchange, hook: switchHook) { (temp) throws(PipelineError) in
         // Databases.
         var files: [OutputFile] = []
-        for (i, p) in plan.enumerated() {
+        for (i, p) in plan.enumerated() where !options.topOnly {
             announce(p.fileName, p.entries, i + 1)
             var file = try writeDatabase(p, to: "\(temp)/\(p.fileName)", withRanges: i == 0)
             file.sha256 = try Pipeline.sha256(of: "\(temp)/\(p.fileName)")
@@ -291,14 +295,12 @@ extension Pipeline {
             }
             files.append(file)
         }
-        // Starter set.
-        if let top = options.top {
-            let (chosen, merged) = topEntries(top)
-            _ = merged
-            announce("top.cid", chosen.count, fileCount)
-            var file = try writeDatabase(chosen[...], to: "\(temp)/top.cid", fileName: "top.cid")
-            file.sha256 = try Pipeline.sha256(of: "\(temp)/top.cid")
-            file.region = "top"
+        // Starter set: one top.cid, or with --top-only and a split, one per region.
+        for top in tops {
+            announce(top.fileName, top.entries.count, files.count + 1)
+            var file = try writeDatabase(top.entries[...], to: "\(temp)/\(top.fileName)", fileName: top.fileName)
+            file.sha256 = try Pipeline.sha256(of: "\(temp)/\(top.fileName)")
+            file.region = top.region
             file.kind = "top"
             file.rangeStart = file.firstNumber
             file.rangeEnd = file.lastNumber
@@ -435,6 +437,39 @@ extension Pipeline {
     /// `stableOrder(of:)`, the package's one sort).
     func sortedOrder() -> [Int32] { stableOrder(of: numbers) }
 
+    /// The top-N sets to write: `top.cid` (region `top`) of the whole build; with
+    /// ``PipelineOptions/topOnly`` and a split, one per region instead, named and keyed as the
+    /// region's own file (the region's top N among its lists' entries).
+    func topSets(_ n: Int, _ lists: [EntryList]) -> [(fileName: String, region: String, entries: [Int32])] {
+        guard options.topOnly && options.split != .none else { return [("top.cid", "top", topEntries(n).0)] }
+        var regions: [String] = [], byRegion: [String: (base: String, indices: [Int32])] = [:]
+        for list in lists {
+            if byRegion[list.region] == nil {
+                regions.append(list.region)
+                byRegion[list.region] = (list.fileBase, [])
+            }
+            byRegion[list.region]!.indices += list.indices
+        }
+        return regions.map { r in
+            let (base, indices) = byRegion[r]!
+            var seen = Set<UInt64>(), unique: [Int32] = []
+            for e in indices where seen.insert(numbers[Int(e)]).inserted { unique.append(e) }
+            return ("\(base).cid", r, heaviest(n, unique))
+        }
+    }
+
+    /// The `n` heaviest of `unique` (one entry per number; ties: smaller number first), ascending.
+    private func heaviest(_ n: Int, _ unique: [Int32]) -> [Int32] {
+        var sorted = unique
+        sorted.sort { a, b in
+            let wa = weightOf[Int(a)], wb = weightOf[Int(b)]
+            return wa != wb ? wa > wb : numbers[Int(a)] < numbers[Int(b)]
+        }
+        var chosen = Array(sorted.prefix(n))
+        chosen.sort { numbers[Int($0)] < numbers[Int($1)] }
+        return chosen
+    }
+
     /// The `n` heaviest entries (last row per number; ties: smaller number first), ascending.
     func topEntries(_ n: Int) -> ([Int32], Int) {
         let order = sortedOrder()
@@ -444,13 +479,7 @@ extension Pipeline {
             if k + 1 < order.count && numbers[Int(order[k + 1])] == numbers[Int(e)] { merged += 1; continue }
             unique.append(e)
         }
-        unique.sort { a, b in
-            let wa = weightOf[Int(a)], wb = weightOf[Int(b)]
-            return wa != wb ? wa > wb : numbers[Int(a)] < numbers[Int(b)]
-        }
-        var chosen = Array(unique.prefix(n))
-        chosen.sort { numbers[Int($0)] < numbers[Int($1)] }
-        return (chosen, merged)
+        return (heaviest(n, unique), merged)
     }
 
     // MARK: Writing

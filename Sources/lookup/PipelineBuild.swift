@@ -12,7 +12,7 @@ let pipelineValued: [String] = [
     "--max-range-expansion", "--max-expanded-total", "--split-by", "--region-map", "--region-after", "--max-entries", "--top", "--max-bad-rows", "--errors",
     "--dataset-version", "--block-list",
 ]
-let pipelineFlags: [String] = ["--progress", "--no-progress", "--keep-ranges"]
+let pipelineFlags: [String] = ["--progress", "--no-progress", "--keep-ranges", "--top-only"]
 
 let pipelineBuildHelp = """
 
@@ -76,6 +76,9 @@ Outputs (--split-by, --block-list separate, --max-entries and --top make -o a bu
                                 (and without the options above), -o is one database file,
                                 whatever its size
   --top N                       also write top.cid with the N heaviest entries (needs --weight-field)
+  --top-only                    write only the top set: top.cid, or with --split-by one file per
+                                region, the region's N heaviest under its own region name (a
+                                starter set that a subscribed region replaces whole)
   --dataset-version V           stamped in manifest.json (default: a hash of the files)
 Errors
   --errors FILE                 every rejected row as TSV: file, line, raw value, reason, message
@@ -273,6 +276,10 @@ struct PipelineOptionReader {
             guard options.weightField != nil else { throw usage("--top needs --weight-field") }
             guard n <= options.entriesPerDatabase else { throw usage("--top \(n) is more than --max-entries \(options.entriesPerDatabase)") }
             options.top = n
+        }
+        if args.flag("--top-only") {
+            guard options.top != nil else { throw usage("--top-only needs --top N") }
+            options.topOnly = true
         }
     }
 

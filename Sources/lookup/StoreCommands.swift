@@ -65,7 +65,7 @@ private func storeListBody(_ raw: [String]) throws -> Int32 {
                 "{\"region\":\(jsonQuote(r.name)),\"packs\":\(jsonStrings(r.files)),\"entries\":\(r.entries.map(String.init) ?? "null"),\"bytes\":\(r.bytes)}"
             }
             let fields = sourceJSON(s.source).dropLast()
-            return fields + ",\"implicit\":\(s.source.isImplicit),\"installed\":[\(regions.joined(separator: ","))],\"offered\":\(jsonStrings(s.offered)),\"unavailable\":\(jsonStrings(s.unavailable)),\"missing_packs\":\(jsonStrings(s.missingPacks))}"
+            return fields + ",\"implicit\":\(s.source.isImplicit),\"installed\":[\(regions.joined(separator: ","))],\"offered\":\(jsonStrings(s.offered)),\"unavailable\":\(jsonStrings(s.unavailable)),\"missing_packs\":\(jsonStrings(s.missingPacks)),\"shadowed\":\(jsonStrings(s.shadowed))}"
         }
         out.write("{\"store\":\(jsonQuote(storePath)),\"generation\":\(pinned.id),\"sources\":[\(list.joined(separator: ","))],\(slotsJSONFields(plan)),\"unreadable\":\(jsonStrings(pinned.snapshot.unreadable.map(\.file)))}\n")
     } else {
@@ -83,6 +83,9 @@ private func storeListBody(_ raw: [String]) throws -> Int32 {
             }
             for name in s.unavailable { out.write("  \(escapedForDisplay(name))\tnot offered by the installed set\n") }
             for pack in s.missingPacks { out.write("  missing: \(pack) (the next fetch or install of source \(r.name) brings it back)\n") }
+            if !s.shadowed.isEmpty {
+                out.write("  answered by a source of higher precedence: \(s.shadowed.joined(separator: ", ")) (this source's packs of them left out)\n")
+            }
         }
         writeSlotLines(plan, to: &out)
     }

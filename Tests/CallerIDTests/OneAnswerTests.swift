@@ -152,3 +152,99 @@ struct OneAnswerTests {
         for (n, answer) in zip(store.numbers, servedAnswers) { store.expectPhoneAnswer(answer, n, "serve") }
     }
 }
+
+/// A region is answered by one source: the starter set's packs of a region another source is
+/// subscribed to are left out, so a number the publisher deleted from that region stops
+/// answering; unsubscribing the region brings the starter's pack back.
+struct RegionOwnershipTests {
+    private static func entries(_ range: ClosedRange<UInt64>, _ label: String, step: UInt64 = 1) -> [Entry] {
+        stride(from: range.lowerBound, through: range.upperBound, by: Int(step)).map { Entry(number: $0, label: "\(label) \($0 % 1000)") }
+    }
+
+    @Test func aNumberDeletedFromASubscribedRegionNoLongerAnswersFromTheStarter() throws {
+        let dir = TempDir()
+        let kazan: ClosedRange<UInt64> = 78_432_000_000...78_432_000_199, moscow: ClosedRange<UInt64> = 74_950_000_000...74_950_000_199
+        // The starter: the top numbers of each region, under the publisher's region names.
+        try writeBuildDirectory(dir.path("starter"), [
+            DirectoryTestFile(name: "kazan.cid", region: "kazan", entries: Self.entries(kazan, "Старый", step: 10)),
+            DirectoryTestFile(name: "moscow.cid", region: "moscow", entries: Self.entries(moscow, "Top", step: 10)),
+        ])
+        func city(_ version: Int, deleting deleted: Set<UInt64>) throws -> String {
+            let path = dir.path("city\(version)")
+            try writeBuildDirectory(path, [
+                DirectoryTestFile(name: "kazan.cid", region: "kazan", entries: Self.entries(kazan, "City").filter { !deleted.contains($0.number) }),
+                DirectoryTestFile(name: "moscow.cid", region: "moscow", entries: Self.entries(moscow, "City")),
+            ], datasetVersion: "v\(version)")
+            return path
+        }
+        let store = try InstalledStore(path: dir.path("store"))
+        try store.installSource("starter", from: dir.path("starter"))
+        try store.installSource("city", from: try city(1, deleting: []), regions: ["kazan"], priority: 0)
+        // The publisher deletes 100 Kazan numbers, 10 of which the starter holds.
+        let deleted = Set(kazan.lowerBound..<kazan.lowerBound + 100)
+        try store.installSource("city", from: try city(2, deleting: deleted))
+
+        let asked = Array(kazan) + [moscow.lowerBound, moscow.lowerBound + 10, moscow.lowerBound + 1]
+        let body = asked.map(String.init).joined(separator: "\n") + "\n"
+        var answers = try lookup(["-", "--db", store.path], stdin: Data(body.utf8)).lines
+        for (n, line) in zip(asked, answers) {
+            if deleted.contains(n) {
+                #expect(line == "\(n)\t-", "a number deleted from Kazan still answers: \(line)")
+            } else if kazan.contains(n) {
+                #expect(line.hasPrefix("\(n)\tCity "), "\(line)")
+            }
+        }
+        // Moscow is not subscribed from the city source: the starter still answers there.
+        #expect(answers.suffix(3) == ["\(moscow.lowerBound)\tTop 0\tidentify", "\(moscow.lowerBound + 10)\tTop 10\tidentify", "\(moscow.lowerBound + 1)\t-"])
+        // The phone gets the same: no deleted number in the feed's identification list.
+        let lists = try streamLists(try store.snapshot())
+        #expect(!lists.identification.contains { deleted.contains($0.0) })
+        #expect(lists.identification.filter { kazan.contains($0.0) }.count == kazan.count - deleted.count)
+        let listed = try #require(try store.sources().first { $0.source.name == "starter" })
+        #expect(listed.shadowed == ["kazan"] && listed.missingPacks.isEmpty)
+
+        // Kazan unsubscribed from the city source: the starter answers for it again.
+        try store.unsubscribe("city", regions: ["kazan"])
+        answers = try lookup(["-", "--db", store.path], stdin: Data(body.utf8)).lines
+        #expect(answers[0] == "\(kazan.lowerBound)\tСтарый 0\tidentify" && answers[1] == "\(kazan.lowerBound + 1)\t-")
+        #expect(try store.sources().first { $0.source.name == "starter" }?.shadowed == [])
+    }
+}
+
+extension RegionOwnershipTests {
+    /// `lookup build --top N --top-only --split-by field` writes only the starter set, one file
+    /// per region keyed as the full build's regions; installed beside the full build, a
+    /// subscribed region replaces the starter's part of it and the rest keeps answering.
+    @Test func aStarterBuiltPerRegionIsReplacedRegionByRegion() throws {
+        let dir = TempDir()
+        var rows = "number\tname\tregion\tweight\n"
+        for i in 0..<30 {
+            let region = i % 2 == 0 ? "Kazan" : "Omsk"
+            rows += "7\(region == "Kazan" ? "843" : "381")\(String(2_000_000 + i))\tShop \(i)\t\(region)\t\(i)\n"
+        }
+        try rows.write(toFile: dir.path("master.tsv"), atomically: true, encoding: .utf8)
+        let common = ["--region-field", "region", "--weight-field", "weight", "--split-by", "field"]
+        let full = try lookup(["build", "-o", dir.path("city") + "/", dir.path("master.tsv")] + common)
+        #expect(full.status == 0, "\(full.stderr)")
+        let top = try lookup(["build", "-o", dir.path("starter") + "/", dir.path("master.tsv"), "--top", "3", "--top-only"] + common)
+        #expect(top.status == 0, "\(top.stderr)")
+        let city = try DirectoryManifest.read(directory: dir.path("city"))
+        let starter = try DirectoryManifest.read(directory: dir.path("starter"))
+        #expect(Set(starter.files.map(\.regionKey)) == Set(city.files.map(\.regionKey)))
+        #expect(starter.files.allSatisfy { $0.kind == "top" && $0.entries == 3 })
+        #expect(starter.files.count == 2, "only the top sets: \(starter.files.map(\.file))")
+        // The heaviest three of Kazan: rows 28, 26, 24.
+        let kazan = try #require(starter.files.first { $0.regionKey == city.files.first { $0.file.lowercased().contains("kazan") }?.regionKey })
+        let dumped = try lookup(["dump", "--db", dir.path("starter") + "/" + kazan.file])
+        #expect(dumped.lines.map { $0.split(separator: "\t")[1] } == ["Shop 24", "Shop 26", "Shop 28"])
+
+        let store = dir.path("store")
+        #expect(try lookup(["install", "--store", store, dir.path("starter"), "--source", "starter"]).status == 0)
+        #expect(try lookup(["install", "--store", store, dir.path("city"), "--source", "city", "--regions", kazan.regionKey, "--priority", "0"]).status == 0)
+        let list = try lookup(["store", "list", "--store", store, "--json"])
+        #expect(list.stdout.contains("\"shadowed\":[\(jsonQuote(kazan.regionKey))]"), "\(list.stdout)")
+        #expect(try lookup(["78432000024", "--db", store]).stdout == "78432000024\tShop 24\tidentify\n")
+        #expect(try lookup(["73812000029", "--db", store]).stdout == "73812000029\tShop 29\tidentify\n")   // Omsk: the starter's
+        #expect(try lookup(["73812000001", "--db", store]).status == 1)
+    }
+}

@@ -34,6 +34,9 @@ struct RegionPicker {
 
     /// First start: the starter set in the bundle answers before any region is downloaded
     /// (a local source: priority −1, below every fetched source). Two extensions (slots).
+    /// The bundle's `starter/` is a `lookup build --split-by field --top N --top-only` of the
+    /// publisher's directory: only each region's top numbers, under the publisher's region
+    /// names, so that a region subscribed later replaces the starter's part of it whole.
     func installStarterIfNeeded() throws {
         guard try store.sources().isEmpty, let folder = Bundle.main.path(forResource: "starter", ofType: nil) else { return }
         var settings = FeedSettings()
