@@ -125,8 +125,8 @@ Sources ('lookup store list' shows them; docs/CALL-DIRECTORY.md, "Sources and pa
                           everything installed, sources included.
   --regions A,B           only these regions of BUILD_DIR (added to the source's subscription;
                           default: keep it, every region for a new source)
-  --priority N            the source's precedence: higher wins, then the name (default: keep;
-                          -1 for a new local source, below fetched sources at their default 0,
+  --priority N            the source's precedence: higher wins, then the source subscribed
+                          first (default: keep; -1 for a new local source, below fetched sources at their default 0,
                           the place of an app's starter set)
   With --trust the key is pinned for a new source; a source with a pinned key must be signed
   by it. A new source without --trust is pinned to the store's required key if it has one.

@@ -119,12 +119,14 @@ libcurl4), loaded only when a fetch runs.
                      sets must be signed by that key, whatever --trust says. Without --source,
                      a store installed without sources gets URL's whole set as before; a store
                      of sources updates the source fetched from URL, or one named after it
-                     (host and path: https://example.org/cid -> example-org-cid)
+                     (host and path: https://example.org/cid -> example-org-cid); a source
+                     already pinned to the --trust key at another address is refused (give
+                     its --source); --source NAME with another URL moves NAME to it (said)
   --regions A,B      add regions A and B of URL's set to the source's subscription (only
                      their files are downloaded); default: keep it (a new source: every
                      region). 'lookup store remove' drops regions and sources
-  --priority N       the source's precedence: higher wins, then the name (default: keep; 0
-                     for a new source)
+  --priority N       the source's precedence: higher wins, then the source subscribed
+                     first (default: keep; 0 for a new source)
   --list             print the regions URL's signed manifest offers (name, entries, bytes,
                      kinds, number bounds of each file) and its dataset version; no --store
   --allow-downgrade  install a set older than the installed one (by dataset version when
@@ -223,11 +225,14 @@ private func fetchBody(_ raw: [String]) throws -> Int32 {
 }
 
 private func writeFetchReport(_ report: DirectoryFetcher.Report, store: InstalledStore, storePath: String, url: String, json: Bool) {
+    if let old = report.movedFrom, let source = report.source {
+        printError("note: source \(source) now follows \(url) (it was fetched from \(old))")
+    }
     var out = Output()
     if json {
         let names = jsonStrings
         let generation = report.install?.generation.id ?? (try? store.current())??.id
-        out.write("{\"store\":\(jsonQuote(storePath)),\"url\":\(jsonQuote(url)),\"up_to_date\":\(report.upToDate),\"generation\":\(generation.map(String.init) ?? "null"),\"previous\":\(report.install?.previous.map { String($0.id) } ?? "null"),\"dataset_version\":\(report.datasetVersion.map(jsonQuote) ?? "null"),\"files_fetched\":\(report.fetchedFiles.count),\"files_reused\":\(report.reusedFiles.count),\"files_cached\":\(report.cachedFiles.count),\"fetched\":\(names(report.fetchedFiles)),\"cached\":\(names(report.cachedFiles)),\"bytes_downloaded\":\(report.bytesDownloaded),\"bytes_resumed\":\(report.bytesResumed),\"seconds\":\(String(format: "%.3f", report.seconds)),\"source\":\(report.source.map(jsonQuote) ?? "null"),\"regions\":\(report.regions.map(names) ?? "null"),\"unavailable_regions\":\(names(report.unavailableRegions)),\"missing_packs\":\(names(report.install?.missingPacks ?? [])),\(report.install.map { slotsJSONFields($0.plan) } ?? "\"max_entries\":null,\"split\":null,\"slots\":null")}\n")
+        out.write("{\"store\":\(jsonQuote(storePath)),\"url\":\(jsonQuote(url)),\"up_to_date\":\(report.upToDate),\"generation\":\(generation.map(String.init) ?? "null"),\"previous\":\(report.install?.previous.map { String($0.id) } ?? "null"),\"dataset_version\":\(report.datasetVersion.map(jsonQuote) ?? "null"),\"files_fetched\":\(report.fetchedFiles.count),\"files_reused\":\(report.reusedFiles.count),\"files_cached\":\(report.cachedFiles.count),\"fetched\":\(names(report.fetchedFiles)),\"cached\":\(names(report.cachedFiles)),\"bytes_downloaded\":\(report.bytesDownloaded),\"bytes_resumed\":\(report.bytesResumed),\"seconds\":\(String(format: "%.3f", report.seconds)),\"source\":\(report.source.map(jsonQuote) ?? "null"),\"moved_from\":\(report.movedFrom.map(jsonQuote) ?? "null"),\"regions\":\(report.regions.map(names) ?? "null"),\"unavailable_regions\":\(names(report.unavailableRegions)),\"missing_packs\":\(names(report.install?.missingPacks ?? [])),\(report.install.map { slotsJSONFields($0.plan) } ?? "\"max_entries\":null,\"split\":null,\"slots\":null")}\n")
     } else if report.upToDate {
         // The dataset version comes from the fetched manifest: shown escaped.
         out.write("\(storePath) is up to date with \(url) (dataset \(escapedForDisplay(report.datasetVersion ?? "?")))\n")

@@ -168,6 +168,28 @@ private func json(_ r: CLIResult) throws -> [String: Any] {
 }
 
 @Suite struct StoreSourcesTests {
+    /// The same publisher reached at another address is the same source: a fetch without
+    /// --source of a key already pinned to a source is refused with that source's name (it
+    /// would hold its regions twice), and --source NAME with the new address moves NAME to it
+    /// and says so.
+    @Test func aFetchOfAPinnedKeyAtAnotherAddressNamesItsSourceInsteadOfAddingOne() throws {
+        let fx = try TwoPublishers()
+        let a = fx.dir.path("a.pub")
+        var r = try fx.run(["fetch", fx.city, "--store", fx.store, "--trust", a, "--source", "city", "--regions", "r02"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let mirror = fx.city.replacingOccurrences(of: "127.0.0.1", with: "localhost")
+        r = try fx.run(["fetch", mirror, "--store", fx.store, "--trust", a])
+        #expect(r.status == 64 && r.stderr.contains("source city is pinned to this key") && r.stderr.contains("--source city"), "\(r.stderr)")
+        #expect(try InstalledStore(path: fx.store).sources().map(\.source.name) == ["city"])
+        r = try fx.run(["fetch", mirror, "--store", fx.store, "--trust", a, "--source", "city", "--json"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("source city now follows \(mirror) (it was fetched from \(fx.city))"), "\(r.stderr)")
+        #expect(r.stdout.contains("\"moved_from\":\(jsonQuote(fx.city))"), "\(r.stdout)")
+        let sources = try InstalledStore(path: fx.store).sources()
+        #expect(sources.map(\.source.name) == ["city"] && sources.first?.source.url == mirror)
+        #expect(sources.first?.regions.map(\.name) == ["r02"])
+    }
+
     /// The user's own set, step by step, from two publishers and a starter folder: after each
     /// step only the files the step needs were requested, every answer of `lookup - --db
     /// STORE` matches the model, and every slot feeds the model's lists, ascending and

@@ -96,6 +96,9 @@ public struct DirectoryFetcher: Sendable {
         public var seconds: Double = 0
         /// The source fetched, nil for a set installed without a source.
         public var source: String? = nil
+        /// The address the source was fetched from until this fetch, when this fetch names
+        /// another (`--source NAME` with a mirror's URL): the source follows the new one.
+        public var movedFrom: String? = nil
         /// The source's subscribed regions after the fetch (nil: a set without a source).
         public var regions: [String]? = nil
         /// Subscribed regions the signed manifest does not offer (any more).

@@ -51,6 +51,15 @@ extension DirectoryFetcher {
         if let same = sets.first(where: { $0.record.url.map(Self.withoutTrailingSlashes) == Self.withoutTrailingSlashes(baseURL) }) {
             return same.record.name
         }
+        // The same publisher at another address (a mirror, `localhost` for `127.0.0.1`): a
+        // source pinned to this key is that publisher's; a second source named after the URL
+        // would hold its regions twice.
+        if let pinned = sets.first(where: { (try? $0.record.publicKey()) == trust }) {
+            throw DirectoryError(.invalidArgument, """
+                \(store.path): source \(pinned.record.name) is pinned to this key (\(trust.keyID)) and fetched from \(pinned.record.url ?? pinned.record.folder ?? "a folder"); \
+                give --source \(pinned.record.name) to fetch it from \(baseURL) instead (the source then follows that address)
+                """)
+        }
         return StoreSource.name(forURL: baseURL)
     }
 
@@ -73,6 +82,9 @@ extension DirectoryFetcher {
         let current = (try? store.current()) ?? nil
         let existing = try store.sourceSet(name, in: current)
         try checkPinnedKey(existing)
+        if let old = existing?.record.url, Self.withoutTrailingSlashes(old) != Self.withoutTrailingSlashes(baseURL) {
+            report.movedFrom = old
+        }
 
         // 2. The subscription after this fetch, against what the current generation holds.
         let planned = try subscription(after: existing, signed.manifest)
