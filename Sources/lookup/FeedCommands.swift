@@ -295,7 +295,8 @@ the extension would on a phone, and reports entries per list, requests, time, he
 the CallKit error the load would have hit, if any.
 
   --slot i/M         the slot (default 1/M of the installed plan); an M other than the
-                     installed one, or --max-entries, splits the entries anew
+                     installed one, or --max-entries, splits the entries anew for this run
+                     (said on stderr, and in the JSON's note)
   --max-entries N    entries per extension, both lists (default: the installed plan's)
   --chunk K          at most K additions and removals per request (default: all in one);
                      the requests after the first are incremental, as on a phone; a request
@@ -507,11 +508,14 @@ private func makeFeeder(_ request: FeedRequest, _ g: InstalledGeneration, slot i
     var planned: InstalledGeneration? = g
     if overridden {
         let slots = request.slot?.count ?? g.plan.slots.count, cap = request.maxEntries ?? g.plan.maxEntries
+        let split = "the store's plan has \(g.plan.slots.count) slot\(g.plan.slots.count == 1 ? "" : "s") of at most \(g.plan.maxEntries); "
+            + "this run split the entries anew into \(slots) of at most \(cap) (a phone loads the installed plan's bounds)"
+        note = note.map { "\($0); \(split)" } ?? split
         do {
             planned = try g.replanned(slots: slots, maxEntries: cap)
         } catch {
             guard error.code == .budgetExceeded && slots == 1 else { throw error }
-            note = error.message
+            note = note.map { "\($0); \(error.message)" } ?? error.message
             planned = nil
         }
     }
@@ -570,7 +574,7 @@ private func writeFeedReport(_ request: FeedRequest, _ t: FeedTally, generation:
     } else {
         out.write("slot \(index + 1)/\(slots) of generation \(generation) (\(request.simulate ? "CallKit simulator" : "streaming check")):\n")
         if let previousID {
-            out.write("  from generation \(previousID): \(mode)\(t.weighed.map { " (\($0.changes) changes; a full reload would be \($0.fullReload) calls)" } ?? "")\n")
+            out.write("  from generation \(previousID): \(mode)\(t.weighed.map { " (\($0.changes) changes; a full reload would be \($0.fullReload) calls: \($0.fullReload - 2) entries and 2 remove-all)" } ?? "")\n")
             out.write("  removed         \(t.removedIdentification) identification, \(t.removedBlocking) blocking\n")
             out.write("  added           \(t.identification) identification, \(t.blocking) blocking\n")
             out.write("  loaded now      \(loadedNow) of at most \(cap)\n")
@@ -585,6 +589,8 @@ private func writeFeedReport(_ request: FeedRequest, _ t: FeedTally, generation:
         if !missing.isEmpty, let note { out.write("  missing packs   \(missing.joined(separator: ", ")): \(note)\n") }
     }
     out.flush()
+    // A note the text report does not show (the packs' is shown above) goes to stderr.
+    if !request.json, missing.isEmpty, t.failure == nil, let note { printError("note: \(note)") }
 }
 
 // MARK: diff

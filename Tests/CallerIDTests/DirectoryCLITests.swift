@@ -56,6 +56,11 @@ import Testing
         let j2 = try #require(try jsonObjects(f2.stdout).first)
         #expect(f2.status == 0 && j2["slot"] as? Int == 2 && j2["slots"] as? Int == 2 && j2["simulated"] as? Bool == true)
         #expect((j2["identification"] as! Int) + (j2["blocking"] as! Int) == 250 && j2["requests"] as? Int == 4)
+        // The store's plan has one slot: a run for 2/2 splits anew and says so.
+        #expect((j2["note"] as? String)?.contains("the store's plan has 1 slot of at most 1999999; this run split the entries anew into 2") == true, "\(f2.stdout)")
+        #expect(j1["note"] is NSNull)
+        let resplit = try lookup(["feed", "--store", store, "--slot", "1/2"])
+        #expect(resplit.status == 0 && resplit.stderr.contains("note: the store's plan has 1 slot"), "\(resplit.stderr)")
         let human = try lookup(["feed", "--store", store])
         #expect(human.status == 0 && human.stdout.contains("identification  470") && human.stdout.contains("CallKit         OK"))
 
