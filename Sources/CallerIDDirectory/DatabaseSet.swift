@@ -67,7 +67,7 @@ public struct DatabaseSet: Sendable, Equatable {
         if FileSystem.exists(joinPath(path, "CURRENT")) {
             let store = try InstalledStore(path: path)
             return try store.withCurrent { (g, _) throws(DirectoryError) -> DatabaseSet in
-                guard let g else { throw DirectoryError(.fileNotFound, "\(path): store with nothing installed yet") }
+                guard let g else { throw DirectoryError(.fileNotFound, "\(path): store with nothing installed yet (install a build directory: lookup install --store \(path) DIR, or fetch one: lookup fetch URL --store \(path) --trust KEY.pub)") }
                 let (manifest, identity) = try readManifest(g.path, manifestFields)
                 return DatabaseSet(kind: .store, path: path, files: manifest.files.map { joinPath(g.path, $0.file) },
                                    manifest: manifest, generation: g.id, manifestPath: joinPath(g.path, "manifest.json"),

@@ -108,7 +108,7 @@ public final class InstalledStore: Sendable {
     public func pin() throws(DirectoryError) -> InstalledGeneration {
         try withCurrent { (g, previous) throws(DirectoryError) -> InstalledGeneration in
             guard let g else {
-                throw DirectoryError(.fileNotFound, "\(path): nothing installed yet")
+                throw DirectoryError(.fileNotFound, "\(path): nothing installed yet (install a build directory: lookup install --store \(path) DIR, or fetch one: lookup fetch URL --store \(path) --trust KEY.pub)")
             }
             return try InstalledGeneration(store: self, generation: g, previous: previous)
         }
@@ -134,7 +134,7 @@ public final class InstalledStore: Sendable {
     public func plan(_ generation: Generation? = nil) throws(DirectoryError) -> SlotPlan {
         if let generation { return try Self.readPlan(generation) }
         return try withCurrent { (g, _) throws(DirectoryError) -> SlotPlan in
-            guard let g else { throw DirectoryError(.fileNotFound, "\(path): nothing installed yet") }
+            guard let g else { throw DirectoryError(.fileNotFound, "\(path): nothing installed yet (install a build directory: lookup install --store \(path) DIR, or fetch one: lookup fetch URL --store \(path) --trust KEY.pub)") }
             return try Self.readPlan(g)
         }
     }

@@ -516,7 +516,8 @@ public struct NumberNormalizer: Sendable {
     /// Applies ``validity`` to libphonenumber's verdict; throws the reason a number is refused.
     private func judge(_ possibility: PhoneNumberInfo.Possibility, plausible: Bool, isValid: () -> Bool, cc: Int,
                        national: ArraySlice<UInt8>, shown: String, region: String?) throws(NumberProblem) {
-        let place = region.map { "\($0) (+\(cc))" } ?? "+\(cc)"
+        // libphonenumber names no region "ZZ" (a number no region of the calling code claims).
+        let place = region.flatMap { $0.isEmpty || $0 == "ZZ" ? nil : "\($0) (+\(cc))" } ?? "+\(cc)"
         let nationalLength = national.count
         switch (possibility, validity) {
         case (_, .any) where possibility != .invalidCountryCode && nationalLength > 0:

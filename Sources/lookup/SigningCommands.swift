@@ -69,7 +69,8 @@ func signCommand(_ raw: [String]) throws(ToolError) -> Int32 {
         }
         let signature = try ManifestSignature.sign(directory: directory, with: key)
         var out = Output()
-        out.write("signed \(directory)/manifest.json with key \(signature.keyID): \(directory)/\(ManifestSignature.fileName)\n")
+        let folder = OutputPath.withoutTrailingSlashes(directory)
+        out.write("signed \(folder)/manifest.json with key \(signature.keyID): \(folder)/\(ManifestSignature.fileName)\n")
         out.flush()
         return Exit.ok
     } catch {
@@ -177,7 +178,13 @@ private func fetchBody(_ raw: [String]) throws -> Int32 {
                              flags: ["--allow-downgrade", "--json", "--list"])
     guard let trustPath = args.value("--trust") else { throw ToolError.usage("no public key: pass --trust NAME.pub", command: command) }
     guard args.positionals.count == 1 else { throw ToolError.usage("give one URL", command: command) }
-    let url = args.positionals[0]
+    var url = args.positionals[0]
+    // The manifest's own URL names the set beside it.
+    if let slash = url.lastIndex(of: "/"), url[url.index(after: slash)...] == "manifest.json", url[..<slash].contains("://") {
+        let base = String(url[..<slash])
+        printError("note: \(url) names the set's manifest; fetching the set at \(base)")
+        url = base
+    }
     guard url.hasPrefix("http://") || url.hasPrefix("https://") else {
         throw ToolError.usage("URL must start with http:// or https://, not '\(url)'", command: command)
     }
@@ -243,7 +250,7 @@ private func writeFetchReport(_ report: DirectoryFetcher.Report, store: Installe
     } else if let install = report.install {
         out.write("installed generation \(install.generation.id)\(install.previous.map { " (previous \($0.id) kept)" } ?? "") of dataset \(escapedForDisplay(report.datasetVersion ?? "?")) from \(url) in \(String(format: "%.2f", report.seconds)) s\n")
         let cached = report.cachedFiles.isEmpty ? "" : ", \(report.cachedFiles.count) downloaded by an earlier fetch"
-        out.write("files: \(report.fetchedFiles.count) fetched (\(report.bytesDownloaded) bytes\(report.bytesResumed > 0 ? ", \(report.bytesResumed) resumed" : ""))\(cached), \(report.reusedFiles.count) reused from the previous generation\n")
+        out.write("files: \(report.fetchedFiles.count) fetched\(cached), \(report.reusedFiles.count) reused from the previous generation; \(report.bytesDownloaded) bytes downloaded with the manifest and its signature\(report.bytesResumed > 0 ? ", \(report.bytesResumed) resumed" : "")\n")
         let c = install.changes
         out.write("regions: \(c.added.count) added, \(c.changed.count) changed, \(c.removed.count) removed, \(c.unchanged.count) unchanged\n")
         for pack in install.missingPacks {

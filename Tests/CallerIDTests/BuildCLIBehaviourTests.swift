@@ -4,6 +4,17 @@ import Testing
 
 /// CLI behaviour a user trips on: `-o DIR/`, counts in messages, `diff` of two files.
 @Suite struct BuildCLIBehaviourTests {
+    /// A refused number is placed by its calling code, never by libphonenumber's "unknown
+    /// region" code ZZ ("a local number of ZZ (+7)").
+    @Test func aRefusedNumberNamesItsCallingCodeNotAnUnknownRegion() throws {
+        let dir = TempDir()
+        try "123 4567\tShop\n+7 913 123 45 67\tPizza\n".write(toFile: dir.path("in.tsv"), atomically: true, encoding: .utf8)
+        let r = try lookup(["build", "-o", dir.path("out.cid"), dir.path("in.tsv"), "--country", "RU", "--skip-bad-rows"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let line = try #require(r.stderr.split(separator: "\n").first { $0.contains("'123 4567'") }, "\(r.stderr)")
+        #expect(!line.contains("ZZ") && line.contains("+7"), "\(line)")
+    }
+
     static let rows = "79131234567\tPizza\n79131234568\tSushi\tspam\n442079460001\tPub\n"
 
     /// `-o DIR/` always writes a build directory with manifest.json, even when the data fits one

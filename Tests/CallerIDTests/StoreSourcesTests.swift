@@ -172,6 +172,20 @@ private func json(_ r: CLIResult) throws -> [String: Any] {
     /// --source of a key already pinned to a source is refused with that source's name (it
     /// would hold its regions twice), and --source NAME with the new address moves NAME to it
     /// and says so.
+    /// The manifest's own URL fetches the set beside it (said on stderr); an empty store says
+    /// what to run; the report counts the manifest's bytes apart from the files fetched.
+    @Test func aFetchOfTheManifestsURLFetchesItsSetAndAnEmptyStoreSaysWhatToRun() throws {
+        let fx = try TwoPublishers()
+        try FileManager.default.createDirectory(atPath: fx.dir.path("empty"), withIntermediateDirectories: true)
+        let noSet = try fx.run(["feed", "--store", fx.dir.path("empty")])
+        #expect(noSet.status == 66 && noSet.stderr.contains("nothing installed yet (install a build directory: lookup install --store"), "\(noSet.stderr)")
+        let r = try fx.run(["fetch", fx.city + "/manifest.json", "--store", fx.store, "--trust", fx.dir.path("a.pub"), "--source", "city", "--regions", "r02"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("names the set's manifest; fetching the set at \(fx.city)"), "\(r.stderr)")
+        #expect(r.stdout.contains("bytes downloaded with the manifest and its signature"), "\(r.stdout)")
+        #expect(try InstalledStore(path: fx.store).sources().first?.source.url == fx.city)
+    }
+
     @Test func aFetchOfAPinnedKeyAtAnotherAddressNamesItsSourceInsteadOfAddingOne() throws {
         let fx = try TwoPublishers()
         let a = fx.dir.path("a.pub")
