@@ -44,6 +44,8 @@ public struct DatabaseBuilder {
 
     /// Runs spilled to disk so far (0 when everything fit in memory).
     package private(set) var runsSpilled = 0
+    /// Rows written again by the merges of spilled runs (``SpilledRuns/rowsMerged``).
+    package var rowsMerged: Int { runs?.rowsMerged ?? 0 }
     /// Records handed over to runs.
     private var spilledRows = 0
 

@@ -5,16 +5,27 @@
 /// ``SpillArea`` beside the output (made at the first run).
 ///
 /// A run's rows are `number` and a payload: `[group: varint][category: varint][label bytes]`
-/// (``RunPayload``). At most ``maxRuns`` runs are kept: the next one first merges them into one
-/// (rows unchanged), so a merge never reads more files than that at once.
+/// (``RunPayload``). Runs are merged in tiers, as a log-structured merge does: a fresh run has
+/// level 0, and whenever the last ``fanIn`` runs have the same level they are merged into one
+/// run of the next level (rows and their order unchanged). A row is so rewritten once per
+/// level, about log₁₆ of the runs' count times, whatever the memory limit (merging every run
+/// into one each time 64 had gathered rewrote the rows already merged again and again:
+/// quadratic as the limit shrank). Fewer than ``maxRuns`` runs are kept, so a merge never reads
+/// more files than that at once: past it the last ``fanIn`` are merged whatever their levels.
 package final class SpilledRuns {
     package let memoryLimit: Int
     private let target: String
     private var spill: SpillArea? = nil
     private(set) var paths: [String] = []
+    /// The level of each run (``paths``): 0 written from memory, k + 1 merged from runs of level k.
+    private var levels: [Int] = []
+    /// Rows written again by merges of runs (a measure of the disk traffic, for the tests).
+    package private(set) var rowsMerged = 0
     private var tail: (count: Int, path: String)? = nil
     /// Files a merge reads at once.
     package static let maxRuns = 64
+    /// Runs of one level merged into one of the next.
+    package static let fanIn = 16
     /// Where runs are sorted and written while the next is read.
     package let background = BackgroundJob()
     /// Each run holds a number once (its last row): merging runs into one keeps the last row
@@ -45,9 +56,19 @@ package final class SpilledRuns {
     /// empty) and returns its number.
     package func write(count: Int, _ row: (Int, inout [UInt8]) -> UInt64) throws(CallerIDError) {
         dropTail()
-        if paths.count >= SpilledRuns.maxRuns { try compact() }
         let path = try writeRun(count: count, row)
         paths.append(path)
+        levels.append(0)
+        while true {
+            let n = paths.count, k = SpilledRuns.fanIn
+            if n >= k && levels[(n - k)...].allSatisfy({ $0 == levels[n - 1] }) {
+                try compact(last: k)
+            } else if n >= SpilledRuns.maxRuns {
+                try compact(last: k)
+            } else {
+                break
+            }
+        }
     }
 
     /// The runs, and the rows still in memory as a last run (written once for a given count,
@@ -80,20 +101,29 @@ package final class SpilledRuns {
         return path
     }
 
-    /// Merges every run into one (rows and their order unchanged).
-    private func compact() throws(CallerIDError) {
+    /// Merges the last `k` runs into one in their place, of the level above theirs (rows and
+    /// their order unchanged: the runs merged are consecutive).
+    private func compact(last k: Int) throws(CallerIDError) {
         let area = try area()
         let path = area.newPath("run")
         let out = try SpillWriter(path: path)
-        var merge = try RunMerge(runs: paths, bufferBytes: mergeBuffer(files: paths.count))
+        let group = Array(paths.suffix(k))
+        var merge = try RunMerge(runs: group, bufferBytes: mergeBuffer(files: group.count))
         let unique = uniqueNumbers
+        var written = 0
         while try merge.next({ (number, payload, continues) throws(CallerIDError) in
             if unique && continues { return }
             try out.writeRow(number, payload)
+            written += 1
         }) {}
         try out.finish()
-        for old in paths { area.remove(old) }
-        paths = [path]
+        rowsMerged += written
+        for old in group { area.remove(old) }
+        let level = (levels.suffix(k).max() ?? 0) + 1
+        paths.removeLast(k)
+        levels.removeLast(k)
+        paths.append(path)
+        levels.append(level)
     }
 }
 

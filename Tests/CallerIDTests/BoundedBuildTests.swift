@@ -79,6 +79,11 @@ import Testing
             try bounded.add(r.number, label: r.label, category: r.category)
         }
         #expect(bounded.runsSpilled > SpilledRuns.maxRuns)
+        // Merged in tiers of 16: a row is written again once per level it reaches (a level L
+        // takes 16^L runs: two for these 344), not once per 64 runs spilled after it (2.8 times
+        // each row here).
+        let levels = Int((log(Double(bounded.runsSpilled)) / log(Double(SpilledRuns.fanIn))).rounded(.down))
+        #expect(bounded.rowsMerged <= records.count * levels, "\(bounded.rowsMerged) rows merged for \(records.count) rows in \(bounded.runsSpilled) runs")
         #expect(try memory.write(to: dir.path("a.cid")) == bounded.write(to: dir.path("b.cid")))
         #expect(try Data(contentsOf: dir.url.appendingPathComponent("a.cid")) == Data(contentsOf: dir.url.appendingPathComponent("b.cid")))
     }
