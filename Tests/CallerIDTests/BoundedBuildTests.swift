@@ -187,6 +187,23 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: out)) == old)
     }
 
+    /// A killed build's runs go as soon as the next bounded build of the output spills, even
+    /// when that build fails too (before, only a build that finished removed them).
+    @Test func aBuildThatSpillsRemovesTheRunsOfKilledBuildsWhenItStarts() throws {
+        let dir = TempDir()
+        var rows = try Self.tsv(rows: 20_000, seed: 33)
+        rows += "not a number\tBad\n"
+        try rows.write(toFile: dir.path("in.tsv"), atomically: false, encoding: .utf8)
+        let out = dir.path("out.cid")
+        let stale = dir.path(".out.cid.tmp-killed")
+        try FileManager.default.createDirectory(atPath: stale, withIntermediateDirectories: true)
+        try Data(count: 4096).write(to: URL(fileURLWithPath: stale + "/run-1"))
+        let failed = try lookup(["build", "-o", out, dir.path("in.tsv"), "--memory", "64K"])
+        #expect(failed.status == 65, "\(failed.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: stale))
+        #expect(try Self.temporaries(beside: out).isEmpty)
+    }
+
     /// A disk that fills up while runs are spilled or while the output is written: exit 74,
     /// the message of the failed write, the old output as it was, no temporaries left.
     @Test func fullDiskFailsCleanlyWhereverItHappens() throws {

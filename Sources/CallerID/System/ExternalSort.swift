@@ -31,6 +31,9 @@ package final class SpillArea {
         // A stream (a pipe, /dev/stdout) has no folder of its own to hold runs: the current one.
         let beside = resolved.kind == .stream ? "./" + OutputPath.split(resolved.path).name : resolved.path
         self.target = beside
+        // Runs of builds of the same output that were killed (their folders are no longer
+        // locked): gone before this build spills its own, not only when one finishes.
+        DirectorySwitch.removeLeftovers(of: beside, temporariesOnly: true)
         directory = try DirectorySwitch.makeTemporaryDirectory(for: beside)
     }
 

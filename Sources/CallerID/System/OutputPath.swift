@@ -238,11 +238,13 @@ package enum DirectorySwitch {
 
     /// Removes what killed builds of `target` left next to it: `.NAME.tmp-*` and `.NAME.old-*`
     /// files and directories that no running build holds locked. Returns how many went.
+    /// With `temporariesOnly`, only the `.NAME.tmp-*` ones (a build starting: a `.NAME.old-*`
+    /// may be the output that ``recover(_:)`` puts back).
     @discardableResult
-    package static func removeLeftovers(of target: String) -> Int {
+    package static func removeLeftovers(of target: String, temporariesOnly: Bool = false) -> Int {
         let (dir, name) = OutputPath.split(target)
         var removed = 0
-        for entry in listDirectory(dir) where isLeftover(entry, of: name, kind: "tmp") || isLeftover(entry, of: name, kind: "old") {
+        for entry in listDirectory(dir) where isLeftover(entry, of: name, kind: "tmp") || (!temporariesOnly && isLeftover(entry, of: name, kind: "old")) {
             let path = dir + "/" + entry
             let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
             guard fd >= 0 else { continue }
