@@ -341,6 +341,12 @@ static int has_nul(const cid_exchange *x, const char *version) {
     return span < 65536 && span != x->target_length;
 }
 
+/// The HTTP layer's own refusal of `x`, answered by the caller (its route words the body).
+static void refuse(cid_exchange *x, const char *path, unsigned status, const char *reason) {
+    cid_server *s = x->server;
+    s->config.handlers.refuse(s->config.context, x, path != NULL ? path : "", status, reason);
+}
+
 static int on_access(void *cls, struct MHD_Connection *connection, const char *url, const char *method,
                      const char *version, const char *upload, size_t *upload_size, void **context) {
     (void)version;
@@ -372,11 +378,9 @@ static int on_access(void *cls, struct MHD_Connection *connection, const char *u
         // need room too): the limit itself is kept here.
         const union connection_info *size = mhd.get_connection_info(connection, INFO_REQUEST_HEADER_SIZE);
         if (size != NULL && size->header_size > s->config.max_header_bytes) {
-            static const char text[] = "{\"error\":\"the request line and headers are too large\"}\n";
-            cid_respond(x, 0, 431, "application/json", text, sizeof text - 1, NULL, NULL);
+            refuse(x, url, 431, "the request line and headers are too large");
         } else if (has_nul(x, version)) {
-            static const char text[] = "{\"error\":\"a NUL byte in the request target\"}\n";
-            cid_respond(x, 0, 400, "application/json", text, sizeof text - 1, NULL, NULL);
+            refuse(x, url, 400, "a NUL byte in the request target");
         } else {
             s->config.handlers.request(s->config.context, x, &r);
         }

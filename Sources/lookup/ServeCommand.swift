@@ -17,8 +17,8 @@ Debian: libmicrohttpd12), from the same files 'lookup NUMBER' reads:
                                        'lookup - --json'), streamed
   GET  /v1/cnam/NUMBER[?country=XX]    the label alone (text/plain, no line end) for PBX caller-name
                                        sources; a blocking category's label after the prefix
-                                       'SPAM? ' (--cnam-block-prefix); 404 with an empty body when
-                                       unknown, 400 with an empty body for a number that cannot be read
+                                       'SPAM? ' (--cnam-block-prefix); 404 unknown, 400 a number that
+                                       cannot be read: every answer but a 200 has an empty body
   GET  /healthz                        {"status":"ok",…}: 200; 503 while draining or when the data
                                        in use was modified in place and could not be opened again
   GET  /metrics                        Prometheus text: requests by endpoint and status, latency

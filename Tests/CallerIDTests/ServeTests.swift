@@ -125,6 +125,12 @@ func serveClient(_ args: [String], stdin: String? = nil, timeout: Double = 60) t
     return run.lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
 }
 
+/// Sends `bytes` on one connection of 127.0.0.1 (Fixtures/serve_client.py raw): the first
+/// answer's status line, headers and body (`status_line` "" when none came).
+func rawHTTP(_ port: Int, _ bytes: some Sequence<UInt8>) throws -> [String: Any] {
+    try serveClient(["raw", "\(port)", bytes.map { String(format: "%02x", $0) }.joined()]).first ?? [:]
+}
+
 /// A small directory: identify and blocking entries, a label that JSON must escape.
 private func serveFixture(_ dir: TempDir) throws -> String {
     let path = dir.path("city.cid")
@@ -195,6 +201,26 @@ struct ServeTests {
         #expect(bad.status == 400 && bad.body.isEmpty)
         let plain = try ServeProcess(["--db", db, "--cnam-block-prefix", ""])
         #expect(try #require(try curl([plain.url("/v1/cnam/79990000000")])).body == "Debt collector")
+    }
+
+    @Test func everyCallerNameAnswerButAFoundNameHasAnEmptyBody() throws {
+        let dir = TempDir()
+        let db = try serveFixture(dir)
+        let server = try ServeProcess(["--db", db])
+        // Refusals of the HTTP layer, below the route: headers over --max-header-bytes, a NUL
+        // in the target; and a method the path does not take.
+        let long = "GET /v1/cnam/\(String(repeating: "1", count: 9000)) HTTP/1.1\r\nHost: x\r\n\r\n"
+        let nul = "GET /v1/cnam/79131234567\u{0}1 HTTP/1.1\r\nHost: x\r\n\r\n"
+        let post = "POST /v1/cnam/79131234567 HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n"
+        for (request, status) in [(long, 431), (nul, 400), (post, 405)] {
+            let answer = try rawHTTP(server.port, Data(request.utf8))
+            let statusLine = answer["status_line"] as? String ?? ""
+            #expect(statusLine.contains(" \(status) "), "\(request.prefix(40).debugDescription): \(answer)")
+            #expect(answer["body"] as? String == "", "\(request.prefix(40).debugDescription): \(answer)")
+        }
+        // The same refusals on the JSON endpoint still say why.
+        let json = try rawHTTP(server.port, Data(long.replacingOccurrences(of: "/v1/cnam/", with: "/v1/lookup/").utf8))
+        #expect((json["body"] as? String)?.hasPrefix("{\"error\":") == true, "\(json)")
     }
 
     @Test func healthAndMetricsDescribeTheServerAndItsData() throws {

@@ -63,6 +63,10 @@ typedef struct {
     /// The headers are complete: answer now, or accept a body with cid_accept_body.
     /// Returning without either closes the connection.
     void (*request)(void *context, cid_exchange *x, const cid_request *request);
+    /// The HTTP layer refuses the request itself (`status`, `reason`: one sentence), before or
+    /// instead of `request`: answer with cid_respond under endpoint 0, the body worded as the
+    /// route of `path` words its errors (a caller-name route sends none). `path` as in cid_request.
+    void (*refuse)(void *context, cid_exchange *x, const char *path, unsigned status, const char *reason);
     /// A piece of an accepted body (the pieces in order, never more than `max_body_bytes` in all).
     void (*body)(void *context, void *body, const void *bytes, size_t size);
     /// The whole body arrived: answer it. `body` is released right after.
