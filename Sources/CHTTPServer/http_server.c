@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <time.h>
@@ -80,6 +81,7 @@ typedef int (*access_fn)(void *, struct MHD_Connection *, const char *, const ch
                          const char *, size_t *, void **);
 typedef ssize_t (*reader_fn)(void *, uint64_t, char *, size_t);
 typedef void (*reader_free_fn)(void *);
+typedef int (*header_fn)(void *, int, const char *, const char *);
 
 static struct {
     int loaded;
@@ -88,6 +90,7 @@ static struct {
     void (*stop_daemon)(struct MHD_Daemon *);
     int (*quiesce_daemon)(struct MHD_Daemon *);
     const char *(*lookup_connection_value)(struct MHD_Connection *, int, const char *);
+    int (*get_connection_values)(struct MHD_Connection *, int, header_fn, void *);
     struct MHD_Response *(*create_response_from_buffer)(size_t, void *, int);
     struct MHD_Response *(*create_response_from_callback)(uint64_t, size_t, reader_fn, void *, reader_free_fn);
     int (*add_response_header)(struct MHD_Response *, const char *, const char *);
@@ -106,6 +109,7 @@ static void load(void) {
         {"MHD_stop_daemon", (void **)&mhd.stop_daemon},
         {"MHD_quiesce_daemon", (void **)&mhd.quiesce_daemon},
         {"MHD_lookup_connection_value", (void **)&mhd.lookup_connection_value},
+        {"MHD_get_connection_values", (void **)&mhd.get_connection_values},
         {"MHD_create_response_from_buffer", (void **)&mhd.create_response_from_buffer},
         {"MHD_create_response_from_callback", (void **)&mhd.create_response_from_callback},
         {"MHD_add_response_header", (void **)&mhd.add_response_header},
@@ -167,6 +171,8 @@ struct cid_exchange {
     int responded;
     int endpoint;
     int too_large;
+    /// The answer closes the connection (what follows the request cannot be told apart from it).
+    int close;
     unsigned status;
     void *body;
     unsigned long long body_bytes;
@@ -341,6 +347,34 @@ static int has_nul(const cid_exchange *x, const char *version) {
     return span < 65536 && span != x->target_length;
 }
 
+/// The headers that say where a request's body ends, counted (libmicrohttpd reads only the
+/// first of each name, and Transfer-Encoding before Content-Length).
+struct framing {
+    int lengths;
+    int encodings;
+};
+
+static int count_framing(void *cls, int kind, const char *name, const char *value) {
+    (void)kind; (void)value;
+    struct framing *f = cls;
+    if (name == NULL) return MHD_R_YES;
+    if (strcasecmp(name, "Content-Length") == 0) f->lengths++;
+    else if (strcasecmp(name, "Transfer-Encoding") == 0) f->encodings++;
+    return MHD_R_YES;
+}
+
+/// Why the end of the request's body is ambiguous (two parties reading it differently: request
+/// smuggling), NULL when it is not: two Content-Length headers (libmicrohttpd takes the first;
+/// a proxy in front may take the last), two Transfer-Encoding headers, or both kinds at once.
+static const char *ambiguous_framing(struct MHD_Connection *connection) {
+    struct framing f = {0, 0};
+    mhd.get_connection_values(connection, KIND_HEADER, count_framing, &f);
+    if (f.lengths > 1) return "more than one Content-Length header";
+    if (f.encodings > 1) return "more than one Transfer-Encoding header";
+    if (f.lengths > 0 && f.encodings > 0) return "both Content-Length and Transfer-Encoding";
+    return NULL;
+}
+
 /// The HTTP layer's own refusal of `x`, answered by the caller (its route words the body).
 static void refuse(cid_exchange *x, const char *path, unsigned status, const char *reason) {
     cid_server *s = x->server;
@@ -377,10 +411,14 @@ static int on_access(void *cls, struct MHD_Connection *connection, const char *u
         // The connection's memory holds a little more than the limit (the answer's headers
         // need room too): the limit itself is kept here.
         const union connection_info *size = mhd.get_connection_info(connection, INFO_REQUEST_HEADER_SIZE);
+        const char *framing = NULL;
         if (size != NULL && size->header_size > s->config.max_header_bytes) {
             refuse(x, url, 431, "the request line and headers are too large");
         } else if (has_nul(x, version)) {
             refuse(x, url, 400, "a NUL byte in the request target");
+        } else if ((framing = ambiguous_framing(connection)) != NULL) {
+            x->close = 1;
+            refuse(x, url, 400, framing);
         } else {
             s->config.handlers.request(s->config.context, x, &r);
         }
@@ -479,7 +517,7 @@ static void on_completed(void *cls, struct MHD_Connection *connection, void **co
 
 static struct MHD_Response *headers(cid_exchange *x, struct MHD_Response *r, const char *type) {
     if (type != NULL) mhd.add_response_header(r, "Content-Type", type);
-    if (atomic_load_explicit(&x->server->draining, memory_order_relaxed)) mhd.add_response_header(r, "Connection", "close");
+    if (x->close || atomic_load_explicit(&x->server->draining, memory_order_relaxed)) mhd.add_response_header(r, "Connection", "close");
     return r;
 }
 

@@ -131,6 +131,13 @@ func rawHTTP(_ port: Int, _ bytes: some Sequence<UInt8>) throws -> [String: Any]
     try serveClient(["raw", "\(port)", bytes.map { String(format: "%02x", $0) }.joined()]).first ?? [:]
 }
 
+/// Sends `bytes` on one connection of 127.0.0.1 and reads until the server closes it (at most
+/// `seconds`): every status line received, and whether the server closed the connection.
+func streamHTTP(_ port: Int, _ bytes: some Sequence<UInt8>, seconds: Double = 5) throws -> (statusLines: [String], closed: Bool, text: String) {
+    let result = try serveClient(["stream", "\(port)", bytes.map { String(format: "%02x", $0) }.joined(), "\(seconds)"]).first ?? [:]
+    return (result["status_lines"] as? [String] ?? [], result["closed"] as? Bool ?? false, result["text"] as? String ?? "")
+}
+
 /// A small directory: identify and blocking entries, a label that JSON must escape.
 private func serveFixture(_ dir: TempDir) throws -> String {
     let path = dir.path("city.cid")
@@ -221,6 +228,29 @@ struct ServeTests {
         // The same refusals on the JSON endpoint still say why.
         let json = try rawHTTP(server.port, Data(long.replacingOccurrences(of: "/v1/cnam/", with: "/v1/lookup/").utf8))
         #expect((json["body"] as? String)?.hasPrefix("{\"error\":") == true, "\(json)")
+    }
+
+    @Test func aBodyWhoseEndIsAmbiguousIsRefusedAndItsConnectionClosed() throws {
+        let dir = TempDir()
+        let db = try serveFixture(dir)
+        let server = try ServeProcess(["--db", db])
+        // What follows the first Content-Length's 12 bytes would be read as a second request;
+        // a proxy in front that takes the last one reads it as the body.
+        let hidden = "GET /v1/cnam/79131234567 HTTP/1.1\r\nHost: x\r\n\r\n"
+        let twoLengths = "POST /v1/lookup HTTP/1.1\r\nHost: x\r\nContent-Length: 12\r\nContent-Length: \(12 + hidden.utf8.count)\r\n\r\n79131234567\n" + hidden
+        let zeroFirst = "POST /v1/lookup HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nContent-Length: \(hidden.utf8.count)\r\n\r\n" + hidden
+        let lengthAndChunked = "POST /v1/lookup HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\nc\r\n79131234567\n\r\n0\r\n\r\n" + hidden
+        let twoEncodings = "POST /v1/lookup HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n" + hidden
+        for request in [twoLengths, zeroFirst, lengthAndChunked, twoEncodings] {
+            let answer = try streamHTTP(server.port, Data(request.utf8))
+            #expect(answer.statusLines.count == 1 && answer.statusLines.first?.contains(" 400 ") == true, "\(request.debugDescription): \(answer.text)")
+            #expect(answer.closed, "\(request.debugDescription): the connection stayed open")
+            #expect(!answer.text.contains("Pizza Hut"), "\(request.debugDescription): the hidden request was answered")
+        }
+        // One Content-Length, then a kept-alive request: both answered.
+        let plain = "POST /v1/lookup HTTP/1.1\r\nHost: x\r\nContent-Length: 12\r\n\r\n79131234567\n" + hidden
+        let both = try streamHTTP(server.port, Data(plain.utf8), seconds: 1.5)
+        #expect(both.statusLines.count == 2 && both.text.hasSuffix("Pizza Hut"), "\(both.text)")
     }
 
     @Test func healthAndMetricsDescribeTheServerAndItsData() throws {
