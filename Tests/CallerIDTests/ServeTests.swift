@@ -335,6 +335,24 @@ struct ServeTests {
         #expect(try #require(try curl([server.url("/healthz")])).status == 200)
     }
 
+    @Test func aBatchRefusesEachJSONNumberThatIsNotDigitsAlone() throws {
+        let dir = TempDir()
+        let db = try serveFixture(dir)
+        let server = try ServeProcess(["--db", db])
+        // Read as text, the first two would be 79130000001 and the third 15.
+        let refused = ["7913000000.1", "-79130000001", "1.5", "7.9131234567e10", "079131234567", "+79131234567"]
+        let body = "[" + (refused + ["79131234567"]).joined(separator: ", ") + "]"
+        let answer = try #require(try curl(["--data-binary", body, server.url("/v1/lookup")]))
+        #expect(answer.status == 200, "\(answer.body)")
+        let lines = splitLines(answer.body).map { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        try #require(lines.count == refused.count + 1, "\(answer.body)")
+        for (written, line) in zip(refused, lines) {
+            #expect(line?["input"] as? String == written && line?["found"] as? Bool == false && line?["error"] is String && line?["number"] == nil,
+                    "\(written): \(String(describing: line))")
+        }
+        #expect(lines.last??["label"] as? String == "Pizza Hut", "\(answer.body)")
+    }
+
     @Test func aStoreSwitchIsFollowedWithoutAFailedOrWrongAnswerAndTheOldSetIsUnmapped() throws {
         let dir = TempDir()
         let store = dir.path("store")
