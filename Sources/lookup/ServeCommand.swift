@@ -34,8 +34,9 @@ manifest bounds can hold its number.
                       install or a 'lookup fetch' by another process, seen within 250 ms) the
                       server answers from the new one; a request in flight finishes on the one
                       it started with, which is unmapped when the last such request ends
-  --listen HOST:PORT  where to listen (default 127.0.0.1:8080; [::1]:8080 for IPv6; port 0: any
-                      free port). The line 'listening on HOST:PORT' is printed on stdout
+  --listen HOST:PORT  where to listen (default 127.0.0.1:8080; [::1]:8080 for IPv6; :PORT is
+                      127.0.0.1 too: every interface only with 0.0.0.0:PORT or [::]:PORT; port 0:
+                      any free port). The line 'listening on HOST:PORT' is printed on stdout
   --country XX        read national forms as in country XX (as 'lookup NUMBER --country XX');
                       ?country=XX overrides it for one request
   --access-log FILE   one line per request (FILE, or - for stdout): TIME CLIENT METHOD TARGET
@@ -104,7 +105,8 @@ private struct ServeOptions {
         server.latencyBuckets = settings.latencyBuckets
     }
 
-    /// `HOST:PORT`, `[IPv6]:PORT`, or `:PORT` (every address).
+    /// `HOST:PORT`, `[IPv6]:PORT`, or `:PORT` (127.0.0.1: every interface is only ever asked for
+    /// by name, `0.0.0.0:PORT` or `[::]:PORT`).
     static func address(_ text: String) throws(ToolError) -> (String, Int) {
         let bad = ToolError.usage("--listen takes HOST:PORT (127.0.0.1:8080, [::1]:8080, 0.0.0.0:8080, :8080), not '\(text)'", command: "serve")
         guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port) else { throw bad }
@@ -115,7 +117,7 @@ private struct ServeOptions {
         } else if host.contains(":") {
             throw bad   // an IPv6 address needs its brackets
         }
-        return (host, port)
+        return (host.isEmpty ? "127.0.0.1" : host, port)
     }
 
     static func count(_ args: Arguments, _ name: String, default value: Int, range: ClosedRange<Int>) throws(ToolError) -> Int {

@@ -559,6 +559,26 @@ struct ServeTests {
         }
     }
 
+    @Test func aPortAloneListensOnLoopbackOnly() throws {
+        let dir = TempDir()
+        let db = try serveFixture(dir)
+        // ServeProcess reads the port from "listening on 127.0.0.1:PORT": it throws for any other host.
+        let server = try ServeProcess(["--db", db, "--listen", ":0"])
+        #expect(server.startLine == "listening on 127.0.0.1:\(server.port)")
+        // The kernel's own list: the listening socket is bound to 127.0.0.1 (0100007F), and no
+        // socket listens on the port at another address.
+        let port = String(format: "%04X", server.port)
+        var local: [String] = []
+        for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+            for line in try String(contentsOfFile: table, encoding: .utf8).split(separator: "\n") {
+                let fields = line.split(separator: " ")
+                if fields.count > 3, fields[3] == "0A", fields[1].hasSuffix(":" + port) { local.append(String(fields[1])) }
+            }
+        }
+        #expect(local == ["0100007F:" + port], "\(local)")
+        #expect(try #require(try curl([server.url("/healthz")])).status == 200)
+    }
+
     @Test func badArgumentsAndMissingDataAreRefusedWithTheirExitCodes() throws {
         let dir = TempDir()
         let db = try serveFixture(dir)
