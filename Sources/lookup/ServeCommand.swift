@@ -50,9 +50,10 @@ manifest bounds can hold its number.
   --request-timeout S a request must arrive whole within S seconds of its connection's opening
                       or of the answer before it, or the connection is closed (slow clients,
                       idle keep-alive connections); default 10
-  --max-header-bytes N  request line and headers at most (default 8192: 431 or 414 beyond)
-  --max-body-bytes N  a POST body at most (default 67108864: 413 when declared larger; a chunked
-                      body that passes it is cut)
+  --max-header-bytes N  request line and headers at most, in at most 256 header lines (default
+                      8192: 431 or 414 beyond)
+  --max-body-bytes N  a POST body at most (default 67108864: 413 when declared larger, or once a
+                      chunked body that passes it has arrived, its connection then closed)
   --drain-timeout S   on SIGTERM or SIGINT: stop accepting, answer the requests in flight for up
                       to S seconds (default 10), then exit 0
   --json              the start line and the events as JSON objects, one per line:

@@ -326,12 +326,12 @@ struct ServeTests {
             let refused = try #require(try curl(["--data-binary", bad, server.url("/v1/lookup")]))
             #expect(refused.status == 400 && refused.body.hasPrefix("{\"error\":"), "\(bad): \(refused.status) \(refused.body)")
         }
-        // Over the body limit: 413 when declared, the connection cut when chunked.
+        // Over the body limit: 413 when declared, and once a chunked body has arrived.
         try String(repeating: "79131000000\n", count: 20_000).write(toFile: dir.path("big.txt"), atomically: true, encoding: .utf8)
         let declared = try #require(try curl(["--data-binary", "@" + dir.path("big.txt"), server.url("/v1/lookup")]))
         #expect(declared.status == 413)
         let chunked = try curl(["-H", "Transfer-Encoding: chunked", "--data-binary", "@" + dir.path("big.txt"), server.url("/v1/lookup")])
-        #expect(chunked == nil || chunked?.status != 200, "a chunked body over the limit was answered")
+        #expect(chunked?.status == 413, "a chunked body over the limit: \(String(describing: chunked))")
         #expect(try #require(try curl([server.url("/healthz")])).status == 200)
     }
 
@@ -537,6 +537,74 @@ struct ServeTests {
         let metrics = try #require(try curl([server.url("/metrics")])).body
         let timedOut = metrics.split(separator: "\n").first { $0.hasPrefix("callerid_http_connections_timed_out_total ") }
         #expect((timedOut.flatMap { Int($0.split(separator: " ")[1]) } ?? 0) >= 301, "\(timedOut ?? "none")")
+    }
+
+    @Test func manyQueryArgumentsAndHeaderLinesAreAnsweredWithinTheDocumentedLimits() throws {
+        let dir = TempDir()
+        let db = try serveFixture(dir)
+        let server = try ServeProcess(["--db", db])
+        // 200 query arguments (2 KB) before the country: read as the country it names.
+        let arguments = (0..<200).map { "a\($0)=1" }.joined(separator: "&")
+        let manyArguments = "GET /v1/cnam/8%20913%20123-45-67?\(arguments)&country=RU HTTP/1.1\r\nHost: x\r\n\r\n"
+        let named = try rawHTTP(server.port, Data(manyArguments.utf8))
+        #expect(named["status_line"] as? String == "HTTP/1.1 200 OK" && named["body"] as? String == "Pizza Hut", "\(named)")
+        // 150 short headers, 4.4 KB in all: under the 8 KiB and the 256 lines.
+        let headers = (0..<150).map { String(format: "X-H%03d: abcdefghijklmnopqrstu\r\n", $0) }.joined()
+        let manyHeaders = try rawHTTP(server.port, Data("GET /v1/lookup/79131234567 HTTP/1.1\r\nHost: x\r\n\(headers)\r\n".utf8))
+        #expect(manyHeaders["status_line"] as? String == "HTTP/1.1 200 OK", "\(manyHeaders)")
+        // Over 256 header lines: 431, from the route (empty on the caller-name endpoint).
+        let lines = String(repeating: "a:\r\n", count: 300)
+        let tooMany = try rawHTTP(server.port, Data("GET /v1/cnam/79131234567 HTTP/1.1\r\nHost: x\r\n\(lines)\r\n".utf8))
+        #expect((tooMany["status_line"] as? String)?.contains(" 431 ") == true && tooMany["body"] as? String == "", "\(tooMany)")
+    }
+
+    @Test func bodiesOfUnknownCodingOrOverTheLimitAreAnsweredAndTheirConnectionsClosed() throws {
+        let dir = TempDir()
+        let db = try serveFixture(dir)
+        let server = try ServeProcess(["--db", db, "--max-body-bytes", "1000"])
+        for (coding, status) in [("gzip, chunked", 501), ("chunked, gzip", 400), ("gzip", 400)] {
+            let request = "POST /v1/lookup HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: \(coding)\r\n\r\n0\r\n\r\n"
+            let answer = try streamHTTP(server.port, Data(request.utf8))
+            #expect(answer.statusLines == ["HTTP/1.1 \(status) \(status == 501 ? "Not Implemented" : "Bad Request")"] && answer.closed, "\(coding): \(answer.text)")
+        }
+        // A chunked body that passes --max-body-bytes: read to its end, then refused with 413.
+        let piece = String(repeating: "79131234567\n", count: 50)
+        let chunks = String(repeating: String(piece.utf8.count, radix: 16) + "\r\n" + piece + "\r\n", count: 4) + "0\r\n\r\n"
+        let over = try streamHTTP(server.port, Data(("POST /v1/lookup HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" + chunks).utf8))
+        #expect(over.statusLines == ["HTTP/1.1 413 Content Too Large"] && over.closed, "\(over.text)")
+        #expect(over.text.contains("{\"error\":\"the body is over 1000 bytes"), "\(over.text)")
+        let metrics = try #require(try curl([server.url("/metrics")])).body
+        #expect(metrics.contains("callerid_http_requests_total{endpoint=\"batch\",code=\"413\"} 1\n"), "\(metrics)")
+    }
+
+    @Test func everyRequestLeavesTheInFlightGaugeAndADrainDoesNotWaitForIt() throws {
+        let dir = TempDir()
+        let db = try serveFixture(dir)
+        let server = try ServeProcess(["--db", db, "--drain-timeout", "8"])
+        // Hostile requests whose clients go away before any answer; the last one overflows
+        // libmicrohttpd's own memory (its query arguments after a NUL), which never tells that
+        // request's end.
+        let arguments = Array(repeating: "a", count: 2000).joined(separator: "&")
+        let requests = [
+            "GET /v1/cnam/79131234567?\(arguments) HTTP/1.1\r\nHost: x\r\n\r\n",
+            "POST /v1/lookup HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n",
+            "GET /v1/cnam/1\u{0}?\(arguments) HTTP/1.1\r\nHost: x\r\n\r\n",
+        ]
+        for request in requests { _ = try streamHTTP(server.port, Data(request.utf8), seconds: 0.3) }
+        func inFlight() throws -> Int? {
+            let metrics = try curl([server.url("/metrics")])?.body ?? ""
+            return metrics.split(separator: "\n").first { $0.hasPrefix("callerid_http_requests_in_flight ") }.flatMap { Int($0.split(separator: " ")[1]) }
+        }
+        var gauge = try inFlight()
+        for _ in 0..<20 where gauge != 1 {
+            usleep(100_000)
+            gauge = try inFlight()
+        }
+        #expect(gauge == 1, "in flight besides the /metrics request itself: \(String(describing: gauge))")
+        let stop = Date()
+        server.send(SIGTERM)
+        #expect(server.exitStatus(within: 6) == 0)
+        #expect(Date().timeIntervalSince(stop) < 3, "the drain waited for requests that had ended; stderr: \(server.stderr)")
     }
 
     @Test func theAccessLogHidesNumbersUnlessAsked() throws {

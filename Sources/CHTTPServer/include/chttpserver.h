@@ -30,6 +30,8 @@ enum {
 #define CID_ENDPOINTS 8
 /// Statuses counted: 100 ... 599, by `status - 100`.
 #define CID_STATUSES 500
+/// Header lines of a request at most (431 beyond), besides `max_header_bytes`.
+#define CID_MAX_HEADER_LINES 256
 /// Latency histogram buckets at most (upper bounds in nanoseconds), plus one for the rest.
 #define CID_MAX_BUCKETS 24
 
@@ -86,7 +88,7 @@ typedef struct {
     unsigned max_connections;           ///< open connections at most; more are refused at accept
     unsigned request_timeout_ms;        ///< a request must arrive whole within this of its connection's opening or previous answer
     size_t max_header_bytes;            ///< request line and headers at most (431 or 414 beyond)
-    unsigned long long max_body_bytes;  ///< a request body at most (the connection is cut beyond)
+    unsigned long long max_body_bytes;  ///< a request body at most (413 beyond: a larger chunked body is read to its end, dropped, and refused)
     int keep_uris;                      ///< 1: hand the request URI to `completed`
     unsigned long long bucket_bounds[CID_MAX_BUCKETS];  ///< latency histogram upper bounds, ns, ascending
     int bucket_count;
