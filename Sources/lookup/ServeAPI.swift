@@ -202,13 +202,16 @@ final class ServeAPI: HTTPHandler {
     /// in use cannot be trusted.
     private func health(_ x: HTTPExchange) {
         let s = status.current
-        let state = s.draining ? "draining" : s.problem == nil ? "ok" : "failing"
+        // Packs missing from the data answered from: answering still (the others' numbers), but
+        // not everything.
+        let state = s.draining ? "draining" : s.problem != nil ? "failing" : s.data.missing.isEmpty ? "ok" : "degraded"
         var text = "{\"status\":\"\(state)\""
         if let g = s.data.generation { text += ",\"generation\":\(g)" }
         text += ",\"files\":\(s.data.files.count),\"entries\":\(s.data.entries),\"ranges\":\(s.data.ranges),\"reloads\":\(s.reloads),\"failed_reloads\":\(s.failedReloads)"
+        if !s.data.missing.isEmpty { text += ",\"missing\":\(jsonStrings(s.data.missing))" }
         if let problem = s.problem { text += ",\"error\":\(jsonQuote(problem))" }
         text += "}\n"
-        x.respond(state == "ok" ? 200 : 503, endpoint: Endpoint.health.rawValue, contentType: Self.json, text: text)
+        x.respond(state == "ok" || state == "degraded" ? 200 : 503, endpoint: Endpoint.health.rawValue, contentType: Self.json, text: text)
     }
 }
 

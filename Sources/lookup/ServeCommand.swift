@@ -19,14 +19,16 @@ Debian: libmicrohttpd12), from the same files 'lookup NUMBER' reads:
                                        sources; a blocking category's label after the prefix
                                        'SPAM? ' (--cnam-block-prefix); 404 unknown, 400 a number that
                                        cannot be read: every answer but a 200 has an empty body
-  GET  /healthz                        {"status":"ok",…}: 200; 503 while draining or when the data
-                                       in use was modified in place and could not be opened again
+  GET  /healthz                        {"status":"ok",…}: 200 ("degraded" with "missing" while a
+                                       pack is missing); 503 while draining or when the data in use
+                                       was modified in place and could not be opened again
   GET  /metrics                        Prometheus text: requests by endpoint and status, latency
                                        histogram, connections, generation, files, entries, reloads
 
 NUMBER is written as for 'lookup NUMBER' (percent-encoded in the URL: %2B for +, %20 for a space).
 Every pack of the data is opened before the server answers; a query asks only the packs whose
-manifest bounds can hold its number.
+manifest bounds can hold its number. A pack missing on disk is left out and named (stderr,
+/healthz "degraded"): a number in its bounds is a 500, every other is answered.
 
   --db FILE|DIR       a database file, build directory or store (its generation current at
                       start), repeatable as for 'lookup NUMBER'; SIGHUP opens them again
@@ -165,6 +167,7 @@ func serveCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     let server = try HTTPServer(socket: socket, settings: options.server, handler: api)
     let shownHost = options.host.contains(":") ? "[\(options.host)]" : options.host.isEmpty ? "*" : options.host
     events.listening("\(shownHost):\(port)", port: port, data: api.data, library: version, settings: options.server)
+    events.missing(api.data)
     serveUntilStopped(api, options.source, events)
     // Drain: no new connections, answers close theirs, /healthz says 503; then wait for the
     // requests in flight, at most the drain timeout.
@@ -214,14 +217,19 @@ private func serveUntilStopped(_ api: ServeAPI, _ source: ServedData.Source, _ e
 /// Opens `source` again and answers from it; on failure keeps the data in use (and says so).
 @discardableResult
 private func reload(_ api: ServeAPI, _ source: ServedData.Source, why: String, _ events: ServeEvents) -> Bool {
-    do {
+    do throws(ToolError) {
         let fresh = try ServedData(source)
+        // Whole data in use is not given up for data with packs missing.
+        if !fresh.missing.isEmpty && api.data.missing.isEmpty {
+            throw ToolError(code: Exit.noInput, message: "missing: \(fresh.missing.joined(separator: ", "))")
+        }
         api.status.withLock { s in
             s.data = fresh
             s.reloads += 1
             s.problem = nil
         }
         events.reloaded(why: why, data: fresh)
+        events.missing(fresh)
         return true
     } catch {
         let old = api.data
@@ -261,6 +269,14 @@ private struct ServeEvents {
     func stopped(cut: UInt64, after seconds: Double) {
         emit("{\"event\":\"stopped\",\"requests_cut\":\(cut)}",
              "stopped" + (cut > 0 ? " (\(cut) requests still in flight after \(seconds) s were cut)" : ""))
+    }
+
+    /// The packs the data lacks, one event each: their numbers fail, the others are answered.
+    func missing(_ data: ServedData) {
+        for file in data.missing {
+            emit("{\"event\":\"missing\",\"file\":\(jsonQuote(file))}",
+                 "\(escapedForDisplay(file)) is missing: a number in its bounds is answered 500, every other number as usual")
+        }
     }
 
     func note(_ message: String) {

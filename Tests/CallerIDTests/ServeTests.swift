@@ -421,6 +421,34 @@ struct ServeTests {
         #expect(metrics.contains("callerid_generation \(current)\n"))
     }
 
+    @Test func aStoreWithAMissingPackIsServedFromTheOtherPacksAndTheMissingOneIsNamed() throws {
+        let dir = TempDir()
+        let rows = "79131234567\tPizza Hut\tidentify\n79131234568\tTaxi\tidentify\n79990000000\tDebt collector\tspam\n79990000001\tShop\tidentify\n"
+        try rows.write(toFile: dir.path("in.tsv"), atomically: true, encoding: .utf8)
+        let build = try lookup(["build", "-o", dir.path("set") + "/", dir.path("in.tsv"), "--max-entries", "2"])
+        try #require(build.status == 0, "\(build.stderr)")
+        let store = dir.path("store")
+        try #require(try lookup(["install", "--store", store, dir.path("set")]).status == 0)
+        // The pack of 7999…: gone from the current generation (as `lookup feed` and
+        // `lookup store list` tolerate).
+        let generation = try #require(try FileManager.default.contentsOfDirectory(atPath: store).first { $0.hasPrefix("gen-") })
+        let packs = try FileManager.default.contentsOfDirectory(atPath: "\(store)/\(generation)").filter { $0.hasSuffix(".cid") }.sorted()
+        try #require(packs.count == 2, "\(packs)")
+        try FileManager.default.removeItem(atPath: "\(store)/\(generation)/\(packs[1])")
+        let server = try ServeProcess(["--store", store])
+        let found = try #require(try curl([server.url("/v1/cnam/79131234567")]))
+        #expect(found.status == 200 && found.body == "Pizza Hut")
+        // A number the missing pack could hold is never answered "unknown".
+        let lost = try #require(try curl([server.url("/v1/lookup/79990000000")]))
+        #expect(lost.status == 500 && lost.body.contains(packs[1]), "\(lost.status) \(lost.body)")
+        let health = try #require(try curl([server.url("/healthz")]))
+        #expect(health.status == 200 && health.body.contains("\"status\":\"degraded\"") && health.body.contains("\"missing\":[\"") && health.body.contains(packs[1]),
+                "\(health.body)")
+        #expect(server.stderr.contains("\(packs[1]) is missing"), "\(server.stderr)")
+        let metrics = try #require(try curl([server.url("/metrics")])).body
+        #expect(metrics.contains("callerid_database_files 1\n") && metrics.contains("callerid_database_files_missing 1\n"))
+    }
+
     @Test func sighupOpensTheDatabaseFilesAgain() async throws {
         let dir = TempDir()
         let db = dir.path("city.cid")
