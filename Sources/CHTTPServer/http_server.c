@@ -177,6 +177,7 @@ struct cid_exchange {
     struct MHD_Response *pending;
     int responded;
     int endpoint;
+    /// The body passed `max_body_bytes`: the rest is dropped, and the request refused at its end.
     int too_large;
     /// The answer closes the connection (what follows the request cannot be told apart from it).
     int close;

@@ -150,7 +150,8 @@ int cid_respond(cid_exchange *x, int endpoint, unsigned status, const char *cont
 int cid_respond_stream(cid_exchange *x, int endpoint, unsigned status, const char *content_type, void *stream);
 
 /// Accepts the body of `x` into `body` (handed to the `body` and `body_end` handlers, then
-/// released); a request cut for its size is counted under `endpoint` with status 413.
+/// released). A body over `max_body_bytes` is dropped as it arrives and, once it has ended,
+/// refused with 413 through `refuse`, counted under `endpoint`.
 void cid_accept_body(cid_exchange *x, int endpoint, void *body);
 
 #endif
