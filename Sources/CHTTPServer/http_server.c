@@ -335,7 +335,8 @@ static size_t on_unescape(void *cls, struct MHD_Connection *connection, char *te
 
 /// The value of argument `name` in `query` (the text after `?`, as sent), decoded as
 /// libmicrohttpd decodes arguments ('+' a space, then on_unescape); NULL when absent or
-/// without a value. The first argument of that name counts.
+/// without a value. The first argument of that name counts, its case ignored (as
+/// libmicrohttpd's own lookup of arguments ignores it).
 static char *query_argument(const char *query, const char *name) {
     for (const char *p = query; p != NULL && *p != 0;) {
         const char *amp = strchr(p, '&');
@@ -346,7 +347,7 @@ static char *query_argument(const char *query, const char *name) {
         if (value != NULL) *value++ = 0;
         for (char *c = arg; *c != 0; c++) if (*c == '+') *c = ' ';
         on_unescape(NULL, NULL, arg);
-        if (strcmp(arg, name) == 0) {
+        if (strcasecmp(arg, name) == 0) {
             char *found = value != NULL ? strdup(value) : NULL;
             free(arg);
             if (found != NULL) {
