@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <time.h>
@@ -38,6 +39,11 @@ enum {
     TERMINATED_COMPLETED_OK = 0,
 };
 #define SIZE_UNKNOWN UINT64_MAX
+#define CID_TEXT_(x) #x
+#define CID_TEXT(x) CID_TEXT_(x)
+/// What libmicrohttpd takes from the connection's memory for each header line (a record of
+/// 7 words, rounded to 16 bytes), besides the line itself.
+#define HEADER_RECORD_BYTES 64
 #define READER_END_OF_STREAM ((ssize_t)-1)
 #define READER_END_WITH_ERROR ((ssize_t)-2)
 
@@ -80,6 +86,7 @@ typedef int (*access_fn)(void *, struct MHD_Connection *, const char *, const ch
                          const char *, size_t *, void **);
 typedef ssize_t (*reader_fn)(void *, uint64_t, char *, size_t);
 typedef void (*reader_free_fn)(void *);
+typedef int (*header_fn)(void *, int, const char *, const char *);
 
 static struct {
     int loaded;
@@ -88,6 +95,7 @@ static struct {
     void (*stop_daemon)(struct MHD_Daemon *);
     int (*quiesce_daemon)(struct MHD_Daemon *);
     const char *(*lookup_connection_value)(struct MHD_Connection *, int, const char *);
+    int (*get_connection_values)(struct MHD_Connection *, int, header_fn, void *);
     struct MHD_Response *(*create_response_from_buffer)(size_t, void *, int);
     struct MHD_Response *(*create_response_from_callback)(uint64_t, size_t, reader_fn, void *, reader_free_fn);
     int (*add_response_header)(struct MHD_Response *, const char *, const char *);
@@ -106,6 +114,7 @@ static void load(void) {
         {"MHD_stop_daemon", (void **)&mhd.stop_daemon},
         {"MHD_quiesce_daemon", (void **)&mhd.quiesce_daemon},
         {"MHD_lookup_connection_value", (void **)&mhd.lookup_connection_value},
+        {"MHD_get_connection_values", (void **)&mhd.get_connection_values},
         {"MHD_create_response_from_buffer", (void **)&mhd.create_response_from_buffer},
         {"MHD_create_response_from_callback", (void **)&mhd.create_response_from_callback},
         {"MHD_add_response_header", (void **)&mhd.add_response_header},
@@ -145,6 +154,8 @@ static uint64_t now_ns(void) {
 struct connection {
     struct connection *prev, *next;
     int fd;
+    /// The request being received or answered on it, until its completion.
+    struct cid_exchange *current;
     /// When the request being received must be complete (0: none now: an answer is being sent).
     _Atomic uint64_t deadline;
     int cut;
@@ -166,13 +177,18 @@ struct cid_exchange {
     struct MHD_Response *pending;
     int responded;
     int endpoint;
+    /// The body passed `max_body_bytes`: the rest is dropped, and the request refused at its end.
     int too_large;
+    /// The answer closes the connection (what follows the request cannot be told apart from it).
+    int close;
     unsigned status;
     void *body;
     unsigned long long body_bytes;
     unsigned long long response_bytes;
     char method[16];
     char *uri;
+    /// The decoded `country` query argument (NULL: none), read by on_uri.
+    char *country;
     /// The request target as libmicrohttpd parsed it in its buffer, and its length then.
     const char *target;
     size_t target_length;
@@ -204,6 +220,8 @@ struct cid_server {
 
 // MARK: connections and the request deadline
 
+static void finish(cid_server *s, cid_exchange *x, struct MHD_Connection *connection, int completed);
+
 static void set_deadline(struct connection *c, uint64_t at) {
     if (c != NULL) atomic_store_explicit(&c->deadline, at, memory_order_relaxed);
 }
@@ -227,6 +245,9 @@ static void on_connection(void *cls, struct MHD_Connection *connection, void **s
     } else if (event == NOTIFY_CLOSED) {
         struct connection *c = *socket_context;
         if (c == NULL) return;
+        // A request that libmicrohttpd gave up without telling its end (some of its own refusals
+        // overwrite the state they set): ended here, so that it leaves the in-flight gauge.
+        if (c->current != NULL) finish(s, c->current, NULL, 0);
         // Out of the list before libmicrohttpd closes the socket (it notifies first): the
         // watchdog never shuts down a descriptor number that another connection reuses.
         pthread_mutex_lock(&s->lock);
@@ -312,7 +333,36 @@ static size_t on_unescape(void *cls, struct MHD_Connection *connection, char *te
     return (size_t)(w - text);
 }
 
-static void *on_uri(void *cls, const char *uri, struct MHD_Connection *connection) {
+/// The value of argument `name` in `query` (the text after `?`, as sent), decoded as
+/// libmicrohttpd decodes arguments ('+' a space, then on_unescape); NULL when absent or
+/// without a value. The first argument of that name counts, its case ignored (as
+/// libmicrohttpd's own lookup of arguments ignores it).
+static char *query_argument(const char *query, const char *name) {
+    for (const char *p = query; p != NULL && *p != 0;) {
+        const char *amp = strchr(p, '&');
+        size_t n = amp != NULL ? (size_t)(amp - p) : strlen(p);
+        char *arg = strndup(p, n);
+        if (arg == NULL) return NULL;
+        char *value = strchr(arg, '=');
+        if (value != NULL) *value++ = 0;
+        for (char *c = arg; *c != 0; c++) if (*c == '+') *c = ' ';
+        on_unescape(NULL, NULL, arg);
+        if (strcasecmp(arg, name) == 0) {
+            char *found = value != NULL ? strdup(value) : NULL;
+            free(arg);
+            if (found != NULL) {
+                for (char *c = found; *c != 0; c++) if (*c == '+') *c = ' ';
+                on_unescape(NULL, NULL, found);
+            }
+            return found;
+        }
+        free(arg);
+        p = amp != NULL ? amp + 1 : NULL;
+    }
+    return NULL;
+}
+
+static void *on_uri(void *cls, char *uri, struct MHD_Connection *connection) {
     cid_server *s = cls;
     cid_exchange *x = calloc(1, sizeof *x);
     if (x == NULL) return NULL;
@@ -324,6 +374,16 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *connectio
     x->target = uri;
     x->target_length = uri != NULL ? strlen(uri) : 0;
     if (s->config.keep_uris && uri != NULL) x->uri = strdup(uri);
+    char *query = uri != NULL ? strchr(uri, '?') : NULL;
+    if (query != NULL) {
+        x->country = query_argument(query + 1, "country");
+        // libmicrohttpd stores each query argument as a record in the connection's memory,
+        // and a few hundred short ones (`?a&a&a…`) overflow it in a way it does not recover
+        // from (no answer, no end of the request told). The one argument used is read above;
+        // the query is emptied for libmicrohttpd, which parses it in place right after this call.
+        query[1] = 0;
+    }
+    if (x->owner != NULL) x->owner->current = x;
     atomic_fetch_add_explicit(&s->in_flight, 1, memory_order_relaxed);
     return x;
 }
@@ -341,6 +401,69 @@ static int has_nul(const cid_exchange *x, const char *version) {
     return span < 65536 && span != x->target_length;
 }
 
+/// The headers that say where a request's body ends, counted (libmicrohttpd reads only the
+/// first of each name, and Transfer-Encoding before Content-Length), and the header lines.
+struct framing {
+    int lines;
+    int lengths;
+    int encodings;
+    const char *encoding;
+};
+
+static int count_framing(void *cls, int kind, const char *name, const char *value) {
+    (void)kind;
+    struct framing *f = cls;
+    f->lines++;
+    if (name == NULL) return MHD_R_YES;
+    if (strcasecmp(name, "Content-Length") == 0) {
+        f->lengths++;
+    } else if (strcasecmp(name, "Transfer-Encoding") == 0) {
+        f->encodings++;
+        f->encoding = value;
+    }
+    return MHD_R_YES;
+}
+
+/// Whether `encoding` (a Transfer-Encoding value) ends with the chunked coding.
+static int ends_chunked(const char *encoding) {
+    const char *last = strrchr(encoding, ',');
+    last = last != NULL ? last + 1 : encoding;
+    while (*last == ' ' || *last == '\t') last++;
+    size_t n = strlen(last);
+    while (n > 0 && (last[n - 1] == ' ' || last[n - 1] == '\t')) n--;
+    return n == 7 && strncasecmp(last, "chunked", 7) == 0;
+}
+
+/// Why the request cannot be read on, as a status and `*reason`, or 0: more header lines than
+/// CID_MAX_HEADER_LINES (431); a body whose end two parties could place differently (request
+/// smuggling: 400): two Content-Length headers (libmicrohttpd takes the first; a proxy in front
+/// may take the last), two Transfer-Encoding headers, or both kinds at once; a transfer coding
+/// other than chunked alone, whose body libmicrohttpd would read to the connection's end (501
+/// when chunked comes last, as RFC 9112 asks; 400 when the body's end cannot be known).
+static unsigned framing_refusal(struct MHD_Connection *connection, const char **reason) {
+    struct framing f = {0, 0, 0, NULL};
+    mhd.get_connection_values(connection, KIND_HEADER, count_framing, &f);
+    *reason = NULL;
+    if (f.lines > CID_MAX_HEADER_LINES) *reason = "more than " CID_TEXT(CID_MAX_HEADER_LINES) " header lines";
+    if (*reason != NULL) return 431;
+    if (f.lengths > 1) *reason = "more than one Content-Length header";
+    else if (f.encodings > 1) *reason = "more than one Transfer-Encoding header";
+    else if (f.lengths > 0 && f.encodings > 0) *reason = "both Content-Length and Transfer-Encoding";
+    else if (f.encoding != NULL && !ends_chunked(f.encoding)) *reason = "a Transfer-Encoding that does not end with chunked";
+    if (*reason != NULL) return 400;
+    if (f.encoding != NULL && strcasecmp(f.encoding, "chunked") != 0) {
+        *reason = "a transfer coding other than chunked";
+        return 501;
+    }
+    return 0;
+}
+
+/// The HTTP layer's own refusal of `x`, answered by the caller (its route words the body).
+static void refuse(cid_exchange *x, const char *path, unsigned status, const char *reason) {
+    cid_server *s = x->server;
+    s->config.handlers.refuse(s->config.context, x, path != NULL ? path : "", status, reason);
+}
+
 static int on_access(void *cls, struct MHD_Connection *connection, const char *url, const char *method,
                      const char *version, const char *upload, size_t *upload_size, void **context) {
     (void)version;
@@ -356,7 +479,7 @@ static int on_access(void *cls, struct MHD_Connection *connection, const char *u
         r.method = strcmp(method, "GET") == 0 ? CID_METHOD_GET : strcmp(method, "HEAD") == 0 ? CID_METHOD_HEAD
                  : strcmp(method, "POST") == 0 ? CID_METHOD_POST : CID_METHOD_OTHER;
         r.path = url;
-        r.country = mhd.lookup_connection_value(connection, KIND_GET_ARGUMENT, "country");
+        r.country = x->country;
         r.content_type = mhd.lookup_connection_value(connection, KIND_HEADER, "Content-Type");
         const char *length = mhd.lookup_connection_value(connection, KIND_HEADER, "Content-Length");
         r.content_length = -1;
@@ -371,12 +494,16 @@ static int on_access(void *cls, struct MHD_Connection *connection, const char *u
         // The connection's memory holds a little more than the limit (the answer's headers
         // need room too): the limit itself is kept here.
         const union connection_info *size = mhd.get_connection_info(connection, INFO_REQUEST_HEADER_SIZE);
+        const char *reason = NULL;
+        unsigned refusal = 0;
         if (size != NULL && size->header_size > s->config.max_header_bytes) {
-            static const char text[] = "{\"error\":\"the request line and headers are too large\"}\n";
-            cid_respond(x, 0, 431, "application/json", text, sizeof text - 1, NULL, NULL);
+            refuse(x, url, 431, "the request line and headers are too large");
         } else if (has_nul(x, version)) {
-            static const char text[] = "{\"error\":\"a NUL byte in the request target\"}\n";
-            cid_respond(x, 0, 400, "application/json", text, sizeof text - 1, NULL, NULL);
+            refuse(x, url, 400, "a NUL byte in the request target");
+        } else if ((refusal = framing_refusal(connection, &reason)) != 0) {
+            // What follows on the connection cannot be told apart from this request's body.
+            x->close = chunked || r.content_length > 0 || refusal != 431;
+            refuse(x, url, refusal, reason);
         } else {
             s->config.handlers.request(s->config.context, x, &r);
         }
@@ -401,18 +528,23 @@ static int on_access(void *cls, struct MHD_Connection *connection, const char *u
     if (*upload_size > 0) {
         if (x->body != NULL && !x->responded) {
             x->body_bytes += *upload_size;
-            if (x->body_bytes > s->config.max_body_bytes) {
-                // Too late for an answer (libmicrohttpd answers only before or after a body):
-                // the connection is cut.
-                x->too_large = 1;
-                x->status = 413;
-                *upload_size = 0;
-                return MHD_R_NO;
-            }
-            s->config.handlers.body(s->config.context, x->body, upload, *upload_size);
+            if (x->body_bytes > s->config.max_body_bytes) x->too_large = 1;
+            // libmicrohttpd answers only before a body or after it: a body over the limit is
+            // read to its end (within the request deadline) and dropped, then refused.
+            if (!x->too_large) s->config.handlers.body(s->config.context, x->body, upload, *upload_size);
         }
         *upload_size = 0;
         return MHD_R_YES;
+    }
+    if (!x->responded && x->too_large) {
+        received(x);
+        char reason[96];
+        snprintf(reason, sizeof reason, "the body is over %llu bytes (send the numbers in several requests)", s->config.max_body_bytes);
+        int endpoint = x->endpoint;
+        x->close = 1;
+        refuse(x, url, 413, reason);
+        x->endpoint = endpoint;   // counted under the endpoint that took the body
+        return x->responded ? MHD_R_YES : MHD_R_NO;
     }
     if (!x->responded && x->body != NULL) {
         received(x);
@@ -434,14 +566,12 @@ static void count(cid_server *s, int endpoint, unsigned status, uint64_t ns) {
     atomic_fetch_add_explicit(&s->latency_sum_ns, ns, memory_order_relaxed);
 }
 
-static void on_completed(void *cls, struct MHD_Connection *connection, void **context, int termination) {
-    cid_server *s = cls;
-    cid_exchange *x = *context;
-    if (x == NULL) return;
-    *context = NULL;
+/// Ends `x`: counts it, tells the caller, frees it. `connection` NULL: the connection is being
+/// closed without libmicrohttpd having told the request's end (nothing is asked of it then).
+static void finish(cid_server *s, cid_exchange *x, struct MHD_Connection *connection, int completed) {
     uint64_t t = now_ns();
     unsigned status = x->status;
-    if (status == 0) {
+    if (status == 0 && connection != NULL) {
         const union connection_info *info = mhd.get_connection_info(connection, INFO_HTTP_STATUS);
         if (info != NULL) status = info->http_status;
     }
@@ -450,7 +580,7 @@ static void on_completed(void *cls, struct MHD_Connection *connection, void **co
     if (x->pending != NULL) mhd.destroy_response(x->pending);
     if (x->body != NULL) s->config.handlers.release(s->config.context, x->body);
     char client[INET6_ADDRSTRLEN + 8] = "";
-    if (s->config.keep_uris) {
+    if (s->config.keep_uris && connection != NULL) {
         const union connection_info *info = mhd.get_connection_info(connection, INFO_CLIENT_ADDRESS);
         const struct sockaddr *a = info != NULL ? info->client_addr : NULL;
         if (a != NULL && a->sa_family == AF_INET)
@@ -460,22 +590,33 @@ static void on_completed(void *cls, struct MHD_Connection *connection, void **co
     }
     cid_completion c = {
         .method = x->method, .uri = x->uri, .client = client, .status = status, .endpoint = x->endpoint,
-        .completed = termination == TERMINATED_COMPLETED_OK && !x->too_large,
+        .completed = completed,
         .body_bytes = x->body_bytes, .response_bytes = x->response_bytes, .nanoseconds = t - x->started,
     };
     s->config.handlers.completed(s->config.context, &c);
-    // The next request on a kept-alive connection has the whole deadline again.
-    set_deadline(x->owner, s->timeout_ns ? t + s->timeout_ns : 0);
+    if (x->owner != NULL && x->owner->current == x) {
+        x->owner->current = NULL;
+        // The next request on a kept-alive connection has the whole deadline again.
+        if (connection != NULL) set_deadline(x->owner, s->timeout_ns ? t + s->timeout_ns : 0);
+    }
     atomic_fetch_sub_explicit(&s->in_flight, 1, memory_order_relaxed);
     free(x->uri);
+    free(x->country);
     free(x);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *connection, void **context, int termination) {
+    cid_exchange *x = *context;
+    if (x == NULL) return;
+    *context = NULL;
+    finish(cls, x, connection, termination == TERMINATED_COMPLETED_OK);
 }
 
 // MARK: answers
 
 static struct MHD_Response *headers(cid_exchange *x, struct MHD_Response *r, const char *type) {
     if (type != NULL) mhd.add_response_header(r, "Content-Type", type);
-    if (atomic_load_explicit(&x->server->draining, memory_order_relaxed)) mhd.add_response_header(r, "Connection", "close");
+    if (x->close || atomic_load_explicit(&x->server->draining, memory_order_relaxed)) mhd.add_response_header(r, "Connection", "close");
     return r;
 }
 
@@ -619,8 +760,10 @@ cid_server *cid_server_start(const cid_server_config *config, char *error, size_
     // read. Twice the request deadline, so that slow and idle clients meet the deadline first
     // (and are counted).
     unsigned idle_seconds = config->request_timeout_ms == 0 ? 0 : (2 * config->request_timeout_ms + 999) / 1000;
-    // The connection's memory pool holds the request line and headers, then the answer's headers.
-    size_t pool = config->max_header_bytes + 4096;
+    // The connection's memory pool holds the request line and headers (and what arrived after
+    // them), a record for each header line, then the answer's headers: a request within both
+    // limits always fits, and the limits are this layer's to answer (431).
+    size_t pool = 2 * config->max_header_bytes + CID_MAX_HEADER_LINES * HEADER_RECORD_BYTES + 4096;
     unsigned threads = config->threads > 0 ? config->threads : 1;
     s->daemon = mhd.start_daemon(FLAG_INTERNAL_POLLING_THREAD | FLAG_EPOLL | FLAG_ITC | FLAG_TURBO, 0, NULL, NULL, on_access, s,
                                  OPT_LISTEN_SOCKET, (int)config->listen_fd,

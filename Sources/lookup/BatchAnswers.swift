@@ -48,6 +48,17 @@ struct BatchAnswers {
         }
     }
 
+    /// An input refused before it is read as a number (`message` says why): answered as a line
+    /// that is not a number.
+    mutating func refused(_ input: [UInt8], _ lineNumber: Int, message: String, to out: inout Output) throws(ToolError) {
+        if json {
+            try queue(Array(notANumberJSON(String(decoding: input, as: UTF8.self), message).utf8), to: &out)
+        } else {
+            try queue(input + Array("\t-\n".utf8), to: &out)
+        }
+        onProblem(lineNumber, message)
+    }
+
     /// A line over ``maxQueryLineBytes`` bytes (`length`), of which `prefix` are the first.
     mutating func overlong(_ lineNumber: Int, length: Int, prefix: [UInt8], to out: inout Output) throws(ToolError) {
         let message = "line too long (\(length) bytes; at most \(maxQueryLineBytes)), skipped"

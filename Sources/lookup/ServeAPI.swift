@@ -82,6 +82,8 @@ final class ServeAPI: HTTPHandler {
     static let jsonLines = "application/x-ndjson"
     static let text = "text/plain; charset=utf-8"
     static let prometheus = "text/plain; version=0.0.4; charset=utf-8"
+    /// The caller-name endpoint's paths: every answer but a 200 has an empty body.
+    static let callerNamePrefix = "/v1/cnam/"
 
     func request(_ request: IncomingRequest, _ x: HTTPExchange) {
         let path = request.path
@@ -92,9 +94,9 @@ final class ServeAPI: HTTPHandler {
         } else if path == "/v1/lookup" {
             guard request.method == .post else { return notAllowed(x, .batch, allow: "POST") }
             batch(request, x)
-        } else if path.hasPrefix("/v1/cnam/") {
+        } else if path.hasPrefix(Self.callerNamePrefix) {
             guard reading else { return notAllowed(x, .callerName, allow: "GET, HEAD") }
-            lookup(String(path.dropFirst("/v1/cnam/".count)), country: request.country,
+            lookup(String(path.dropFirst(Self.callerNamePrefix.count)), country: request.country,
                    format: .callerName(blockedPrefix: settings.cnamBlockedPrefix), endpoint: .callerName, x)
         } else if path == "/healthz" {
             guard reading else { return notAllowed(x, .health, allow: "GET, HEAD") }
@@ -108,16 +110,27 @@ final class ServeAPI: HTTPHandler {
         }
     }
 
+    /// A refusal of the HTTP layer (headers too large, a NUL in the target, a body whose
+    /// length is ambiguous…): `{"error":…}`, or for a caller-name path an empty body.
+    func refuse(path: String, status: Int, reason: String, _ x: HTTPExchange) {
+        fail(x, .http, status, reason, quiet: path.hasPrefix(Self.callerNamePrefix))
+    }
+
     func completed(_ completion: HTTPCompletion) {
         accessLog?.record(completion)
     }
 
     // MARK: answers
 
-    /// `{"error":…}` with `status`.
+    /// `{"error":…}` with `status`; an empty `text/plain` body for the caller-name endpoint
+    /// (or when `quiet`): a PBX shows whatever a caller-name body holds as the caller's name.
     private func fail(_ x: HTTPExchange, _ endpoint: Endpoint, _ status: Int, _ message: String,
-                      header: (name: String, value: String)? = nil) {
-        x.respond(status, endpoint: endpoint.rawValue, contentType: Self.json, text: "{\"error\":\(jsonQuote(message))}\n", header: header)
+                      header: (name: String, value: String)? = nil, quiet: Bool = false) {
+        if quiet || endpoint == .callerName {
+            x.respond(status, endpoint: endpoint.rawValue, contentType: Self.text, text: "", header: header)
+        } else {
+            x.respond(status, endpoint: endpoint.rawValue, contentType: Self.json, text: "{\"error\":\(jsonQuote(message))}\n", header: header)
+        }
     }
 
     private func notAllowed(_ x: HTTPExchange, _ endpoint: Endpoint, allow: String) {
@@ -145,8 +158,7 @@ final class ServeAPI: HTTPHandler {
         switch self.numbers(country) {
         case .success(let reader): numbers = reader
         case .failure(let error):
-            // A PBX shows whatever a caller-name body holds: no error text there.
-            if callerName { x.respond(400, endpoint: endpoint.rawValue, contentType: Self.text, text: "") } else { fail(x, endpoint, 400, error.message) }
+            fail(x, endpoint, 400, error.message)
             return
         }
         let number: UInt64
@@ -165,7 +177,7 @@ final class ServeAPI: HTTPHandler {
         do {
             try query.answer([number], into: &found)
         } catch {
-            if callerName { x.respond(500, endpoint: endpoint.rawValue, contentType: Self.text, text: "") } else { fail(x, endpoint, 500, error.message) }
+            fail(x, endpoint, 500, error.message)
             return
         }
         var out = Output(capturing: true, capacity: 512)
@@ -190,13 +202,16 @@ final class ServeAPI: HTTPHandler {
     /// in use cannot be trusted.
     private func health(_ x: HTTPExchange) {
         let s = status.current
-        let state = s.draining ? "draining" : s.problem == nil ? "ok" : "failing"
+        // Packs missing from the data answered from: answering still (the others' numbers), but
+        // not everything.
+        let state = s.draining ? "draining" : s.problem != nil ? "failing" : s.data.missing.isEmpty ? "ok" : "degraded"
         var text = "{\"status\":\"\(state)\""
         if let g = s.data.generation { text += ",\"generation\":\(g)" }
         text += ",\"files\":\(s.data.files.count),\"entries\":\(s.data.entries),\"ranges\":\(s.data.ranges),\"reloads\":\(s.reloads),\"failed_reloads\":\(s.failedReloads)"
+        if !s.data.missing.isEmpty { text += ",\"missing\":\(jsonStrings(s.data.missing))" }
         if let problem = s.problem { text += ",\"error\":\(jsonQuote(problem))" }
         text += "}\n"
-        x.respond(state == "ok" ? 200 : 503, endpoint: Endpoint.health.rawValue, contentType: Self.json, text: text)
+        x.respond(state == "ok" || state == "degraded" ? 200 : 503, endpoint: Endpoint.health.rawValue, contentType: Self.json, text: text)
     }
 }
 

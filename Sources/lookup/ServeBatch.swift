@@ -10,11 +10,12 @@ import CallerIDPipeline
 // arrives, so a malformed one is refused (400) before any answer is sent.
 
 /// An input of a batch as spooled: one frame per line or element, `kind` (0: the input's
-/// bytes; 1: an over-long input, its length then its first bytes), a 4-byte little-endian
-/// length, the payload.
+/// bytes; 1: an over-long input, its length then its first bytes; 2: a JSON number that is not
+/// a phone number, as written), a 4-byte little-endian length, the payload.
 private enum Frame {
     static let line: UInt8 = 0
     static let overlong: UInt8 = 1
+    static let refusedNumber: UInt8 = 2
 
     static func append(_ kind: UInt8, _ payload: UnsafeRawBufferPointer, to out: inout [UInt8]) {
         out.append(kind)
@@ -115,6 +116,7 @@ final class BatchUpload: HTTPBodySink {
             splitter.feed(bytes) { element in
                 switch element {
                 case .text(let text): text.withUnsafeBytes { Frame.append(Frame.line, $0, to: &frames) }
+                case .refusedNumber(let text): text.withUnsafeBytes { Frame.append(Frame.refusedNumber, $0, to: &frames) }
                 case .overlong(let length, let prefix): appendOverlong(length, prefix)
                 }
             }
@@ -168,6 +170,9 @@ final class BatchStream: HTTPBodyStream {
                 if kind == Frame.overlong {
                     let length = Frame.length(buffer, at: start)
                     try batch.overlong(inputs, length: length, prefix: Array(buffer[(start + 4)..<end]), to: &output)
+                } else if kind == Frame.refusedNumber {
+                    let text = Array(buffer[start..<end])
+                    try batch.refused(text, inputs, message: JSONArraySplitter.numberProblem(text) ?? "not a phone number", to: &output)
                 } else {
                     try buffer[start..<end].withUnsafeBytes { raw in
                         Result { () throws(ToolError) in try batch.line(raw, inputs, to: &output) }
@@ -210,9 +215,14 @@ final class BatchStream: HTTPBodyStream {
 /// Splits a JSON array of strings and numbers into its elements as its bytes arrive (in pieces
 /// of any size): a string's text (unescaped by the pipeline's JSON reader, ``jsonUnescape(_:)``),
 /// a number as written. Anything else, or bad syntax, sets ``problem`` (with the byte offset).
+/// A number that is not digits alone (a sign, a fraction, an exponent, a leading zero) is
+/// refused on its own (``numberProblem(_:)``): read as text, `7913000000.1` and `-79130000001`
+/// would be the phone number 79130000001, and `1.5` the number 15.
 struct JSONArraySplitter {
     enum Element {
         case text([UInt8])
+        /// A number that cannot be a phone number, as written.
+        case refusedNumber([UInt8])
         /// An element longer than `maxElementBytes`: its length and first bytes.
         case overlong(Int, [UInt8])
     }
@@ -289,7 +299,11 @@ struct JSONArraySplitter {
                 keep(b)
             } else {
                 state = .after
-                emitElement(element, emit)
+                if elementBytes <= maxElementBytes, Self.numberProblem(element) != nil {
+                    emit(.refusedNumber(element))
+                } else {
+                    emitElement(element, emit)
+                }
                 step(b, emit)
             }
         case .after:
@@ -305,6 +319,16 @@ struct JSONArraySplitter {
         case .end:
             if !space { fail("text after the array: \(Self.describe(b))") }
         }
+    }
+
+    /// Why a JSON number (as written) cannot be a phone number, nil when it is digits alone.
+    static func numberProblem(_ text: some Collection<UInt8>) -> String? {
+        let why = "a JSON number must be a whole number written in digits alone, like 79131234567 (or a string)"
+        if text.contains(where: { $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "+") }) { return "a signed number: " + why }
+        if text.contains(UInt8(ascii: ".")) { return "a number with a fraction: " + why }
+        if text.contains(where: { $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }) { return "a number with an exponent: " + why }
+        if text.count > 1 && text.first == UInt8(ascii: "0") { return "a number with a leading zero: " + why }
+        return nil
     }
 
     private mutating func begin() {

@@ -17,16 +17,18 @@ Debian: libmicrohttpd12), from the same files 'lookup NUMBER' reads:
                                        'lookup - --json'), streamed
   GET  /v1/cnam/NUMBER[?country=XX]    the label alone (text/plain, no line end) for PBX caller-name
                                        sources; a blocking category's label after the prefix
-                                       'SPAM? ' (--cnam-block-prefix); 404 with an empty body when
-                                       unknown, 400 with an empty body for a number that cannot be read
-  GET  /healthz                        {"status":"ok",…}: 200; 503 while draining or when the data
-                                       in use was modified in place and could not be opened again
+                                       'SPAM? ' (--cnam-block-prefix); 404 unknown, 400 a number that
+                                       cannot be read: every answer but a 200 has an empty body
+  GET  /healthz                        {"status":"ok",…}: 200 ("degraded" with "missing" while a
+                                       pack is missing); 503 while draining or when the data in use
+                                       was modified in place and could not be opened again
   GET  /metrics                        Prometheus text: requests by endpoint and status, latency
                                        histogram, connections, generation, files, entries, reloads
 
 NUMBER is written as for 'lookup NUMBER' (percent-encoded in the URL: %2B for +, %20 for a space).
 Every pack of the data is opened before the server answers; a query asks only the packs whose
-manifest bounds can hold its number.
+manifest bounds can hold its number. A pack missing on disk is left out and named (stderr,
+/healthz "degraded"): a number in its bounds is a 500, every other is answered.
 
   --db FILE|DIR       a database file, build directory or store (its generation current at
                       start), repeatable as for 'lookup NUMBER'; SIGHUP opens them again
@@ -34,8 +36,9 @@ manifest bounds can hold its number.
                       install or a 'lookup fetch' by another process, seen within 250 ms) the
                       server answers from the new one; a request in flight finishes on the one
                       it started with, which is unmapped when the last such request ends
-  --listen HOST:PORT  where to listen (default 127.0.0.1:8080; [::1]:8080 for IPv6; port 0: any
-                      free port). The line 'listening on HOST:PORT' is printed on stdout
+  --listen HOST:PORT  where to listen (default 127.0.0.1:8080; [::1]:8080 for IPv6; :PORT is
+                      127.0.0.1 too: every interface only with 0.0.0.0:PORT or [::]:PORT; port 0:
+                      any free port). The line 'listening on HOST:PORT' is printed on stdout
   --country XX        read national forms as in country XX (as 'lookup NUMBER --country XX');
                       ?country=XX overrides it for one request
   --access-log FILE   one line per request (FILE, or - for stdout): TIME CLIENT METHOD TARGET
@@ -49,9 +52,10 @@ manifest bounds can hold its number.
   --request-timeout S a request must arrive whole within S seconds of its connection's opening
                       or of the answer before it, or the connection is closed (slow clients,
                       idle keep-alive connections); default 10
-  --max-header-bytes N  request line and headers at most (default 8192: 431 or 414 beyond)
-  --max-body-bytes N  a POST body at most (default 67108864: 413 when declared larger; a chunked
-                      body that passes it is cut)
+  --max-header-bytes N  request line and headers at most, in at most 256 header lines (default
+                      8192: 431 or 414 beyond)
+  --max-body-bytes N  a POST body at most (default 67108864: 413 when declared larger, or once a
+                      chunked body that passes it has arrived, its connection then closed)
   --drain-timeout S   on SIGTERM or SIGINT: stop accepting, answer the requests in flight for up
                       to S seconds (default 10), then exit 0
   --json              the start line and the events as JSON objects, one per line:
@@ -104,7 +108,8 @@ private struct ServeOptions {
         server.latencyBuckets = settings.latencyBuckets
     }
 
-    /// `HOST:PORT`, `[IPv6]:PORT`, or `:PORT` (every address).
+    /// `HOST:PORT`, `[IPv6]:PORT`, or `:PORT` (127.0.0.1: every interface is only ever asked for
+    /// by name, `0.0.0.0:PORT` or `[::]:PORT`).
     static func address(_ text: String) throws(ToolError) -> (String, Int) {
         let bad = ToolError.usage("--listen takes HOST:PORT (127.0.0.1:8080, [::1]:8080, 0.0.0.0:8080, :8080), not '\(text)'", command: "serve")
         guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port) else { throw bad }
@@ -115,7 +120,7 @@ private struct ServeOptions {
         } else if host.contains(":") {
             throw bad   // an IPv6 address needs its brackets
         }
-        return (host, port)
+        return (host.isEmpty ? "127.0.0.1" : host, port)
     }
 
     static func count(_ args: Arguments, _ name: String, default value: Int, range: ClosedRange<Int>) throws(ToolError) -> Int {
@@ -162,6 +167,7 @@ func serveCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     let server = try HTTPServer(socket: socket, settings: options.server, handler: api)
     let shownHost = options.host.contains(":") ? "[\(options.host)]" : options.host.isEmpty ? "*" : options.host
     events.listening("\(shownHost):\(port)", port: port, data: api.data, library: version, settings: options.server)
+    events.missing(api.data)
     serveUntilStopped(api, options.source, events)
     // Drain: no new connections, answers close theirs, /healthz says 503; then wait for the
     // requests in flight, at most the drain timeout.
@@ -211,14 +217,19 @@ private func serveUntilStopped(_ api: ServeAPI, _ source: ServedData.Source, _ e
 /// Opens `source` again and answers from it; on failure keeps the data in use (and says so).
 @discardableResult
 private func reload(_ api: ServeAPI, _ source: ServedData.Source, why: String, _ events: ServeEvents) -> Bool {
-    do {
+    do throws(ToolError) {
         let fresh = try ServedData(source)
+        // Whole data in use is not given up for data with packs missing.
+        if !fresh.missing.isEmpty && api.data.missing.isEmpty {
+            throw ToolError(code: Exit.noInput, message: "missing: \(fresh.missing.joined(separator: ", "))")
+        }
         api.status.withLock { s in
             s.data = fresh
             s.reloads += 1
             s.problem = nil
         }
         events.reloaded(why: why, data: fresh)
+        events.missing(fresh)
         return true
     } catch {
         let old = api.data
@@ -258,6 +269,14 @@ private struct ServeEvents {
     func stopped(cut: UInt64, after seconds: Double) {
         emit("{\"event\":\"stopped\",\"requests_cut\":\(cut)}",
              "stopped" + (cut > 0 ? " (\(cut) requests still in flight after \(seconds) s were cut)" : ""))
+    }
+
+    /// The packs the data lacks, one event each: their numbers fail, the others are answered.
+    func missing(_ data: ServedData) {
+        for file in data.missing {
+            emit("{\"event\":\"missing\",\"file\":\(jsonQuote(file))}",
+                 "\(escapedForDisplay(file)) is missing: a number in its bounds is answered 500, every other number as usual")
+        }
     }
 
     func note(_ message: String) {

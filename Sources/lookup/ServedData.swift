@@ -3,10 +3,12 @@ import CallerIDDirectory
 
 /// The databases `lookup serve` answers from: every file behind its `--db` paths, or the
 /// current generation of its `--store`, each path resolved by ``DatabasePaths`` (so by
-/// `DatabaseSet`) and every pack opened before the first answer (``PackSet/openAll()``): a
-/// damaged or missing file refuses the whole set at load time, when the server can keep the
-/// set it has, instead of failing requests later. Queries ask only the packs whose manifest
-/// bounds can hold a number (``QueryAnswers``), as `lookup NUMBER` does.
+/// `DatabaseSet`) and every pack opened before the first answer: a damaged file refuses the
+/// whole set at load time, when the server can keep the set it has, instead of failing requests
+/// later. A pack missing from a build directory or store is left out and named (``missing``),
+/// as `lookup NUMBER`, `lookup feed` and `lookup store list` leave it out: a number in its
+/// bounds fails (its file is looked for again), every other is answered. Queries ask only the
+/// packs whose manifest bounds can hold a number (``QueryAnswers``), as `lookup NUMBER` does.
 ///
 /// Immutable once loaded. A request takes the set current when it starts and keeps it to its
 /// end; a set is unmapped when the last request holding it ends (its databases' `deinit`).
@@ -25,8 +27,10 @@ final class ServedData: Sendable {
     /// Entries and ranges in all the packs.
     let entries: Int
     let ranges: Int
-    /// Each pack's file, in precedence order.
+    /// The packs' files answered from, in precedence order.
     let files: [String]
+    /// The packs' files listed by a manifest and missing on disk (precedence order).
+    let missing: [String]
     let resolved: [DatabasePaths]
 
     /// Resolves and opens `source`. Throws a usage error when `--store` is not a store, exit 66
@@ -45,12 +49,25 @@ final class ServedData: Sendable {
             }
             sets = [set]
         }
+        // A file named by --db itself is opened here, and refuses the set when missing.
         let packs = try PackSet(sets)
-        try packs.openAll()
+        let all = sets.flatMap(\.files)   // pack i's file is all[i]
+        var missing: [String] = []
+        for i in all.indices {
+            do {
+                _ = try packs.database(i, lookups: 0)
+            } catch where error.code == Exit.noInput {
+                missing.append(all[i])
+            }
+        }
+        if !all.isEmpty && missing.count == all.count {
+            throw ToolError(code: Exit.noInput, message: "every database file of the data is missing: \(missing.map { escapedForDisplay($0) }.joined(separator: ", "))")
+        }
         let opened = packs.opened
         self.packs = packs
         resolved = sets
-        files = sets.flatMap(\.files)
+        self.missing = missing
+        files = all.filter { !missing.contains($0) }
         generation = sets.count == 1 && sets[0].kind == .store ? sets[0].resolved.generation : nil
         entries = opened.reduce(0) { $0 + $1.count }
         ranges = opened.reduce(0) { $0 + $1.rangeCount }
@@ -60,6 +77,7 @@ final class ServedData: Sendable {
     var summary: String {
         let what = "\(files.count) file\(files.count == 1 ? "" : "s"), \(grouped(entries)) entr\(entries == 1 ? "y" : "ies")"
             + (ranges > 0 ? ", \(grouped(ranges)) ranges" : "")
+            + (missing.isEmpty ? "" : ", \(missing.count) missing (\(missing.map { escapedForDisplay($0) }.joined(separator: ", ")))")
         return generation.map { "generation \($0): \(what)" } ?? what
     }
 

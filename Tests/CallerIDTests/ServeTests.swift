@@ -125,6 +125,19 @@ func serveClient(_ args: [String], stdin: String? = nil, timeout: Double = 60) t
     return run.lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
 }
 
+/// Sends `bytes` on one connection of 127.0.0.1 (Fixtures/serve_client.py raw): the first
+/// answer's status line, headers and body (`status_line` "" when none came).
+func rawHTTP(_ port: Int, _ bytes: some Sequence<UInt8>) throws -> [String: Any] {
+    try serveClient(["raw", "\(port)", bytes.map { String(format: "%02x", $0) }.joined()]).first ?? [:]
+}
+
+/// Sends `bytes` on one connection of 127.0.0.1 and reads until the server closes it (at most
+/// `seconds`): every status line received, and whether the server closed the connection.
+func streamHTTP(_ port: Int, _ bytes: some Sequence<UInt8>, seconds: Double = 5) throws -> (statusLines: [String], closed: Bool, text: String) {
+    let result = try serveClient(["stream", "\(port)", bytes.map { String(format: "%02x", $0) }.joined(), "\(seconds)"]).first ?? [:]
+    return (result["status_lines"] as? [String] ?? [], result["closed"] as? Bool ?? false, result["text"] as? String ?? "")
+}
+
 /// A small directory: identify and blocking entries, a label that JSON must escape.
 private func serveFixture(_ dir: TempDir) throws -> String {
     let path = dir.path("city.cid")
@@ -195,6 +208,49 @@ struct ServeTests {
         #expect(bad.status == 400 && bad.body.isEmpty)
         let plain = try ServeProcess(["--db", db, "--cnam-block-prefix", ""])
         #expect(try #require(try curl([plain.url("/v1/cnam/79990000000")])).body == "Debt collector")
+    }
+
+    @Test func everyCallerNameAnswerButAFoundNameHasAnEmptyBody() throws {
+        let dir = TempDir()
+        let db = try serveFixture(dir)
+        let server = try ServeProcess(["--db", db])
+        // Refusals of the HTTP layer, below the route: headers over --max-header-bytes, a NUL
+        // in the target; and a method the path does not take.
+        let long = "GET /v1/cnam/\(String(repeating: "1", count: 9000)) HTTP/1.1\r\nHost: x\r\n\r\n"
+        let nul = "GET /v1/cnam/79131234567\u{0}1 HTTP/1.1\r\nHost: x\r\n\r\n"
+        let post = "POST /v1/cnam/79131234567 HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n"
+        for (request, status) in [(long, 431), (nul, 400), (post, 405)] {
+            let answer = try rawHTTP(server.port, Data(request.utf8))
+            let statusLine = answer["status_line"] as? String ?? ""
+            #expect(statusLine.contains(" \(status) "), "\(request.prefix(40).debugDescription): \(answer)")
+            #expect(answer["body"] as? String == "", "\(request.prefix(40).debugDescription): \(answer)")
+        }
+        // The same refusals on the JSON endpoint still say why.
+        let json = try rawHTTP(server.port, Data(long.replacingOccurrences(of: "/v1/cnam/", with: "/v1/lookup/").utf8))
+        #expect((json["body"] as? String)?.hasPrefix("{\"error\":") == true, "\(json)")
+    }
+
+    @Test func aBodyWhoseEndIsAmbiguousIsRefusedAndItsConnectionClosed() throws {
+        let dir = TempDir()
+        let db = try serveFixture(dir)
+        let server = try ServeProcess(["--db", db])
+        // What follows the first Content-Length's 12 bytes would be read as a second request;
+        // a proxy in front that takes the last one reads it as the body.
+        let hidden = "GET /v1/cnam/79131234567 HTTP/1.1\r\nHost: x\r\n\r\n"
+        let twoLengths = "POST /v1/lookup HTTP/1.1\r\nHost: x\r\nContent-Length: 12\r\nContent-Length: \(12 + hidden.utf8.count)\r\n\r\n79131234567\n" + hidden
+        let zeroFirst = "POST /v1/lookup HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nContent-Length: \(hidden.utf8.count)\r\n\r\n" + hidden
+        let lengthAndChunked = "POST /v1/lookup HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\nc\r\n79131234567\n\r\n0\r\n\r\n" + hidden
+        let twoEncodings = "POST /v1/lookup HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n" + hidden
+        for request in [twoLengths, zeroFirst, lengthAndChunked, twoEncodings] {
+            let answer = try streamHTTP(server.port, Data(request.utf8))
+            #expect(answer.statusLines.count == 1 && answer.statusLines.first?.contains(" 400 ") == true, "\(request.debugDescription): \(answer.text)")
+            #expect(answer.closed, "\(request.debugDescription): the connection stayed open")
+            #expect(!answer.text.contains("Pizza Hut"), "\(request.debugDescription): the hidden request was answered")
+        }
+        // One Content-Length, then a kept-alive request: both answered.
+        let plain = "POST /v1/lookup HTTP/1.1\r\nHost: x\r\nContent-Length: 12\r\n\r\n79131234567\n" + hidden
+        let both = try streamHTTP(server.port, Data(plain.utf8), seconds: 1.5)
+        #expect(both.statusLines.count == 2 && both.text.hasSuffix("Pizza Hut"), "\(both.text)")
     }
 
     @Test func healthAndMetricsDescribeTheServerAndItsData() throws {
@@ -270,13 +326,31 @@ struct ServeTests {
             let refused = try #require(try curl(["--data-binary", bad, server.url("/v1/lookup")]))
             #expect(refused.status == 400 && refused.body.hasPrefix("{\"error\":"), "\(bad): \(refused.status) \(refused.body)")
         }
-        // Over the body limit: 413 when declared, the connection cut when chunked.
+        // Over the body limit: 413 when declared, and once a chunked body has arrived.
         try String(repeating: "79131000000\n", count: 20_000).write(toFile: dir.path("big.txt"), atomically: true, encoding: .utf8)
         let declared = try #require(try curl(["--data-binary", "@" + dir.path("big.txt"), server.url("/v1/lookup")]))
         #expect(declared.status == 413)
         let chunked = try curl(["-H", "Transfer-Encoding: chunked", "--data-binary", "@" + dir.path("big.txt"), server.url("/v1/lookup")])
-        #expect(chunked == nil || chunked?.status != 200, "a chunked body over the limit was answered")
+        #expect(chunked?.status == 413, "a chunked body over the limit: \(String(describing: chunked))")
         #expect(try #require(try curl([server.url("/healthz")])).status == 200)
+    }
+
+    @Test func aBatchRefusesEachJSONNumberThatIsNotDigitsAlone() throws {
+        let dir = TempDir()
+        let db = try serveFixture(dir)
+        let server = try ServeProcess(["--db", db])
+        // Read as text, the first two would be 79130000001 and the third 15.
+        let refused = ["7913000000.1", "-79130000001", "1.5", "7.9131234567e10", "079131234567", "+79131234567"]
+        let body = "[" + (refused + ["79131234567"]).joined(separator: ", ") + "]"
+        let answer = try #require(try curl(["--data-binary", body, server.url("/v1/lookup")]))
+        #expect(answer.status == 200, "\(answer.body)")
+        let lines = splitLines(answer.body).map { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        try #require(lines.count == refused.count + 1, "\(answer.body)")
+        for (written, line) in zip(refused, lines) {
+            #expect(line?["input"] as? String == written && line?["found"] as? Bool == false && line?["error"] is String && line?["number"] == nil,
+                    "\(written): \(String(describing: line))")
+        }
+        #expect(lines.last??["label"] as? String == "Pizza Hut", "\(answer.body)")
     }
 
     @Test func aStoreSwitchIsFollowedWithoutAFailedOrWrongAnswerAndTheOldSetIsUnmapped() throws {
@@ -345,6 +419,34 @@ struct ServeTests {
         #expect(fdsAfter <= fdsBefore + 2, "descriptors \(fdsBefore) before, \(fdsAfter) after")
         let metrics = try #require(try curl([server.url("/metrics")])).body
         #expect(metrics.contains("callerid_generation \(current)\n"))
+    }
+
+    @Test func aStoreWithAMissingPackIsServedFromTheOtherPacksAndTheMissingOneIsNamed() throws {
+        let dir = TempDir()
+        let rows = "79131234567\tPizza Hut\tidentify\n79131234568\tTaxi\tidentify\n79990000000\tDebt collector\tspam\n79990000001\tShop\tidentify\n"
+        try rows.write(toFile: dir.path("in.tsv"), atomically: true, encoding: .utf8)
+        let build = try lookup(["build", "-o", dir.path("set") + "/", dir.path("in.tsv"), "--max-entries", "2"])
+        try #require(build.status == 0, "\(build.stderr)")
+        let store = dir.path("store")
+        try #require(try lookup(["install", "--store", store, dir.path("set")]).status == 0)
+        // The pack of 7999…: gone from the current generation (as `lookup feed` and
+        // `lookup store list` tolerate).
+        let generation = try #require(try FileManager.default.contentsOfDirectory(atPath: store).first { $0.hasPrefix("gen-") })
+        let packs = try FileManager.default.contentsOfDirectory(atPath: "\(store)/\(generation)").filter { $0.hasSuffix(".cid") }.sorted()
+        try #require(packs.count == 2, "\(packs)")
+        try FileManager.default.removeItem(atPath: "\(store)/\(generation)/\(packs[1])")
+        let server = try ServeProcess(["--store", store])
+        let found = try #require(try curl([server.url("/v1/cnam/79131234567")]))
+        #expect(found.status == 200 && found.body == "Pizza Hut")
+        // A number the missing pack could hold is never answered "unknown".
+        let lost = try #require(try curl([server.url("/v1/lookup/79990000000")]))
+        #expect(lost.status == 500 && lost.body.contains(packs[1]), "\(lost.status) \(lost.body)")
+        let health = try #require(try curl([server.url("/healthz")]))
+        #expect(health.status == 200 && health.body.contains("\"status\":\"degraded\"") && health.body.contains("\"missing\":[\"") && health.body.contains(packs[1]),
+                "\(health.body)")
+        #expect(server.stderr.contains("\(packs[1]) is missing"), "\(server.stderr)")
+        let metrics = try #require(try curl([server.url("/metrics")])).body
+        #expect(metrics.contains("callerid_database_files 1\n") && metrics.contains("callerid_database_files_missing 1\n"))
     }
 
     @Test func sighupOpensTheDatabaseFilesAgain() async throws {
@@ -465,6 +567,75 @@ struct ServeTests {
         #expect((timedOut.flatMap { Int($0.split(separator: " ")[1]) } ?? 0) >= 301, "\(timedOut ?? "none")")
     }
 
+    @Test func manyQueryArgumentsAndHeaderLinesAreAnsweredWithinTheDocumentedLimits() throws {
+        let dir = TempDir()
+        let db = try serveFixture(dir)
+        let server = try ServeProcess(["--db", db])
+        // 200 query arguments (2 KB) before the country (its name's case ignored, as it always
+        // was): read as the country it names.
+        let arguments = (0..<200).map { "a\($0)=1" }.joined(separator: "&")
+        let manyArguments = "GET /v1/cnam/8%20913%20123-45-67?\(arguments)&Country=R%55 HTTP/1.1\r\nHost: x\r\n\r\n"
+        let named = try rawHTTP(server.port, Data(manyArguments.utf8))
+        #expect(named["status_line"] as? String == "HTTP/1.1 200 OK" && named["body"] as? String == "Pizza Hut", "\(named)")
+        // 150 short headers, 4.4 KB in all: under the 8 KiB and the 256 lines.
+        let headers = (0..<150).map { String(format: "X-H%03d: abcdefghijklmnopqrstu\r\n", $0) }.joined()
+        let manyHeaders = try rawHTTP(server.port, Data("GET /v1/lookup/79131234567 HTTP/1.1\r\nHost: x\r\n\(headers)\r\n".utf8))
+        #expect(manyHeaders["status_line"] as? String == "HTTP/1.1 200 OK", "\(manyHeaders)")
+        // Over 256 header lines: 431, from the route (empty on the caller-name endpoint).
+        let lines = String(repeating: "a:\r\n", count: 300)
+        let tooMany = try rawHTTP(server.port, Data("GET /v1/cnam/79131234567 HTTP/1.1\r\nHost: x\r\n\(lines)\r\n".utf8))
+        #expect((tooMany["status_line"] as? String)?.contains(" 431 ") == true && tooMany["body"] as? String == "", "\(tooMany)")
+    }
+
+    @Test func bodiesOfUnknownCodingOrOverTheLimitAreAnsweredAndTheirConnectionsClosed() throws {
+        let dir = TempDir()
+        let db = try serveFixture(dir)
+        let server = try ServeProcess(["--db", db, "--max-body-bytes", "1000"])
+        for (coding, status) in [("gzip, chunked", 501), ("chunked, gzip", 400), ("gzip", 400)] {
+            let request = "POST /v1/lookup HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: \(coding)\r\n\r\n0\r\n\r\n"
+            let answer = try streamHTTP(server.port, Data(request.utf8))
+            #expect(answer.statusLines == ["HTTP/1.1 \(status) \(status == 501 ? "Not Implemented" : "Bad Request")"] && answer.closed, "\(coding): \(answer.text)")
+        }
+        // A chunked body that passes --max-body-bytes: read to its end, then refused with 413.
+        let piece = String(repeating: "79131234567\n", count: 50)
+        let chunks = String(repeating: String(piece.utf8.count, radix: 16) + "\r\n" + piece + "\r\n", count: 4) + "0\r\n\r\n"
+        let over = try streamHTTP(server.port, Data(("POST /v1/lookup HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" + chunks).utf8))
+        #expect(over.statusLines == ["HTTP/1.1 413 Content Too Large"] && over.closed, "\(over.text)")
+        #expect(over.text.contains("{\"error\":\"the body is over 1000 bytes"), "\(over.text)")
+        let metrics = try #require(try curl([server.url("/metrics")])).body
+        #expect(metrics.contains("callerid_http_requests_total{endpoint=\"batch\",code=\"413\"} 1\n"), "\(metrics)")
+    }
+
+    @Test func everyRequestLeavesTheInFlightGaugeAndADrainDoesNotWaitForIt() throws {
+        let dir = TempDir()
+        let db = try serveFixture(dir)
+        let server = try ServeProcess(["--db", db, "--drain-timeout", "8"])
+        // Hostile requests whose clients go away before any answer; the last one overflows
+        // libmicrohttpd's own memory (its query arguments after a NUL), which never tells that
+        // request's end.
+        let arguments = Array(repeating: "a", count: 2000).joined(separator: "&")
+        let requests = [
+            "GET /v1/cnam/79131234567?\(arguments) HTTP/1.1\r\nHost: x\r\n\r\n",
+            "POST /v1/lookup HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n",
+            "GET /v1/cnam/1\u{0}?\(arguments) HTTP/1.1\r\nHost: x\r\n\r\n",
+        ]
+        for request in requests { _ = try streamHTTP(server.port, Data(request.utf8), seconds: 0.3) }
+        func inFlight() throws -> Int? {
+            let metrics = try curl([server.url("/metrics")])?.body ?? ""
+            return metrics.split(separator: "\n").first { $0.hasPrefix("callerid_http_requests_in_flight ") }.flatMap { Int($0.split(separator: " ")[1]) }
+        }
+        var gauge = try inFlight()
+        for _ in 0..<20 where gauge != 1 {
+            usleep(100_000)
+            gauge = try inFlight()
+        }
+        #expect(gauge == 1, "in flight besides the /metrics request itself: \(String(describing: gauge))")
+        let stop = Date()
+        server.send(SIGTERM)
+        #expect(server.exitStatus(within: 6) == 0)
+        #expect(Date().timeIntervalSince(stop) < 3, "the drain waited for requests that had ended; stderr: \(server.stderr)")
+    }
+
     @Test func theAccessLogHidesNumbersUnlessAsked() throws {
         let dir = TempDir()
         let db = try serveFixture(dir)
@@ -483,6 +654,26 @@ struct ServeTests {
                 #expect(lines[1].contains(" GET /v1/cnam/* 200 9 "), "\(text)")
             }
         }
+    }
+
+    @Test func aPortAloneListensOnLoopbackOnly() throws {
+        let dir = TempDir()
+        let db = try serveFixture(dir)
+        // ServeProcess reads the port from "listening on 127.0.0.1:PORT": it throws for any other host.
+        let server = try ServeProcess(["--db", db, "--listen", ":0"])
+        #expect(server.startLine == "listening on 127.0.0.1:\(server.port)")
+        // The kernel's own list: the listening socket is bound to 127.0.0.1 (0100007F), and no
+        // socket listens on the port at another address.
+        let port = String(format: "%04X", server.port)
+        var local: [String] = []
+        for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+            for line in try String(contentsOfFile: table, encoding: .utf8).split(separator: "\n") {
+                let fields = line.split(separator: " ")
+                if fields.count > 3, fields[3] == "0A", fields[1].hasSuffix(":" + port) { local.append(String(fields[1])) }
+            }
+        }
+        #expect(local == ["0100007F:" + port], "\(local)")
+        #expect(try #require(try curl([server.url("/healthz")])).status == 200)
     }
 
     @Test func badArgumentsAndMissingDataAreRefusedWithTheirExitCodes() throws {

@@ -30,6 +30,8 @@ enum {
 #define CID_ENDPOINTS 8
 /// Statuses counted: 100 ... 599, by `status - 100`.
 #define CID_STATUSES 500
+/// Header lines of a request at most (431 beyond), besides `max_header_bytes`.
+#define CID_MAX_HEADER_LINES 256
 /// Latency histogram buckets at most (upper bounds in nanoseconds), plus one for the rest.
 #define CID_MAX_BUCKETS 24
 
@@ -63,6 +65,10 @@ typedef struct {
     /// The headers are complete: answer now, or accept a body with cid_accept_body.
     /// Returning without either closes the connection.
     void (*request)(void *context, cid_exchange *x, const cid_request *request);
+    /// The HTTP layer refuses the request itself (`status`, `reason`: one sentence), before or
+    /// instead of `request`: answer with cid_respond under endpoint 0, the body worded as the
+    /// route of `path` words its errors (a caller-name route sends none). `path` as in cid_request.
+    void (*refuse)(void *context, cid_exchange *x, const char *path, unsigned status, const char *reason);
     /// A piece of an accepted body (the pieces in order, never more than `max_body_bytes` in all).
     void (*body)(void *context, void *body, const void *bytes, size_t size);
     /// The whole body arrived: answer it. `body` is released right after.
@@ -82,7 +88,7 @@ typedef struct {
     unsigned max_connections;           ///< open connections at most; more are refused at accept
     unsigned request_timeout_ms;        ///< a request must arrive whole within this of its connection's opening or previous answer
     size_t max_header_bytes;            ///< request line and headers at most (431 or 414 beyond)
-    unsigned long long max_body_bytes;  ///< a request body at most (the connection is cut beyond)
+    unsigned long long max_body_bytes;  ///< a request body at most (413 beyond: a larger chunked body is read to its end, dropped, and refused)
     int keep_uris;                      ///< 1: hand the request URI to `completed`
     unsigned long long bucket_bounds[CID_MAX_BUCKETS];  ///< latency histogram upper bounds, ns, ascending
     int bucket_count;
@@ -144,7 +150,8 @@ int cid_respond(cid_exchange *x, int endpoint, unsigned status, const char *cont
 int cid_respond_stream(cid_exchange *x, int endpoint, unsigned status, const char *content_type, void *stream);
 
 /// Accepts the body of `x` into `body` (handed to the `body` and `body_end` handlers, then
-/// released); a request cut for its size is counted under `endpoint` with status 413.
+/// released). A body over `max_body_bytes` is dropped as it arrives and, once it has ended,
+/// refused with 413 through `refuse`, counted under `endpoint`.
 void cid_accept_body(cid_exchange *x, int endpoint, void *body);
 
 #endif

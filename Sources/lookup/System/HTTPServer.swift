@@ -64,6 +64,9 @@ protocol HTTPHandler: AnyObject, Sendable {
     /// Answer with one of `exchange`'s `respond` methods, or accept a body
     /// (``HTTPExchange/acceptBody(endpoint:into:)``); doing neither closes the connection.
     func request(_ request: IncomingRequest, _ exchange: HTTPExchange)
+    /// The HTTP layer refuses a request itself (`status`, `reason`: one sentence): answer it
+    /// under endpoint 0, with a body as the route of `path` words its errors.
+    func refuse(path: String, status: Int, reason: String, _ exchange: HTTPExchange)
     func completed(_ completion: HTTPCompletion)
 }
 
@@ -186,6 +189,10 @@ private let handlers = cid_handlers(
                                   contentType: string(head.content_type),
                                   contentLength: head.content_length >= 0 ? Int(clamping: head.content_length) : nil)
         context(ctx).handler.request(request, HTTPExchange(raw: x))
+    },
+    refuse: { ctx, x, path, status, reason in
+        guard let x else { return }
+        context(ctx).handler.refuse(path: string(path) ?? "", status: Int(status), reason: string(reason) ?? "", HTTPExchange(raw: x))
     },
     body: { _, body, bytes, size in
         guard let body else { return }

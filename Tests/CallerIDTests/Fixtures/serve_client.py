@@ -9,6 +9,8 @@ hostile ones. Every command prints one JSON object per result line on stdout.
   slow PORT SECONDS                 a slowloris: a request line, then a header byte every 0.1 s;
                                     how long until the server closed the connection
   raw PORT HEX                      sends the bytes, prints the status line and the body
+  stream PORT HEX [SECONDS]         sends the bytes, reads until the server closes the connection
+                                    (at most SECONDS, 5): every status line, and whether it closed
   idle PORT N SECONDS               holds N connections open without a byte sent, then says how
                                     many the server closed meanwhile
   slow-post PORT PATH               POSTs the lines read from stdin until a line 'half', prints
@@ -137,6 +139,29 @@ def raw(port, hexbytes):
     out({"status_line": status_line, "body": rest.decode("utf-8", "replace")})
 
 
+def stream(port, hexbytes, seconds):
+    s = socket.create_connection(("127.0.0.1", port), timeout=seconds)
+    s.sendall(bytes.fromhex(hexbytes))
+    data = b""
+    closed = False
+    deadline = time.time() + seconds
+    try:
+        while time.time() < deadline:
+            s.settimeout(max(0.01, deadline - time.time()))
+            chunk = s.recv(65536)
+            if not chunk:
+                closed = True
+                break
+            data += chunk
+    except socket.timeout:
+        pass
+    except OSError:
+        closed = True
+    s.close()
+    lines = [line.decode("latin-1") for line in data.split(b"\r\n") if line.startswith(b"HTTP/1.")]
+    out({"status_lines": lines, "closed": closed, "text": data.decode("utf-8", "replace")})
+
+
 def idle(port, n, seconds):
     sockets = []
     for _ in range(n):
@@ -215,6 +240,8 @@ def main():
         slow(int(args[0]), float(args[1]))
     elif cmd == "raw":
         raw(int(args[0]), args[1])
+    elif cmd == "stream":
+        stream(int(args[0]), args[1], float(args[2]) if len(args) > 2 else 5.0)
     elif cmd == "idle":
         idle(int(args[0]), int(args[1]), float(args[2]))
     elif cmd == "slow-post":
