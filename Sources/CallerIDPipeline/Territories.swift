@@ -111,6 +111,12 @@ final class Territories: Sendable {
         return out
     }
 
+    /// The trunk prefix of territory `region` (ISO 3166 alpha-2), nil when it has none.
+    func nationalPrefix(region: String) -> [UInt8]? {
+        guard let t = list.first(where: { $0.id == region }), !t.nationalPrefix.isEmpty else { return nil }
+        return t.nationalPrefix
+    }
+
     /// The compiled pattern of territory `index` of ``list`` (nil when it cannot be read).
     func pattern(ofTerritory index: Int) -> DigitPattern? { territoryPatterns.pattern(index) }
 

@@ -150,12 +150,7 @@ import Testing
     /// says so once per run, and `--version` names the rules.
     @Test func aToolWithoutLibphonenumberSaysItReadsNumbersWithTheTable() throws {
         let dir = TempDir()
-        let alone = dir.url.appendingPathComponent("lookup")
-        // A hard link where it can be made: a copy's write handle can leak into a child that
-        // another test starts at that moment, and running the copy then fails with "Text file
-        // busy". A copy only across file systems.
-        let built = try #require(BuiltProducts.lookup)
-        do { try FileManager.default.linkItem(at: built, to: alone) } catch { try FileManager.default.copyItem(at: built, to: alone) }
+        let alone = try toolWithoutLibrary(in: dir)
         let version = try lookup(["--version"], executable: alone)
         #expect(version.status == 0 && version.lines.last?.hasPrefix("number rules: built-in table (libphonenumber is not available") == true)
         let tsv = dir.path("in.tsv")
@@ -170,5 +165,57 @@ import Testing
         // Beside its library: no note, and --version names it.
         let withLibrary = try lookup(["build", "-o", dir.path("c.cid"), tsv])
         #expect(withLibrary.status == 0 && !withLibrary.stderr.contains(note))
+    }
+
+    /// The `lookup` tool away from its libcallerid-phonenumber.so: it reads numbers with the
+    /// built-in table.
+    func toolWithoutLibrary(in dir: TempDir) throws -> URL {
+        let alone = dir.url.appendingPathComponent("lookup")
+        // A hard link where it can be made: a copy's write handle can leak into a child that
+        // another test starts at that moment, and running the copy then fails with "Text file
+        // busy". A copy only across file systems.
+        let built = try #require(BuiltProducts.lookup)
+        do { try FileManager.default.linkItem(at: built, to: alone) } catch { try FileManager.default.copyItem(at: built, to: alone) }
+        return alone
+    }
+
+    /// Before: `8 (913) 123-45-6` in RU, a digit short, was stored as +7 891 312-34-56 — the
+    /// trunk prefix 8 read again as the number's first digit, by libphonenumber and by the
+    /// built-in table alike. A trunk prefix written before an area code in parentheses makes the
+    /// number a national one: the rest is too short and the row is refused as such; the whole
+    /// number, and a foreign number after Russia's international prefix 8~10, still read.
+    @Test(arguments: [NumberRules.libphonenumber, .builtInTable])
+    func aTrunkPrefixBeforeAnAreaCodeInParenthesesIsNeverReadAsPartOfTheNumber(rules: NumberRules) throws {
+        let normalizer = try NumberNormalizer(rules: rules)
+        do {
+            let read = try normalizer.normalize("8 (913) 123-45-6", country: "RU")
+            Issue.record("\(rules): read as \(read.numbers)")
+        } catch {
+            #expect(error.reason == .tooShort, "\(rules): \(error.message)")
+            #expect(error.message.contains("8 before the area code in parentheses is the trunk prefix"), "\(error.message)")
+        }
+        #expect(try normalizer.normalize("8 (913) 123-45-67", country: "RU").numbers == [79_131_234_567])
+        #expect(try normalizer.normalize("8 (812) 123-45-67", country: "RU").numbers == [78_121_234_567])
+        #expect(try normalizer.normalize("8 (10) 49 30 1234567", country: "RU").numbers == [49_301_234_567])
+        #expect(try normalizer.normalize("1 (800) 555-1234", country: "US").numbers == [18_005_551_234])
+        #expect(throws: NumberProblem.self) { try normalizer.normalize("1 (800) 555-123", country: "US") }
+    }
+
+    /// The same in `lookup build` and in `lookup NUMBER --country RU`, which share the
+    /// normalizer, with libphonenumber and with the built-in table (a tool away from its library).
+    @Test func aNumberADigitShortAfterAVisibleTrunkPrefixIsRefusedByBuildsAndQueries() throws {
+        let dir = TempDir()
+        let tsv = dir.path("in.tsv")
+        try write("8 (913) 123-45-6\tShort\n8 (913) 123-45-67\tWhole\n", tsv)
+        for tool in [nil, try toolWithoutLibrary(in: dir)] {
+            let db = dir.path(tool == nil ? "lib.cid" : "table.cid")
+            let build = try lookup(["build", "-o", db, tsv, "--country", "RU", "--skip-bad-rows"], executable: tool)
+            #expect(build.status == 0, "\(build.stderr)")
+            #expect(build.errorLines.contains { $0.hasPrefix(tsv + ":1: '8 (913) 123-45-6' is too short") }, "\(build.stderr)")
+            #expect(try lookup(["dump", "--db", db], executable: tool).lines == ["79131234567\tWhole\tidentify"])
+            let query = try lookup(["8 (913) 123-45-6", "--country", "RU", "--db", db], executable: tool)
+            #expect(query.status == 65 && query.stderr.contains("too short"), "\(query.stdout) \(query.stderr)")
+            #expect(try lookup(["8 (913) 123-45-67", "--country", "RU", "--db", db], executable: tool).lines == ["79131234567\tWhole\tidentify"])
+        }
     }
 }
