@@ -218,4 +218,32 @@ import Testing
             #expect(try lookup(["8 (913) 123-45-67", "--country", "RU", "--db", db], executable: tool).lines == ["79131234567\tWhole\tidentify"])
         }
     }
+
+    /// Before: `lookup '8 (843) 277-19-98' --db S` (no `--country`) printed `88432771998 -` and
+    /// nothing else: the number was read as E.164 digits, as queries without a country read them.
+    /// The answer is the same, and stderr now says the number looks like a national one — an area
+    /// code in parentheses, or digits the build refuses as E.164 that are a national number with
+    /// a trunk prefix — with or without libphonenumber. E.164 numbers get no such note.
+    @Test func aQueryWithoutACountryOfANationalLookingNumberSaysToGiveTheCountry() throws {
+        let dir = TempDir()
+        let tsv = dir.path("in.tsv"), db = dir.path("a.cid")
+        try write("+7 913 123-45-67\tNovosibirsk\n", tsv)
+        #expect(try lookup(["build", "-o", db, tsv]).status == 0)
+        let note = "looks like a national number: give --country"
+        for tool in [nil, try toolWithoutLibrary(in: dir)] {
+            for (text, shown) in [("8 (843) 277-19-98", "88432771998"), ("88432771998", "88432771998"), ("(843) 277-19-98", "8432771998")] {
+                let r = try lookup([text, "--db", db], executable: tool)
+                #expect(r.status == 1 && r.lines == ["\(shown)\t-"], "\(text): \(r.stdout)")
+                #expect(r.errorLines.filter { $0.contains(note) }.count == 1, "\(text) (\(tool == nil ? "libphonenumber" : "table")): \(r.stderr)")
+            }
+            #expect(try lookup(["88432771998", "--db", db], executable: tool).stderr.contains("national number of RU"))
+            for text in ["79131234568", "+7 913 123-45-68", "79131234567"] {
+                let r = try lookup([text, "--db", db], executable: tool)
+                #expect(!r.stderr.contains(note), "\(text): \(r.stderr)")
+            }
+        }
+        // With the country the number is read as it is written; no note.
+        let national = try lookup(["8 (843) 277-19-98", "--country", "RU", "--db", db])
+        #expect(national.lines == ["78432771998\t-"] && !national.stderr.contains(note), "\(national.stderr)")
+    }
 }

@@ -217,6 +217,33 @@ struct ServeTests {
         }
     }
 
+    /// Before: a PBX trunk that sent `8XXXXXXXXXX` without `?country=` got bare 404s. The
+    /// not-found answer of a number that looks national (the digits are no E.164 number but a
+    /// national number with a trunk prefix, or an area code is in parentheses) now says so in
+    /// `"hint"`, and `/metrics` counts such answers; other answers are unchanged.
+    @Test func aNotFoundNumberThatLooksNationalGetsAHintAndIsCounted() throws {
+        let dir = TempDir()
+        let db = try serveFixture(dir)
+        let server = try ServeProcess(["--db", db])
+        for path in ["88432771998", "8%20(843)%20277-19-98"] {
+            let answer = try #require(try curl([server.url("/v1/lookup/\(path)")]))
+            #expect(answer.status == 404, "\(path)")
+            let object = try #require(try jsonObjects(answer.body).first)
+            #expect(object["number"] as? Int == 88432771998 && object["found"] as? Bool == false, "\(answer.body)")
+            let hint = try #require(object["hint"] as? String, "\(answer.body)")
+            #expect(hint.contains("looks like a national number: give ?country=XX") && hint.contains("RU"), "\(hint)")
+        }
+        // E.164 numbers not found, and the same number with its country: the answer as before.
+        let plain = try #require(try curl([server.url("/v1/lookup/79131234568")]))
+        #expect(plain.status == 404 && plain.body == "{\"number\":79131234568,\"found\":false}\n")
+        let withCountry = try #require(try curl([server.url("/v1/lookup/88432771998?country=RU")]))
+        #expect(withCountry.status == 404 && !withCountry.body.contains("hint"), "\(withCountry.body)")
+        let cnam = try #require(try curl([server.url("/v1/cnam/88432771998")]))
+        #expect(cnam.status == 404 && cnam.body.isEmpty)
+        let metrics = try #require(try curl([server.url("/metrics")]))
+        #expect(metrics.body.contains("callerid_national_number_hints_total 3\n"), "\(metrics.body)")
+    }
+
     @Test func pathsOutsideTheAPIAndOtherMethodsAreRefused() throws {
         let dir = TempDir()
         let db = try serveFixture(dir)
