@@ -150,6 +150,15 @@ public struct NumberNormalizer: Sendable {
         fallbackReason = why
     }
 
+    /// Loads now what reading numbers otherwise loads when first needed — libphonenumber's
+    /// metadata and the number pattern of every calling code — so that a server's first request
+    /// for a country costs what the others do.
+    public func prepareEveryCountry() {
+        territories?.compileAll()
+        _ = library?.parse("2025550123", region: "US")
+        _ = try? normalize("8 (913) 123-45-67", country: "RU")
+    }
+
     /// Normalizes `text` as written in `country` (ISO 3166 alpha-2; nil: E.164 digits, with or
     /// without `+`, are required).
     public func normalize(_ text: String, country: String? = nil) throws(NumberProblem) -> NormalizedNumbers {

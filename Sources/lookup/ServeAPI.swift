@@ -77,7 +77,10 @@ final class ServeAPI: HTTPHandler {
         self.settings = settings
         self.accessLog = accessLog
         defaultNumbers = try QueryNumbers(country: settings.country)
+        // Loaded now, not by the first request that needs them (17–110 ms for the first
+        // `?country=`): libphonenumber, its metadata and every calling code's pattern.
         hintReader = try? NumberNormalizer(rules: .automatic)
+        hintReader?.prepareEveryCountry()
         status = Locked(ServeStatus(data: data))
     }
 

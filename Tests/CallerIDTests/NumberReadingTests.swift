@@ -246,4 +246,14 @@ import Testing
         let national = try lookup(["8 (843) 277-19-98", "--country", "RU", "--db", db])
         #expect(national.lines == ["78432771998\t-"] && !national.stderr.contains(note), "\(national.stderr)")
     }
+
+    /// A server reads every country's numbers from its start: the patterns that were compiled
+    /// when a country was first met (the first `?country=` request cost 17–110 ms) are compiled
+    /// by ``NumberNormalizer/prepareEveryCountry()``.
+    @Test func preparingEveryCountryLeavesNoPatternToCompileLater() throws {
+        let normalizer = try NumberNormalizer(rules: .libphonenumber)
+        let territories = try #require(normalizer.territories)
+        normalizer.prepareEveryCountry()
+        #expect(territories.patternsNotCompiled == 0)
+    }
 }
