@@ -8,6 +8,12 @@ public struct NumberProblem: Error, Sendable, Equatable, CustomStringConvertible
     /// The countries (ISO 3166 alpha-2) in which the refused digits are a valid national number
     /// written with the trunk prefix: what the row probably was (the message says it too).
     public var nationalReadings: [String] = []
+    /// The number as read, when only its shape was refused (`not-plausible`): a number of the
+    /// row's own country may be newer than libphonenumber's metadata.
+    var shapeRefused: UInt64? = nil
+    /// Set when the number is kept all the same, with ``message`` as its warning
+    /// (``NumberNormalizer/keptIfOnlyItsShape(_:callingCode:)``).
+    var keptAs: UInt64? = nil
     public var description: String { message }
 
     public init(reason: RejectReason, message: String, nationalReadings: [String] = []) {
@@ -169,8 +175,13 @@ public struct NumberNormalizer: Sendable {
                 _ = try ruleFor(country: country)   // an unknown code gets the built-in message
                 return try normalize(text, rule: nil, ccOnly: plan.callingCode(country: country))
             }
+            let callingCode = library.countryCode(region: region) ?? 0
             return try normalize(text) { (digits, plus, shown, lead) throws(NumberProblem) in
-                try resolveWithLibrary(library, digits, plus: plus, region: region, shown: shown, beforeParenthesis: lead)
+                do throws(NumberProblem) {
+                    return try resolveWithLibrary(library, digits, plus: plus, region: region, shown: shown, beforeParenthesis: lead)
+                } catch {
+                    throw keptIfOnlyItsShape(error, callingCode: callingCode, region: region)
+                }
             }
         }
         guard let country else {
@@ -302,8 +313,13 @@ public struct NumberNormalizer: Sendable {
                 if b >= 0x30 && b <= 0x39 { digits.append(b - 0x30) } else if !(i == 0 && b == 0x2B) { plain = false; break }
             }
             if plain && !digits.isEmpty {
-                let n = try resolve(digits, first == 0x2B, text, nil)
-                return NormalizedNumbers(numbers: [n], warnings: [])
+                do throws(NumberProblem) {
+                    let n = try resolve(digits, first == 0x2B, text, nil)
+                    return NormalizedNumbers(numbers: [n], warnings: [])
+                } catch {
+                    guard let n = error.keptAs else { throw error }
+                    return NormalizedNumbers(numbers: [n], warnings: [.init(kind: .notPlausibleKept, message: error.message)])
+                }
             }
         }
         var s = trimmed(text)
@@ -325,6 +341,11 @@ public struct NumberNormalizer: Sendable {
                 let (digits, plus) = try NumberNormalizer.digits(of: part)
                 numbers.append(try resolve(digits, plus, part, NumberNormalizer.digitsBeforeParenthesis(part)))
             } catch {
+                if let n = error.keptAs {
+                    numbers.append(n)
+                    warnings.append(.init(kind: .notPlausibleKept, message: error.message))
+                    continue
+                }
                 if parts.count > 1 {
                     warnings.append(.init(kind: .numberPartIgnored, message: "\(InputQuote.quoted(part)) ignored: \(error.message)"))
                 }
@@ -447,6 +468,28 @@ public struct NumberNormalizer: Sendable {
         let first = nsn.first.map(String.init) ?? ""
         return NumberProblem(reason: .invalidLeadingDigit,
                              message: "\(InputQuote.quoted(shown)): national numbers of \(place) cannot start with \(first) (allowed: \(CountryRule.describe(UInt64(r.firstDigits))))")
+    }
+
+    /// With the default validity (`plausible`), a number of the row's own country (`callingCode`)
+    /// refused only for its shape is kept: the country was given and the length is possible, and
+    /// libphonenumber's metadata may be older than the number (Debian's of 2022 has no shape for
+    /// Nigeria's 10-digit fixed lines). `problem` then carries the number and a warning naming the
+    /// metadata; any other problem is returned as it is, and so is a national number that starts
+    /// with the country's trunk prefix (`010-12` in Korea, +82 01012: the prefix was never taken
+    /// off, the digits are no number).
+    func keptIfOnlyItsShape(_ problem: NumberProblem, callingCode: Int, region: String) -> NumberProblem {
+        guard validity == .plausible, problem.reason == .notPlausible, let n = problem.shapeRefused, callingCode > 0 else { return problem }
+        let digits = String(n), code = String(callingCode)
+        guard digits.hasPrefix(code) else { return problem }
+        if let trunk = territories?.nationalPrefix(region: region),
+           digits.utf8.dropFirst(code.utf8.count).starts(with: trunk.map { $0 + 0x30 }) {
+            return problem
+        }
+        var kept = problem
+        kept.keptAs = n
+        kept.message += "; kept, as its country was given and its length is possible: the number may be newer than "
+            + "the metadata (\(library?.metadataDescription ?? "libphonenumber"))"
+        return kept
     }
 
     /// `problem` saying that the number was read as a national one because its trunk prefix was
@@ -573,8 +616,10 @@ public struct NumberNormalizer: Sendable {
             return
         case (.possible, .plausible), (.possible, .valid) where !plausible:
             let nsn = national.map { String($0) }.joined()
-            throw NumberProblem(reason: .notPlausible,
-                                message: "\(InputQuote.quoted(shown)): no number of \(place) looks like \(nsn) (a possible length, but not the shape of the country's numbers)")
+            var problem = NumberProblem(reason: .notPlausible,
+                                        message: "\(InputQuote.quoted(shown)): no number of \(place) looks like \(nsn) (a possible length, but not the shape of the country's numbers)")
+            problem.shapeRefused = value(digits(of: UInt64(cc)), national)
+            throw problem
         case (.possible, .valid):
             guard isValid() else {
                 throw NumberProblem(reason: .notAllocated,

@@ -97,7 +97,7 @@ import Testing
     }
 
     /// Before: `00 82 2 866 0791 --country KR` answered 228660791, `4314-3386 --country AR` a
-    /// number the build refuses as local-only, `010-1234 --country KR` was accepted (a query used
+    /// number the build refuses as local-only, `010-12 --country KR` was accepted (a query used
     /// `--validity any`). Now a query reads each sample of eight countries (typed as people type
     /// them, impossible lengths among them) as the build does: every row the build stored is
     /// found, every row it refused is refused by the query.
@@ -116,7 +116,10 @@ import Testing
         #expect(build.status == 0, "\(build.stderr)")
         let rejectedLines = Set(try String(contentsOfFile: errors, encoding: .utf8).split(separator: "\n").dropFirst()
             .compactMap { Int($0.split(separator: "\t")[1]) })
-        #expect(rejectedLines.contains(2) && rejectedLines.contains(3), "the local-only and the implausible rows")
+        #expect(rejectedLines.contains(2), "the local-only row")
+        // `010-1234` in KR: a possible length, no shape of the metadata's; kept with a warning, as
+        // the country is given (the metadata may predate a number), and found by the query alike.
+        #expect(!rejectedLines.contains(3))
         #expect(!rejectedLines.contains(1) && !rejectedLines.contains(4))
         for region in regions {
             let mine = extra.enumerated().filter { $0.element.0 == region }
@@ -132,7 +135,8 @@ import Testing
         let kr = try lookup(["00 82 2 866 0791", "--country", "KR", "--db", db])
         #expect(kr.status == 0 && kr.lines.first?.hasPrefix("8228660791\t") == true)
         #expect(try lookup(["4314-3386", "--country", "AR", "--db", db]).status == 65)
-        #expect(try lookup(["010-1234", "--country", "KR", "--db", db]).status == 65)
+        #expect(try lookup(["010-1234", "--country", "KR", "--db", db]).status == 0)
+        #expect(try lookup(["010-12", "--country", "KR", "--db", db]).status == 65)
     }
 
     /// The library path a program can ask for (the benchmark harness labels its builds with
