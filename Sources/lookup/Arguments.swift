@@ -22,7 +22,7 @@ enum Exit {
 /// share the same way (the core's), so one switch on the code's name covers all three.
 func exitCode(for error: some CallerIDFailure) -> Int32 {
     switch error.codeName {
-    case CallerIDError.Code.fileNotFound.rawValue: Exit.noInput
+    case CallerIDError.Code.fileNotFound.rawValue, PipelineError.Code.unreadableInput.rawValue: Exit.noInput
     case CallerIDError.Code.io.rawValue, CallerIDError.Code.fileChanged.rawValue: Exit.ioError
     case DirectoryError.Code.unreachable.rawValue: Exit.unavailable
     case DirectoryError.Code.invalidArgument.rawValue, DirectoryError.Code.invalidRule.rawValue,
