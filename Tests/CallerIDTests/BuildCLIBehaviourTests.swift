@@ -119,4 +119,20 @@ import Testing
         #expect(try lookup(["build", "-o", dir.path("a.cid"), "/proc/self/mem"]).stderr.contains("Input/output error"))
         #expect(!FileManager.default.fileExists(atPath: dir.path("a.cid")))
     }
+
+    /// Before: `lookup fetch --region x` said only "unknown option '--region'". An unknown option
+    /// a typo away from one the command takes now names it, in every command; a far one does not.
+    @Test func anUnknownOptionNamesTheNearestOneTheCommandTakes() throws {
+        let dir = TempDir()
+        let tsv = dir.path("in.tsv")
+        try Data(Self.rows.utf8).write(to: URL(fileURLWithPath: tsv))
+        for (args, near) in [(["fetch", "--region", "x"], "--regions"), (["build", "-o", dir.path("a.cid"), tsv, "--contry", "RU"], "--country"),
+                             (["79131234567", "--jsn"], "--json"), (["build", "-o", dir.path("a.cid"), tsv, "--skip-bad-row"], "--skip-bad-rows")] {
+            let r = try lookup(args)
+            #expect(r.status == 64, "\(args): \(r.stderr)")
+            #expect(r.errorLines.first == "error: unknown option '\(args.first { $0.hasPrefix("--") }!)' (did you mean \(near)?)", "\(r.stderr)")
+        }
+        let far = try lookup(["build", "-o", dir.path("a.cid"), tsv, "--xyz"])
+        #expect(far.status == 64 && far.errorLines.first == "error: unknown option '--xyz'", "\(far.stderr)")
+    }
 }
