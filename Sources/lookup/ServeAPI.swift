@@ -187,7 +187,7 @@ final class ServeAPI: HTTPHandler {
                 if let close = body.lastIndex(of: UInt8(ascii: "}")) {
                     body.replaceSubrange(close..<close, with: Array(",\"hint\":\(jsonQuote(hint))".utf8))
                 }
-                body.withUnsafeBytes { x.respond(404, endpoint: endpoint.rawValue, contentType: Self.json, body: $0) }
+                _ = body.withUnsafeBytes { x.respond(404, endpoint: endpoint.rawValue, contentType: Self.json, body: $0) }
                 return
             }
         }
