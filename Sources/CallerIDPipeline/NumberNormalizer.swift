@@ -389,7 +389,13 @@ public struct NumberNormalizer: Sendable {
         }
         if let lead = beforeParenthesis, let t = r.trunkPrefixes.first(where: { $0.utf8.map { $0 - 0x30 } == lead }) {
             // `8 (913) 123-45-6`: the trunk prefix is in sight, so the rest is the national
-            // number, whatever its length; never the digits read again with the 8 kept.
+            // number, whatever its length; never the digits read again with the 8 kept. A longer
+            // trunk prefix that starts with it may go on inside the parentheses (Belarus's 80:
+            // `8 (017) 123-45-67`).
+            for longer in r.trunkPrefixes.sorted(by: { $0.count > $1.count }) where longer.count > t.count && longer.hasPrefix(t) {
+                let td = longer.utf8.map { $0 - 0x30 }
+                if d.starts(with: td), let n = compose(cc, d.dropFirst(td.count), r) { return n }
+            }
             let nsn = d.dropFirst(lead.count)
             if let n = compose(cc, nsn, r) { return n }
             throw Self.readAsNational(explain(nsn, r, where: r.iso, shown: shown), trunk: t)

@@ -200,6 +200,8 @@ import Testing
         }
         #expect(try normalizer.normalize("8 (913) 123-45-67", country: "RU").numbers == [79_131_234_567])
         #expect(try normalizer.normalize("8 (812) 123-45-67", country: "RU").numbers == [78_121_234_567])
+        // Belarus's trunk prefix 80 goes on inside the parentheses.
+        #expect(try normalizer.normalize("8 (017) 123-45-67", country: "BY").numbers == [375_171_234_567])
         #expect(try normalizer.normalize("8 (10) 49 30 1234567", country: "RU").numbers == [49_301_234_567])
         #expect(try normalizer.normalize("1 (800) 555-1234", country: "US").numbers == [18_005_551_234])
         #expect(throws: NumberProblem.self) { try normalizer.normalize("1 (800) 555-123", country: "US") }
