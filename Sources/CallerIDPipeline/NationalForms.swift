@@ -81,10 +81,20 @@ extension NumberNormalizer {
     ///   written with its trunk prefix (`88432771998`: no calling code +884; Russia's 8 843…), the
     ///   reason a build gives for such a row (``NumberProblem/nationalReadings``). Without
     ///   libphonenumber, the built-in table's countries whose trunk prefix does not start with 0.
-    public func nationalFormHint(_ text: String) -> String? {
+    ///
+    /// `shapeOnly`: only the first reason (no digits are read, no library is loaded): for a number
+    /// that was found, whose digits the build took as E.164.
+    public func nationalFormHint(_ text: String, shapeOnly: Bool = false) -> String? {
         guard let (digits, plus) = try? Self.digits(of: text), !plus, digits.first != 0 else { return nil }
-        let lead = Self.digitsBeforeParenthesis(text)
+        var lead = Self.digitsBeforeParenthesis(text)
+        // A calling code before the parentheses (`7 (913) …`, `375 (17) …`) is an international
+        // number written without its `+`, not a trunk prefix.
+        if let l = lead, plan.callingCode(prefixOf: l[...]) == l.map(String.init).joined() { lead = nil }
         let parenthesised = lead != nil || text.unicodeScalars.first(where: { !$0.properties.isWhitespace }).map { $0 == "(" || $0 == "（" } == true
+        if shapeOnly {
+            guard parenthesised else { return nil }
+            return lead.map { "\($0.map(String.init).joined()) before an area code in parentheses is a trunk prefix" } ?? "an area code in parentheses"
+        }
         var refusedAsE164 = false
         var countries: [String] = []
         do throws(NumberProblem) {

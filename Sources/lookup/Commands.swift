@@ -163,6 +163,9 @@ func lookupCommand(_ raw: [String]) throws(ToolError) -> Int32 {
             if let hint = numbers.nationalHint(args.positionals[0]) { printError("note: \(hint)") }
             return Exit.notFound
         }
+        // Found: an area code in parentheses still says the digits were meant nationally
+        // (`(495) 123-45-67` is found as +49 5123 4567); nothing is loaded to tell.
+        if let hint = numbers.nationalHint(args.positionals[0], shapeOnly: true) { printError("note: \(hint)") }
         return Exit.ok
     }
     try answerBatch(answers, numbers: numbers, to: &out)
@@ -264,9 +267,10 @@ struct QueryNumbers {
     /// (``NumberNormalizer/nationalFormHint(_:)``); nil when it does not, and with a country.
     /// `reader` reads the digits as a build would; by default one is made (libphonenumber loaded)
     /// for this call.
-    func nationalHint(_ text: String, reader: NumberNormalizer? = nil, advice: String = "give --country") -> String? {
-        guard country == nil, let reader = reader ?? (try? NumberNormalizer(rules: .automatic)),
-              let why = reader.nationalFormHint(text) else { return nil }
+    /// `shapeOnly`: from how the number is written alone, with the built-in table (a found number).
+    func nationalHint(_ text: String, reader: NumberNormalizer? = nil, advice: String = "give --country", shapeOnly: Bool = false) -> String? {
+        guard country == nil, let reader = reader ?? (shapeOnly ? NumberNormalizer() : try? NumberNormalizer(rules: .automatic)),
+              let why = reader.nationalFormHint(text, shapeOnly: shapeOnly) else { return nil }
         return "\(quotedInput(text.utf8)) looks like a national number: \(advice) (\(why))"
     }
 

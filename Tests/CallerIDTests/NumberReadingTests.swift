@@ -248,6 +248,17 @@ import Testing
                 #expect(!r.stderr.contains(note), "\(text): \(r.stderr)")
             }
         }
+        // A calling code before the parentheses is an international number without its `+`.
+        let international = try lookup(["7 (913) 123-45-68", "--db", db])
+        #expect(international.status == 1 && !international.stderr.contains(note), "\(international.stderr)")
+        // Found as E.164 digits, an area code in parentheses still says it was meant nationally:
+        // Moscow's (495) 123-45-67 is found as the German +49 5123 4567.
+        let german = dir.path("de.cid")
+        try write("+49 5123 4567\tGerman office\n", tsv)
+        #expect(try lookup(["build", "-o", german, tsv]).status == 0)
+        let found = try lookup(["(495) 123-45-67", "--db", german])
+        #expect(found.status == 0 && found.lines == ["4951234567\tGerman office\tidentify"], "\(found.stdout)")
+        #expect(found.errorLines.filter { $0.contains(note) }.count == 1, "\(found.stderr)")
         // With the country the number is read as it is written; no note.
         let national = try lookup(["8 (843) 277-19-98", "--country", "RU", "--db", db])
         #expect(national.lines == ["78432771998\t-"] && !national.stderr.contains(note), "\(national.stderr)")
