@@ -37,7 +37,7 @@ struct ByteSource {
         }
         guard !isDirectory.boolValue else { throw PipelineError(.io, "\(path): is a directory") }
         guard let h = FileHandle(forReadingAtPath: path) else {
-            throw PipelineError(.io, "\(path): cannot open: permission denied or unreadable")
+            throw PipelineError(.unreadableInput, "\(path): cannot open: permission denied or unreadable")
         }
         handle = h
         let attributes = try? FileManager.default.attributesOfItem(atPath: path)
@@ -55,7 +55,14 @@ struct ByteSource {
         do {
             data = try handle.read(upToCount: ByteSource.chunkSize)
         } catch {
-            throw PipelineError(.io, "\(path): read failed: \(error.localizedDescription)")
+            // Foundation says only "The operation could not be completed": the system's reason is
+            // its underlying error.
+            let underlying = (error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError
+            let why = underlying.map { $0.domain == NSPOSIXErrorDomain ? String(cString: strerror(Int32($0.code))) : $0.localizedDescription }
+                ?? error.localizedDescription
+            // Nothing read yet: the input cannot be read at all (EX_NOINPUT); later, an I/O error.
+            throw bytesRead == 0 ? PipelineError(.unreadableInput, "\(path): cannot be read: \(why)")
+                                 : PipelineError(.io, "\(path): read failed after \(bytesRead) bytes: \(why)")
         }
         guard let data, !data.isEmpty else {
             finished = true

@@ -69,3 +69,71 @@ public struct NationalFormEvidence: Sendable {
         }
     }
 }
+
+extension NumberNormalizer {
+    /// Why `text`, a number given without a country (a query read as E.164 digits), looks like a
+    /// national number; nil when it does not. Such a number is read as E.164 all the same (the
+    /// answer does not change): this says what to do when nothing is found.
+    ///
+    /// - an area code in parentheses, with or without a trunk prefix before it
+    ///   (`8 (843) 277-19-98`, `(843) 277-19-98`): international numbers are not written so;
+    /// - digits the build would refuse as E.164 that are a valid national number of a country
+    ///   written with its trunk prefix (`88432771998`: no calling code +884; Russia's 8 843…), the
+    ///   reason a build gives for such a row (``NumberProblem/nationalReadings``). Without
+    ///   libphonenumber, the built-in table's countries whose trunk prefix does not start with 0.
+    ///
+    /// `shapeOnly`: only the first reason (no digits are read, no library is loaded): for a number
+    /// that was found, whose digits the build took as E.164.
+    public func nationalFormHint(_ text: String, shapeOnly: Bool = false) -> String? {
+        guard let (digits, plus) = try? Self.digits(of: text), !plus, digits.first != 0 else { return nil }
+        var lead = Self.digitsBeforeParenthesis(text)
+        // A calling code before the parentheses (`7 (913) …`, `375 (17) …`) is an international
+        // number written without its `+`, not a trunk prefix.
+        if let l = lead, plan.callingCode(prefixOf: l[...]) == l.map(String.init).joined() { lead = nil }
+        let parenthesised = lead != nil || text.unicodeScalars.first(where: { !$0.properties.isWhitespace }).map { $0 == "(" || $0 == "（" } == true
+        if shapeOnly {
+            guard parenthesised else { return nil }
+            return lead.map { "\($0.map(String.init).joined()) before an area code in parentheses is a trunk prefix" } ?? "an area code in parentheses"
+        }
+        var refusedAsE164 = false
+        var countries: [String] = []
+        do throws(NumberProblem) {
+            _ = try normalize(String(decoding: digits.map { $0 + 0x30 }, as: UTF8.self), country: nil)
+        } catch {
+            refusedAsE164 = true
+            countries = error.nationalReadings
+        }
+        if countries.isEmpty && library == nil { countries = tableNationalReadings(digits) }
+        if parenthesised, countries.isEmpty, let lead, library != nil { countries = tableNationalReadings(digits, trunk: lead) }
+        var why: String
+        if parenthesised {
+            why = lead.map { "\($0.map(String.init).joined()) before an area code in parentheses is a trunk prefix" } ?? "an area code in parentheses"
+        } else if refusedAsE164 && !countries.isEmpty {
+            why = "it is no E.164 number"
+        } else {
+            return nil
+        }
+        if !countries.isEmpty {
+            why += "; it reads as a national number of " + countries.prefix(3).joined(separator: " or ")
+        }
+        return why
+    }
+
+    /// The built-in table's countries in which `digits` are a national number written with a
+    /// trunk prefix (`trunk`, or any that does not start with 0 and is not the start of the
+    /// country's calling code).
+    private func tableNationalReadings(_ digits: [UInt8], trunk: [UInt8]? = nil) -> [String] {
+        var out: [String] = []
+        for iso in plan.countriesWithRules {
+            guard let r = plan.rule(country: iso) else { continue }
+            let cc = r.callingCode.utf8.map { $0 - 0x30 }
+            for t in r.trunkPrefixes {
+                let td = t.utf8.map { $0 - 0x30 }
+                guard trunk.map({ $0 == td }) ?? (td.first != 0 && !cc.starts(with: td)), digits.starts(with: td) else { continue }
+                let nsn = digits.dropFirst(td.count)
+                if let f = nsn.first, r.allowsLength(nsn.count), r.allowsFirst(f), !out.contains(iso) { out.append(iso) }
+            }
+        }
+        return out
+    }
+}

@@ -8,6 +8,12 @@ public struct NumberProblem: Error, Sendable, Equatable, CustomStringConvertible
     /// The countries (ISO 3166 alpha-2) in which the refused digits are a valid national number
     /// written with the trunk prefix: what the row probably was (the message says it too).
     public var nationalReadings: [String] = []
+    /// The number as read, when only its shape was refused (`not-plausible`): a number of the
+    /// row's own country may be newer than libphonenumber's metadata.
+    var shapeRefused: UInt64? = nil
+    /// Set when the number is kept all the same, with ``message`` as its warning
+    /// (``NumberNormalizer/keptIfOnlyItsShape(_:callingCode:)``).
+    var keptAs: UInt64? = nil
     public var description: String { message }
 
     public init(reason: RejectReason, message: String, nationalReadings: [String] = []) {
@@ -150,6 +156,15 @@ public struct NumberNormalizer: Sendable {
         fallbackReason = why
     }
 
+    /// Loads now what reading numbers otherwise loads when first needed — libphonenumber's
+    /// metadata and the number pattern of every calling code — so that a server's first request
+    /// for a country costs what the others do.
+    public func prepareEveryCountry() {
+        territories?.compileAll()
+        _ = library?.parse("2025550123", region: "US")
+        _ = try? normalize("8 (913) 123-45-67", country: "RU")
+    }
+
     /// Normalizes `text` as written in `country` (ISO 3166 alpha-2; nil: E.164 digits, with or
     /// without `+`, are required).
     public func normalize(_ text: String, country: String? = nil) throws(NumberProblem) -> NormalizedNumbers {
@@ -160,8 +175,13 @@ public struct NumberNormalizer: Sendable {
                 _ = try ruleFor(country: country)   // an unknown code gets the built-in message
                 return try normalize(text, rule: nil, ccOnly: plan.callingCode(country: country))
             }
-            return try normalize(text) { (digits, plus, shown) throws(NumberProblem) in
-                try resolveWithLibrary(library, digits, plus: plus, region: region, shown: shown)
+            let callingCode = library.countryCode(region: region) ?? 0
+            return try normalize(text) { (digits, plus, shown, lead) throws(NumberProblem) in
+                do throws(NumberProblem) {
+                    return try resolveWithLibrary(library, digits, plus: plus, region: region, shown: shown, beforeParenthesis: lead)
+                } catch {
+                    throw keptIfOnlyItsShape(error, callingCode: callingCode, region: region)
+                }
             }
         }
         guard let country else {
@@ -272,16 +292,17 @@ public struct NumberNormalizer: Sendable {
 
     /// - Parameter ccOnly: the calling code of a country without detailed rules.
     func normalize(_ text: String, rule: CountryRule?, ccOnly: String?) throws(NumberProblem) -> NormalizedNumbers {
-        try normalize(text) { (digits, plus, shown) throws(NumberProblem) in
-            try resolve(digits, plus: plus, rule: rule, ccOnly: ccOnly, shown: shown)
+        try normalize(text) { (digits, plus, shown, lead) throws(NumberProblem) in
+            try resolve(digits, plus: plus, rule: rule, ccOnly: ccOnly, shown: shown, beforeParenthesis: lead)
         }
     }
 
     /// The text handling every reading shares (plain digits fast, scientific notation, an
     /// extension cut, several numbers in a cell); `resolve` turns one number's digits (and
-    /// whether a `+` came first) into E.164.
+    /// whether a `+` came first, and the digits written before an opening parenthesis:
+    /// ``digitsBeforeParenthesis(_:)``) into E.164.
     private func normalize(_ text: String,
-                           resolve: ([UInt8], Bool, String) throws(NumberProblem) -> UInt64) throws(NumberProblem) -> NormalizedNumbers {
+                           resolve: ([UInt8], Bool, String, [UInt8]?) throws(NumberProblem) -> UInt64) throws(NumberProblem) -> NormalizedNumbers {
         // Fast path: plain digits, optionally after one '+'.
         let utf8 = text.utf8
         if let first = utf8.first, utf8.count <= 20 {
@@ -292,8 +313,13 @@ public struct NumberNormalizer: Sendable {
                 if b >= 0x30 && b <= 0x39 { digits.append(b - 0x30) } else if !(i == 0 && b == 0x2B) { plain = false; break }
             }
             if plain && !digits.isEmpty {
-                let n = try resolve(digits, first == 0x2B, text)
-                return NormalizedNumbers(numbers: [n], warnings: [])
+                do throws(NumberProblem) {
+                    let n = try resolve(digits, first == 0x2B, text, nil)
+                    return NormalizedNumbers(numbers: [n], warnings: [])
+                } catch {
+                    guard let n = error.keptAs else { throw error }
+                    return NormalizedNumbers(numbers: [n], warnings: [.init(kind: .notPlausibleKept, message: error.message)])
+                }
             }
         }
         var s = trimmed(text)
@@ -313,8 +339,13 @@ public struct NumberNormalizer: Sendable {
         for part in parts {
             do throws(NumberProblem) {
                 let (digits, plus) = try NumberNormalizer.digits(of: part)
-                numbers.append(try resolve(digits, plus, part))
+                numbers.append(try resolve(digits, plus, part, NumberNormalizer.digitsBeforeParenthesis(part)))
             } catch {
+                if let n = error.keptAs {
+                    numbers.append(n)
+                    warnings.append(.init(kind: .notPlausibleKept, message: error.message))
+                    continue
+                }
                 if parts.count > 1 {
                     warnings.append(.init(kind: .numberPartIgnored, message: "\(InputQuote.quoted(part)) ignored: \(error.message)"))
                 }
@@ -333,7 +364,8 @@ public struct NumberNormalizer: Sendable {
 
     // MARK: Resolution
 
-    private func resolve(_ d: [UInt8], plus: Bool, rule: CountryRule?, ccOnly: String?, shown: String) throws(NumberProblem) -> UInt64 {
+    private func resolve(_ d: [UInt8], plus: Bool, rule: CountryRule?, ccOnly: String?, shown: String,
+                         beforeParenthesis: [UInt8]?) throws(NumberProblem) -> UInt64 {
         if plus { return try international(d[...], shown: shown) }
         guard let r = rule else {
             if let cc = ccOnly {
@@ -354,6 +386,19 @@ public struct NumberNormalizer: Sendable {
         for p in r.internationalPrefixes {
             let pd = p.utf8.map { $0 - 0x30 }
             if d.starts(with: pd) && d.count > pd.count { return try international(d.dropFirst(pd.count), shown: shown) }
+        }
+        if let lead = beforeParenthesis, let t = r.trunkPrefixes.first(where: { $0.utf8.map { $0 - 0x30 } == lead }) {
+            // `8 (913) 123-45-6`: the trunk prefix is in sight, so the rest is the national
+            // number, whatever its length; never the digits read again with the 8 kept. A longer
+            // trunk prefix that starts with it may go on inside the parentheses (Belarus's 80:
+            // `8 (017) 123-45-67`).
+            for longer in r.trunkPrefixes.sorted(by: { $0.count > $1.count }) where longer.count > t.count && longer.hasPrefix(t) {
+                let td = longer.utf8.map { $0 - 0x30 }
+                if d.starts(with: td), let n = compose(cc, d.dropFirst(td.count), r) { return n }
+            }
+            let nsn = d.dropFirst(lead.count)
+            if let n = compose(cc, nsn, r) { return n }
+            throw Self.readAsNational(explain(nsn, r, where: r.iso, shown: shown), trunk: t)
         }
         for t in r.trunkPrefixes {
             let td = t.utf8.map { $0 - 0x30 }
@@ -431,6 +476,36 @@ public struct NumberNormalizer: Sendable {
                              message: "\(InputQuote.quoted(shown)): national numbers of \(place) cannot start with \(first) (allowed: \(CountryRule.describe(UInt64(r.firstDigits))))")
     }
 
+    /// With the default validity (`plausible`), a number of the row's own country (`callingCode`)
+    /// refused only for its shape is kept: the country was given and the length is possible, and
+    /// libphonenumber's metadata may be older than the number (Debian's of 2022 has no shape for
+    /// Nigeria's 10-digit fixed lines). `problem` then carries the number and a warning naming the
+    /// metadata; any other problem is returned as it is, and so is a national number that starts
+    /// with the country's trunk prefix (`010-12` in Korea, +82 01012: the prefix was never taken
+    /// off, the digits are no number).
+    func keptIfOnlyItsShape(_ problem: NumberProblem, callingCode: Int, region: String) -> NumberProblem {
+        guard validity == .plausible, problem.reason == .notPlausible, let n = problem.shapeRefused, callingCode > 0 else { return problem }
+        let digits = String(n), code = String(callingCode)
+        guard digits.hasPrefix(code) else { return problem }
+        if let trunk = territories?.nationalPrefix(region: region),
+           digits.utf8.dropFirst(code.utf8.count).starts(with: trunk.map { $0 + 0x30 }) {
+            return problem
+        }
+        var kept = problem
+        kept.keptAs = n
+        kept.message += "; kept, as its country was given and its length is possible: the number may be newer than "
+            + "the metadata (\(library?.metadataDescription ?? "libphonenumber"))"
+        return kept
+    }
+
+    /// `problem` saying that the number was read as a national one because its trunk prefix was
+    /// written before an area code in parentheses.
+    static func readAsNational(_ problem: NumberProblem, trunk: String) -> NumberProblem {
+        var out = problem
+        out.message += " (read as a national number: \(trunk) before the area code in parentheses is the trunk prefix)"
+        return out
+    }
+
     // MARK: With libphonenumber
 
     /// One number in `region`'s national or international form, read by libphonenumber. When its
@@ -439,9 +514,29 @@ public struct NumberNormalizer: Sendable {
     /// (`00 82 2 866 0791` in Korea, whose own prefixes are `001`, `002`, `008`…: libphonenumber
     /// takes `008` and finds +228); digits starting with the country's own calling code as an
     /// international number without its `+` (`632-893-6714` in the Philippines: +63 2 893 6714).
+    ///
+    /// A trunk prefix written before an area code in parentheses (`8 (913) 123-45-6`) makes the
+    /// number a national one: the digits after the prefix are read as the national number. When
+    /// that reading is refused, the number is refused, unless the digits are a number of another
+    /// calling code dialled with an international prefix (`8 (10) 49 30 1234567`, Russia's 8~10);
+    /// the digits are never read again as a number of the country with the prefix kept
+    /// (libphonenumber keeps it when the rest is too short: +7 891 312-34-56).
     private func resolveWithLibrary(_ library: PhoneNumberLibrary, _ d: [UInt8], plus: Bool, region: String,
-                                    shown: String) throws(NumberProblem) -> UInt64 {
+                                    shown: String, beforeParenthesis: [UInt8]?) throws(NumberProblem) -> UInt64 {
         if plus { return try international(d[...], shown: shown) }
+        if let lead = beforeParenthesis, !lead.isEmpty, d.count > lead.count,
+           let trunk = territories?.nationalPrefix(region: region), trunk == lead,
+           let cc = library.countryCode(region: region) {
+            do throws(NumberProblem) {
+                return try parsedWithLibrary(library, Array(d.dropFirst(lead.count)), region: region, shown: shown)
+            } catch {
+                if let other = try? resolveWithLibrary(library, d, plus: false, region: region, shown: shown, beforeParenthesis: nil),
+                   !String(other).hasPrefix(String(cc)) {
+                    return other
+                }
+                throw Self.readAsNational(error, trunk: lead.map(String.init).joined())
+            }
+        }
         do throws(NumberProblem) {
             return try parsedWithLibrary(library, d, region: region, shown: shown)
         } catch {
@@ -528,8 +623,10 @@ public struct NumberNormalizer: Sendable {
             return
         case (.possible, .plausible), (.possible, .valid) where !plausible:
             let nsn = national.map { String($0) }.joined()
-            throw NumberProblem(reason: .notPlausible,
-                                message: "\(InputQuote.quoted(shown)): no number of \(place) looks like \(nsn) (a possible length, but not the shape of the country's numbers)")
+            var problem = NumberProblem(reason: .notPlausible,
+                                        message: "\(InputQuote.quoted(shown)): no number of \(place) looks like \(nsn) (a possible length, but not the shape of the country's numbers)")
+            problem.shapeRefused = value(digits(of: UInt64(cc)), national)
+            throw problem
         case (.possible, .valid):
             guard isValid() else {
                 throw NumberProblem(reason: .notAllocated,
@@ -647,6 +744,32 @@ public struct NumberNormalizer: Sendable {
             }
         }
         return parts.isEmpty ? [s] : parts
+    }
+
+    /// The digits written before the first opening parenthesis of `part` when some are and a
+    /// digit follows it (`8 (913) 123-45-67`: `[8]`); nil otherwise (no parenthesis, nothing before
+    /// it, or a `+`). A trunk prefix written so makes the number a national one.
+    static func digitsBeforeParenthesis(_ part: String) -> [UInt8]? {
+        var lead: [UInt8] = []
+        var open = false
+        for u in part.unicodeScalars {
+            let v = u.value
+            if open {
+                // The first character inside the parentheses must be a digit.
+                return (0x30...0x39).contains(v) || (0xFF10...0xFF19).contains(v) ? lead : nil
+            }
+            switch v {
+            case 0x30...0x39: lead.append(UInt8(v - 0x30))
+            case 0xFF10...0xFF19: lead.append(UInt8(v - 0xFF10))
+            case 0x28, 0xFF08:
+                guard !lead.isEmpty else { return nil }
+                open = true
+            case 0x2B, 0xFF0B: return nil
+            case 0x20, 0x09, 0xA0, 0x2D, 0x2010...0x2015, 0x2E: continue
+            default: return nil
+            }
+        }
+        return nil
     }
 
     /// The digits of one number, and whether it starts with `+`. A `(0)` after the calling code of

@@ -14,6 +14,10 @@ public struct PipelineError: LayerFailure, Equatable {
 
         /// An option or a configuration file (numbering plan, category map, region map) is wrong.
         public static let invalidConfiguration = Code("invalid-configuration")
+        /// An input file exists but cannot be opened or read from its start (permissions, a
+        /// file the system will not read: `/proc/self/mem`): sysexits' EX_NOINPUT, like a
+        /// missing one. A read that fails after part of the file was read is `io`.
+        public static let unreadableInput = Code("unreadable-input")
         /// More rows were rejected than ``PipelineOptions/maxBadRows`` allows.
         public static let tooManyBadRows = Code("too-many-bad-rows")
     }

@@ -115,6 +115,10 @@ public struct WarningKind: Hashable, Sendable, Comparable, CustomStringConvertib
     /// Moscow's 8 495…), a country refused rows of the same input belong to
     /// (``NationalFormEvidence``).
     public static let ambiguousNationalForm = WarningKind("ambiguous-national-form")
+    /// A number of the row's own country (`--country`, a country field) has a possible length
+    /// but no shape libphonenumber's metadata knows: kept, since the metadata may be older than
+    /// the number (``NumberNormalizer/keptIfOnlyItsShape(_:callingCode:)``).
+    public static let notPlausibleKept = WarningKind("not-plausible-kept")
     /// The label was cut to `--max-label-bytes`.
     public static let labelTruncated = WarningKind("label-truncated")
     /// Hidden characters (bidirectional controls, invisible characters: `LabelText`) were

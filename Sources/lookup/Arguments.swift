@@ -22,7 +22,7 @@ enum Exit {
 /// share the same way (the core's), so one switch on the code's name covers all three.
 func exitCode(for error: some CallerIDFailure) -> Int32 {
     switch error.codeName {
-    case CallerIDError.Code.fileNotFound.rawValue: Exit.noInput
+    case CallerIDError.Code.fileNotFound.rawValue, PipelineError.Code.unreadableInput.rawValue: Exit.noInput
     case CallerIDError.Code.io.rawValue, CallerIDError.Code.fileChanged.rawValue: Exit.ioError
     case DirectoryError.Code.unreachable.rawValue: Exit.unavailable
     case DirectoryError.Code.invalidArgument.rawValue, DirectoryError.Code.invalidRule.rawValue,
@@ -95,9 +95,42 @@ struct Arguments {
             } else if allowed.contains(name), inline == nil {
                 if !flags.contains(name) { flags.append(name) }
             } else {
-                throw .usage("unknown option '\(a)'", command: command)
+                let near = Arguments.nearest(to: name, among: valued + allowed).map { " (did you mean \($0)?)" } ?? ""
+                throw .usage("unknown option '\(a)'\(near)", command: command)
             }
         }
+    }
+
+    /// The option of `options` nearest to the unknown `name` (`--region` → `--regions`): the one
+    /// fewest edits away (insertions, deletions, substitutions, a swap of two neighbours), when
+    /// that is at most 2 and under a third of its length; nil when none is that near.
+    static func nearest(to name: String, among options: [String]) -> String? {
+        let a = Array(name.utf8)
+        var best: (option: String, distance: Int)? = nil
+        for option in options where option.hasPrefix("--") && option != name {
+            let b = Array(option.utf8)
+            let d = editDistance(a, b)
+            if d <= 2, d * 3 < b.count, d < (best?.distance ?? Int.max) { best = (option, d) }
+        }
+        return best?.option
+    }
+
+    /// Optimal string alignment distance between two byte strings.
+    static func editDistance(_ a: [UInt8], _ b: [UInt8]) -> Int {
+        guard !a.isEmpty else { return b.count }
+        guard !b.isEmpty else { return a.count }
+        var rows = [[Int]](repeating: [Int](repeating: 0, count: b.count + 1), count: a.count + 1)
+        for i in 0...a.count { rows[i][0] = i }
+        for j in 0...b.count { rows[0][j] = j }
+        for i in 1...a.count {
+            for j in 1...b.count {
+                let cost = a[i - 1] == b[j - 1] ? 0 : 1
+                var d = min(rows[i - 1][j] + 1, rows[i][j - 1] + 1, rows[i - 1][j - 1] + cost)
+                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] { d = min(d, rows[i - 2][j - 2] + 1) }
+                rows[i][j] = d
+            }
+        }
+        return rows[a.count][b.count]
     }
 
     /// "-7 913…" is never an option: a leading '-' followed by a digit or '+' is a number.

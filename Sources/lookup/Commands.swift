@@ -193,7 +193,15 @@ func lookupCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     if let single {
         var found = QueryAnswers.Answers()
         try answers.answer([single], into: &found)
-        return answers.write(0, of: [single], from: found, to: &out) ? Exit.ok : Exit.notFound
+        guard answers.write(0, of: [single], from: found, to: &out) else {
+            // Not found, read as E.164: say so when the number was probably written nationally.
+            if let hint = numbers.nationalHint(args.positionals[0]) { printError("note: \(hint)") }
+            return Exit.notFound
+        }
+        // Found: an area code in parentheses still says the digits were meant nationally
+        // (`(495) 123-45-67` is found as +49 5123 4567); nothing is loaded to tell.
+        if let hint = numbers.nationalHint(args.positionals[0], shapeOnly: true) { printError("note: \(hint)") }
+        return Exit.ok
     }
     try answerBatch(answers, numbers: numbers, to: &out)
     return Exit.ok
@@ -287,6 +295,18 @@ struct QueryNumbers {
         } catch {
             return .failure(ToolError(code: Exit.dataError, message: error.message))
         }
+    }
+
+    /// For a number given without `--country` (read as E.164 digits): "'8 (843) 277-19-98' looks
+    /// like a national number: give --country (…)" when it does
+    /// (``NumberNormalizer/nationalFormHint(_:)``); nil when it does not, and with a country.
+    /// `reader` reads the digits as a build would; by default one is made (libphonenumber loaded)
+    /// for this call.
+    /// `shapeOnly`: from how the number is written alone, with the built-in table (a found number).
+    func nationalHint(_ text: String, reader: NumberNormalizer? = nil, advice: String = "give --country", shapeOnly: Bool = false) -> String? {
+        guard country == nil, let reader = reader ?? (shapeOnly ? NumberNormalizer() : try? NumberNormalizer(rules: .automatic)),
+              let why = reader.nationalFormHint(text, shapeOnly: shapeOnly) else { return nil }
+        return "\(quotedInput(text.utf8)) looks like a national number: \(advice) (\(why))"
     }
 
     func read(_ line: ArraySlice<UInt8>) -> Result<UInt64, ToolError> {

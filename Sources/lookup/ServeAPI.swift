@@ -1,4 +1,5 @@
 import CallerID
+import CallerIDPipeline
 
 // What `lookup serve` answers (docs/SERVE.md). Every answer comes from the code `lookup` itself
 // answers with: numbers read by `QueryNumbers` (as `lookup NUMBER --country XX` reads them),
@@ -57,6 +58,8 @@ struct ServeStatus: Sendable {
     /// Why the data in use cannot be trusted (a file modified in place that could not be opened
     /// again), nil when it can.
     var problem: String? = nil
+    /// Not-found answers that said the number looks like a national one (`"hint"`).
+    var nationalNumberHints = 0
 }
 
 /// Answers the API's requests (docs/SERVE.md).
@@ -67,11 +70,17 @@ final class ServeAPI: HTTPHandler {
     private let defaultNumbers: QueryNumbers
     /// Readers for `?country=`, made on first use (only known countries are kept).
     private let countries = Locked<[String: QueryNumbers]>([:])
+    /// Reads numbers as a build does, for the hint of a not-found number given without a country.
+    private let hintReader: NumberNormalizer?
 
     init(data: ServedData, settings: ServeSettings, accessLog: AccessLog?) throws(ToolError) {
         self.settings = settings
         self.accessLog = accessLog
         defaultNumbers = try QueryNumbers(country: settings.country)
+        // Loaded now, not by the first request that needs them (17–110 ms for the first
+        // `?country=`): libphonenumber, its metadata and every calling code's pattern.
+        hintReader = try? NumberNormalizer(rules: .automatic)
+        hintReader?.prepareEveryCountry()
         status = Locked(ServeStatus(data: data))
     }
 
@@ -182,6 +191,18 @@ final class ServeAPI: HTTPHandler {
         }
         var out = Output(capturing: true, capacity: 512)
         let hit = query.write(0, of: [number], from: found, to: &out)
+        if !hit, let hint = numbers.nationalHint(text, reader: hintReader, advice: "give ?country=XX") {
+            // A PBX trunk that sends 8XXXXXXXXXX without ?country= gets 404s: say why, and count it.
+            status.withLock { $0.nationalNumberHints += 1 }
+            if !callerName {
+                var body = out.withBytes { Array($0) }
+                if let close = body.lastIndex(of: UInt8(ascii: "}")) {
+                    body.replaceSubrange(close..<close, with: Array(",\"hint\":\(jsonQuote(hint))".utf8))
+                }
+                _ = body.withUnsafeBytes { x.respond(404, endpoint: endpoint.rawValue, contentType: Self.json, body: $0) }
+                return
+            }
+        }
         _ = out.withBytes { x.respond(hit ? 200 : 404, endpoint: endpoint.rawValue, contentType: callerName ? Self.text : Self.json, body: $0) }
     }
 

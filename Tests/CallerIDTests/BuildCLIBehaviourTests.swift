@@ -105,4 +105,45 @@ import Testing
         let missing = try lookup(["diff", dir.path("nope.cid"), dir.path("old.cid")])
         #expect(missing.status == 66 && missing.stderr.contains("nope.cid"))
     }
+
+    /// Before: an input file that exists but cannot be read (`/proc/self/mem`, which the system
+    /// refuses to read at its start; a file without read permission for a user who is not root)
+    /// ended the build with 74 (EX_IOERR) and "The operation could not be completed". sysexits
+    /// says 66 (EX_NOINPUT) for an input file that cannot be opened or read, and the message now
+    /// names the system's reason; with and without pipeline options.
+    @Test func anInputThatCannotBeReadExitsNoInput() throws {
+        let dir = TempDir()
+        var unreadable = ["/proc/self/mem"]
+        if getuid() != 0 {
+            let locked = dir.path("locked.tsv")
+            try Data(Self.rows.utf8).write(to: URL(fileURLWithPath: locked))
+            chmod(locked, 0)
+            unreadable.append(locked)
+        }
+        for input in unreadable {
+            for extra in [[String](), ["--country", "RU"]] {
+                let r = try lookup(["build", "-o", dir.path("a.cid"), input] + extra)
+                #expect(r.status == 66, "\(input) \(extra): \(r.status) \(r.stderr)")
+                #expect(r.stderr.contains(input) && !r.stderr.contains("could not be completed"), "\(r.stderr)")
+            }
+        }
+        #expect(try lookup(["build", "-o", dir.path("a.cid"), "/proc/self/mem"]).stderr.contains("Input/output error"))
+        #expect(!FileManager.default.fileExists(atPath: dir.path("a.cid")))
+    }
+
+    /// Before: `lookup fetch --region x` said only "unknown option '--region'". An unknown option
+    /// a typo away from one the command takes now names it, in every command; a far one does not.
+    @Test func anUnknownOptionNamesTheNearestOneTheCommandTakes() throws {
+        let dir = TempDir()
+        let tsv = dir.path("in.tsv")
+        try Data(Self.rows.utf8).write(to: URL(fileURLWithPath: tsv))
+        for (args, near) in [(["fetch", "--region", "x"], "--regions"), (["build", "-o", dir.path("a.cid"), tsv, "--contry", "RU"], "--country"),
+                             (["79131234567", "--jsn"], "--json"), (["build", "-o", dir.path("a.cid"), tsv, "--skip-bad-row"], "--skip-bad-rows")] {
+            let r = try lookup(args)
+            #expect(r.status == 64, "\(args): \(r.stderr)")
+            #expect(r.errorLines.first == "error: unknown option '\(args.first { $0.hasPrefix("--") }!)' (did you mean \(near)?)", "\(r.stderr)")
+        }
+        let far = try lookup(["build", "-o", dir.path("a.cid"), tsv, "--xyz"])
+        #expect(far.status == 64 && far.errorLines.first == "error: unknown option '--xyz'", "\(far.stderr)")
+    }
 }

@@ -97,7 +97,7 @@ import Testing
     }
 
     /// Before: `00 82 2 866 0791 --country KR` answered 228660791, `4314-3386 --country AR` a
-    /// number the build refuses as local-only, `010-1234 --country KR` was accepted (a query used
+    /// number the build refuses as local-only, `010-12 --country KR` was accepted (a query used
     /// `--validity any`). Now a query reads each sample of eight countries (typed as people type
     /// them, impossible lengths among them) as the build does: every row the build stored is
     /// found, every row it refused is refused by the query.
@@ -116,7 +116,10 @@ import Testing
         #expect(build.status == 0, "\(build.stderr)")
         let rejectedLines = Set(try String(contentsOfFile: errors, encoding: .utf8).split(separator: "\n").dropFirst()
             .compactMap { Int($0.split(separator: "\t")[1]) })
-        #expect(rejectedLines.contains(2) && rejectedLines.contains(3), "the local-only and the implausible rows")
+        #expect(rejectedLines.contains(2), "the local-only row")
+        // `010-1234` in KR: a possible length, no shape of the metadata's; kept with a warning, as
+        // the country is given (the metadata may predate a number), and found by the query alike.
+        #expect(!rejectedLines.contains(3))
         #expect(!rejectedLines.contains(1) && !rejectedLines.contains(4))
         for region in regions {
             let mine = extra.enumerated().filter { $0.element.0 == region }
@@ -132,7 +135,8 @@ import Testing
         let kr = try lookup(["00 82 2 866 0791", "--country", "KR", "--db", db])
         #expect(kr.status == 0 && kr.lines.first?.hasPrefix("8228660791\t") == true)
         #expect(try lookup(["4314-3386", "--country", "AR", "--db", db]).status == 65)
-        #expect(try lookup(["010-1234", "--country", "KR", "--db", db]).status == 65)
+        #expect(try lookup(["010-1234", "--country", "KR", "--db", db]).status == 0)
+        #expect(try lookup(["010-12", "--country", "KR", "--db", db]).status == 65)
     }
 
     /// The library path a program can ask for (the benchmark harness labels its builds with
@@ -150,12 +154,7 @@ import Testing
     /// says so once per run, and `--version` names the rules.
     @Test func aToolWithoutLibphonenumberSaysItReadsNumbersWithTheTable() throws {
         let dir = TempDir()
-        let alone = dir.url.appendingPathComponent("lookup")
-        // A hard link where it can be made: a copy's write handle can leak into a child that
-        // another test starts at that moment, and running the copy then fails with "Text file
-        // busy". A copy only across file systems.
-        let built = try #require(BuiltProducts.lookup)
-        do { try FileManager.default.linkItem(at: built, to: alone) } catch { try FileManager.default.copyItem(at: built, to: alone) }
+        let alone = try toolWithoutLibrary(in: dir)
         let version = try lookup(["--version"], executable: alone)
         #expect(version.status == 0 && version.lines.last?.hasPrefix("number rules: built-in table (libphonenumber is not available") == true)
         let tsv = dir.path("in.tsv")
@@ -170,5 +169,108 @@ import Testing
         // Beside its library: no note, and --version names it.
         let withLibrary = try lookup(["build", "-o", dir.path("c.cid"), tsv])
         #expect(withLibrary.status == 0 && !withLibrary.stderr.contains(note))
+    }
+
+    /// The `lookup` tool away from its libcallerid-phonenumber.so: it reads numbers with the
+    /// built-in table.
+    func toolWithoutLibrary(in dir: TempDir) throws -> URL {
+        let alone = dir.url.appendingPathComponent("lookup")
+        // A hard link where it can be made: a copy's write handle can leak into a child that
+        // another test starts at that moment, and running the copy then fails with "Text file
+        // busy". A copy only across file systems.
+        let built = try #require(BuiltProducts.lookup)
+        do { try FileManager.default.linkItem(at: built, to: alone) } catch { try FileManager.default.copyItem(at: built, to: alone) }
+        return alone
+    }
+
+    /// Before: `8 (913) 123-45-6` in RU, a digit short, was stored as +7 891 312-34-56 — the
+    /// trunk prefix 8 read again as the number's first digit, by libphonenumber and by the
+    /// built-in table alike. A trunk prefix written before an area code in parentheses makes the
+    /// number a national one: the rest is too short and the row is refused as such; the whole
+    /// number, and a foreign number after Russia's international prefix 8~10, still read.
+    @Test(arguments: [NumberRules.libphonenumber, .builtInTable])
+    func aTrunkPrefixBeforeAnAreaCodeInParenthesesIsNeverReadAsPartOfTheNumber(rules: NumberRules) throws {
+        let normalizer = try NumberNormalizer(rules: rules)
+        do {
+            let read = try normalizer.normalize("8 (913) 123-45-6", country: "RU")
+            Issue.record("\(rules): read as \(read.numbers)")
+        } catch {
+            #expect(error.reason == .tooShort, "\(rules): \(error.message)")
+            #expect(error.message.contains("8 before the area code in parentheses is the trunk prefix"), "\(error.message)")
+        }
+        #expect(try normalizer.normalize("8 (913) 123-45-67", country: "RU").numbers == [79_131_234_567])
+        #expect(try normalizer.normalize("8 (812) 123-45-67", country: "RU").numbers == [78_121_234_567])
+        // Belarus's trunk prefix 80 goes on inside the parentheses.
+        #expect(try normalizer.normalize("8 (017) 123-45-67", country: "BY").numbers == [375_171_234_567])
+        #expect(try normalizer.normalize("8 (10) 49 30 1234567", country: "RU").numbers == [49_301_234_567])
+        #expect(try normalizer.normalize("1 (800) 555-1234", country: "US").numbers == [18_005_551_234])
+        #expect(throws: NumberProblem.self) { try normalizer.normalize("1 (800) 555-123", country: "US") }
+    }
+
+    /// The same in `lookup build` and in `lookup NUMBER --country RU`, which share the
+    /// normalizer, with libphonenumber and with the built-in table (a tool away from its library).
+    @Test func aNumberADigitShortAfterAVisibleTrunkPrefixIsRefusedByBuildsAndQueries() throws {
+        let dir = TempDir()
+        let tsv = dir.path("in.tsv")
+        try write("8 (913) 123-45-6\tShort\n8 (913) 123-45-67\tWhole\n", tsv)
+        for tool in [nil, try toolWithoutLibrary(in: dir)] {
+            let db = dir.path(tool == nil ? "lib.cid" : "table.cid")
+            let build = try lookup(["build", "-o", db, tsv, "--country", "RU", "--skip-bad-rows"], executable: tool)
+            #expect(build.status == 0, "\(build.stderr)")
+            #expect(build.errorLines.contains { $0.hasPrefix(tsv + ":1: '8 (913) 123-45-6' is too short") }, "\(build.stderr)")
+            #expect(try lookup(["dump", "--db", db], executable: tool).lines == ["79131234567\tWhole\tidentify"])
+            let query = try lookup(["8 (913) 123-45-6", "--country", "RU", "--db", db], executable: tool)
+            #expect(query.status == 65 && query.stderr.contains("too short"), "\(query.stdout) \(query.stderr)")
+            #expect(try lookup(["8 (913) 123-45-67", "--country", "RU", "--db", db], executable: tool).lines == ["79131234567\tWhole\tidentify"])
+        }
+    }
+
+    /// Before: `lookup '8 (843) 277-19-98' --db S` (no `--country`) printed `88432771998 -` and
+    /// nothing else: the number was read as E.164 digits, as queries without a country read them.
+    /// The answer is the same, and stderr now says the number looks like a national one — an area
+    /// code in parentheses, or digits the build refuses as E.164 that are a national number with
+    /// a trunk prefix — with or without libphonenumber. E.164 numbers get no such note.
+    @Test func aQueryWithoutACountryOfANationalLookingNumberSaysToGiveTheCountry() throws {
+        let dir = TempDir()
+        let tsv = dir.path("in.tsv"), db = dir.path("a.cid")
+        try write("+7 913 123-45-67\tNovosibirsk\n", tsv)
+        #expect(try lookup(["build", "-o", db, tsv]).status == 0)
+        let note = "looks like a national number: give --country"
+        for tool in [nil, try toolWithoutLibrary(in: dir)] {
+            for (text, shown) in [("8 (843) 277-19-98", "88432771998"), ("88432771998", "88432771998"), ("(843) 277-19-98", "8432771998")] {
+                let r = try lookup([text, "--db", db], executable: tool)
+                #expect(r.status == 1 && r.lines == ["\(shown)\t-"], "\(text): \(r.stdout)")
+                #expect(r.errorLines.filter { $0.contains(note) }.count == 1, "\(text) (\(tool == nil ? "libphonenumber" : "table")): \(r.stderr)")
+            }
+            #expect(try lookup(["88432771998", "--db", db], executable: tool).stderr.contains("national number of RU"))
+            for text in ["79131234568", "+7 913 123-45-68", "79131234567"] {
+                let r = try lookup([text, "--db", db], executable: tool)
+                #expect(!r.stderr.contains(note), "\(text): \(r.stderr)")
+            }
+        }
+        // A calling code before the parentheses is an international number without its `+`.
+        let international = try lookup(["7 (913) 123-45-68", "--db", db])
+        #expect(international.status == 1 && !international.stderr.contains(note), "\(international.stderr)")
+        // Found as E.164 digits, an area code in parentheses still says it was meant nationally:
+        // Moscow's (495) 123-45-67 is found as the German +49 5123 4567.
+        let german = dir.path("de.cid")
+        try write("+49 5123 4567\tGerman office\n", tsv)
+        #expect(try lookup(["build", "-o", german, tsv]).status == 0)
+        let found = try lookup(["(495) 123-45-67", "--db", german])
+        #expect(found.status == 0 && found.lines == ["4951234567\tGerman office\tidentify"], "\(found.stdout)")
+        #expect(found.errorLines.filter { $0.contains(note) }.count == 1, "\(found.stderr)")
+        // With the country the number is read as it is written; no note.
+        let national = try lookup(["8 (843) 277-19-98", "--country", "RU", "--db", db])
+        #expect(national.lines == ["78432771998\t-"] && !national.stderr.contains(note), "\(national.stderr)")
+    }
+
+    /// A server reads every country's numbers from its start: the patterns that were compiled
+    /// when a country was first met (the first `?country=` request cost 17–110 ms) are compiled
+    /// by ``NumberNormalizer/prepareEveryCountry()``.
+    @Test func preparingEveryCountryLeavesNoPatternToCompileLater() throws {
+        let normalizer = try NumberNormalizer(rules: .libphonenumber)
+        let territories = try #require(normalizer.territories)
+        normalizer.prepareEveryCountry()
+        #expect(territories.patternsNotCompiled == 0)
     }
 }

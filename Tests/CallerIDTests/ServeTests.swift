@@ -168,14 +168,14 @@ struct ServeTests {
         let national = try #require(try curl([server.url("/v1/lookup/8%20(913)%20123-45-67?country=RU")]))
         #expect(national.body == (try lookup(["8 (913) 123-45-67", "--db", db, "--country", "RU", "--json"])).stdout)
         // Read as a build reads them (the build's normalizer and validity): an international
-        // prefix dialled from Korea is +82 2 866 0791, and a number of no Korean shape is refused
+        // prefix dialled from Korea is +82 2 866 0791, and a number too short for Korea is refused
         // (400, the object `lookup - --country KR --json` prints for that line).
         let dialled = try #require(try curl([server.url("/v1/lookup/00%2082%202%20866%200791?country=KR")]))
         #expect(dialled.status == 404 && dialled.body.contains("\"number\":8228660791,"), "\(dialled.body)")
         #expect(dialled.body == (try lookup(["00 82 2 866 0791", "--db", db, "--country", "KR", "--json"])).stdout)
-        let shapeless = try #require(try curl([server.url("/v1/lookup/010-1234?country=KR")]))
-        #expect(shapeless.status == 400)
-        #expect(shapeless.body == (try lookup(["-", "--db", db, "--country", "KR", "--json"], stdin: Data("010-1234\n".utf8))).stdout)
+        let short = try #require(try curl([server.url("/v1/lookup/010-12?country=KR")]))
+        #expect(short.status == 400)
+        #expect(short.body == (try lookup(["-", "--db", db, "--country", "KR", "--json"], stdin: Data("010-12\n".utf8))).stdout)
         // A number that cannot be read: 400 and the object a batch line gets.
         let bad = try #require(try curl([server.url("/v1/lookup/12ab")]))
         #expect(bad.status == 400)
@@ -271,6 +271,33 @@ struct ServeTests {
                      "callerid_http_request_duration_seconds_bucket{le=\"+Inf\"} 4"] {
             #expect(metrics.body.contains(line + "\n"), "/metrics lacks '\(line)':\n\(metrics.body)")
         }
+    }
+
+    /// Before: a PBX trunk that sent `8XXXXXXXXXX` without `?country=` got bare 404s. The
+    /// not-found answer of a number that looks national (the digits are no E.164 number but a
+    /// national number with a trunk prefix, or an area code is in parentheses) now says so in
+    /// `"hint"`, and `/metrics` counts such answers; other answers are unchanged.
+    @Test func aNotFoundNumberThatLooksNationalGetsAHintAndIsCounted() throws {
+        let dir = TempDir()
+        let db = try serveFixture(dir)
+        let server = try ServeProcess(["--db", db])
+        for path in ["88432771998", "8%20(843)%20277-19-98"] {
+            let answer = try #require(try curl([server.url("/v1/lookup/\(path)")]))
+            #expect(answer.status == 404, "\(path)")
+            let object = try #require(try jsonObjects(answer.body).first)
+            #expect(object["number"] as? Int == 88432771998 && object["found"] as? Bool == false, "\(answer.body)")
+            let hint = try #require(object["hint"] as? String, "\(answer.body)")
+            #expect(hint.contains("looks like a national number: give ?country=XX") && hint.contains("RU"), "\(hint)")
+        }
+        // E.164 numbers not found, and the same number with its country: the answer as before.
+        let plain = try #require(try curl([server.url("/v1/lookup/79131234568")]))
+        #expect(plain.status == 404 && plain.body == "{\"number\":79131234568,\"found\":false}\n")
+        let withCountry = try #require(try curl([server.url("/v1/lookup/88432771998?country=RU")]))
+        #expect(withCountry.status == 404 && !withCountry.body.contains("hint"), "\(withCountry.body)")
+        let cnam = try #require(try curl([server.url("/v1/cnam/88432771998")]))
+        #expect(cnam.status == 404 && cnam.body.isEmpty)
+        let metrics = try #require(try curl([server.url("/metrics")]))
+        #expect(metrics.body.contains("callerid_national_number_hints_total 3\n"), "\(metrics.body)")
     }
 
     @Test func pathsOutsideTheAPIAndOtherMethodsAreRefused() throws {

@@ -20,6 +20,13 @@ final class LazyPatterns: @unchecked Sendable {
         tried = [Bool](repeating: false, count: sources.count)
     }
 
+    /// Slots with a source not compiled yet.
+    var untried: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return sources.indices.filter { sources[$0] != nil && !tried[$0] }.count
+    }
+
     /// The compiled pattern of slot `index`; nil when it has no source or its source could not be read.
     func pattern(_ index: Int) -> DigitPattern? {
         lock.lock()

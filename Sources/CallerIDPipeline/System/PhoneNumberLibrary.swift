@@ -64,6 +64,10 @@ package final class PhoneNumberLibrary: Sendable {
     let possibleLengths: PossibleLengths
     /// libphonenumber's territories and their number patterns, read once at load.
     let territories: Territories
+    /// The libphonenumber whose metadata judges numbers and its age, for messages about numbers
+    /// the metadata may predate: "libphonenumber.so.8.12 of 2022-11-24" (the file the process
+    /// mapped and its date), or "libphonenumber" when that cannot be found.
+    package let metadataDescription: String
 
     /// The process's library, or why it could not be loaded. Looked for, in order: the file
     /// `$CALLERID_PHONENUMBER_LIBRARY` names; beside the running executable; in `../lib` of its
@@ -136,6 +140,37 @@ package final class PhoneNumberLibrary: Sendable {
             count: try symbol("cidpn_territory_count", as: TerritoryCountFunction.self),
             territory: try symbol("cidpn_territory_at", as: TerritoryFunction.self)),
             lengths: { (1..<1000).contains($0) ? possible.possible(cc: $0) : 0 })
+        metadataDescription = PhoneNumberLibrary.mappedLibphonenumber() ?? "libphonenumber"
+    }
+
+    /// The libphonenumber this process mapped (/proc/self/maps), by the name of its file once
+    /// links are followed (`libphonenumber.so.8.12`: the version Debian ships), and the day the
+    /// file was written (UTC): the age of the metadata compiled into it.
+    private static func mappedLibphonenumber() -> String? {
+        #if os(Linux)
+        guard let maps = fopen("/proc/self/maps", "r") else { return nil }
+        defer { fclose(maps) }
+        var line: UnsafeMutablePointer<CChar>? = nil
+        var capacity = 0
+        defer { free(line) }
+        while getline(&line, &capacity, maps) > 0, let line {
+            let text = String(cString: line)
+            guard let slash = text.firstIndex(of: "/"), text.contains("/libphonenumber.so") else { continue }
+            let path = String(text[slash...].prefix { $0 != "\n" })
+            guard let resolved = realpath(path, nil) else { continue }
+            defer { free(resolved) }
+            let file = String(cString: resolved)
+            var info = stat()
+            guard stat(file, &info) == 0 else { continue }
+            var seconds = info.st_mtim.tv_sec
+            var day = tm()
+            guard gmtime_r(&seconds, &day) != nil else { continue }
+            func two(_ v: Int32) -> String { v < 10 ? "0\(v)" : "\(v)" }
+            let name = file.split(separator: "/").last.map(String.init) ?? file
+            return "\(name) of \(day.tm_year + 1900)-\(two(day.tm_mon + 1))-\(two(day.tm_mday))"
+        }
+        #endif
+        return nil
     }
 
     /// `cidpn_territory` for every index: `sizeof(cidpn_territory)` is 24 (id[4], country_code,
