@@ -50,10 +50,9 @@ enum AnswerFormat: Sendable, Equatable {
     /// `{"number":…,"found":true,"label":…,"category":…,"action":…,"match":"entry"}`, or
     /// `"match":"range","range":[FIRST,LAST]`; `{"number":…,"found":false}` when not found.
     case json
-    /// The label alone, as in text (escaped the same way), without a line end, after
-    /// `blockedPrefix` when its category blocks (the prefix without its trailing spaces when the
-    /// label is empty); nothing when not found (`GET /v1/cnam/NUMBER` of `lookup serve`).
-    case callerName(blockedPrefix: String)
+    /// The label as a caller name a PBX can place in a SIP header (``CallerNameRule``),
+    /// without a line end; nothing when not found (`GET /v1/cnam/NUMBER` of `lookup serve`).
+    case callerName(CallerNameRule)
 }
 
 /// A lookup answer: as ``writeEntry`` plus how it was found (``AnswerFormat``).
@@ -69,13 +68,8 @@ func writeAnswer(_ view: EntryView, format: AnswerFormat, to out: inout Output) 
         out.write("\t\(view.category.name)")
         if case .range(let first, let last) = view.match { out.write("\trange:\(first)-\(last)") }
         out.write("\n")
-    case .callerName(let prefix):
-        if view.category.action == .block {
-            var marker = Substring(prefix)
-            if view.labelBytes.isEmpty { while marker.last == " " { marker.removeLast() } }
-            out.write(String(marker))
-        }
-        writeTSVLabel(view.labelBytes, to: &out)
+    case .callerName(let rule):
+        out.write(rule.name(label: view.labelBytes, blocks: view.category.action == .block))
     }
 }
 

@@ -15,10 +15,13 @@ Debian: libmicrohttpd12), from the same files 'lookup NUMBER' reads:
   POST /v1/lookup[?country=XX]         numbers one per line, or a JSON array of strings and
                                        numbers: one JSON object per line, in order (the lines of
                                        'lookup - --json'), streamed
-  GET  /v1/cnam/NUMBER[?country=XX]    the label alone (text/plain, no line end) for PBX caller-name
-                                       sources; a blocking category's label after the prefix
-                                       'SPAM? ' (--cnam-block-prefix); 404 with an empty body when
-                                       unknown, 400 with an empty body for a number that cannot be read
+  GET  /v1/cnam/NUMBER[?country=XX]    the label as a caller name (text/plain, no line end) for PBX
+                                       caller-name sources, safe between the quotes of a SIP display
+                                       name (" \\ < > become ' / ( ), control characters a space,
+                                       hidden characters dropped); a blocking category's label after
+                                       the prefix 'SPAM? ' (--cnam-block-prefix); 404 with an empty
+                                       body when unknown, 400 with an empty body for a number that
+                                       cannot be read
   GET  /healthz                        {"status":"ok",…}: 200; 503 while draining or when the data
                                        in use was modified in place and could not be opened again
   GET  /metrics                        Prometheus text: requests by endpoint and status, latency
@@ -89,7 +92,10 @@ private struct ServeOptions {
         }
         if let listen = args.value("--listen") { (host, port) = try Self.address(listen) }
         settings.country = args.value("--country")
-        if let prefix = args.value("--cnam-block-prefix") { settings.cnamBlockedPrefix = prefix }
+        if let prefix = args.value("--cnam-block-prefix") {
+            if let problem = CallerNameRule.prefixProblem(prefix) { throw usage("--cnam-block-prefix holds \(problem)") }
+            settings.callerName.blockedPrefix = prefix
+        }
         accessLog = args.value("--access-log")
         logNumbers = args.flag("--log-numbers")
         json = args.flag("--json")

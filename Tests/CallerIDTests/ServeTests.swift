@@ -188,13 +188,47 @@ struct ServeTests {
         #expect(found.status == 200 && found.body == "Pizza Hut" && found.headers["content-type"] == "text/plain; charset=utf-8")
         #expect(try cnam("79990000000").body == "SPAM? Debt collector")
         #expect(try cnam("79990000001").body == "SPAM?")
-        #expect(try cnam("74951234567").body == "Say \"hi\" \\ Сбербанк")
+        #expect(try cnam("74951234567").body == "Say 'hi' / Сбербанк")
         let unknown = try cnam("79131234568")
         #expect(unknown.status == 404 && unknown.body.isEmpty)
         let bad = try cnam("not-a-number")
         #expect(bad.status == 400 && bad.body.isEmpty)
         let plain = try ServeProcess(["--db", db, "--cnam-block-prefix", ""])
         #expect(try #require(try curl([plain.url("/v1/cnam/79990000000")])).body == "Debt collector")
+    }
+
+    /// Before: `"` and `\` went out raw, so the label `x" <sip:666@evil.example>;tag=1`, placed
+    /// between the quotes of a From header as Kamailio places a caller name, made the caller
+    /// sip:666@evil.example; control characters went out as `\n` escapes. Now every answer,
+    /// whatever the label (files that fail verify included), is one quoted display name in the
+    /// header a PBX builds, read back by RFC 3261's grammar as the answer itself.
+    @Test func aCallerNameStaysOneDisplayNameInTheSIPHeaderAPBXBuilds() throws {
+        let dir = TempDir()
+        let labels = ["x\" <sip:666@evil.example>;tag=1", "Say \"hi\" \\ Сбербанк", "a\\\"b", "x\\", "<sip:1@evil.example>",
+                      "Pizza\r\nVia: SIP/2.0/UDP evil.example", "tab\there", "\u{85}x\u{1B}[2J", "Pay\u{202E}dsu\u{202C} Bank",
+                      "\"", "Fine"]
+        let path = dir.path("hostile.cid")
+        try Data(try HostileFileTests.imageWithLabels(labels.map { Array($0.utf8) }, hot: false)).write(to: URL(fileURLWithPath: path))
+        let server = try ServeProcess(["--db", path])
+        var names: [String] = []
+        for k in labels.indices {
+            let answer = try #require(try curl([server.url("/v1/cnam/\(k + 1)")]))
+            #expect(answer.status == 200)
+            let name = answer.body
+            names.append(name)
+            #expect(!name.unicodeScalars.contains { "\"\\<>".unicodeScalars.contains($0) || $0.value < 0x20 || (0x7F...0x9F).contains($0.value) },
+                    "\(labels[k].debugDescription) → \(name.debugDescription)")
+            let header = "From: \"\(name)\" <sip:\(k + 1)@pbx.example>;tag=a73kszlfl"
+            let parsed = try #require(parseSIPFromHeader(header), "\(header.debugDescription)")
+            #expect(parsed.displayName == name && parsed.uri == "sip:\(k + 1)@pbx.example" && parsed.parameters == ["tag=a73kszlfl"],
+                    "\(header.debugDescription)")
+        }
+        #expect(names == ["x' (sip:666@evil.example);tag=1", "Say 'hi' / Сбербанк", "a/'b", "x/", "(sip:1@evil.example)",
+                          "Pizza Via: SIP/2.0/UDP evil.example", "tab here", "x [2J", "Paydsu Bank", "'", "Fine"])
+        // A prefix that could not stand in the header is refused when the server starts.
+        for prefix in ["\"SPAM\" ", "SPAM\\", "<SPAM> ", "SPAM?\n"] {
+            #expect(try lookup(["serve", "--db", path, "--cnam-block-prefix", prefix]).status == 64, "\(prefix.debugDescription)")
+        }
     }
 
     @Test func healthAndMetricsDescribeTheServerAndItsData() throws {
@@ -502,4 +536,54 @@ struct ServeTests {
         let second = try lookup(["serve", "--db", db, "--listen", "127.0.0.1:\(first.port)"])
         #expect(second.status == 69 && second.stderr.contains("in use"), "\(second.stderr)")
     }
+}
+
+/// A SIP From header line read by RFC 3261's grammar (§25.1):
+/// `"From:" SWS name-addr *(SEMI from-param)`, `name-addr = quoted-string LAQUOT addr-spec RAQUOT`,
+/// `quoted-string = SWS DQUOTE *(qdtext / quoted-pair) DQUOTE`, `qdtext = LWS / %x21 / %x23-5B /
+/// %x5D-7E / UTF8-NONASCII`, `quoted-pair = "\\" (%x00-09 / %x0B-0C / %x0E-7F)`. The display name
+/// with its quoted-pairs unescaped, the URI between the angle brackets, the parameters; nil when
+/// the line is not one such header (a line break in it, an unterminated quoted-string …).
+func parseSIPFromHeader(_ line: String) -> (displayName: String, uri: String, parameters: [String])? {
+    let b = Array(line.utf8)
+    guard !b.contains(0x0D), !b.contains(0x0A), b.starts(with: Array("From:".utf8)) else { return nil }
+    var i = 5
+    func skipWhiteSpace() { while i < b.count, b[i] == 0x20 || b[i] == 0x09 { i += 1 } }
+    skipWhiteSpace()
+    guard i < b.count, b[i] == 0x22 else { return nil }
+    i += 1
+    var name: [UInt8] = []
+    while true {
+        guard i < b.count else { return nil }   // no closing quote
+        let c = b[i]
+        if c == 0x22 { i += 1; break }
+        if c == 0x5C {
+            guard i + 1 < b.count, b[i + 1] <= 0x7F, b[i + 1] != 0x0A, b[i + 1] != 0x0D else { return nil }
+            name.append(b[i + 1])
+            i += 2
+            continue
+        }
+        guard c == 0x20 || c == 0x09 || c == 0x21 || (0x23...0x5B).contains(c) || (0x5D...0x7E).contains(c) || c >= 0x80 else { return nil }
+        name.append(c)
+        i += 1
+    }
+    skipWhiteSpace()
+    guard i < b.count, b[i] == 0x3C, let close = b[i...].firstIndex(of: 0x3E) else { return nil }
+    let uri = b[(i + 1)..<close]
+    guard !uri.contains(0x3C), !uri.contains(0x22), !uri.contains(0x20) else { return nil }
+    i = close + 1
+    skipWhiteSpace()
+    var parameters: [String] = []
+    while i < b.count {
+        guard b[i] == 0x3B else { return nil }
+        i += 1
+        skipWhiteSpace()
+        let end = b[i...].firstIndex(of: 0x3B) ?? b.count
+        let parameter = b[i..<end]
+        guard !parameter.isEmpty, !parameter.contains(where: { $0 == 0x22 || $0 == 0x3C || $0 == 0x3E || $0 <= 0x20 }) else { return nil }
+        parameters.append(String(decoding: parameter, as: UTF8.self))
+        i = end
+    }
+    guard let displayName = String(validating: name, as: UTF8.self) else { return nil }   // UTF8-NONASCII is valid UTF-8
+    return (displayName, String(decoding: uri, as: UTF8.self), parameters)
 }
