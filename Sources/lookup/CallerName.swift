@@ -16,6 +16,19 @@ import CallerID
 struct CallerNameRule: Sendable, Equatable {
     /// Put before the name of a number whose category blocks (`--cnam-block-prefix`).
     var blockedPrefix = "SPAM? "
+    /// The most characters an answer holds, the prefix included (`--cnam-max-chars`), counted
+    /// as Unicode scalars and cut only between grapheme clusters (a letter and its marks, an
+    /// emoji sequence, go whole or not at all), so an answer is at most 4 bytes a character and
+    /// never ends inside a UTF-8 sequence.
+    var maxCharacters = CallerNameRule.defaultMaxCharacters
+    /// The classic caller-name limit of the telephone network: 15 characters.
+    static let defaultMaxCharacters = 15
+    /// `--cnam-max-chars` at most: 4 KiB of UTF-8, half the 8 KiB SIP proxies take in a header.
+    static let maxMaxCharacters = 1024
+
+    /// The prefix as a label must begin to look blocked: without its trailing spaces (`SPAM?`,
+    /// what a dial plan compares), SIP-safe.
+    var blockedMark: String { Self.sipSafe(blockedPrefix) }
 
     /// What is wrong with `text` as a prefix: a character the answer never holds; nil when
     /// it may be used as it is.
@@ -29,11 +42,11 @@ struct CallerNameRule: Sendable, Equatable {
     }
 
     /// The caller name of `label`: after ``blockedPrefix`` when `blocks` (the prefix without
-    /// its trailing spaces when the label leaves nothing).
+    /// its trailing spaces when the label leaves nothing), cut to ``maxCharacters``.
     func name(label: UnsafeRawBufferPointer, blocks: Bool) -> String {
-        let text = Self.sipSafe(String(decoding: label, as: UTF8.self))
-        guard blocks else { return text }
-        return Self.sipSafe(blockedPrefix + text)
+        var text = Self.sipSafe(String(decoding: label, as: UTF8.self))
+        if blocks { text = Self.sipSafe(blockedPrefix + text) }
+        return Self.cut(text, to: maxCharacters)
     }
 
     /// `text` with the characters a SIP display name cannot hold replaced, spaces collapsed and
@@ -58,5 +71,21 @@ struct CallerNameRule: Sendable, Equatable {
             }
         }
         return String(out)
+    }
+
+    /// The grapheme clusters of `text` from its start that hold at most `limit` scalars in all,
+    /// without trailing spaces.
+    static func cut(_ text: String, to limit: Int) -> String {
+        guard text.unicodeScalars.count > limit else { return text }
+        var out = ""
+        var count = 0
+        for character in text {
+            let n = character.unicodeScalars.count
+            if count + n > limit { break }
+            out.append(character)
+            count += n
+        }
+        while out.last == " " { out.removeLast() }
+        return out
     }
 }

@@ -47,6 +47,10 @@ manifest bounds can hold its number.
   --log-numbers       write the targets of the access log as sent
   --cnam-block-prefix TEXT  what /v1/cnam/ puts before the label of a blocking category
                       (spam, collector, … : default 'SPAM? '; '' for the label alone)
+  --cnam-max-chars N  the most characters a /v1/cnam/ answer holds, the prefix included
+                      (default 15, the classic caller-name limit; 1 … 1024): counted as Unicode
+                      scalars, cut between whole characters (a letter with its accents, an emoji
+                      sequence), trailing spaces dropped
   --threads N         event loops (default: 2, or the processors available up to 8)
   --max-connections N connections open at most (default 16384, within the limit of open files)
   --request-timeout S a request must arrive whole within S seconds of its connection's opening
@@ -96,6 +100,12 @@ private struct ServeOptions {
             if let problem = CallerNameRule.prefixProblem(prefix) { throw usage("--cnam-block-prefix holds \(problem)") }
             settings.callerName.blockedPrefix = prefix
         }
+        settings.callerName.maxCharacters = try Self.count(args, "--cnam-max-chars", default: CallerNameRule.defaultMaxCharacters,
+                                                           range: 1...CallerNameRule.maxMaxCharacters)
+        let mark = settings.callerName.blockedMark.unicodeScalars.count
+        if settings.callerName.maxCharacters < mark {
+            throw usage("--cnam-max-chars \(settings.callerName.maxCharacters) leaves no room for the block prefix '\(settings.callerName.blockedMark)' (\(mark) characters)")
+        }
         accessLog = args.value("--access-log")
         logNumbers = args.flag("--log-numbers")
         json = args.flag("--json")
@@ -143,7 +153,8 @@ func serveCommand(_ raw: [String]) throws(ToolError) -> Int32 {
         return Exit.ok
     }
     let args = try Arguments(raw, command: "serve",
-                             valued: ["--db", "--store", "--listen", "--country", "--access-log", "--cnam-block-prefix", "--threads",
+                             valued: ["--db", "--store", "--listen", "--country", "--access-log", "--cnam-block-prefix", "--cnam-max-chars",
+                                      "--threads",
                                       "--max-connections", "--request-timeout", "--max-header-bytes", "--max-body-bytes", "--drain-timeout"],
                              flags: ["--log-numbers", "--json"])
     var options = try ServeOptions(args)

@@ -186,9 +186,9 @@ struct ServeTests {
         func cnam(_ n: String) throws -> HTTPAnswer { try #require(try curl([server.url("/v1/cnam/\(n)")])) }
         let found = try cnam("79131234567")
         #expect(found.status == 200 && found.body == "Pizza Hut" && found.headers["content-type"] == "text/plain; charset=utf-8")
-        #expect(try cnam("79990000000").body == "SPAM? Debt collector")
+        #expect(try cnam("79990000000").body == "SPAM? Debt coll")   // 15 characters
         #expect(try cnam("79990000001").body == "SPAM?")
-        #expect(try cnam("74951234567").body == "Say 'hi' / Сбербанк")
+        #expect(try cnam("74951234567").body == "Say 'hi' / Сбер")   // SIP-safe, 15 characters
         let unknown = try cnam("79131234568")
         #expect(unknown.status == 404 && unknown.body.isEmpty)
         let bad = try cnam("not-a-number")
@@ -209,7 +209,7 @@ struct ServeTests {
                       "\"", "Fine"]
         let path = dir.path("hostile.cid")
         try Data(try HostileFileTests.imageWithLabels(labels.map { Array($0.utf8) }, hot: false)).write(to: URL(fileURLWithPath: path))
-        let server = try ServeProcess(["--db", path])
+        let server = try ServeProcess(["--db", path, "--cnam-max-chars", "1024"])
         var names: [String] = []
         for k in labels.indices {
             let answer = try #require(try curl([server.url("/v1/cnam/\(k + 1)")]))
@@ -228,6 +228,32 @@ struct ServeTests {
         // A prefix that could not stand in the header is refused when the server starts.
         for prefix in ["\"SPAM\" ", "SPAM\\", "<SPAM> ", "SPAM?\n"] {
             #expect(try lookup(["serve", "--db", path, "--cnam-block-prefix", prefix]).status == 64, "\(prefix.debugDescription)")
+        }
+    }
+
+    /// Before: the whole label was sent, up to 65,535 bytes, which a SIP proxy drops (Kamailio
+    /// takes 8 KiB at most) and which makes a UDP packet of as many bytes. Now an answer holds at
+    /// most 15 characters (`--cnam-max-chars N`), counted as Unicode scalars, cut only between
+    /// whole characters as a phone shows them, without trailing spaces.
+    @Test func aCallerNameHoldsAtMostCnamMaxCharsWholeCharacters() throws {
+        let dir = TempDir()
+        let labels = ["Pizza Hut", "A very long business name", String(repeating: "x", count: 65_535), "Сбербанк России Москва",
+                      "abcdefghijklm👩\u{200D}💻", "abcdefghijklmne\u{301}", String(repeating: "🇷🇺", count: 8), "abcdefghijklmn ж"]
+        let path = dir.path("long.cid")
+        try Data(try HostileFileTests.imageWithLabels(labels.map { Array($0.utf8) }, hot: false)).write(to: URL(fileURLWithPath: path))
+        func names(_ server: ServeProcess) throws -> [[UInt8]] {
+            try labels.indices.map { k in Array(try #require(try curl([server.url("/v1/cnam/\(k + 1)")])).body.utf8) }
+        }
+        let expected = ["Pizza Hut", "A very long bus", String(repeating: "x", count: 15), "Сбербанк России", "abcdefghijklm",
+                        "abcdefghijklmn", String(repeating: "🇷🇺", count: 7), "abcdefghijklmn"]
+        let standard = try names(try ServeProcess(["--db", path]))
+        #expect(standard == expected.map { Array($0.utf8) }, "\(standard.map { String(decoding: $0, as: UTF8.self) })")
+        let wide = try names(try ServeProcess(["--db", path, "--cnam-max-chars", "1024"]))
+        #expect(wide[1] == Array(labels[1].utf8) && wide[2] == Array(String(repeating: "x", count: 1024).utf8) && wide[4] == Array(labels[4].utf8))
+        let narrow = try names(try ServeProcess(["--db", path, "--cnam-max-chars", "1", "--cnam-block-prefix", ""]))
+        #expect(narrow == ["P", "A", "x", "С", "a", "a", "", "a"].map { Array($0.utf8) })
+        for n in ["0", "1025", "abc", "4"] {   // 4: shorter than the prefix 'SPAM?'
+            #expect(try lookup(["serve", "--db", path, "--cnam-max-chars", n]).status == 64, "\(n)")
         }
     }
 
