@@ -41,11 +41,26 @@ struct CallerNameRule: Sendable, Equatable {
         return nil
     }
 
-    /// The caller name of `label`: after ``blockedPrefix`` when `blocks` (the prefix without
-    /// its trailing spaces when the label leaves nothing), cut to ``maxCharacters``.
+    /// The caller name of `label`, cut to ``maxCharacters``: after ``blockedPrefix`` when
+    /// `blocks` (the prefix without its trailing spaces when the label leaves nothing).
+    ///
+    /// Only a blocking category's answer begins with ``blockedMark``: a blocking label that
+    /// already begins with it (byte for byte, as a dial plan compares) is not given the prefix
+    /// again (`SPAM? x`, not `SPAM? SPAM? x`), and a label of a category that does not block
+    /// loses it and the spaces after it, however often it begins with it (`SPAM? Pizza Hut`
+    /// of an identifying entry is `Pizza Hut`).
     func name(label: UnsafeRawBufferPointer, blocks: Bool) -> String {
         var text = Self.sipSafe(String(decoding: label, as: UTF8.self))
-        if blocks { text = Self.sipSafe(blockedPrefix + text) }
+        let mark = blockedMark
+        if !mark.isEmpty {
+            if blocks {
+                if !text.utf8.starts(with: mark.utf8) { text = Self.sipSafe(blockedPrefix + text) }
+            } else {
+                while text.utf8.starts(with: mark.utf8) {
+                    text = Self.sipSafe(String(decoding: text.utf8.dropFirst(mark.utf8.count), as: UTF8.self))
+                }
+            }
+        }
         return Self.cut(text, to: maxCharacters)
     }
 

@@ -46,7 +46,10 @@ manifest bounds can hold its number.
                       '#') unless --log-numbers: numbers are personal data
   --log-numbers       write the targets of the access log as sent
   --cnam-block-prefix TEXT  what /v1/cnam/ puts before the label of a blocking category
-                      (spam, collector, … : default 'SPAM? '; '' for the label alone)
+                      (spam, collector, … : default 'SPAM? '; '' for the label alone). Only a
+                      blocking category's answer begins with it (without its trailing spaces),
+                      never twice: a blocking label that begins with it is sent as it is, and
+                      another category's label loses it
   --cnam-max-chars N  the most characters a /v1/cnam/ answer holds, the prefix included
                       (default 15, the classic caller-name limit; 1 … 1024): counted as Unicode
                       scalars, cut between whole characters (a letter with its accents, an emoji

@@ -257,6 +257,36 @@ struct ServeTests {
         }
     }
 
+    /// Before: a blocking label that began with the prefix was served `SPAM? SPAM? x`, and an
+    /// identifying label that began with it (`SPAM? Pizza`) looked blocked to a dial plan. Now
+    /// only a blocking category's answer begins with the prefix, and never twice.
+    @Test func onlyABlockingCategorysCallerNameBeginsWithThePrefixAndNeverTwice() throws {
+        let dir = TempDir()
+        let path = dir.path("marks.cid")
+        let spam = try Category("spam", action: .block)
+        let labels: [(String, Category)] = [
+            ("SPAM? x", spam), ("SPAM?x", spam), ("Debt", spam), ("", spam), ("SPAM ring", spam),
+            ("SPAM? Pizza", .identify), ("SPAM?", .identify), ("SPAM? SPAM?  x", .identify), ("SPAMMER Inc", .identify),
+            ("spam? Pizza", .identify), ("Spam: Taxi", .identify),
+        ]
+        _ = try buildDatabase(labels.enumerated().map { Entry(number: 79_000_000_001 + UInt64($0.offset), label: $0.element.0, category: $0.element.1) },
+                              at: path)
+        func names(_ server: ServeProcess) throws -> [String] {
+            try labels.indices.map { k in try #require(try curl([server.url("/v1/cnam/\(79_000_000_001 + k)")])).body }
+        }
+        #expect(try names(try ServeProcess(["--db", path])) == [
+            "SPAM? x", "SPAM?x", "SPAM? Debt", "SPAM?", "SPAM? SPAM ring",
+            "Pizza", "", "x", "SPAMMER Inc", "spam? Pizza", "Spam: Taxi",
+        ])
+        #expect(try names(try ServeProcess(["--db", path, "--cnam-block-prefix", "Spam: "])) == [
+            "Spam: SPAM? x", "Spam: SPAM?x", "Spam: Debt", "Spam:", "Spam: SPAM ring",
+            "SPAM? Pizza", "SPAM?", "SPAM? SPAM? x", "SPAMMER Inc", "spam? Pizza", "Taxi",
+        ])
+        #expect(try names(try ServeProcess(["--db", path, "--cnam-block-prefix", ""])) == [
+            "SPAM? x", "SPAM?x", "Debt", "", "SPAM ring", "SPAM? Pizza", "SPAM?", "SPAM? SPAM? x", "SPAMMER Inc", "spam? Pizza", "Spam: Taxi",
+        ])
+    }
+
     @Test func healthAndMetricsDescribeTheServerAndItsData() throws {
         let dir = TempDir()
         let db = try serveFixture(dir)
