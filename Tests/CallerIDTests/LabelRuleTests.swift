@@ -250,6 +250,31 @@ private let ruleCases: [(label: String, problem: LabelText.Problem.Kind?)] = [
         #expect(try lookup(["build", "-o", dir.path("x.cid"), input, "--hidden-characters", "keep"]).status == 64)
     }
 
+    /// Before: the cleaner took U+200B ZERO WIDTH SPACE for white space, so `Pay\u{200B}Pal`
+    /// became `Pay Pal` with no warning (and `--hidden-characters refuse` kept the row), while
+    /// PIPELINE.md lists it among the hidden characters removed with a warning. Now it is
+    /// removed and warned of on both build paths like U+2060, and refused with `refuse`.
+    @Test func bothBuildPathsRemoveTheZeroWidthSpaceWithAWarning() throws {
+        let cleaner = LabelCleaner()
+        #expect(try cleaner.clean("Pay\u{200B}Pal") == LabelCleaner.CleanedLabel(label: "PayPal", truncated: false, hiddenRemoved: ["\u{200B}"]))
+        #expect(try cleaner.clean("a \u{200B} b\u{200B}").label == "a b")
+        #expect(throws: LabelText.Problem(kind: .hidden, scalar: 0x200B)) { try LabelCleaner(hiddenCharacters: .refuse).clean("Pay\u{200B}Pal") }
+        let dir = TempDir()
+        let input = dir.path("in.tsv")
+        try "79130000001\tPay\u{200B}Pal\n79130000002\tWord\u{2060}Joiner\n".write(toFile: input, atomically: false, encoding: .utf8)
+        let plain = try lookup(["build", "-o", dir.path("plain.cid"), input, "--json"])
+        let pipeline = try lookup(["build", "-o", dir.path("pipe.cid"), input, "--no-progress", "--json"])
+        for r in [plain, pipeline] {
+            #expect(r.status == 0, "\(r.stderr)")
+            #expect(r.stderr.contains("in.tsv:1: warning: removed hidden character U+200B ZERO WIDTH SPACE from the label"), "\(r.stderr)")
+            #expect(r.stdout.contains("\"hidden-characters-removed\":2"), "\(r.stdout)")
+        }
+        let a = try #require(FileManager.default.contents(atPath: dir.path("plain.cid")))
+        #expect(FileManager.default.contents(atPath: dir.path("pipe.cid")) == a, "the two paths wrote different bytes")
+        #expect(try Database(path: dir.path("plain.cid"), verify: true).entries().map(\.label) == ["PayPal", "WordJoiner"])
+        #expect(try lookup(["build", "-o", dir.path("strict.cid"), input, "--hidden-characters", "refuse"]).status == 65)
+    }
+
     // MARK: verify and the outputs, on a file written before the rule
 
     /// Before: `verify` passed a file whose labels held U+202E or U+009B, and `lookup`, `dump`
