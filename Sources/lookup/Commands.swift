@@ -280,10 +280,12 @@ synced and renamed: a failed build never replaces an existing OUT.
                      written; the same bytes either way (docs/SCALE.md)
   --raw-labels       store every label raw (bigger file, no decoding)
   --hidden-characters remove|refuse
-                     labels are shown on a phone's call screen: bidirectional controls
-                     (U+202E…) and invisible characters (U+200B, U+FEFF…; ZWJ and ZWNJ
-                     where no script needs them) are removed and counted as warnings
-                     (remove, the default), or make the row bad (refuse)
+                     labels are shown on a phone's call screen: hidden characters (Unicode's
+                     Default_Ignorable_Code_Point: bidirectional controls such as U+202E,
+                     invisible ones such as U+200B, U+00AD, U+FEFF, Hangul fillers, tag
+                     characters; ZWJ and ZWNJ where no script needs them, variation selectors
+                     that follow no character) are removed and counted as warnings (remove,
+                     the default), or make the row bad (refuse)
   --json             print the summary as JSON
 
 """
