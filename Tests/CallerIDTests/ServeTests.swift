@@ -204,11 +204,8 @@ struct ServeTests {
     /// header a PBX builds, read back by RFC 3261's grammar as the answer itself.
     @Test func aCallerNameStaysOneDisplayNameInTheSIPHeaderAPBXBuilds() throws {
         let dir = TempDir()
-        let labels = ["x\" <sip:666@evil.example>;tag=1", "Say \"hi\" \\ Сбербанк", "a\\\"b", "x\\", "<sip:1@evil.example>",
-                      "Pizza\r\nVia: SIP/2.0/UDP evil.example", "tab\there", "\u{85}x\u{1B}[2J", "Pay\u{202E}dsu\u{202C} Bank",
-                      "\"", "Fine"]
-        let path = dir.path("hostile.cid")
-        try Data(try HostileFileTests.imageWithLabels(labels.map { Array($0.utf8) }, hot: false)).write(to: URL(fileURLWithPath: path))
+        let labels = sipHostileLabels
+        let path = try sipHostileDatabase(dir)
         let server = try ServeProcess(["--db", path, "--cnam-max-chars", "1024"])
         var names: [String] = []
         for k in labels.indices {
@@ -229,6 +226,29 @@ struct ServeTests {
         for prefix in ["\"SPAM\" ", "SPAM\\", "<SPAM> ", "SPAM?\n"] {
             #expect(try lookup(["serve", "--db", path, "--cnam-block-prefix", prefix]).status == 64, "\(prefix.debugDescription)")
         }
+    }
+
+    /// A real SIP proxy, Kamailio (where installed: Debian's kamailio; the tests do not install
+    /// it), reads every caller name the server gives for the labels above, placed in a From
+    /// header as a PBX places it, as one display name followed by the header's own URI and tag.
+    /// The label `x" <sip:666@evil.example>;tag=1` as it was served before is a From header
+    /// Kamailio cannot read at all.
+    @Test(.enabled(if: kamailioPath != nil, "kamailio is not installed: caller names are not read by a real SIP proxy"))
+    func kamailioReadsEveryCallerNameAsOneDisplayName() throws {
+        let dir = TempDir()
+        let server = try ServeProcess(["--db", try sipHostileDatabase(dir), "--cnam-max-chars", "1024"])
+        let names = try sipHostileLabels.indices.map { k in try #require(try curl([server.url("/v1/cnam/\(k + 1)")])).body }
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/kamailio_from.py").path
+        let input = try JSONSerialization.data(withJSONObject: names + [sipHostileLabels[0]])
+        let run = try runTool("python3", [script, try #require(kamailioPath)], stdin: input, timeout: 60)
+        #expect(run.status == 0, "\(run.stderr)")
+        let parsed = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [Any])
+        #expect(parsed.count == names.count + 1)
+        for (k, name) in names.enumerated() {
+            let header = parsed[k] as? [String: String]
+            #expect(header == ["fn": "\"\(name)\"", "fu": "sip:\(k)@pbx.example", "ft": "t\(k)"], "\(name.debugDescription)")
+        }
+        #expect(parsed.last as? [String: String] == ["fn": "<null>", "fu": "<null>", "ft": "<null>"])
     }
 
     /// Before: the whole label was sent, up to 65,535 bytes, which a SIP proxy drops (Kamailio
@@ -593,6 +613,22 @@ struct ServeTests {
         #expect(second.status == 69 && second.stderr.contains("in use"), "\(second.stderr)")
     }
 }
+
+/// Labels that would break a SIP header as they are: quotes, backslashes, angle brackets, line
+/// breaks, control and hidden characters (the last ones only in a file that fails verify).
+let sipHostileLabels = ["x\" <sip:666@evil.example>;tag=1", "Say \"hi\" \\ Сбербанк", "a\\\"b", "x\\", "<sip:1@evil.example>",
+                        "Pizza\r\nVia: SIP/2.0/UDP evil.example", "tab\there", "\u{85}x\u{1B}[2J", "Pay\u{202E}dsu\u{202C} Bank",
+                        "\"", "Fine"]
+
+/// A file holding ``sipHostileLabels`` as numbers 1, 2, … (written without the label rule).
+func sipHostileDatabase(_ dir: TempDir) throws -> String {
+    let path = dir.path("hostile.cid")
+    try Data(try HostileFileTests.imageWithLabels(sipHostileLabels.map { Array($0.utf8) }, hot: false)).write(to: URL(fileURLWithPath: path))
+    return path
+}
+
+/// Kamailio's binary, when it is installed.
+let kamailioPath = ["/usr/sbin/kamailio", "/usr/local/sbin/kamailio"].first { FileManager.default.isExecutableFile(atPath: $0) }
 
 /// A SIP From header line read by RFC 3261's grammar (§25.1):
 /// `"From:" SWS name-addr *(SEMI from-param)`, `name-addr = quoted-string LAQUOT addr-spec RAQUOT`,
