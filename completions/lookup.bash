@@ -29,7 +29,7 @@ _lookup_options() {
         feed)    echo "--store --slot --max-entries --chunk --simulate --from-previous --model-os-cap --json --help" ;;
         diff)    echo "--json --help" ;;
         export)  echo "--live-caller-id --db --cache-expiry-minutes --identity-category --icons --text --json --help" ;;
-        serve)   echo "--db --store --listen --country --access-log --log-numbers --cnam-block-prefix --threads" \
+        serve)   echo "--db --store --listen --country --access-log --log-numbers --cnam-block-prefix --cnam-max-chars --threads" \
                       "--max-connections --request-timeout --max-header-bytes --max-body-bytes --drain-timeout --json --help" ;;
         *)       echo "--db --country --json --help" ;;
     esac
@@ -84,7 +84,7 @@ _lookup() {
         --number-prefix-field|--pad-number|--country|--max-range-expansion|--max-expanded-total|\
         --label-replace|--max-label-bytes|--region-after|--top|--dataset-version|--max-bad-rows|--min-rate|--grace|\
         --source|--regions|--priority|\
-        --listen|--cnam-block-prefix|--threads|--max-connections|--request-timeout|--max-header-bytes|--max-body-bytes|--drain-timeout)
+        --listen|--cnam-block-prefix|--cnam-max-chars|--threads|--max-connections|--request-timeout|--max-header-bytes|--max-body-bytes|--drain-timeout)
             return ;;  # a value nothing can guess
     esac
 

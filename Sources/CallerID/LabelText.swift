@@ -8,15 +8,22 @@
 ///   C1 (U+0080–U+009F; U+009B is a terminal's CSI). A label is one line of text; a build
 ///   refuses the row, `verify` refuses the file;
 /// - nor a **hidden character**, one that changes what a reader sees without being seen
-///   (Unicode's security guidance, UTS #39 and UTS #55): the bidirectional controls
-///   (`Bidi_Control`: U+061C, U+200E, U+200F, U+202A–U+202E, U+2066–U+2069), which reorder
-///   text (`Pay\u{202E}dsu\u{202C} Bank` shows as "Payusd Bank"), and the invisible
-///   U+200B ZERO WIDTH SPACE, U+2060–U+2064 (word joiner, invisible operators) and U+FEFF; nor
-///   U+200C ZERO WIDTH NON-JOINER and U+200D ZERO WIDTH JOINER except where a script needs
-///   them (the contexts of ``isJoinerAllowed(_:before:after:beforeBase:afterBase:)``). A build
-///   removes hidden characters and counts the labels it changed (or refuses them,
-///   ``HiddenCharacters/refuse``); `verify` refuses a file that holds one (a file built before
-///   the rule: rebuild it).
+///   (Unicode's security guidance, UTS #39 and UTS #55): Unicode's `Default_Ignorable_Code_Point`
+///   (characters a renderer shows as nothing: the bidirectional controls U+061C, U+200E,
+///   U+200F, U+202A–U+202E, U+2066–U+2069, which reorder text, `Pay\u{202E}dsu\u{202C} Bank`
+///   showing as "Payusd Bank"; U+00AD SOFT HYPHEN, U+034F, U+200B ZERO WIDTH SPACE,
+///   U+2060–U+206F, U+FEFF, the Hangul fillers U+115F, U+1160, U+3164, U+FFA0 that make a
+///   label look blank, the tag characters U+E0000–U+E007F that carry text nobody sees …) and
+///   the interlinear annotation characters U+FFF9–U+FFFB: the table of LabelHiddenRanges.swift,
+///   generated from the Unicode Character Database by tools/gen_label_hidden_ranges.py. Two
+///   kinds of them are judged by their neighbours: U+200C ZERO WIDTH NON-JOINER and U+200D ZERO
+///   WIDTH JOINER are allowed where a script needs them (the contexts of
+///   ``isJoinerAllowed(_:before:after:beforeBase:afterBase:)``), and a variation selector
+///   (U+FE00–U+FE0F, U+E0100–U+E01EF, the Mongolian U+180B–U+180D, U+180F) right after a
+///   character that is seen (``isSelectorBase(_:)``: `❤\u{FE0F}`, an ideographic variation
+///   sequence), one at a time. A build removes hidden characters and counts the labels it
+///   changed (or refuses them, ``HiddenCharacters/refuse``); `verify` refuses a file that holds
+///   one (a file built before the rule: rebuild it).
 ///
 /// Outputs escape what the rule refuses (`\u202e`), so a file that fails `verify` cannot bring
 /// a hidden or control character to a terminal or a phone's screen.
@@ -83,8 +90,9 @@ public enum LabelText {
     /// The first thing in `bytes` the rule refuses, or nil for a label that may be stored and
     /// shown as it is. Eight bytes at a time while they hold printable ASCII and two-byte
     /// characters (Cyrillic, Greek, Latin with marks …: ``wordStep(_:)``); elsewhere a
-    /// character at a time, where a multi-byte character costs a compare of its lead byte
-    /// unless it is one of the few whose lead byte is C2, D8, E2 or EF.
+    /// character at a time, where a multi-byte character costs a test of its lead byte unless
+    /// it is one of the few whose lead byte begins a refused character (``refusedLeadBytes``:
+    /// C2, CD, D8, E1, E2, E3, EF, F0, F3).
     package static func check(_ bytes: UnsafeRawBufferPointer) -> Problem? {
         let n = bytes.count
         guard n <= Format.maxLabelBytes else { return Problem(kind: .tooLong, scalar: 0, byteOffset: n) }
@@ -114,17 +122,16 @@ public enum LabelText {
                     continue
                 }
                 // Two bytes (Cyrillic, Greek, Latin with marks …) whose characters the rule
-                // allows, all but C2 (U+0080 … U+00BF) and D8 (U+0600 … U+063F): the lead
-                // byte and one continuation byte are all strict UTF-8 asks of them.
-                if b0 >= 0xC3, b0 <= 0xDF, b0 != 0xD8, i &+ 1 < n, bytes[i &+ 1] & 0xC0 == 0x80 {
+                // allows, all but C2 (U+0080 … U+00BF), CD (U+0340 … U+037F) and D8 (U+0600 …
+                // U+063F): the lead byte and one continuation byte are all strict UTF-8 asks of them.
+                if b0 >= 0xC3, b0 <= 0xDF, !mayBeginRefused(b0), i &+ 1 < n, bytes[i &+ 1] & 0xC0 == 0x80 {
                     i &+= 2
                     continue
                 }
                 // Strict UTF-8 (UTF8Validation.swift), with the lead bytes of the refused
                 // characters looked at on the way.
                 guard let len = utf8SequenceLength(bytes, at: i) else { return Problem(kind: .invalidUTF8, scalar: 0, byteOffset: i) }
-                switch b0 {
-                case 0xC2, 0xD8, 0xE2, 0xEF:
+                if mayBeginRefused(b0) {
                     let v = scalarValue(bytes, at: i, length: len)
                     switch classify(v) {
                     case .allowed: break
@@ -132,8 +139,9 @@ public enum LabelText {
                     case .hidden: return Problem(kind: .hidden, scalar: v, byteOffset: i)
                     case .joiner:
                         if !joinerAllowed(bytes, at: i) { return Problem(kind: .hidden, scalar: v, byteOffset: i) }
+                    case .selector:
+                        if !selectorAllowed(bytes, at: i) { return Problem(kind: .hidden, scalar: v, byteOffset: i) }
                     }
-                default: break
                 }
                 i &+= len
             }
@@ -141,12 +149,18 @@ public enum LabelText {
         return nil
     }
 
+    /// Whether `lead`, a UTF-8 lead byte (C2 … F4), begins a character the rule does not allow
+    /// wherever it stands, for one or more of the characters it begins (``refusedLeadBytes``).
+    @inline(__always)
+    static func mayBeginRefused(_ lead: UInt8) -> Bool { refusedLeadBytes &>> UInt64(lead &- 0xC0) & 1 != 0 }
+
     /// How many of the eight bytes of `w` (little-endian, starting at a character) the rule
     /// allows as they stand, 7 or 8, when they hold only printable ASCII and two-byte
-    /// characters with lead bytes C3 … DF other than D8 (7 when the last byte is such a lead:
-    /// its continuation lies past `w`); 0 when anything else is there, valid or not. Lead
-    /// bytes C0 … C2 and D8 are left to the character loop: C0 and C1 are never UTF-8, C2
-    /// begins the C1 controls and D8 U+061C.
+    /// characters with lead bytes C3 … DF other than CD and D8 (7 when the last byte is such a
+    /// lead: its continuation lies past `w`); 0 when anything else is there, valid or not. Lead
+    /// bytes C0 … C2, CD and D8 are left to the character loop: C0 and C1 are never UTF-8, C2
+    /// begins the C1 controls and U+00AD, CD U+034F and D8 U+061C (the two-byte leads of
+    /// ``refusedLeadBytes``; LabelRuleTests checks the two agree).
     @inline(__always)
     static func wordStep(_ w: UInt64) -> Int {
         let highBits: UInt64 = 0x8080_8080_8080_8080
@@ -156,68 +170,107 @@ public enum LabelText {
         let high = (w &+ 0x0101_0101_0101_0101) | w
         let lead = w & (w &<< 1) & highBits          // 11xxxxxx
         let continuation = w & ~(w &<< 1) & highBits // 10xxxxxx
-        // A two-byte lead (110xxxxx) whose payload is neither below 3 (C0 … C2) nor 0x18 (D8).
+        // A two-byte lead (110xxxxx) whose payload is neither below 3 (C0 … C2), 0x0D (CD) nor
+        // 0x18 (D8).
         let payload = w & 0x1F1F_1F1F_1F1F_1F1F
         let goodLead = (payload &+ 0x7D7D_7D7D_7D7D_7D7D) & ((payload ^ 0x1818_1818_1818_1818) &+ 0x7F7F_7F7F_7F7F_7F7F)
-            & ~(w &<< 2) & highBits
+            & ((payload ^ 0x0D0D_0D0D_0D0D_0D0D) &+ 0x7F7F_7F7F_7F7F_7F7F) & ~(w &<< 2) & highBits
         let refused = ((low | high) & ascii) | (lead & ~goodLead)
         // Every continuation byte right after a lead, every lead (but the last byte) before one.
         guard refused == 0, continuation == lead &<< 8 else { return 0 }
         return lead & 0x8000_0000_0000_0000 == 0 ? 8 : 7
     }
 
-    /// The rule read a byte at a time by a 16-state automaton, for checking many labels made
+    /// The rule read a byte at a time by a 32-state automaton, for checking many labels made
     /// of the same pieces (verify runs it over a cold label's symbols: ``LabelSymbolAutomaton``):
-    /// from ``ruleStart``, a label the rule allows and that holds no joiner ends in
-    /// ``ruleStart``; any other label (one the rule refuses, one that stops inside a
-    /// character, one with U+200C or U+200D, whose neighbours decide) ends elsewhere, and
-    /// ``check(_:)`` says which. ``ruleUndecided`` keeps itself on every byte.
+    /// from ``ruleStart``, a label the rule allows and that holds no joiner or variation
+    /// selector ends in ``ruleStart``; any other label (one the rule refuses, one that stops
+    /// inside a character, one with U+200C, U+200D or a selector, whose neighbours decide) ends
+    /// elsewhere, and ``check(_:)`` says which. ``ruleUndecided`` keeps itself on every byte.
     ///
     /// The states are where a character stands: 0 between characters, 1 … 3 that many
-    /// continuation bytes due, and the few places where the byte ahead decides between an
-    /// allowed and a refused character or a form strict UTF-8 refuses (after E0, ED, F0, F4,
-    /// C2 (C1 controls), D8 (U+061C), E2, E2 80, E2 81 (bidirectional controls, invisible
-    /// characters, joiners), EF and EF BB (U+FEFF)).
+    /// continuation bytes due, and the places where the byte ahead decides between an allowed
+    /// character and one that is not (a control, a hidden character, a joiner, a selector: the
+    /// lead bytes of ``refusedLeadBytes`` and the bytes after them down to the refused
+    /// characters of LabelHiddenRanges.swift) or a form strict UTF-8 refuses (after E0, ED, F0,
+    /// F4). LabelRuleTests holds it to ``check(_:)`` on every string of one and two bytes and on
+    /// the characters around every range of the tables.
     static func ruleStep(_ state: UInt8, _ byte: UInt8) -> UInt8 {
         let undecided = ruleUndecided
         let isContinuation = byte & 0xC0 == 0x80
+        // The last byte of a character: refused (undecided) in `refused`, allowed otherwise.
+        func last(refusing refused: ClosedRange<UInt8>) -> UInt8 { refused.contains(byte) || !isContinuation ? undecided : 0 }
         switch state {
         case 0:
             switch byte {
             case 0x20...0x7E: return 0
             case 0xC2: return 8
+            case 0xCD: return 15
             case 0xD8: return 9
             case 0xC3...0xDF: return 1
             case 0xE0: return 4
+            case 0xE1: return 16
             case 0xE2: return 10
+            case 0xE3: return 20
             case 0xED: return 5
             case 0xEF: return 13
-            case 0xE1...0xEE: return 2
+            case 0xE4...0xEE: return 2
             case 0xF0: return 6
-            case 0xF1...0xF3: return 3
+            case 0xF1, 0xF2: return 3
+            case 0xF3: return 29
             case 0xF4: return 7
             default: return undecided  // C0 controls and DEL, a stray continuation, leads C0, C1 and F5 … FF
             }
         case 1, 2, 3: return isContinuation ? state &- 1 : undecided
         case 4: return byte >= 0xA0 && byte <= 0xBF ? 1 : undecided                 // E0: no overlong form
         case 5: return byte >= 0x80 && byte <= 0x9F ? 1 : undecided                 // ED: no surrogate
-        case 6: return byte >= 0x90 && byte <= 0xBF ? 2 : undecided                 // F0: no overlong form
+        case 6:                                                                     // F0: no overlong form
+            switch byte {
+            case 0x9B: return 25
+            case 0x9D: return 27
+            case 0x90...0xBF: return 2
+            default: return undecided
+            }
         case 7: return byte >= 0x80 && byte <= 0x8F ? 2 : undecided                 // F4: at most U+10FFFF
-        case 8: return byte >= 0xA0 && byte <= 0xBF ? 0 : undecided                 // C2: U+0080 … U+009F are C1
-        case 9: return isContinuation && byte != 0x9C ? 0 : undecided               // D8 9C: U+061C
+        case 8: return byte >= 0xA0 && byte <= 0xBF && byte != 0xAD ? 0 : undecided // C2: U+0080 … U+009F are C1, U+00AD
+        case 9: return last(refusing: 0x9C...0x9C)                                   // D8 9C: U+061C
         case 10: return byte == 0x80 ? 11 : byte == 0x81 ? 12 : isContinuation ? 1 : undecided
         case 11:                                                                    // U+2000 … U+203F
             switch byte {
             case 0x8B...0x8F, 0xAA...0xAE: return undecided                         // U+200B … U+200F, U+202A … U+202E
             default: return isContinuation ? 0 : undecided
             }
-        case 12:                                                                    // U+2040 … U+207F
+        case 12: return last(refusing: 0xA0...0xAF)                                  // U+2060 … U+206F
+        case 13:                                                                    // EF
             switch byte {
-            case 0xA0...0xA4, 0xA6...0xA9: return undecided                         // U+2060 … U+2064, U+2066 … U+2069
-            default: return isContinuation ? 0 : undecided
+            case 0xB8: return 22
+            case 0xBB: return 14
+            case 0xBE: return 23
+            case 0xBF: return 24
+            default: return isContinuation ? 1 : undecided
             }
-        case 13: return byte == 0xBB ? 14 : isContinuation ? 1 : undecided
-        case 14: return isContinuation && byte != 0xBF ? 0 : undecided              // EF BB BF: U+FEFF
+        case 14: return last(refusing: 0xBF...0xBF)                                  // EF BB BF: U+FEFF
+        case 15: return last(refusing: 0x8F...0x8F)                                  // CD 8F: U+034F
+        case 16:                                                                    // E1
+            switch byte {
+            case 0x85: return 17
+            case 0x9E: return 18
+            case 0xA0: return 19
+            default: return isContinuation ? 1 : undecided
+            }
+        case 17: return last(refusing: 0x9F...0xA0)                                  // U+115F, U+1160
+        case 18: return last(refusing: 0xB4...0xB5)                                  // U+17B4, U+17B5
+        case 19: return last(refusing: 0x8B...0x8F)                                  // U+180B … U+180F
+        case 20: return byte == 0x85 ? 21 : isContinuation ? 1 : undecided          // E3
+        case 21: return last(refusing: 0xA4...0xA4)                                  // E3 85 A4: U+3164
+        case 22: return last(refusing: 0x80...0x8F)                                  // U+FE00 … U+FE0F
+        case 23: return last(refusing: 0xA0...0xA0)                                  // EF BE A0: U+FFA0
+        case 24: return last(refusing: 0xB0...0xBB)                                  // U+FFF0 … U+FFFB
+        case 25: return byte == 0xB2 ? 26 : isContinuation ? 1 : undecided          // F0 9B
+        case 26: return last(refusing: 0xA0...0xA3)                                  // U+1BCA0 … U+1BCA3
+        case 27: return byte == 0x85 ? 28 : isContinuation ? 1 : undecided          // F0 9D
+        case 28: return last(refusing: 0xB3...0xBA)                                  // U+1D173 … U+1D17A
+        case 29: return byte == 0xA0 ? undecided : isContinuation ? 2 : undecided   // F3 A0: U+E0000 … U+E0FFF
         default: return undecided
         }
     }
@@ -225,9 +278,9 @@ public enum LabelText {
     /// ``ruleStep(_:_:)``'s state between characters.
     static let ruleStart: UInt8 = 0
     /// ``ruleStep(_:_:)``'s state that keeps itself: ``check(_:)`` decides.
-    static let ruleUndecided: UInt8 = 15
-    /// ``ruleStep(_:_:)``'s number of states.
-    static let ruleStates = 16
+    static let ruleUndecided: UInt8 = 31
+    /// ``ruleStep(_:_:)``'s number of states (state 30 is not used).
+    static let ruleStates = 32
 
     /// ``check(_:)`` of a string's UTF-8.
     public static func check(_ s: String) -> Problem? {
@@ -251,16 +304,58 @@ public enum LabelText {
         case allowed, control, hidden
         /// U+200C or U+200D: allowed where a script needs it.
         case joiner
+        /// A variation selector: allowed right after a character that is seen.
+        case selector
     }
 
     @inlinable
     static func classify(_ v: UInt32) -> ScalarClass {
         if isControl(v) { return .control }
-        switch v {
-        case 0x200C, 0x200D: return .joiner
-        case 0x061C, 0x200B, 0x200E, 0x200F, 0x202A...0x202E, 0x2060...0x2064, 0x2066...0x2069, 0xFEFF: return .hidden
-        default: return .allowed
+        if v < 0xAD { return .allowed }   // the first hidden character is U+00AD
+        if v < 0x10000 {
+            // Most characters lie in a block of the BMP without any the rule judges.
+            let word = switch v >> 14 {
+            case 0: judgedBlocks0
+            case 1: judgedBlocks1
+            case 2: judgedBlocks2
+            default: judgedBlocks3
+            }
+            if word >> UInt64((v >> 8) & 63) & 1 == 0 { return .allowed }
         }
+        if v == 0x200C || v == 0x200D { return .joiner }
+        if inRanges(selectorRanges, v) { return .selector }
+        return inRanges(hiddenRanges, v) ? .hidden : .allowed
+    }
+
+    /// Whether `v` lies in one of the first, last pairs of `table` (ascending).
+    @inlinable
+    static func inRanges(_ table: [UInt32], _ v: UInt32) -> Bool {
+        var low = 0
+        var high = table.count / 2
+        while low < high {
+            let mid = (low + high) / 2
+            if v > table[2 * mid + 1] { low = mid + 1 } else { high = mid }
+        }
+        return low < table.count / 2 && v >= table[2 * low]
+    }
+
+    /// A character a variation selector may follow: one that is seen, that is, allowed wherever
+    /// it stands and not white space (so not a control, a hidden character, a joiner, another
+    /// selector nor a space: a selector never stands alone or in a run that could carry text
+    /// nobody sees).
+    static func isSelectorBase(_ v: UInt32) -> Bool {
+        guard classify(v) == .allowed, let scalar = Unicode.Scalar(v) else { return false }
+        return !scalar.properties.isWhitespace
+    }
+
+    /// Whether the selector at byte `i` of valid UTF-8 `bytes` follows a character that is seen.
+    static func selectorAllowed(_ bytes: UnsafeRawBufferPointer, at i: Int) -> Bool {
+        guard i > 0 else { return false }
+        var start = i &- 1
+        while start > 0, bytes[start] & 0xC0 == 0x80 { start &-= 1 }
+        let length = i &- start
+        let v = length == 1 ? UInt32(bytes[start]) : scalarValue(bytes, at: start, length: length)
+        return isSelectorBase(v)
     }
 
     /// The scalar of the valid UTF-8 sequence of `length` bytes at `i`.
@@ -356,11 +451,18 @@ public enum LabelText {
     /// the scalars removed. Idempotent: the result passes ``check(_:)`` unless `text` has a
     /// control character or is too long.
     public static func removingHiddenCharacters(_ text: String) -> (text: String, removed: [Unicode.Scalar]) {
-        // 1. Bidirectional controls and invisible characters, wherever they stand.
+        // 1. Bidirectional controls and invisible characters, wherever they stand; variation
+        //    selectors that do not follow a character that is seen among what is kept (a
+        //    selector after a joiner goes here, so step 2 never leaves one after a joiner).
         var removed: [Unicode.Scalar] = []
         var kept: [Unicode.Scalar] = []
         for u in text.unicodeScalars {
-            if classify(u.value) == .hidden { removed.append(u) } else { kept.append(u) }
+            switch classify(u.value) {
+            case .hidden: removed.append(u)
+            case .selector:
+                if let before = kept.last, isSelectorBase(before.value) { kept.append(u) } else { removed.append(u) }
+            default: kept.append(u)
+            }
         }
         // 2. Joiners, judged among what is left: a joiner kept has neighbours that are neither
         //    joiners nor removed, so removing the others changes no kept joiner's context.
@@ -386,13 +488,16 @@ public enum LabelText {
     /// ``forEachScalar(_:_:)`` of a string.
     package static func forEachScalar(_ s: String, _ body: (Unicode.Scalar, Problem.Kind?) -> Void) {
         guard s.unicodeScalars.contains(where: { $0.value == 0x200C || $0.value == 0x200D }) else {
-            // No joiner: no scalar depends on its neighbours.
+            // No joiner: only a selector depends on its neighbour, the scalar before it.
+            var before: Unicode.Scalar? = nil
             for u in s.unicodeScalars {
                 switch classify(u.value) {
                 case .allowed, .joiner: body(u, nil)
                 case .control: body(u, .control)
                 case .hidden: body(u, .hidden)
+                case .selector: body(u, before.map { isSelectorBase($0.value) } == true ? nil : .hidden)
                 }
+                before = u
             }
             return
         }
@@ -403,6 +508,7 @@ public enum LabelText {
             case .control: body(u, .control)
             case .hidden: body(u, .hidden)
             case .joiner: body(u, joinerAllowed(in: scalars, at: k) ? nil : .hidden)
+            case .selector: body(u, k > 0 && isSelectorBase(scalars[k - 1].value) ? nil : .hidden)
             }
         }
     }

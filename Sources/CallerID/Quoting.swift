@@ -28,11 +28,16 @@ package func jsonQuote(_ s: String) -> String {
     return out + "\""
 }
 
-/// `\u001b`, `\u202e`: a BMP scalar as a JSON escape (every scalar ``LabelText`` refuses is in
-/// the BMP).
+/// `\u001b`, `\u202e`: a scalar as a JSON escape; one above the BMP (a tag character
+/// U+E0041, U+1D173) as its UTF-16 surrogate pair, `\udb40\udc41` (RFC 8259 §7).
 package func jsonUnicodeEscape(_ u: Unicode.Scalar) -> String {
-    let h = String(u.value, radix: 16)
-    return "\\u" + String(repeating: "0", count: max(0, 4 - h.count)) + h
+    func escape(_ unit: UInt32) -> String {
+        let h = String(unit, radix: 16)
+        return "\\u" + String(repeating: "0", count: max(0, 4 - h.count)) + h
+    }
+    guard u.value > 0xFFFF else { return escape(u.value) }
+    let v = u.value - 0x10000
+    return escape(0xD800 + (v >> 10)) + escape(0xDC00 + (v & 0x3FF))
 }
 
 /// A label as a TSV cell: nil when the label rule allows it as it is (``LabelText/check(_:)``:

@@ -116,12 +116,14 @@ public struct LabelCleaner: Sendable {
                 break
             } else {
                 // Unicode whitespace: U+0085, U+00A0 (C2 85, C2 A0), U+1680, U+180E (E1 9A 80,
-                // E1 A0 8E), U+2000-200B, U+2028/2029/202F (E2 80 xx), U+205F (E2 81 9F), U+3000 (E3 80 80).
+                // E1 A0 8E), U+2000-200A, U+2028/2029/202F (E2 80 xx), U+205F (E2 81 9F), U+3000 (E3 80 80).
+                // U+200B ZERO WIDTH SPACE is not white space but a hidden character: removed
+                // with a warning below, not turned into a space.
                 let b1: UInt8 = i + 1 < u.count ? u[i + 1] : 0, b2: UInt8 = i + 2 < u.count ? u[i + 2] : 0
                 switch b {
                 case 0xC2 where b1 == 0x85 || b1 == 0xA0: needsWork = true
                 case 0xE1 where (b1 == 0x9A && b2 == 0x80) || (b1 == 0xA0 && b2 == 0x8E): needsWork = true
-                case 0xE2 where (b1 == 0x80 && (b2 <= 0x8B || b2 == 0xA8 || b2 == 0xA9 || b2 == 0xAF)) || (b1 == 0x81 && b2 == 0x9F): needsWork = true
+                case 0xE2 where (b1 == 0x80 && (b2 <= 0x8A || b2 == 0xA8 || b2 == 0xA9 || b2 == 0xAF)) || (b1 == 0x81 && b2 == 0x9F): needsWork = true
                 case 0xE3 where b1 == 0x80 && b2 == 0x80: needsWork = true
                 default: break
                 }
@@ -134,7 +136,7 @@ public struct LabelCleaner: Sendable {
         var out = String.UnicodeScalarView()
         var pendingSpace = false
         for u in s.unicodeScalars {
-            if u.properties.isWhitespace || u.value == 0x200B {
+            if u.properties.isWhitespace {
                 pendingSpace = !out.isEmpty
             } else {
                 if pendingSpace { out.append(" ") }
@@ -189,7 +191,7 @@ public struct LabelCleaner: Sendable {
             var v = UInt32(b) & (length == 2 ? 0x1F : length == 3 ? 0x0F : 0x07)
             for k in 1..<length { v = v << 6 | UInt32(bytes[i + k] & 0x3F) }
             switch v {
-            case 0x85, 0xA0, 0x1680, 0x180E, 0x2000...0x200B, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000:
+            case 0x85, 0xA0, 0x1680, 0x180E, 0x2000...0x200A, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000:
                 return false   // Unicode whitespace: collapsed to a space
             default:
                 // C1 controls, hidden characters and joiners: the slow path decides.

@@ -50,10 +50,9 @@ enum AnswerFormat: Sendable, Equatable {
     /// `{"number":…,"found":true,"label":…,"category":…,"action":…,"match":"entry"}`, or
     /// `"match":"range","range":[FIRST,LAST]`; `{"number":…,"found":false}` when not found.
     case json
-    /// The label alone, as in text (escaped the same way), without a line end, after
-    /// `blockedPrefix` when its category blocks (the prefix without its trailing spaces when the
-    /// label is empty); nothing when not found (`GET /v1/cnam/NUMBER` of `lookup serve`).
-    case callerName(blockedPrefix: String)
+    /// The label as a caller name a PBX can place in a SIP header (``CallerNameRule``),
+    /// without a line end; nothing when not found (`GET /v1/cnam/NUMBER` of `lookup serve`).
+    case callerName(CallerNameRule)
 }
 
 /// How an answer was found: an entry, a range of a database (a numbering plan), or a
@@ -100,13 +99,8 @@ func writeAnswer(number: UInt64, label: UnsafeRawBufferPointer, category: Catego
         case .rule(let first, let last): out.write("\trule:\(first)-\(last)")
         }
         out.write("\n")
-    case .callerName(let prefix):
-        if category.action == .block {
-            var marker = Substring(prefix)
-            if label.isEmpty { while marker.last == " " { marker.removeLast() } }
-            out.write(String(marker))
-        }
-        writeTSVLabel(label, to: &out)
+    case .callerName(let rule):
+        out.write(rule.name(label: label, blocks: category.action == .block))
     }
 }
 
@@ -341,10 +335,12 @@ synced and renamed: a failed build never replaces an existing OUT.
                      written; the same bytes either way (docs/SCALE.md)
   --raw-labels       store every label raw (bigger file, no decoding)
   --hidden-characters remove|refuse
-                     labels are shown on a phone's call screen: bidirectional controls
-                     (U+202E…) and invisible characters (U+200B, U+FEFF…; ZWJ and ZWNJ
-                     where no script needs them) are removed and counted as warnings
-                     (remove, the default), or make the row bad (refuse)
+                     labels are shown on a phone's call screen: hidden characters (Unicode's
+                     Default_Ignorable_Code_Point: bidirectional controls such as U+202E,
+                     invisible ones such as U+200B, U+00AD, U+FEFF, Hangul fillers, tag
+                     characters; ZWJ and ZWNJ where no script needs them, variation selectors
+                     that follow no character) are removed and counted as warnings (remove,
+                     the default), or make the row bad (refuse)
   --json             print the summary as JSON
 
 """

@@ -36,8 +36,8 @@ enum Endpoint: Int, CaseIterable, Sendable {
 struct ServeSettings: Sendable {
     /// `--country`: how numbers without `?country=` are read (nil: international digits only).
     var country: String? = nil
-    /// What `/v1/cnam/` puts before the label of a number whose category blocks.
-    var cnamBlockedPrefix = "SPAM? "
+    /// How `/v1/cnam/` makes a caller name of a label.
+    var callerName = CallerNameRule()
     /// The request body limit (`--max-body-bytes`).
     var maxBodyBytes = 64 << 20
     /// Numbers of a batch answered per piece of its streamed answer.
@@ -106,7 +106,7 @@ final class ServeAPI: HTTPHandler {
         } else if path.hasPrefix(Self.callerNamePrefix) {
             guard reading else { return notAllowed(x, .callerName, allow: "GET, HEAD") }
             lookup(String(path.dropFirst(Self.callerNamePrefix.count)), country: request.country,
-                   format: .callerName(blockedPrefix: settings.cnamBlockedPrefix), endpoint: .callerName, x)
+                   format: .callerName(settings.callerName), endpoint: .callerName, x)
         } else if path == "/healthz" {
             guard reading else { return notAllowed(x, .health, allow: "GET, HEAD") }
             health(x)

@@ -15,10 +15,13 @@ Debian: libmicrohttpd12), from the same files 'lookup NUMBER' reads:
   POST /v1/lookup[?country=XX]         numbers one per line, or a JSON array of strings and
                                        numbers: one JSON object per line, in order (the lines of
                                        'lookup - --json'), streamed
-  GET  /v1/cnam/NUMBER[?country=XX]    the label alone (text/plain, no line end) for PBX caller-name
-                                       sources; a blocking category's label after the prefix
-                                       'SPAM? ' (--cnam-block-prefix); 404 unknown, 400 a number that
-                                       cannot be read: every answer but a 200 has an empty body
+  GET  /v1/cnam/NUMBER[?country=XX]    the label as a caller name (text/plain, no line end) for PBX
+                                       caller-name sources, safe between the quotes of a SIP display
+                                       name (" \\ < > become ' / ( ), control characters a space,
+                                       hidden characters dropped); a blocking category's label after
+                                       the prefix 'SPAM? ' (--cnam-block-prefix); 404 unknown, 400 a
+                                       number that cannot be read: every answer but a 200 has an
+                                       empty body
   GET  /healthz                        {"status":"ok",…}: 200 ("degraded" with "missing" while a
                                        pack is missing); 503 while draining or when the data in use
                                        was modified in place and could not be opened again
@@ -46,7 +49,14 @@ manifest bounds can hold its number. A pack missing on disk is left out and name
                       '#') unless --log-numbers: numbers are personal data
   --log-numbers       write the targets of the access log as sent
   --cnam-block-prefix TEXT  what /v1/cnam/ puts before the label of a blocking category
-                      (spam, collector, … : default 'SPAM? '; '' for the label alone)
+                      (spam, collector, … : default 'SPAM? '; '' for the label alone). Only a
+                      blocking category's answer begins with it (without its trailing spaces),
+                      never twice: a blocking label that begins with it is sent as it is, and
+                      another category's label loses it
+  --cnam-max-chars N  the most characters a /v1/cnam/ answer holds, the prefix included
+                      (default 15, the classic caller-name limit; 1 … 1024): counted as Unicode
+                      scalars, cut between whole characters (a letter with its accents, an emoji
+                      sequence), trailing spaces dropped
   --threads N         event loops (default: 2, or the processors available up to 8)
   --max-connections N connections open at most (default 16384, within the limit of open files)
   --request-timeout S a request must arrive whole within S seconds of its connection's opening
@@ -93,7 +103,16 @@ private struct ServeOptions {
         }
         if let listen = args.value("--listen") { (host, port) = try Self.address(listen) }
         settings.country = args.value("--country")
-        if let prefix = args.value("--cnam-block-prefix") { settings.cnamBlockedPrefix = prefix }
+        if let prefix = args.value("--cnam-block-prefix") {
+            if let problem = CallerNameRule.prefixProblem(prefix) { throw usage("--cnam-block-prefix holds \(problem)") }
+            settings.callerName.blockedPrefix = prefix
+        }
+        settings.callerName.maxCharacters = try Self.count(args, "--cnam-max-chars", default: CallerNameRule.defaultMaxCharacters,
+                                                           range: 1...CallerNameRule.maxMaxCharacters)
+        let mark = settings.callerName.blockedMark.unicodeScalars.count
+        if settings.callerName.maxCharacters < mark {
+            throw usage("--cnam-max-chars \(settings.callerName.maxCharacters) leaves no room for the block prefix '\(settings.callerName.blockedMark)' (\(mark) characters)")
+        }
         accessLog = args.value("--access-log")
         logNumbers = args.flag("--log-numbers")
         json = args.flag("--json")
@@ -142,7 +161,8 @@ func serveCommand(_ raw: [String]) throws(ToolError) -> Int32 {
         return Exit.ok
     }
     let args = try Arguments(raw, command: "serve",
-                             valued: ["--db", "--store", "--listen", "--country", "--access-log", "--cnam-block-prefix", "--threads",
+                             valued: ["--db", "--store", "--listen", "--country", "--access-log", "--cnam-block-prefix", "--cnam-max-chars",
+                                      "--threads",
                                       "--max-connections", "--request-timeout", "--max-header-bytes", "--max-body-bytes", "--drain-timeout"],
                              flags: ["--log-numbers", "--json"])
     var options = try ServeOptions(args)

@@ -31,6 +31,21 @@ private let ruleCases: [(label: String, problem: LabelText.Problem.Kind?)] = [
     ("👩\u{200D}\u{200D}💻", .hidden),                            // doubled
     ("1\u{200D}2", .hidden),                                     // digits are Emoji (keycaps) but no picture
     ("م\u{200C}A", .hidden),                                     // ZWNJ before a letter that does not join
+    // Default_Ignorable_Code_Point and the interlinear annotation characters.
+    ("soft\u{AD}hyphen", .hidden), ("a\u{34F}b", .hidden), ("\u{115F}\u{1160}", .hidden), ("\u{3164}", .hidden),
+    ("\u{FFA0}", .hidden), ("a\u{17B4}", .hidden), ("a\u{17B5}", .hidden), ("a\u{180E}b", .hidden), ("a\u{206A}b", .hidden),
+    ("a\u{206F}", .hidden), ("a\u{2065}", .hidden), ("a\u{FFF9}b\u{FFFA}c\u{FFFB}", .hidden), ("a\u{FFF0}", .hidden),
+    ("a\u{1BCA0}", .hidden), ("a\u{1D173}", .hidden), ("a\u{1D17A}", .hidden), ("Bank\u{E0001}", .hidden),
+    ("Bank\u{E0041}\u{E0042}", .hidden),                         // tag characters: text nobody sees
+    ("🏴\u{E0067}\u{E0062}\u{E0073}\u{E0063}\u{E0074}\u{E007F}", .hidden),
+    ("a\u{E0FFF}", .hidden),
+    // Variation selectors: one, right after a character that is seen.
+    ("❤\u{FE0F}", nil), ("1\u{FE0F}\u{20E3}", nil), ("葛\u{E0100}", nil), ("ᠠ\u{180B}", nil), ("ᠠ\u{180F}", nil),
+    ("\u{FE0F}x", .hidden), ("a \u{FE0F}", .hidden), ("a\u{FE0F}\u{FE0F}", .hidden), ("😀\u{E0100}\u{E0101}", .hidden),
+    ("\u{E0100}", .hidden), ("a\u{200B}\u{FE0F}", .hidden),
+    // Their neighbours, allowed.
+    ("\u{AC}\u{AE}\u{34E}\u{350}\u{17B6}\u{180A}\u{1161}\u{3165}\u{FF9F}\u{FFA1}\u{FFFC}\u{FFFD}", nil),
+    ("\u{1BC9F}\u{1BCA4}\u{1D172}\u{1D17B}\u{E1000}\u{DFFFF}\u{205A}", nil),
     ("a\u{1B}[31m", .control), ("a\nb", .control), ("a\u{7F}", .control),
     ("a\u{85}b", .control), ("a\u{9B}31m", .control), ("\u{80}", .control),   // C1 (U+009B: CSI)
 ]
@@ -56,7 +71,9 @@ private let ruleCases: [(label: String, problem: LabelText.Problem.Kind?)] = [
         let pieces: [[UInt8]] = ["a", "Z", " ", "ж", "ب", "ِ", "क", "्", "👩", "💻", "\u{FE0F}", "1", "\u{200D}", "\u{200C}",
                                  "\u{202E}", "\u{2066}", "\u{061C}", "\u{200B}", "\u{FEFF}", "\u{2060}", "\u{200E}", "\u{85}", "\u{9B}",
                                  "\u{1B}", "\n", "\u{7F}", "\u{A0}", "€", "\u{2028}", "\u{2070}"].map { Array($0.utf8) }
-            + ["Ж", "ß", "\u{7FF}", "\u{600}", "\u{63F}"].map { Array($0.utf8) }
+            + ["Ж", "ß", "\u{7FF}", "\u{600}", "\u{63F}", "\u{AD}", "\u{34F}", "\u{370}", "\u{3164}", "\u{FE0F}", "\u{E0100}",
+               "\u{E0041}", "\u{1D173}", "\u{1BCA0}", "\u{FFF9}", "\u{115F}", "\u{17B4}", "\u{180B}", "\u{180E}", "\u{206F}", "\u{FFA0}",
+               "\u{1EA0}", "ア", "😀"].map { Array($0.utf8) }
             + [[0xFF], [0xC2], [0xD0], [0xDF], [0x80], [0xBF], [0xE2, 0x80], [0xED, 0xA0, 0x80], [0xC0, 0x80], [0xC1, 0xBF],
                [0xF4, 0x90, 0x80, 0x80]]
         var rng = SeededGenerator(seed: 39)
@@ -76,15 +93,16 @@ private let ruleCases: [(label: String, problem: LabelText.Problem.Kind?)] = [
     }
 
     /// The eight-byte step takes a word only when a byte-by-byte reading of it finds printable
-    /// ASCII and two-byte characters the rule allows (lead C3 … DF but D8), and says 7 when
-    /// the last byte is such a lead; on random words mixing those with every other kind of byte.
+    /// ASCII and two-byte characters the rule allows (lead C3 … DF but those of the table's
+    /// refused characters, CD and D8), and says 7 when the last byte is such a lead; on random
+    /// words mixing those with every other kind of byte.
     @Test func wordStepTakesOnlyPrintableASCIIAndAllowedTwoByteCharacters() {
         func reference(_ b: [UInt8]) -> Int {
             var i = 0
             while i < 8 {
                 let x = b[i]
                 if x >= 0x20 && x < 0x7F { i += 1; continue }
-                guard x >= 0xC3 && x <= 0xDF && x != 0xD8 else { return 0 }
+                guard x >= 0xC3 && x <= 0xDF && !LabelText.mayBeginRefused(x) else { return 0 }
                 if i == 7 { return 7 }
                 guard b[i + 1] & 0xC0 == 0x80 else { return 0 }
                 i += 2
@@ -92,7 +110,7 @@ private let ruleCases: [(label: String, problem: LabelText.Problem.Kind?)] = [
             return 8
         }
         let kinds: [ClosedRange<UInt8>] = [0x20...0x7E, 0x20...0x7E, 0xC3...0xDF, 0x80...0xBF, 0x00...0x1F, 0x7F...0x7F,
-                                           0xC0...0xC2, 0xD8...0xD8, 0xE0...0xFF]
+                                           0xC0...0xC2, 0xD8...0xD8, 0xCD...0xCD, 0xE0...0xFF]
         var rng = SeededGenerator(seed: 8)
         var taken = [0, 0, 0]
         for _ in 0..<200_000 {
@@ -125,17 +143,22 @@ private let ruleCases: [(label: String, problem: LabelText.Problem.Kind?)] = [
             expectAgreement([UInt8(a)])
             for b in 0...255 { expectAgreement([UInt8(a), UInt8(b)]) }
         }
-        let edges: [UInt8] = [0x00, 0x1F, 0x20, 0x7E, 0x7F, 0x80, 0x81, 0x8B, 0x8C, 0x8D, 0x8F, 0x90, 0x9B, 0x9C, 0x9F, 0xA0,
-                              0xA4, 0xA5, 0xA6, 0xA9, 0xAA, 0xAE, 0xAF, 0xBB, 0xBF, 0xC0, 0xC2, 0xC3, 0xD8, 0xDF, 0xE0, 0xE1,
-                              0xE2, 0xEC, 0xED, 0xEE, 0xEF, 0xF0, 0xF3, 0xF4, 0xF5, 0xFF]
+        let edges: [UInt8] = [0x00, 0x1F, 0x20, 0x7E, 0x7F, 0x80, 0x81, 0x84, 0x85, 0x86, 0x8A, 0x8B, 0x8C, 0x8D, 0x8F, 0x90,
+                              0x9B, 0x9C, 0x9D, 0x9E, 0x9F, 0xA0, 0xA1, 0xA3, 0xA4, 0xA5, 0xA6, 0xA9, 0xAA, 0xAD, 0xAE, 0xAF,
+                              0xB0, 0xB2, 0xB3, 0xB4, 0xB5, 0xB6, 0xB8, 0xBA, 0xBB, 0xBC, 0xBE, 0xBF, 0xC0, 0xC2, 0xC3, 0xCD,
+                              0xD8, 0xDF, 0xE0, 0xE1, 0xE2, 0xE3, 0xEC, 0xED, 0xEE, 0xEF, 0xF0, 0xF3, 0xF4, 0xF5, 0xFF]
         for a in edges where a >= 0xE0 {
             for b in edges { for c in edges { expectAgreement([a, b, c]) } }
         }
         let pieces: [[UInt8]] = ["a", " ", "~", "ж", "ب", "क", "्", "👩", "💻", "스", "\u{FE0F}", "\u{200D}", "\u{200C}",
                                  "\u{202E}", "\u{2066}", "\u{2065}", "\u{061C}", "\u{061B}", "\u{200B}", "\u{200A}", "\u{2010}",
                                  "\u{2064}", "\u{2070}", "\u{FEFF}", "\u{FEFE}", "\u{FFFD}", "\u{85}", "\u{A0}", "\u{D7FF}",
-                                 "\u{E000}", "\u{10000}", "\u{10FFFF}", "\u{1B}", "\u{7F}"].map { Array($0.utf8) }
-            + [[0xFF], [0xC2], [0xE2, 0x80], [0xF0, 0x9F], [0x80], [0xED, 0xA0, 0x80], [0xE0, 0x9F, 0x80], [0xF4, 0x90, 0x80, 0x80]]
+                                 "\u{E000}", "\u{10000}", "\u{10FFFF}", "\u{1B}", "\u{7F}", "\u{AD}", "\u{AC}", "\u{34F}", "\u{34E}",
+                                 "\u{3164}", "\u{3163}", "\u{FFA0}", "\u{FFF9}", "\u{FFFC}", "\u{E0100}", "\u{E0041}", "\u{E1000}",
+                                 "\u{1D173}", "\u{1D172}", "\u{1BCA0}", "\u{1BCA4}", "\u{180E}", "\u{1820}", "\u{17B4}", "\u{1160}",
+                                 "\u{1161}", "😀"].map { Array($0.utf8) }
+            + [[0xFF], [0xC2], [0xE2, 0x80], [0xF0, 0x9F], [0x80], [0xED, 0xA0, 0x80], [0xE0, 0x9F, 0x80], [0xF4, 0x90, 0x80, 0x80],
+               [0xF3, 0xA0], [0xF0, 0x9D, 0x85], [0xE1, 0x85], [0xCD]]
         var rng = SeededGenerator(seed: 16)
         for _ in 0..<20_000 {
             var bytes: [UInt8] = []
@@ -146,6 +169,54 @@ private let ruleCases: [(label: String, problem: LabelText.Problem.Kind?)] = [
         #expect(checked > 100_000)
     }
 
+    /// Before: the hidden characters were a hand list, and U+00AD, U+034F, U+17B4, U+180E,
+    /// U+206A–206F, U+FFF9, U+1BCA0, U+1D173, the Hangul fillers and the tag characters passed
+    /// as visible text. Now the rule refuses exactly Unicode's Default_Ignorable_Code_Point and
+    /// U+FFF9–FFFB (the generated table, LabelHiddenRanges.swift), judging the variation
+    /// selectors and the joiners by their neighbours: every scalar, against the standard
+    /// library's own copy of the Unicode properties.
+    @Test func hiddenCharactersAreTheDefaultIgnorableCodePointsAndTheAnnotationCharacters() {
+        var differing: [String] = []
+        for v in UInt32(0)...0x10FFFF {
+            guard let u = Unicode.Scalar(v) else { continue }
+            let kind = LabelText.classify(v)
+            let refusedAlone = kind == .hidden || kind == .selector || kind == .joiner
+            let expected = u.properties.isDefaultIgnorableCodePoint || (0xFFF9...0xFFFB).contains(v)
+            if refusedAlone != expected || (kind == .selector) != u.properties.isVariationSelector {
+                differing.append(LabelText.scalarName(v))
+            }
+            // Every character that is not allowed wherever it stands begins with a lead byte the
+            // fast check looks at.
+            if kind != .allowed, v >= 0x80 { #expect(LabelText.mayBeginRefused(Array(String(u).utf8)[0]), "\(LabelText.scalarName(v))") }
+        }
+        #expect(differing.isEmpty, "Unicode \(LabelText.hiddenRangesUnicodeVersion) table against the standard library: \(differing.prefix(20))")
+        #expect(LabelText.check("\u{3164}")?.description == "label has hidden character U+3164 HANGUL FILLER at byte 1")
+    }
+
+    /// The automaton and the fast check agree with the rule scalar by scalar on every character
+    /// at and around each range of the generated tables, alone and between other characters.
+    @Test func ruleAgreesAroundEveryRangeOfTheGeneratedTables() {
+        var edges: Set<UInt32> = []
+        for table in [LabelText.hiddenRanges, LabelText.selectorRanges] {
+            for v in table { edges.formUnion([v &- 1, v, v + 1]) }
+        }
+        let contexts: [(String, String)] = [("", ""), ("a", ""), ("a", "b"), (" ", "ж"), ("😀", "a"), ("葛", "")]
+        var checked = 0
+        for v in edges.sorted() {
+            guard let u = Unicode.Scalar(v) else { continue }
+            for (before, after) in contexts {
+                let bytes = Array((before + String(u) + after).utf8)
+                var reference: LabelText.Problem.Kind? = nil
+                LabelText.forEachScalar(bytes) { _, problem in if reference == nil { reference = problem } }
+                #expect(bytes.withUnsafeBytes { LabelText.check($0) }?.kind == reference, "\(LabelText.scalarName(v)) after '\(before)'")
+                let state = bytes.reduce(LabelText.ruleStart) { LabelText.ruleStep($0, $1) }
+                #expect((state == LabelText.ruleStart) == ruleAllowsWithoutJoiner(bytes), "\(LabelText.scalarName(v)) after '\(before)'")
+                checked += 1
+            }
+        }
+        #expect(checked > 300)
+    }
+
     /// Removal leaves text the rule allows, is idempotent and only removes.
     @Test func removingHiddenCharactersIsIdempotentAndOnlyRemoves() {
         #expect(LabelText.removingHiddenCharacters("Pay\u{202E}dsu\u{202C} Bank").text == "Paydsu Bank")
@@ -153,7 +224,8 @@ private let ruleCases: [(label: String, problem: LabelText.Problem.Kind?)] = [
         #expect(LabelText.removingHiddenCharacters("👩\u{200D}\u{200D}💻").text == "👩💻")
         #expect(LabelText.removingHiddenCharacters("क्\u{200D}\u{200D}ष").text == "क्\u{200D}ष")
         let alphabet: [String] = ["a", "ж", "ب", "ِ", "क", "्", "👩", "💻", "\u{FE0F}", "\u{200D}", "\u{200C}", "\u{202E}", "\u{2069}",
-                                  "\u{200B}", "\u{FEFF}", " ", "1"]
+                                  "\u{200B}", "\u{FEFF}", " ", "1", "\u{FE0F}", "\u{E0100}", "\u{E0041}", "\u{AD}", "\u{3164}",
+                                  "\u{180B}", "ᠠ"]
         var rng = SeededGenerator(seed: 11)
         for _ in 0..<3000 {
             let text = (0..<Int.random(in: 0...10, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! }.joined()
@@ -248,6 +320,64 @@ private let ruleCases: [(label: String, problem: LabelText.Problem.Kind?)] = [
             #expect(r.stderr.contains("in.tsv:1:") && r.stderr.contains("hidden character U+202E"), "\(r.stderr)")
         }
         #expect(try lookup(["build", "-o", dir.path("x.cid"), input, "--hidden-characters", "keep"]).status == 64)
+    }
+
+    /// Before: the cleaner took U+200B ZERO WIDTH SPACE for white space, so `Pay\u{200B}Pal`
+    /// became `Pay Pal` with no warning (and `--hidden-characters refuse` kept the row), while
+    /// PIPELINE.md lists it among the hidden characters removed with a warning. Now it is
+    /// removed and warned of on both build paths like U+2060, and refused with `refuse`.
+    @Test func bothBuildPathsRemoveTheZeroWidthSpaceWithAWarning() throws {
+        let cleaner = LabelCleaner()
+        #expect(try cleaner.clean("Pay\u{200B}Pal") == LabelCleaner.CleanedLabel(label: "PayPal", truncated: false, hiddenRemoved: ["\u{200B}"]))
+        #expect(try cleaner.clean("a \u{200B} b\u{200B}").label == "a b")
+        #expect(throws: LabelText.Problem(kind: .hidden, scalar: 0x200B)) { try LabelCleaner(hiddenCharacters: .refuse).clean("Pay\u{200B}Pal") }
+        let dir = TempDir()
+        let input = dir.path("in.tsv")
+        try "79130000001\tPay\u{200B}Pal\n79130000002\tWord\u{2060}Joiner\n".write(toFile: input, atomically: false, encoding: .utf8)
+        let plain = try lookup(["build", "-o", dir.path("plain.cid"), input, "--json"])
+        let pipeline = try lookup(["build", "-o", dir.path("pipe.cid"), input, "--no-progress", "--json"])
+        for r in [plain, pipeline] {
+            #expect(r.status == 0, "\(r.stderr)")
+            #expect(r.stderr.contains("in.tsv:1: warning: removed hidden character U+200B ZERO WIDTH SPACE from the label"), "\(r.stderr)")
+            #expect(r.stdout.contains("\"hidden-characters-removed\":2"), "\(r.stdout)")
+        }
+        let a = try #require(FileManager.default.contents(atPath: dir.path("plain.cid")))
+        #expect(FileManager.default.contents(atPath: dir.path("pipe.cid")) == a, "the two paths wrote different bytes")
+        #expect(try Database(path: dir.path("plain.cid"), verify: true).entries().map(\.label) == ["PayPal", "WordJoiner"])
+        #expect(try lookup(["build", "-o", dir.path("strict.cid"), input, "--hidden-characters", "refuse"]).status == 65)
+    }
+
+    /// Before: a soft hyphen, a label of Hangul fillers (blank on the screen), tag characters
+    /// carrying hidden text and a run of variation selectors were built into the file as they
+    /// were. Now both build paths remove them with the hidden-characters warning, keep a
+    /// selector that follows a character, and write the same bytes.
+    @Test func bothBuildPathsRemoveEveryDefaultIgnorableCharacter() throws {
+        let dir = TempDir()
+        let input = dir.path("in.tsv")
+        let text = "79130000001\tSoft\u{AD}ware\n"
+            + "79130000002\t\u{3164}\u{3164}\n"                                  // Hangul fillers only: blank
+            + "79130000003\tBank\u{E0049}\u{E0047}\u{E004E}\u{E004F}\u{E0052}\u{E0045}\n"   // tags: 'IGNORE', unseen
+            + "79130000004\tPizza 😀\u{E0100}\u{E0101}\u{E0102}\n"             // one selector is kept
+            + "79130000005\t❤\u{FE0F} Love\n"                                    // kept as it is
+            + "79130000006\tA\u{180E}B\u{1D173}C\u{FFF9}D\n"
+        try text.write(toFile: input, atomically: false, encoding: .utf8)
+        let plain = try lookup(["build", "-o", dir.path("plain.cid"), input, "--json"])
+        let pipeline = try lookup(["build", "-o", dir.path("pipe.cid"), input, "--no-progress", "--json"])
+        for r in [plain, pipeline] {
+            #expect(r.status == 0, "\(r.stderr)")
+            #expect(r.stderr.contains("in.tsv:1: warning: removed hidden character U+00AD SOFT HYPHEN from the label"), "\(r.stderr)")
+            #expect(r.stderr.contains("in.tsv:3: warning: removed hidden characters U+E0049 TAG LATIN CAPITAL LETTER I"), "\(r.stderr)")
+            #expect(!r.stderr.contains("in.tsv:5:"), "\(r.stderr)")
+            #expect(r.stdout.contains("\"hidden-characters-removed\":5"), "\(r.stdout)")
+        }
+        let a = try #require(FileManager.default.contents(atPath: dir.path("plain.cid")))
+        #expect(FileManager.default.contents(atPath: dir.path("pipe.cid")) == a, "the two paths wrote different bytes")
+        let labels = try Database(path: dir.path("plain.cid"), verify: true).entries().map(\.label)
+        #expect(labels == ["Software", "", "Bank", "Pizza 😀\u{E0100}", "❤\u{FE0F} Love", "ABCD"])
+        var builder = DatabaseBuilder()
+        try builder.add(79_130_000_001, label: "Soft\u{AD}ware \u{FE0F}x")
+        #expect(try builder.write(to: dir.path("b.cid")).hiddenCharactersRemoved == 1)
+        #expect(try Database(path: dir.path("b.cid"), verify: true).lookup(79_130_000_001)?.label == "Software x")
     }
 
     // MARK: verify and the outputs, on a file written before the rule

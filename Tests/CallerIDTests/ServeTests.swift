@@ -199,9 +199,9 @@ struct ServeTests {
         func cnam(_ n: String) throws -> HTTPAnswer { try #require(try curl([server.url("/v1/cnam/\(n)")])) }
         let found = try cnam("79131234567")
         #expect(found.status == 200 && found.body == "Pizza Hut" && found.headers["content-type"] == "text/plain; charset=utf-8")
-        #expect(try cnam("79990000000").body == "SPAM? Debt collector")
+        #expect(try cnam("79990000000").body == "SPAM? Debt coll")   // 15 characters
         #expect(try cnam("79990000001").body == "SPAM?")
-        #expect(try cnam("74951234567").body == "Say \"hi\" \\ Сбербанк")
+        #expect(try cnam("74951234567").body == "Say 'hi' / Сбер")   // SIP-safe, 15 characters
         let unknown = try cnam("79131234568")
         #expect(unknown.status == 404 && unknown.body.isEmpty)
         let bad = try cnam("not-a-number")
@@ -251,6 +251,116 @@ struct ServeTests {
         let plain = "POST /v1/lookup HTTP/1.1\r\nHost: x\r\nContent-Length: 12\r\n\r\n79131234567\n" + hidden
         let both = try streamHTTP(server.port, Data(plain.utf8), seconds: 1.5)
         #expect(both.statusLines.count == 2 && both.text.hasSuffix("Pizza Hut"), "\(both.text)")
+    }
+
+    /// Before: `"` and `\` went out raw, so the label `x" <sip:666@evil.example>;tag=1`, placed
+    /// between the quotes of a From header as Kamailio places a caller name, made the caller
+    /// sip:666@evil.example; control characters went out as `\n` escapes. Now every answer,
+    /// whatever the label (files that fail verify included), is one quoted display name in the
+    /// header a PBX builds, read back by RFC 3261's grammar as the answer itself.
+    @Test func aCallerNameStaysOneDisplayNameInTheSIPHeaderAPBXBuilds() throws {
+        let dir = TempDir()
+        let labels = sipHostileLabels
+        let path = try sipHostileDatabase(dir)
+        let server = try ServeProcess(["--db", path, "--cnam-max-chars", "1024"])
+        var names: [String] = []
+        for k in labels.indices {
+            let answer = try #require(try curl([server.url("/v1/cnam/\(k + 1)")]))
+            #expect(answer.status == 200)
+            let name = answer.body
+            names.append(name)
+            #expect(!name.unicodeScalars.contains { "\"\\<>".unicodeScalars.contains($0) || $0.value < 0x20 || (0x7F...0x9F).contains($0.value) },
+                    "\(labels[k].debugDescription) → \(name.debugDescription)")
+            let header = "From: \"\(name)\" <sip:\(k + 1)@pbx.example>;tag=a73kszlfl"
+            let parsed = try #require(parseSIPFromHeader(header), "\(header.debugDescription)")
+            #expect(parsed.displayName == name && parsed.uri == "sip:\(k + 1)@pbx.example" && parsed.parameters == ["tag=a73kszlfl"],
+                    "\(header.debugDescription)")
+        }
+        #expect(names == ["x' (sip:666@evil.example);tag=1", "Say 'hi' / Сбербанк", "a/'b", "x/", "(sip:1@evil.example)",
+                          "Pizza Via: SIP/2.0/UDP evil.example", "tab here", "x [2J", "Paydsu Bank", "'", "Fine"])
+        // A prefix that could not stand in the header is refused when the server starts.
+        for prefix in ["\"SPAM\" ", "SPAM\\", "<SPAM> ", "SPAM?\n"] {
+            #expect(try lookup(["serve", "--db", path, "--cnam-block-prefix", prefix]).status == 64, "\(prefix.debugDescription)")
+        }
+    }
+
+    /// A real SIP proxy, Kamailio (where installed: Debian's kamailio; the tests do not install
+    /// it), reads every caller name the server gives for the labels above, placed in a From
+    /// header as a PBX places it, as one display name followed by the header's own URI and tag.
+    /// The label `x" <sip:666@evil.example>;tag=1` as it was served before is a From header
+    /// Kamailio cannot read at all.
+    @Test(.enabled(if: kamailioPath != nil, "kamailio is not installed: caller names are not read by a real SIP proxy"))
+    func kamailioReadsEveryCallerNameAsOneDisplayName() throws {
+        let dir = TempDir()
+        let server = try ServeProcess(["--db", try sipHostileDatabase(dir), "--cnam-max-chars", "1024"])
+        let names = try sipHostileLabels.indices.map { k in try #require(try curl([server.url("/v1/cnam/\(k + 1)")])).body }
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/kamailio_from.py").path
+        let input = try JSONSerialization.data(withJSONObject: names + [sipHostileLabels[0]])
+        let run = try runTool("python3", [script, try #require(kamailioPath)], stdin: input, timeout: 60)
+        #expect(run.status == 0, "\(run.stderr)")
+        let parsed = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [Any])
+        #expect(parsed.count == names.count + 1)
+        for (k, name) in names.enumerated() {
+            let header = parsed[k] as? [String: String]
+            #expect(header == ["fn": "\"\(name)\"", "fu": "sip:\(k)@pbx.example", "ft": "t\(k)"], "\(name.debugDescription)")
+        }
+        #expect(parsed.last as? [String: String] == ["fn": "<null>", "fu": "<null>", "ft": "<null>"])
+    }
+
+    /// Before: the whole label was sent, up to 65,535 bytes, which a SIP proxy drops (Kamailio
+    /// takes 8 KiB at most) and which makes a UDP packet of as many bytes. Now an answer holds at
+    /// most 15 characters (`--cnam-max-chars N`), counted as Unicode scalars, cut only between
+    /// whole characters as a phone shows them, without trailing spaces.
+    @Test func aCallerNameHoldsAtMostCnamMaxCharsWholeCharacters() throws {
+        let dir = TempDir()
+        let labels = ["Pizza Hut", "A very long business name", String(repeating: "x", count: 65_535), "Сбербанк России Москва",
+                      "abcdefghijklm👩\u{200D}💻", "abcdefghijklmne\u{301}", String(repeating: "🇷🇺", count: 8), "abcdefghijklmn ж"]
+        let path = dir.path("long.cid")
+        try Data(try HostileFileTests.imageWithLabels(labels.map { Array($0.utf8) }, hot: false)).write(to: URL(fileURLWithPath: path))
+        func names(_ server: ServeProcess) throws -> [[UInt8]] {
+            try labels.indices.map { k in Array(try #require(try curl([server.url("/v1/cnam/\(k + 1)")])).body.utf8) }
+        }
+        let expected = ["Pizza Hut", "A very long bus", String(repeating: "x", count: 15), "Сбербанк России", "abcdefghijklm",
+                        "abcdefghijklmn", String(repeating: "🇷🇺", count: 7), "abcdefghijklmn"]
+        let standard = try names(try ServeProcess(["--db", path]))
+        #expect(standard == expected.map { Array($0.utf8) }, "\(standard.map { String(decoding: $0, as: UTF8.self) })")
+        let wide = try names(try ServeProcess(["--db", path, "--cnam-max-chars", "1024"]))
+        #expect(wide[1] == Array(labels[1].utf8) && wide[2] == Array(String(repeating: "x", count: 1024).utf8) && wide[4] == Array(labels[4].utf8))
+        let narrow = try names(try ServeProcess(["--db", path, "--cnam-max-chars", "1", "--cnam-block-prefix", ""]))
+        #expect(narrow == ["P", "A", "x", "С", "a", "a", "", "a"].map { Array($0.utf8) })
+        for n in ["0", "1025", "abc", "4"] {   // 4: shorter than the prefix 'SPAM?'
+            #expect(try lookup(["serve", "--db", path, "--cnam-max-chars", n]).status == 64, "\(n)")
+        }
+    }
+
+    /// Before: a blocking label that began with the prefix was served `SPAM? SPAM? x`, and an
+    /// identifying label that began with it (`SPAM? Pizza`) looked blocked to a dial plan. Now
+    /// only a blocking category's answer begins with the prefix, and never twice.
+    @Test func onlyABlockingCategorysCallerNameBeginsWithThePrefixAndNeverTwice() throws {
+        let dir = TempDir()
+        let path = dir.path("marks.cid")
+        let spam = try Category("spam", action: .block)
+        let labels: [(String, Category)] = [
+            ("SPAM? x", spam), ("SPAM?x", spam), ("Debt", spam), ("", spam), ("SPAM ring", spam),
+            ("SPAM? Pizza", .identify), ("SPAM?", .identify), ("SPAM? SPAM?  x", .identify), ("SPAMMER Inc", .identify),
+            ("spam? Pizza", .identify), ("Spam: Taxi", .identify),
+        ]
+        _ = try buildDatabase(labels.enumerated().map { Entry(number: 79_000_000_001 + UInt64($0.offset), label: $0.element.0, category: $0.element.1) },
+                              at: path)
+        func names(_ server: ServeProcess) throws -> [String] {
+            try labels.indices.map { k in try #require(try curl([server.url("/v1/cnam/\(79_000_000_001 + k)")])).body }
+        }
+        #expect(try names(try ServeProcess(["--db", path])) == [
+            "SPAM? x", "SPAM?x", "SPAM? Debt", "SPAM?", "SPAM? SPAM ring",
+            "Pizza", "", "x", "SPAMMER Inc", "spam? Pizza", "Spam: Taxi",
+        ])
+        #expect(try names(try ServeProcess(["--db", path, "--cnam-block-prefix", "Spam: "])) == [
+            "Spam: SPAM? x", "Spam: SPAM?x", "Spam: Debt", "Spam:", "Spam: SPAM ring",
+            "SPAM? Pizza", "SPAM?", "SPAM? SPAM? x", "SPAMMER Inc", "spam? Pizza", "Taxi",
+        ])
+        #expect(try names(try ServeProcess(["--db", path, "--cnam-block-prefix", ""])) == [
+            "SPAM? x", "SPAM?x", "Debt", "", "SPAM ring", "SPAM? Pizza", "SPAM?", "SPAM? SPAM? x", "SPAMMER Inc", "spam? Pizza", "Spam: Taxi",
+        ])
     }
 
     @Test func healthAndMetricsDescribeTheServerAndItsData() throws {
@@ -720,4 +830,70 @@ struct ServeTests {
         let second = try lookup(["serve", "--db", db, "--listen", "127.0.0.1:\(first.port)"])
         #expect(second.status == 69 && second.stderr.contains("in use"), "\(second.stderr)")
     }
+}
+
+/// Labels that would break a SIP header as they are: quotes, backslashes, angle brackets, line
+/// breaks, control and hidden characters (the last ones only in a file that fails verify).
+let sipHostileLabels = ["x\" <sip:666@evil.example>;tag=1", "Say \"hi\" \\ Сбербанк", "a\\\"b", "x\\", "<sip:1@evil.example>",
+                        "Pizza\r\nVia: SIP/2.0/UDP evil.example", "tab\there", "\u{85}x\u{1B}[2J", "Pay\u{202E}dsu\u{202C} Bank",
+                        "\"", "Fine"]
+
+/// A file holding ``sipHostileLabels`` as numbers 1, 2, … (written without the label rule).
+func sipHostileDatabase(_ dir: TempDir) throws -> String {
+    let path = dir.path("hostile.cid")
+    try Data(try HostileFileTests.imageWithLabels(sipHostileLabels.map { Array($0.utf8) }, hot: false)).write(to: URL(fileURLWithPath: path))
+    return path
+}
+
+/// Kamailio's binary, when it is installed.
+let kamailioPath = ["/usr/sbin/kamailio", "/usr/local/sbin/kamailio"].first { FileManager.default.isExecutableFile(atPath: $0) }
+
+/// A SIP From header line read by RFC 3261's grammar (§25.1):
+/// `"From:" SWS name-addr *(SEMI from-param)`, `name-addr = quoted-string LAQUOT addr-spec RAQUOT`,
+/// `quoted-string = SWS DQUOTE *(qdtext / quoted-pair) DQUOTE`, `qdtext = LWS / %x21 / %x23-5B /
+/// %x5D-7E / UTF8-NONASCII`, `quoted-pair = "\\" (%x00-09 / %x0B-0C / %x0E-7F)`. The display name
+/// with its quoted-pairs unescaped, the URI between the angle brackets, the parameters; nil when
+/// the line is not one such header (a line break in it, an unterminated quoted-string …).
+func parseSIPFromHeader(_ line: String) -> (displayName: String, uri: String, parameters: [String])? {
+    let b = Array(line.utf8)
+    guard !b.contains(0x0D), !b.contains(0x0A), b.starts(with: Array("From:".utf8)) else { return nil }
+    var i = 5
+    func skipWhiteSpace() { while i < b.count, b[i] == 0x20 || b[i] == 0x09 { i += 1 } }
+    skipWhiteSpace()
+    guard i < b.count, b[i] == 0x22 else { return nil }
+    i += 1
+    var name: [UInt8] = []
+    while true {
+        guard i < b.count else { return nil }   // no closing quote
+        let c = b[i]
+        if c == 0x22 { i += 1; break }
+        if c == 0x5C {
+            guard i + 1 < b.count, b[i + 1] <= 0x7F, b[i + 1] != 0x0A, b[i + 1] != 0x0D else { return nil }
+            name.append(b[i + 1])
+            i += 2
+            continue
+        }
+        guard c == 0x20 || c == 0x09 || c == 0x21 || (0x23...0x5B).contains(c) || (0x5D...0x7E).contains(c) || c >= 0x80 else { return nil }
+        name.append(c)
+        i += 1
+    }
+    skipWhiteSpace()
+    guard i < b.count, b[i] == 0x3C, let close = b[i...].firstIndex(of: 0x3E) else { return nil }
+    let uri = b[(i + 1)..<close]
+    guard !uri.contains(0x3C), !uri.contains(0x22), !uri.contains(0x20) else { return nil }
+    i = close + 1
+    skipWhiteSpace()
+    var parameters: [String] = []
+    while i < b.count {
+        guard b[i] == 0x3B else { return nil }
+        i += 1
+        skipWhiteSpace()
+        let end = b[i...].firstIndex(of: 0x3B) ?? b.count
+        let parameter = b[i..<end]
+        guard !parameter.isEmpty, !parameter.contains(where: { $0 == 0x22 || $0 == 0x3C || $0 == 0x3E || $0 <= 0x20 }) else { return nil }
+        parameters.append(String(decoding: parameter, as: UTF8.self))
+        i = end
+    }
+    guard let displayName = String(validating: name, as: UTF8.self) else { return nil }   // UTF8-NONASCII is valid UTF-8
+    return (displayName, String(decoding: uri, as: UTF8.self), parameters)
 }

@@ -185,9 +185,11 @@ extension Array where Element: BitwiseCopyable {
 }
 
 /// What the label rule's automaton (`LabelText.ruleStep`) must pass: text `LabelText.check`
-/// allows that holds no joiner (U+200C, U+200D: their neighbours decide, so the automaton
-/// leaves them to `check`).
+/// allows that holds no joiner (U+200C, U+200D) and no variation selector (their neighbours
+/// decide, so the automaton leaves them to `check`).
 func ruleAllowsWithoutJoiner(_ bytes: [UInt8]) -> Bool {
     guard bytes.withUnsafeBytes({ LabelText.check($0) }) == nil else { return false }
-    return !String(decoding: bytes, as: UTF8.self).unicodeScalars.contains { $0.value == 0x200C || $0.value == 0x200D }
+    return !String(decoding: bytes, as: UTF8.self).unicodeScalars.contains {
+        $0.value == 0x200C || $0.value == 0x200D || LabelText.classify($0.value) == .selector
+    }
 }

@@ -474,11 +474,12 @@ struct LabelSymbolDecoder {
 
 /// The label rule (``LabelText/ruleStep(_:_:)``) over a symbol table's codes, for verify: one
 /// table load per code instead of decoding the label and reading its bytes. A label it passes
-/// decodes, is at most 65,535 bytes and is one the rule allows; for any other (a joiner in it,
-/// a refused or cut character, a bad code, more than 8,191 codes) it says nothing, and the
-/// caller decodes the label and checks it (``LabelText/check(_:)``) for the answer.
+/// decodes, is at most 65,535 bytes and is one the rule allows; for any other (a joiner or a
+/// variation selector in it, a refused or cut character, a bad code, more than 8,191 codes) it
+/// says nothing, and the caller decodes the label and checks it (``LabelText/check(_:)``) for
+/// the answer.
 final class LabelSymbolAutomaton: Sendable {
-    /// Row r of 16 states: the state after code r's symbol (r < 255; every state undecided
+    /// Row r of 32 states: the state after code r's symbol (r < 255; every state undecided
     /// for a code the table does not define), after byte r − 256 (an escaped byte).
     private let next: FixedBuffer<UInt8>
     /// The most codes whose label is surely at most 65,535 bytes (8 per code).
@@ -486,7 +487,7 @@ final class LabelSymbolAutomaton: Sendable {
 
     init(_ decoder: LabelSymbolDecoder) {
         let states = LabelText.ruleStates
-        precondition(states == 16, "passes(_:) indexes rows by shifting")
+        precondition(states == 32, "passes(_:) indexes rows by shifting")
         var next = FixedBuffer<UInt8>(repeating: LabelText.ruleUndecided, count: 512 * states)
         // The bytes' rows from the rule, then each symbol's rows through its bytes' rows.
         for byte in 0..<256 {
@@ -507,8 +508,8 @@ final class LabelSymbolAutomaton: Sendable {
         self.next = next
     }
 
-    /// True when `codes` decode to a label the rule allows that holds no joiner; false when
-    /// the label must be decoded and checked to know.
+    /// True when `codes` decode to a label the rule allows that holds no joiner nor variation
+    /// selector; false when the label must be decoded and checked to know.
     func passes(_ codes: UnsafeRawBufferPointer) -> Bool {
         let n = codes.count
         guard n <= Self.maxCodes else { return false }
@@ -522,7 +523,7 @@ final class LabelSymbolAutomaton: Sendable {
                 i &+= 1
                 row = 256 &+ Int(codes[i])
             }
-            state = Int(next[row &<< 4 | state])
+            state = Int(next[row &<< 5 | state])
             i &+= 1
         }
         return state == Int(LabelText.ruleStart)
