@@ -68,14 +68,7 @@ struct AnswerRule: Sendable {
     func blocks(_ p: Int, category: Category) -> Bool { settings[packSet[p]].blocks(category: category) }
 
     /// Whether `number` is on an allow list.
-    func allows(_ number: UInt64) -> Bool {
-        var lo = 0, hi = allow.count
-        while lo < hi {
-            let mid = (lo + hi) / 2
-            if allow[mid] < number { lo = mid + 1 } else { hi = mid }
-        }
-        return lo < allow.count && allow[lo] == number
-    }
+    func allows(_ number: UInt64) -> Bool { allow.sortedIndex(of: number) != nil }
 
     /// The blocking rule that holds `number`, nil when none does.
     func rule(holding number: UInt64) -> ClosedRange<UInt64>? {
