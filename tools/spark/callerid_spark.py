@@ -48,7 +48,8 @@ def parse_args(argv):
     ap.add_argument("-o", "--output", required=True, help="the build directory to write")
     ap.add_argument("--lookup", required=True, help="the lookup binary to ship to the executors")
     ap.add_argument("--key", help="sign the result with this secret key (lookup keygen)")
-    ap.add_argument("--stage", help="staging folder shared by the driver and the executors (default: beside --output)")
+    ap.add_argument("--stage", help="a folder shared by the driver and the executors, in which the job makes its own "
+                    "staging folder and removes only that (default: beside --output)")
     ap.add_argument("--master", default=None, help="Spark master (default: spark-submit's, else local[*])")
     ap.add_argument("--partitions", type=int, default=0, help="shuffle partitions (default: the default parallelism)")
     ap.add_argument("--memory", default="512M", help="lookup build --memory on each executor task (default 512M)")
@@ -157,9 +158,17 @@ def main(argv):
         sc.addFile(library)
 
     output = os.path.abspath(a.output.rstrip("/"))
-    stage = os.path.abspath(a.stage or os.path.join(os.path.dirname(output), "." + os.path.basename(output) + ".spark-stage"))
-    shutil.rmtree(stage, ignore_errors=True)
-    os.makedirs(stage)
+    # The regions' parts go to a folder of this job's own, made inside --stage (or beside the
+    # output): --stage may be a shared mount point holding other things, and only what the
+    # job made is ever removed.
+    if a.stage:
+        os.makedirs(a.stage, exist_ok=True)
+        stage = tempfile.mkdtemp(prefix="callerid-spark-", dir=os.path.abspath(a.stage))
+    else:
+        stage = tempfile.mkdtemp(prefix="." + os.path.basename(output) + ".spark-stage-", dir=os.path.dirname(output))
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(stage, 0o777 & ~umask)   # as a folder made by mkdir: executors may run as another user
 
     fmt = a.format or {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet"}.get(
         os.path.splitext(a.input[0])[1].lower(), "tsv")

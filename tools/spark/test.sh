@@ -42,10 +42,19 @@ same_as_single() {
     [ "$(ls "$dir"/*.cid | wc -l)" = "$(ls "$work/single/"*.cid | wc -l)" ] || fail "$dir: another set of files"
 }
 
+# --stage names a folder shared with others (a mount point): the job stages in a folder of its
+# own inside it and leaves everything else there as it was, after a success and a failure.
+mkdir -p "$work/shared/other"
+echo keep > "$work/shared/keep-me"
+echo keep > "$work/shared/other/keep-me-too"
+shared_listing() { (cd "$work/shared" && find . | sort); }
+shared_before="$(shared_listing)"
+
 start=$(date +%s)
-spark --input "$work/in.tsv" -o "$work/out" --key "$work/publisher" > "$work/spark.json"
+spark --input "$work/in.tsv" -o "$work/out" --key "$work/publisher" --stage "$work/shared" > "$work/spark.json"
 echo "spark local[2], $rows rows: $(( $(date +%s) - start )) s: $(cat "$work/spark.json")"
 same_as_single "$work/out"
+[ "$(shared_listing)" = "$shared_before" ] || fail "the job changed what --stage held: $(shared_listing)"
 "$lookup" verify "$work/out" > /dev/null || fail "lookup verify"
 [ -f "$work/out/manifest.json.sig" ] || fail "not signed"
 
@@ -92,10 +101,12 @@ exec "$lookup" "\$@"
 SH
 chmod +x "$work/failing-lookup"
 if bash "$root/tools/spark/run.sh" --master 'local[2]' --lookup "$work/failing-lookup" --region-field 4 \
-        --build-option=--skip-bad-rows --input "$work/in.tsv" -o "$work/out" > /dev/null 2> "$work/fail.err"; then
+        --build-option=--skip-bad-rows --input "$work/in.tsv" -o "$work/out" --stage "$work/shared" > /dev/null 2> "$work/fail.err"; then
     fail "the job succeeded although a partition failed"
 fi
 grep -q "simulated failure" "$work/fail.err" || fail "the job's error does not say why the partition failed"
 [ "$(cd "$work/out" && sha256sum ./* | sort)" = "$sum_before" ] || fail "the failed job changed the previous output"
-[ ! -e "$work/.out.spark-stage" ] || fail "the failed job left its staged parts"
+[ "$(shared_listing)" = "$shared_before" ] || fail "the failed job changed what --stage held: $(shared_listing)"
+left="$(cd "$work" && ls -A | grep '^\.out\.' || true)"
+[ -z "$left" ] || fail "the failed job left $left beside the output"
 echo "PASS: spark local[2] output = single-machine build ($rows rows; tsv, csv, jsonl, parquet; idempotent; a failed partition fails the job)"
