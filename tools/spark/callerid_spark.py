@@ -24,15 +24,20 @@ What it does, and why each step is where it is (docs/SCALE.md):
    (with SOURCE_DATE_EPOCH set, the same manifest too).
 """
 import argparse
+import ctypes
+import errno
+import fcntl
 import hashlib
 import json
 import os
 import shutil
+import signal
 import stat
 import subprocess
 import sys
 import tempfile
 import time
+import traceback
 
 
 def parse_args(argv):
@@ -69,7 +74,7 @@ def column(df, selector, default_position, default_name):
     if selector.isdigit():
         return cols[int(selector) - 1]
     if selector not in cols:
-        raise SystemExit(f"error: no column {selector!r} in the input (columns: {', '.join(cols)})")
+        raise JobError(f"no column {selector!r} in the input (columns: {', '.join(cols)})", 65)
     return selector
 
 
@@ -97,7 +102,7 @@ def partition_dir(stage, region):
 
 def build_partition(rows, lookup_name, stage, build_args):
     """Runs on an executor: one `lookup build` per region of this partition's rows (sorted by
-    region, then input order). Yields (region, directory, summary) or raises on failure."""
+    region, then input order). Yields (region, directory, summary, stderr) or raises on failure."""
     from pyspark import SparkFiles
     lookup = SparkFiles.get(lookup_name)
     mode = os.stat(lookup).st_mode
@@ -140,84 +145,363 @@ def build_partition(rows, lookup_name, stage, build_args):
         shutil.rmtree(workdir, ignore_errors=True)
 
 
+class JobError(Exception):
+    """A failure the job reports in one line and exits with (the exit code of the step that failed)."""
+
+    def __init__(self, message, code=1):
+        super().__init__(message)
+        self.code = code
+
+
+class Stopped(BaseException):
+    """The job was told to stop (SIGTERM, SIGHUP, or spark-submit's end)."""
+
+
+class Messages:
+    """spark-submit runs this Python process with its stderr merged into its stdout
+    (PythonRunner), so a line written to stderr here would land among the JSON summary. Under
+    spark-submit the driver's lines go to the JVM's own stderr through its gateway (no
+    SparkContext needed): stdout holds the summary alone."""
+    jvm = None
+
+    @classmethod
+    def connect(cls):
+        if "PYSPARK_GATEWAY_PORT" not in os.environ:
+            return
+        try:
+            from pyspark import SparkContext
+            SparkContext._ensure_initialized()
+            cls.jvm = SparkContext._jvm
+        except Exception:
+            cls.jvm = None
+
+
+def say(text):
+    """A message for people: on stderr (spark-submit's when it runs the job), never on stdout."""
+    if not text.endswith("\n"):
+        text += "\n"
+    if Messages.jvm is not None:
+        try:
+            Messages.jvm.System.err.print(text)
+            Messages.jvm.System.err.flush()
+            return
+        except Exception:
+            Messages.jvm = None     # spark-submit has ended
+    try:
+        sys.stderr.write(text)
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
+PR_SET_PDEATHSIG = 1
+STOP_SIGNALS = {signal.SIGTERM, signal.SIGHUP, signal.SIGINT}
+
+
+def _libc():
+    try:
+        return ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None
+
+
+_LIBC = _libc()
+_PRCTL = getattr(_LIBC, "prctl", None)
+
+
+def die_with_parent(sig=signal.SIGKILL):
+    """Asks the kernel to send `sig` to this process when the one that started it ends (Linux).
+    Used as the preexec_fn of the driver's tools, so a `lookup join` never outlives its job."""
+    if _PRCTL is not None:
+        _PRCTL(PR_SET_PDEATHSIG, int(sig), 0, 0, 0)
+
+
+def stop_with_spark_submit():
+    """The driver ends with its job: under spark-submit (which started this Python process) a
+    SIGTERM comes when spark-submit ends, and SIGTERM or SIGHUP stop the job like Ctrl-C: the
+    running tool is killed, the staging folders are removed, the output is left as it was."""
+    stopping = []
+
+    def stop(signum, _frame):
+        if not stopping:            # once: a second signal must not cut the cleanup short
+            stopping.append(signum)
+            raise Stopped(f"stopped by signal {signum}")
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, stop)
+    if "PYSPARK_GATEWAY_PORT" in os.environ:
+        die_with_parent(signal.SIGTERM)
+        if os.getppid() == 1:
+            raise Stopped("spark-submit has ended")
+
+
+def run_tool(cmd, what):
+    """Runs a lookup command on the driver: its lines go to stderr (stdout holds the job's JSON
+    summary only), it is killed if the driver ends, and a failure is a JobError with its exit."""
+    done = subprocess.run(cmd, capture_output=True, text=True, preexec_fn=die_with_parent)
+    if done.returncode != 0:
+        raise JobError(f"{what} failed (exit {done.returncode}): {done.stderr.strip()}", done.returncode if done.returncode > 0 else 1)
+    if done.stdout or done.stderr:
+        say(done.stdout + done.stderr)
+
+
+def check_key(lookup, key, work):
+    """Signs an empty build directory with the key before any work: a missing, unreadable or
+    invalid secret key fails the job before the cluster is asked for anything."""
+    probe = os.path.join(work, "key-check")
+    empty = os.path.join(work, "key-check.tsv")
+    open(empty, "w").close()
+    for cmd, what in (([lookup, "build", "-o", probe + "/", empty, "--format", "tsv", "--header", "no", "--max-entries", "1"],
+                       "an empty build for the key check"),
+                      ([lookup, "sign", "--key", key, probe], f"the key check (lookup sign --key {key})")):
+        done = subprocess.run(cmd, capture_output=True, text=True, preexec_fn=die_with_parent)
+        if done.returncode != 0:
+            raise JobError(f"{what} failed (exit {done.returncode}): {done.stderr.strip()}", done.returncode)
+    shutil.rmtree(probe, ignore_errors=True)
+    os.unlink(empty)
+
+
+def rename_exchange(a, b):
+    """Swaps two directories in one step (Linux renameat2 RENAME_EXCHANGE), as `lookup build`
+    switches a build directory."""
+    fn = getattr(_LIBC, "renameat2", None)
+    if fn is None:
+        raise OSError(errno.ENOSYS, "renameat2 is not available")
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    at_fdcwd, rename_exchange_flag = -100, 2
+    if fn(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange_flag) != 0:
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e), b)
+
+
+def sync_directory(path):
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def switch_in(new, target):
+    """Puts the directory `new` (on the file system of `target`) in place of `target` in one
+    step, as `lookup build` and `lookup join` do: a rename when there is no `target`, else the
+    atomic exchange, so readers see the old set or the new one, never none. Where the file
+    system has no exchange, two renames with the old set at `.NAME.old-…` between them, the
+    name `lookup build` and `lookup join` put back after a crash. Returns the directory that
+    now holds the previous set (to remove), or None."""
+    parent, name = os.path.split(target)
+    if not os.path.lexists(target):
+        os.rename(new, target)
+        sync_directory(parent)
+        return None
+    try:
+        rename_exchange(new, target)
+        sync_directory(parent)
+        return new
+    except OSError as e:
+        if e.errno not in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV):
+            raise
+    old = tempfile.mkdtemp(prefix=f".{name}.old-", dir=parent)
+    os.rename(target, old)          # replaces the empty folder just made: the name is ours
+    try:
+        os.rename(new, target)
+    except OSError:
+        os.rename(old, target)
+        raise
+    sync_directory(parent)
+    return old
+
+
+def recover_output(target):
+    """A job or build killed between the two renames of the fallback left no `target` and the
+    previous set at `.NAME.old-…`: put it back first, as `lookup build` does."""
+    if os.path.lexists(target):
+        return
+    parent, name = os.path.split(target)
+    old = [os.path.join(parent, e) for e in os.listdir(parent) if e.startswith(f".{name}.old-")]
+    old = [p for p in old if os.path.isdir(p) and not os.path.islink(p)]
+    if old:
+        os.rename(max(old, key=os.path.getmtime), target)
+
+
+class JobFolder:
+    """`.NAME.spark-XXXXXX` beside the output: the job's own folder (its staged parts without
+    --stage, the joined and signed set before the switch), locked while the job runs. Such
+    folders of killed jobs, no longer locked, are removed when the next job starts."""
+
+    def __init__(self, target):
+        parent, name = os.path.split(target)
+        prefix = f".{name}.spark-"
+        for entry in os.listdir(parent):
+            if entry.startswith(prefix):
+                self._remove_if_unlocked(os.path.join(parent, entry))
+        self.path = tempfile.mkdtemp(prefix=prefix, dir=parent)
+        self.fd = os.open(self.path, os.O_RDONLY | os.O_DIRECTORY)
+        fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+    @staticmethod
+    def _remove_if_unlocked(path):
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        except OSError:
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            return
+        shutil.rmtree(path, ignore_errors=True)
+        os.close(fd)
+
+    def remove(self):
+        shutil.rmtree(self.path, ignore_errors=True)
+        os.close(self.fd)
+
+
+def check_output(target):
+    """The output is a build directory, or missing: anything else is never replaced."""
+    if not os.path.isdir(os.path.dirname(target)):
+        raise JobError(f"{target}: its folder {os.path.dirname(target)} does not exist", 66)
+    if not os.path.lexists(target):
+        return
+    if not os.path.isdir(target):
+        raise JobError(f"{target} is not a directory: give -o a build directory", 64)
+    contents = os.listdir(target)
+    if contents and "manifest.json" not in contents:
+        raise JobError(f"{target}: the directory exists and is not the output of a build (no manifest.json); refusing to replace it", 64)
+
+
 def main(argv):
     a = parse_args(argv)
-    from pyspark.sql import SparkSession
-    from pyspark.sql import functions as F
-
-    builder = SparkSession.builder.appName("callerid-build")
-    if a.master:
-        builder = builder.master(a.master)
-    spark = builder.getOrCreate()
-    sc = spark.sparkContext
-
-    lookup = os.path.abspath(a.lookup)
-    sc.addFile(lookup)
-    library = os.path.join(os.path.dirname(lookup), "libcallerid-phonenumber.so")
-    if os.path.exists(library):
-        sc.addFile(library)
-
-    output = os.path.abspath(a.output.rstrip("/"))
-    # The regions' parts go to a folder of this job's own, made inside --stage (or beside the
-    # output): --stage may be a shared mount point holding other things, and only what the
-    # job made is ever removed.
-    if a.stage:
-        os.makedirs(a.stage, exist_ok=True)
-        stage = tempfile.mkdtemp(prefix="callerid-spark-", dir=os.path.abspath(a.stage))
-    else:
-        stage = tempfile.mkdtemp(prefix="." + os.path.basename(output) + ".spark-stage-", dir=os.path.dirname(output))
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(stage, 0o777 & ~umask)   # as a folder made by mkdir: executors may run as another user
-
-    fmt = a.format or {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet"}.get(
-        os.path.splitext(a.input[0])[1].lower(), "tsv")
-    header = a.header or ("yes" if fmt == "csv" else "no")
-    frames = []
-    for i, path in enumerate(a.input):
-        df = read_input(spark, path, fmt, header == "yes")
-        number = column(df, a.number_field, 1, "number")
-        label = column(df, a.label_field, 2, "label")
-        category = column(df, a.category_field, 3, "category")
-        region = column(df, a.region_field, 4, "region")
-        pick = lambda c: F.col(f"`{c}`").cast("string") if c else F.lit(None).cast("string")
-        frames.append(df.select(pick(number).alias("number"), pick(label).alias("label"), pick(category).alias("category"),
-                                pick(region).alias("region"))
-                      .withColumn("_file", F.lit(i)).withColumn("_row", F.monotonically_increasing_id()))
-    rows = frames[0]
-    for f in frames[1:]:
-        rows = rows.unionByName(f)
-    partitions = a.partitions or sc.defaultParallelism
-    rows = rows.repartition(partitions, "region").sortWithinPartitions("region", "_file", "_row")
-
-    build_args = ["--memory", a.memory] + (["--max-entries", a.max_entries] if a.max_entries else []) + a.build_option
-    lookup_name = os.path.basename(lookup)
     try:
+        Messages.connect()
+        return run(a)
+    except JobError as e:
+        say(f"error: {e}")
+        return e.code
+    except Stopped as e:
+        say(f"error: {e}; the output was left as it was")
+        return 143
+    except KeyboardInterrupt:
+        say("error: interrupted; the output was left as it was")
+        return 130
+    except Exception:
+        say(traceback.format_exc() + "error: the job failed; the output was left as it was")
+        return 1
+
+
+def run(a):
+    stop_with_spark_submit()
+    lookup = os.path.abspath(a.lookup)
+    # The output as `lookup build` takes it: through a symbolic link to its target.
+    output = os.path.realpath(os.path.abspath(a.output.rstrip("/") or "/"))
+    recover_output(output)
+    check_output(output)
+    job = JobFolder(output)
+    stage = None
+    spark = None
+    try:
+        # Everything that can be checked on the driver is checked before the cluster does any work.
+        if a.key:
+            check_key(lookup, a.key, job.path)
+
+        # The regions' parts go to a folder of this job's own, made inside --stage (or in the
+        # job's folder beside the output): --stage may be a shared mount point holding other
+        # things, and only what the job made is ever removed.
+        if a.stage:
+            os.makedirs(a.stage, exist_ok=True)
+            stage = tempfile.mkdtemp(prefix="callerid-spark-", dir=os.path.abspath(a.stage))
+        else:
+            stage = os.path.join(job.path, "parts")
+            os.mkdir(stage)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(stage, 0o777 & ~umask)   # as a folder made by mkdir: executors may run as another user
+
+        from pyspark.sql import SparkSession
+        from pyspark.sql import functions as F
+
+        builder = SparkSession.builder.appName("callerid-build")
+        if a.master:
+            builder = builder.master(a.master)
+        spark = builder.getOrCreate()
+        sc = spark.sparkContext
+        sc.addFile(lookup)
+        library = os.path.join(os.path.dirname(lookup), "libcallerid-phonenumber.so")
+        if os.path.exists(library):
+            sc.addFile(library)
+
+        fmt = a.format or {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet"}.get(
+            os.path.splitext(a.input[0])[1].lower(), "tsv")
+        header = a.header or ("yes" if fmt == "csv" else "no")
+        frames = []
+        for i, path in enumerate(a.input):
+            df = read_input(spark, path, fmt, header == "yes")
+            number = column(df, a.number_field, 1, "number")
+            label = column(df, a.label_field, 2, "label")
+            category = column(df, a.category_field, 3, "category")
+            region = column(df, a.region_field, 4, "region")
+            pick = lambda c: F.col(f"`{c}`").cast("string") if c else F.lit(None).cast("string")
+            frames.append(df.select(pick(number).alias("number"), pick(label).alias("label"), pick(category).alias("category"),
+                                    pick(region).alias("region"))
+                          .withColumn("_file", F.lit(i)).withColumn("_row", F.monotonically_increasing_id()))
+        rows = frames[0]
+        for f in frames[1:]:
+            rows = rows.unionByName(f)
+        partitions = a.partitions or sc.defaultParallelism
+        rows = rows.repartition(partitions, "region").sortWithinPartitions("region", "_file", "_row")
+
+        build_args = ["--memory", a.memory] + (["--max-entries", a.max_entries] if a.max_entries else []) + a.build_option
+        lookup_name = os.path.basename(lookup)
         results = rows.rdd.mapPartitions(lambda it: build_partition(it, lookup_name, stage, build_args)).collect()
         summary = {"regions": len(results), "rows": 0, "entries": 0, "bad_rows": 0, "duplicates_merged": 0}
         for region, _, s, stderr in results:
             for k in ("rows", "entries", "bad_rows", "duplicates_merged"):
                 summary[k] += s[k]
             if stderr.strip():
-                sys.stderr.write(f"region {region!r}:\n{stderr}")
+                say(f"region {region!r}:\n{stderr}")
         parts = sorted(directory for _, directory, _, _ in results)
-        subprocess.run([lookup, "join", "-o", output + "/"] + parts, check=True)
+
+        # The join and the signature go to the job's folder (the output's file system); the
+        # output is switched once, signed, in one step, or not at all.
+        joined = os.path.join(job.path, "out")
+        run_tool([lookup, "join", "-o", joined + "/"] + parts, "lookup join")
         if a.key:
-            subprocess.run([lookup, "sign", "--key", a.key, output], check=True)
+            run_tool([lookup, "sign", "--key", a.key, joined], "lookup sign")
+        signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+        try:
+            switch_in(joined, output)
+        finally:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
     except BaseException:
         # A failed job leaves no part behind: no region's manifest, no staged database. The
         # other tasks are stopped first (a task still running would stage its region again).
-        spark.stop()
-        for _ in range(20):
-            shutil.rmtree(stage, ignore_errors=True)
-            time.sleep(0.5)
-            if not os.path.exists(stage):
-                break
+        # No signal cuts this short.
+        signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+        if spark is not None:
+            try:
+                spark.stop()
+            except Exception:
+                pass
+        if stage is not None:
+            for _ in range(20):
+                shutil.rmtree(stage, ignore_errors=True)
+                time.sleep(0.5)
+                if not os.path.exists(stage):
+                    break
+        job.remove()
         raise
-    shutil.rmtree(stage, ignore_errors=True)
-    print(json.dumps(dict(summary, output=output)))
+    if a.stage:
+        shutil.rmtree(stage, ignore_errors=True)
+    job.remove()
+    print(json.dumps(dict(summary, output=output)), flush=True)
     spark.stop()
+    return 0
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    sys.exit(main(sys.argv[1:]))

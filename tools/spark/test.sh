@@ -53,6 +53,8 @@ shared_before="$(shared_listing)"
 start=$(date +%s)
 spark --input "$work/in.tsv" -o "$work/out" --key "$work/publisher" --stage "$work/shared" > "$work/spark.json"
 echo "spark local[2], $rows rows: $(( $(date +%s) - start )) s: $(cat "$work/spark.json")"
+python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$work/spark.json" \
+    || fail "stdout holds more than the JSON summary: $(head -5 "$work/spark.json")"
 same_as_single "$work/out"
 [ "$(shared_listing)" = "$shared_before" ] || fail "the job changed what --stage held: $(shared_listing)"
 "$lookup" verify "$work/out" > /dev/null || fail "lookup verify"
@@ -109,4 +111,41 @@ grep -q "simulated failure" "$work/fail.err" || fail "the job's error does not s
 [ "$(shared_listing)" = "$shared_before" ] || fail "the failed job changed what --stage held: $(shared_listing)"
 left="$(cd "$work" && ls -A | grep '^\.out\.' || true)"
 [ -z "$left" ] || fail "the failed job left $left beside the output"
-echo "PASS: spark local[2] output = single-machine build ($rows rows; tsv, csv, jsonl, parquet; idempotent; a failed partition fails the job)"
+
+# A bad key fails the job before any work: nothing built, nothing joined, the signed output as
+# it was.
+head -20000 "$work/in.tsv" > "$work/small.tsv"
+echo "callerid-ed25519-secret not-a-key" > "$work/bad-key"
+for key in "$work/no-such-key" "$work/bad-key"; do
+    if bash "$root/tools/spark/run.sh" --master 'local[2]' --lookup "$lookup" --region-field 4 \
+            --input "$work/small.tsv" -o "$work/out" --key "$key" > /dev/null 2> "$work/key.err"; then
+        fail "the job succeeded with the key $key"
+    fi
+    grep -q "key" "$work/key.err" || fail "the job's error does not name the key: $(tail -3 "$work/key.err")"
+    ! grep -q "Running Spark version" "$work/key.err" || fail "the job started Spark before it checked the key $key"
+    [ "$(cd "$work/out" && sha256sum ./* | sort)" = "$sum_before" ] || fail "the job with the key $key changed the output"
+done
+
+# spark-submit killed while `lookup join` runs: the join dies with the job, the output stays
+# the previous signed set, and nothing of the job is left beside it.
+cat > "$work/slow-join-lookup" <<SH
+#!/usr/bin/env bash
+if [ "\$1" = join ]; then touch "$work/join-started"; sleep 6; fi
+exec "$lookup" "\$@"
+SH
+chmod +x "$work/slow-join-lookup"
+bash "$root/tools/spark/run.sh" --master 'local[2]' --lookup "$work/slow-join-lookup" --region-field 4 \
+    --build-option=--skip-bad-rows --input "$work/small.tsv" -o "$work/out" --key "$work/publisher" \
+    > /dev/null 2> "$work/kill.err" &
+submit=$!
+for _ in $(seq 1200); do [ -e "$work/join-started" ] || ! kill -0 "$submit" 2>/dev/null && break; sleep 0.1; done
+[ -e "$work/join-started" ] || { tail -20 "$work/kill.err" >&2; fail "the job never reached lookup join"; }
+kill -KILL "$submit"
+wait "$submit" 2>/dev/null || true
+sleep 10   # the join would have ended and switched the output by now
+[ "$(cd "$work/out" && sha256sum ./* | sort)" = "$sum_before" ] || fail "a job killed during lookup join changed the output"
+"$lookup" verify "$work/out" > /dev/null || fail "lookup verify after the killed job"
+left="$(cd "$work" && ls -A | grep '^\.out\.' || true)"
+[ -z "$left" ] || fail "the killed job left $left beside the output"
+
+echo "PASS: spark local[2] output = single-machine build ($rows rows; tsv, csv, jsonl, parquet; idempotent; a failed partition, a bad key and a killed job leave the output as it was)"
