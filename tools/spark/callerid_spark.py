@@ -100,9 +100,56 @@ def partition_dir(stage, region):
     return os.path.join(stage, "region-" + hashlib.sha256(region.encode("utf-8")).hexdigest()[:20])
 
 
-def build_partition(rows, lookup_name, stage, build_args):
+# What `lookup build` says on stderr when it reads numbers with its built-in table because
+# libphonenumber could not be loaded (Sources/lookup/PipelineBuild.swift, noteNumberRules).
+BUILT_IN_TABLE_NOTE = "note: numbers are read with the built-in table"
+
+
+def forced_number_rules(build_args):
+    """The --number-rules of the build options ("table", "libphonenumber"), None for auto."""
+    value = None
+    for k, arg in enumerate(build_args):
+        if arg.startswith("--number-rules="):
+            value = arg.split("=", 1)[1]
+        elif arg == "--number-rules" and k + 1 < len(build_args):
+            value = build_args[k + 1]
+    return None if value == "auto" else value
+
+
+def number_rules_used(build_args, build_stderr):
+    """What read the numbers of a `lookup build`: "built-in table" when the options ask for it or
+    the build said it fell back to it, else "libphonenumber"."""
+    if forced_number_rules(build_args) == "table" or BUILT_IN_TABLE_NOTE in build_stderr:
+        return "built-in table"
+    return "libphonenumber"
+
+
+def driver_number_rules(lookup, build_args):
+    """What reads numbers on the driver with these options ("libphonenumber" or "built-in
+    table"), and lookup --version's line about it: what every task must use too, so that the
+    output is the bytes of a single build on this machine."""
+    if forced_number_rules(build_args) == "table":
+        return "built-in table", "built-in table (--number-rules table)"
+    done = subprocess.run([lookup, "--version"], capture_output=True, text=True, preexec_fn=die_with_parent)
+    if done.returncode != 0:
+        raise JobError(f"{lookup} --version failed (exit {done.returncode}): {done.stderr.strip()}", done.returncode)
+    line = next((l for l in done.stdout.splitlines() if l.startswith("number rules: ")), "number rules: unknown")
+    described = line[len("number rules: "):]
+    return ("libphonenumber" if described.startswith("libphonenumber") else "built-in table"), described
+
+
+def rules_mismatch(region, used, expected, stderr):
+    note = next((l for l in stderr.splitlines() if l.startswith(BUILT_IN_TABLE_NOTE)), "")
+    return (f"region {region!r} read its numbers with the {used}, the driver with {expected}: its database would "
+            f"not be the one a single build writes{' (' + note + ')' if note else ''}. Install libphonenumber on every "
+            f"executor (the libcallerid-phonenumber.so shipped with the job needs the system's libphonenumber), or pass "
+            f"--build-option=--number-rules=table to read numbers with the built-in table everywhere")
+
+
+def build_partition(rows, lookup_name, stage, build_args, expected_rules):
     """Runs on an executor: one `lookup build` per region of this partition's rows (sorted by
-    region, then input order). Yields (region, directory, summary, stderr) or raises on failure."""
+    region, then input order). Yields (region, directory, summary, stderr, number rules) or
+    raises on failure, and when the build read numbers with other rules than the driver's."""
     from pyspark import SparkFiles
     lookup = SparkFiles.get(lookup_name)
     mode = os.stat(lookup).st_mode
@@ -123,7 +170,10 @@ def build_partition(rows, lookup_name, stage, build_args):
         done = subprocess.run(cmd, capture_output=True, text=True)
         if done.returncode != 0:
             raise RuntimeError(f"lookup build of region {region!r} failed with exit {done.returncode}:\n{done.stderr[-4000:]}")
-        return region, out, json.loads(done.stdout), done.stderr
+        used = number_rules_used(build_args, done.stderr)
+        if used != expected_rules:
+            raise RuntimeError(rules_mismatch(region, used, expected_rules, done.stderr))
+        return region, out, json.loads(done.stdout), done.stderr, used
 
     current, handle, path = None, None, None
     workdir = tempfile.mkdtemp(prefix="callerid-spark-")
@@ -408,6 +458,9 @@ def run(a):
         # Everything that can be checked on the driver is checked before the cluster does any work.
         if a.key:
             check_key(lookup, a.key, job.path)
+        build_args = ["--memory", a.memory] + (["--max-entries", a.max_entries] if a.max_entries else []) + a.build_option
+        expected_rules, described = driver_number_rules(lookup, build_args)
+        say(f"numbers are read with {described}")
 
         # The regions' parts go to a folder of this job's own, made inside --stage (or in the
         # job's folder beside the output): --stage may be a shared mount point holding other
@@ -455,16 +508,20 @@ def run(a):
         partitions = a.partitions or sc.defaultParallelism
         rows = rows.repartition(partitions, "region").sortWithinPartitions("region", "_file", "_row")
 
-        build_args = ["--memory", a.memory] + (["--max-entries", a.max_entries] if a.max_entries else []) + a.build_option
         lookup_name = os.path.basename(lookup)
-        results = rows.rdd.mapPartitions(lambda it: build_partition(it, lookup_name, stage, build_args)).collect()
-        summary = {"regions": len(results), "rows": 0, "entries": 0, "bad_rows": 0, "duplicates_merged": 0}
-        for region, _, s, stderr in results:
+        results = rows.rdd.mapPartitions(
+            lambda it: build_partition(it, lookup_name, stage, build_args, expected_rules)).collect()
+        summary = {"regions": len(results), "rows": 0, "entries": 0, "bad_rows": 0, "duplicates_merged": 0,
+                   "number_rules": expected_rules}
+        for region, _, s, stderr, _ in results:
             for k in ("rows", "entries", "bad_rows", "duplicates_merged"):
                 summary[k] += s[k]
             if stderr.strip():
                 say(f"region {region!r}:\n{stderr}")
-        parts = sorted(directory for _, directory, _, _ in results)
+        for region, _, _, stderr, used in results:
+            if used != expected_rules:
+                raise JobError(rules_mismatch(region, used, expected_rules, stderr), 70)
+        parts = sorted(directory for _, directory, _, _, _ in results)
 
         # The join and the signature go to the job's folder (the output's file system); the
         # output is switched once, signed, in one step, or not at all.

@@ -148,4 +148,26 @@ sleep 10   # the join would have ended and switched the output by now
 left="$(cd "$work" && ls -A | grep '^\.out\.' || true)"
 [ -z "$left" ] || fail "the killed job left $left beside the output"
 
-echo "PASS: spark local[2] output = single-machine build ($rows rows; tsv, csv, jsonl, parquet; idempotent; a failed partition, a bad key and a killed job leave the output as it was)"
+# An executor that cannot load libphonenumber reads numbers with the built-in table and would
+# build other bytes: the job fails, naming the region and why, and the output stays as it was.
+mkdir -p "$work/no-libphonenumber"
+cp "$lookup" "$work/no-libphonenumber/lookup"   # alone: no libcallerid-phonenumber.so beside it
+cat > "$work/table-lookup" <<SH
+#!/usr/bin/env bash
+if [ "\$1" = build ]; then exec "$work/no-libphonenumber/lookup" "\$@"; fi
+exec "$lookup" "\$@"
+SH
+chmod +x "$work/table-lookup"
+if "$lookup" --version | grep -q "number rules: libphonenumber"; then
+    if bash "$root/tools/spark/run.sh" --master 'local[2]' --lookup "$work/table-lookup" --region-field 4 \
+            --build-option=--skip-bad-rows --input "$work/small.tsv" -o "$work/out" > /dev/null 2> "$work/rules.err"; then
+        fail "the job succeeded although its executors read numbers with the built-in table"
+    fi
+    grep -q "with the built-in table, the driver with libphonenumber" "$work/rules.err" \
+        || fail "the job's error does not say the number rules differ: $(grep -i error "$work/rules.err" | tail -3)"
+    [ "$(cd "$work/out" && sha256sum ./* | sort)" = "$sum_before" ] || fail "the job with other number rules changed the output"
+else
+    echo "note: no libphonenumber on this machine: the check of executors without it is skipped"
+fi
+
+echo "PASS: spark local[2] output = single-machine build ($rows rows; tsv, csv, jsonl, parquet; idempotent; a failed partition, a bad key, a killed job and executors without libphonenumber leave the output as it was)"
