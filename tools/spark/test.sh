@@ -3,8 +3,15 @@
 #   bash tools/spark/test.sh [ROWS]          (default 2,000,000 rows; needs bash tools/spark/setup.sh)
 # Checks: the same databases (byte for byte, and `lookup dump` of each) and the same manifest
 # as `lookup build` of the same input on one machine; TSV, CSV, JSON Lines and Parquet inputs
-# give the same output; a second run writes the same bytes; a failed partition fails the job
-# and leaves the previous output, with no manifest written; the result verifies and is signed.
+# give the same output; a second run writes the same bytes; stdout is the JSON summary alone;
+# the result verifies and is signed; --stage's other contents are left alone. A failed
+# partition, a missing or bad key, spark-submit killed during `lookup join`, and executors
+# without libphonenumber fail the job and leave the previous signed output as it was. On small
+# inputs, the rows are read as a single build reads them: a short first row and a row without
+# a region are bad rows reported at the input's file and line, a lone CR stays in its label, a
+# header is found as --header auto finds it, --dataset-version reaches the manifest, and a
+# Parquet folder's files are read in name order. About 2 minutes at 20,000 rows, 3 at the
+# default 2,000,000 on 2 cores.
 # Without Java or PySpark it says SKIPPED and why, and exits 0.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -42,10 +49,21 @@ same_as_single() {
     [ "$(ls "$dir"/*.cid | wc -l)" = "$(ls "$work/single/"*.cid | wc -l)" ] || fail "$dir: another set of files"
 }
 
+# --stage names a folder shared with others (a mount point): the job stages in a folder of its
+# own inside it and leaves everything else there as it was, after a success and a failure.
+mkdir -p "$work/shared/other"
+echo keep > "$work/shared/keep-me"
+echo keep > "$work/shared/other/keep-me-too"
+shared_listing() { (cd "$work/shared" && find . | sort); }
+shared_before="$(shared_listing)"
+
 start=$(date +%s)
-spark --input "$work/in.tsv" -o "$work/out" --key "$work/publisher" > "$work/spark.json"
+spark --input "$work/in.tsv" -o "$work/out" --key "$work/publisher" --stage "$work/shared" > "$work/spark.json"
 echo "spark local[2], $rows rows: $(( $(date +%s) - start )) s: $(cat "$work/spark.json")"
+python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$work/spark.json" \
+    || fail "stdout holds more than the JSON summary: $(head -5 "$work/spark.json")"
 same_as_single "$work/out"
+[ "$(shared_listing)" = "$shared_before" ] || fail "the job changed what --stage held: $(shared_listing)"
 "$lookup" verify "$work/out" > /dev/null || fail "lookup verify"
 [ -f "$work/out/manifest.json.sig" ] || fail "not signed"
 
@@ -92,10 +110,123 @@ exec "$lookup" "\$@"
 SH
 chmod +x "$work/failing-lookup"
 if bash "$root/tools/spark/run.sh" --master 'local[2]' --lookup "$work/failing-lookup" --region-field 4 \
-        --build-option=--skip-bad-rows --input "$work/in.tsv" -o "$work/out" > /dev/null 2> "$work/fail.err"; then
+        --build-option=--skip-bad-rows --input "$work/in.tsv" -o "$work/out" --stage "$work/shared" > /dev/null 2> "$work/fail.err"; then
     fail "the job succeeded although a partition failed"
 fi
 grep -q "simulated failure" "$work/fail.err" || fail "the job's error does not say why the partition failed"
 [ "$(cd "$work/out" && sha256sum ./* | sort)" = "$sum_before" ] || fail "the failed job changed the previous output"
-[ ! -e "$work/.out.spark-stage" ] || fail "the failed job left its staged parts"
-echo "PASS: spark local[2] output = single-machine build ($rows rows; tsv, csv, jsonl, parquet; idempotent; a failed partition fails the job)"
+[ "$(shared_listing)" = "$shared_before" ] || fail "the failed job changed what --stage held: $(shared_listing)"
+left="$(cd "$work" && ls -A | grep '^\.out\.' || true)"
+[ -z "$left" ] || fail "the failed job left $left beside the output"
+
+# A bad key fails the job before any work: nothing built, nothing joined, the signed output as
+# it was.
+head -20000 "$work/in.tsv" > "$work/small.tsv"
+echo "callerid-ed25519-secret not-a-key" > "$work/bad-key"
+for key in "$work/no-such-key" "$work/bad-key"; do
+    if bash "$root/tools/spark/run.sh" --master 'local[2]' --lookup "$lookup" --region-field 4 \
+            --input "$work/small.tsv" -o "$work/out" --key "$key" > /dev/null 2> "$work/key.err"; then
+        fail "the job succeeded with the key $key"
+    fi
+    grep -q "key" "$work/key.err" || fail "the job's error does not name the key: $(tail -3 "$work/key.err")"
+    ! grep -q "Running Spark version" "$work/key.err" || fail "the job started Spark before it checked the key $key"
+    [ "$(cd "$work/out" && sha256sum ./* | sort)" = "$sum_before" ] || fail "the job with the key $key changed the output"
+done
+
+# spark-submit killed while `lookup join` runs: the join dies with the job, the output stays
+# the previous signed set, and nothing of the job is left beside it.
+cat > "$work/slow-join-lookup" <<SH
+#!/usr/bin/env bash
+if [ "\$1" = join ]; then touch "$work/join-started"; sleep 6; fi
+exec "$lookup" "\$@"
+SH
+chmod +x "$work/slow-join-lookup"
+bash "$root/tools/spark/run.sh" --master 'local[2]' --lookup "$work/slow-join-lookup" --region-field 4 \
+    --build-option=--skip-bad-rows --input "$work/small.tsv" -o "$work/out" --key "$work/publisher" \
+    > /dev/null 2> "$work/kill.err" &
+submit=$!
+for _ in $(seq 1200); do [ -e "$work/join-started" ] || ! kill -0 "$submit" 2>/dev/null && break; sleep 0.1; done
+[ -e "$work/join-started" ] || { tail -20 "$work/kill.err" >&2; fail "the job never reached lookup join"; }
+kill -KILL "$submit"
+wait "$submit" 2>/dev/null || true
+sleep 10   # the join would have ended and switched the output by now
+[ "$(cd "$work/out" && sha256sum ./* | sort)" = "$sum_before" ] || fail "a job killed during lookup join changed the output"
+"$lookup" verify "$work/out" > /dev/null || fail "lookup verify after the killed job"
+left="$(cd "$work" && ls -A | grep '^\.out\.' || true)"
+[ -z "$left" ] || fail "the killed job left $left beside the output"
+
+# An executor that cannot load libphonenumber reads numbers with the built-in table and would
+# build other bytes: the job fails, naming the region and why, and the output stays as it was.
+mkdir -p "$work/no-libphonenumber"
+cp "$lookup" "$work/no-libphonenumber/lookup"   # alone: no libcallerid-phonenumber.so beside it
+cat > "$work/table-lookup" <<SH
+#!/usr/bin/env bash
+if [ "\$1" = build ]; then exec "$work/no-libphonenumber/lookup" "\$@"; fi
+exec "$lookup" "\$@"
+SH
+chmod +x "$work/table-lookup"
+if "$lookup" --version | grep -q "number rules: libphonenumber"; then
+    if bash "$root/tools/spark/run.sh" --master 'local[2]' --lookup "$work/table-lookup" --region-field 4 \
+            --build-option=--skip-bad-rows --input "$work/small.tsv" -o "$work/out" > /dev/null 2> "$work/rules.err"; then
+        fail "the job succeeded although its executors read numbers with the built-in table"
+    fi
+    grep -q "with the built-in table, the driver with libphonenumber" "$work/rules.err" \
+        || fail "the job's error does not say the number rules differ: $(grep -i error "$work/rules.err" | tail -3)"
+    [ "$(cd "$work/out" && sha256sum ./* | sort)" = "$sum_before" ] || fail "the job with other number rules changed the output"
+else
+    echo "note: no libphonenumber on this machine: the check of executors without it is skipped"
+fi
+
+# Rows as a single build reads them, on small inputs:
+# - a TSV whose first row is short (a bad row, reported at its file and line), with a lone CR
+#   in a label (part of the label, not a line break) and a row without a region;
+# - a TSV with a header row and no --header (auto, as lookup build), and --dataset-version;
+# - a Parquet folder whose files repeat a number: the files in name order, as a single build
+#   of the same files in that order (Spark reads the largest file first).
+{ printf '%s\tShort row\n' "$(head -1 "$work/small.tsv" | cut -f1)"
+  head -300 "$work/small.tsv"
+  printf '%s\tcarriage\rreturn\t\t%s\n' "$(sed -n 2p "$work/small.tsv" | cut -f1)" "$(sed -n 2p "$work/small.tsv" | cut -f4)"
+  printf '%s\tno region\n' "$(sed -n 3p "$work/small.tsv" | cut -f1)"; } > "$work/edge.tsv"
+{ printf 'number\tlabel\tcategory\tregion\n'; head -300 "$work/small.tsv"; } > "$work/header.tsv"
+edge_args=(--format tsv --split-by field --region-field 4 --skip-bad-rows)
+"$lookup" build -o "$work/edge-single/" "$work/edge.tsv" "${edge_args[@]}" > /dev/null 2> "$work/edge-single.err"
+"$lookup" build -o "$work/header-single/" "$work/header.tsv" "${edge_args[@]}" --dataset-version v-edge > /dev/null
+same_files() {
+    for f in "$1/"*.cid; do cmp -s "$f" "$2/$(basename "$f")" || fail "$2/$(basename "$f") differs from $f"; done
+    [ "$(ls "$1"/*.cid | wc -l)" = "$(ls "$2"/*.cid | wc -l)" ] || fail "$2: another set of files than $1"
+}
+spark --input "$work/edge.tsv" -o "$work/edge-out" > /dev/null || fail "the job failed on a short first row"
+same_files "$work/edge-single" "$work/edge-out"
+cmp -s "$work/edge-single/manifest.json" "$work/edge-out/manifest.json" || fail "edge.tsv: manifest differs"
+grep -q "^$work/edge.tsv:1: no " "$work/spark.err" || fail "the short first row is not reported at edge.tsv:1: $(grep -i 'row\|field' "$work/spark.err" | head -3)"
+grep -q "^$work/edge.tsv:303: no region field" "$work/spark.err" || fail "the row without a region is not reported at edge.tsv:303"
+! grep -q "rows.tsv" "$work/spark.err" || fail "a bad-row report names the executor's temporary file"
+spark --input "$work/header.tsv" -o "$work/header-out" --dataset-version v-edge > /dev/null \
+    || fail "the job failed on a TSV with a header row"
+same_files "$work/header-single" "$work/header-out"
+cmp -s "$work/header-single/manifest.json" "$work/header-out/manifest.json" || fail "header.tsv: manifest differs (--dataset-version?)"
+grep -q '"dataset_version" *: *"v-edge"' "$work/header-out/manifest.json" || fail "--dataset-version is not in the manifest"
+
+"$venv/bin/python" - "$work" <<'PY' 2> /dev/null
+import os, shutil, sys
+from pyspark.sql import SparkSession
+work = sys.argv[1]
+spark = SparkSession.builder.master("local[1]").getOrCreate()
+rows = [l.rstrip("\n").split("\t") for l in open(f"{work}/small.tsv", encoding="utf-8")][:300]
+first = [[rows[0][0], "From the first file", rows[0][2], rows[0][3]]]
+with open(f"{work}/order.tsv", "w", encoding="utf-8") as f:       # the files' rows in name order
+    for r in first + rows:
+        f.write("\t".join(r) + "\n")
+os.makedirs(f"{work}/order.parquet")
+for name, part in (("part-0.parquet", first), ("part-1.parquet", rows)):   # part-1 is the larger
+    spark.createDataFrame(part, "number string, label string, category string, region string") \
+        .coalesce(1).write.parquet(f"{work}/tmp-{name}")
+    made = [f for f in os.listdir(f"{work}/tmp-{name}") if f.endswith(".parquet")][0]
+    shutil.move(f"{work}/tmp-{name}/{made}", f"{work}/order.parquet/{name}")
+spark.stop()
+PY
+"$lookup" build -o "$work/order-single/" "$work/order.tsv" "${build_args[@]}" > /dev/null
+spark --input "$work/order.parquet" --region-field region -o "$work/order-out" > /dev/null
+same_files "$work/order-single" "$work/order-out"
+
+echo "PASS: spark local[2] output = single-machine build ($rows rows; tsv, csv, jsonl, parquet; idempotent; a failed partition, a bad key, a killed job and executors without libphonenumber leave the output as it was; short rows, headers, CRs, Parquet file order)"
