@@ -481,6 +481,22 @@ public enum LabelText {
     /// Each scalar of `bytes` (invalid UTF-8 read as U+FFFD) with what the rule says of it
     /// there: the one classification the escaping outputs use (TSV and JSON, quoted input in
     /// messages).
+    /// The characters (grapheme clusters) of `text` from its start whose `size` adds up to at
+    /// most `budget`, without trailing spaces: a label cut without splitting a letter from its
+    /// marks or an emoji sequence (the pipeline's `--max-label-bytes`, the server's caller names).
+    package static func prefix(of text: String, budget: Int, size: (Character) -> Int) -> String {
+        var out = ""
+        var used = 0
+        for character in text {
+            let n = size(character)
+            if used + n > budget { break }
+            out.append(character)
+            used += n
+        }
+        while out.last == " " { out.removeLast() }
+        return out
+    }
+
     package static func forEachScalar(_ bytes: some Collection<UInt8>, _ body: (Unicode.Scalar, Problem.Kind?) -> Void) {
         forEachScalar(String(decoding: bytes, as: UTF8.self), body)
     }

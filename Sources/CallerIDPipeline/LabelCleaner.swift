@@ -84,15 +84,7 @@ public struct LabelCleaner: Sendable {
         var truncated = false
         if let maxBytes, s.utf8.count > maxBytes {
             truncated = true
-            var cut = ""
-            var bytes = 0
-            for ch in s {
-                let n = ch.utf8.count
-                if bytes + n > maxBytes { break }
-                cut.append(ch)
-                bytes += n
-            }
-            while cut.last == " " { cut.removeLast() }
+            let cut = LabelText.prefix(of: s, budget: maxBytes) { $0.utf8.count }
             // A joiner the cut left without the letter after it.
             let (kept, removed) = LabelText.removingHiddenCharacters(cut)
             s = removed.isEmpty ? cut : collapse(kept)

@@ -92,15 +92,6 @@ struct CallerNameRule: Sendable, Equatable {
     /// without trailing spaces.
     static func cut(_ text: String, to limit: Int) -> String {
         guard text.unicodeScalars.count > limit else { return text }
-        var out = ""
-        var count = 0
-        for character in text {
-            let n = character.unicodeScalars.count
-            if count + n > limit { break }
-            out.append(character)
-            count += n
-        }
-        while out.last == " " { out.removeLast() }
-        return out
+        return LabelText.prefix(of: text, budget: limit) { $0.unicodeScalars.count }
     }
 }
