@@ -322,7 +322,7 @@ private struct PendingList {
 
 extension Array where Element: Comparable {
     /// The index of `x` in this ascending array, if present (binary search).
-    package func sortedIndex(of x: Element) -> Int? {
+    func sortedIndex(of x: Element) -> Int? {
         var lo = 0, hi = count
         while lo < hi {
             let mid = (lo + hi) / 2
@@ -332,7 +332,7 @@ extension Array where Element: Comparable {
     }
 
     /// The first index whose element is ≥ `x`.
-    package func lowerBound(_ x: Element) -> Int {
+    func lowerBound(_ x: Element) -> Int {
         var lo = 0, hi = count
         while lo < hi {
             let mid = (lo + hi) / 2

@@ -104,12 +104,7 @@ public struct DatabaseSet: Sendable, Equatable {
     /// - Throws: ``DirectoryError`` `badManifest` for a settings file that cannot be read.
     public func feedSettings() throws(DirectoryError) -> FeedSettings {
         guard let manifestPath else { return FeedSettings() }
-        let path = String(manifestPath.dropLast("manifest.json".utf8.count)) + "settings.json"
-        guard FileSystem.exists(path) else { return FeedSettings() }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw DirectoryError(.badManifest, "\(path): cannot be read")
-        }
-        let settings = try FeedSettings.decode(data, path: path)
+        guard let settings = try FeedSettings.stored(in: OutputPath.split(manifestPath).directory) else { return FeedSettings() }
         try settings.validate()
         return settings
     }

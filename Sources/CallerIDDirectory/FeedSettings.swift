@@ -169,10 +169,7 @@ public struct FeedSettings: Sendable, Equatable {
     }
 
     /// Whether `number` is on the allow list (never blocked).
-    package func allows(_ number: UInt64) -> Bool {
-        let i = allowList.lowerBound(number)
-        return i < allowList.count && allowList[i] == number
-    }
+    package func allows(_ number: UInt64) -> Bool { allowList.sortedIndex(of: number) != nil }
 
     /// The rules as sorted, disjoint ranges (overlapping or touching rules joined).
     package var ruleRanges: [ClosedRange<UInt64>] {
@@ -192,6 +189,18 @@ public struct FeedSettings: Sendable, Equatable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
         return (try? encoder.encode(self)) ?? Data()
+    }
+
+    /// The settings stored in `directory` (`settings.json`: an installed generation has one, a
+    /// build directory may), nil when there are none.
+    /// - Throws: ``DirectoryError`` `badManifest` for a file that cannot be read or decoded.
+    static func stored(in directory: String) throws(DirectoryError) -> FeedSettings? {
+        let path = joinPath(directory, "settings.json")
+        guard FileSystem.exists(path) else { return nil }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw DirectoryError(.badManifest, "\(path): cannot be read")
+        }
+        return try decode(data, path: path)
     }
 
     /// Reads settings JSON; missing keys take their defaults.

@@ -78,8 +78,8 @@ public final class DirectorySnapshot: Sendable {
         self.manifest = manifest
         if let settings {
             self.settings = settings
-        } else if let data = FileManager.default.contents(atPath: directory + "/settings.json") {
-            self.settings = try FeedSettings.decode(data, path: directory + "/settings.json")
+        } else if let stored = try FeedSettings.stored(in: directory) {
+            self.settings = stored
         } else {
             self.settings = FeedSettings()
         }

@@ -21,9 +21,10 @@ struct AnswerRule: Sendable {
     /// Per pack (precedence order): the index of its set's settings in ``settings``.
     private let packSet: [Int]
     private let settings: [FeedSettings]
-    /// Every set's allow list, sorted, without duplicates.
-    private let allow: [UInt64]
-    /// Every blocking set's rules, sorted and disjoint.
+    /// What applies to the whole query: every set's allow list, and the rules of every set
+    /// that feeds blocking, joined (``FeedSettings/allowList`` sorts them, ``FeedSettings/ruleRanges``
+    /// joins them, as for one set).
+    private let whole: FeedSettings
     private let rules: [ClosedRange<UInt64>]
     /// Every set takes the default settings: a number's answer is the first pack's entry
     /// that holds it, as a lone file gives it.
@@ -35,26 +36,11 @@ struct AnswerRule: Sendable {
     init(packSet: [Int], settings: [FeedSettings]) {
         self.packSet = packSet
         self.settings = settings
-        var allow: [UInt64] = []
-        var rules: [ClosedRange<UInt64>] = []
-        for s in settings {
-            allow += s.allowList
-            if s.blocking { rules += s.ruleRanges }
-        }
-        allow.sort()
-        var unique: [UInt64] = []
-        for n in allow where unique.last != n { unique.append(n) }
-        self.allow = unique
-        rules.sort { $0.lowerBound < $1.lowerBound }
-        var joined: [ClosedRange<UInt64>] = []
-        for r in rules {
-            if let last = joined.last, last.upperBound == UInt64.max || r.lowerBound <= last.upperBound + 1 {
-                joined[joined.count - 1] = last.lowerBound...max(last.upperBound, r.upperBound)
-            } else {
-                joined.append(r)
-            }
-        }
-        self.rules = joined
+        var whole = FeedSettings()
+        whole.allowList = settings.flatMap(\.allowList)
+        whole.rules = settings.filter(\.blocking).flatMap(\.rules)
+        self.whole = whole
+        rules = whole.ruleRanges
         isDefault = settings.allSatisfy(\.answersAsDefaults)
     }
 
@@ -68,7 +54,7 @@ struct AnswerRule: Sendable {
     func blocks(_ p: Int, category: Category) -> Bool { settings[packSet[p]].blocks(category: category) }
 
     /// Whether `number` is on an allow list.
-    func allows(_ number: UInt64) -> Bool { allow.sortedIndex(of: number) != nil }
+    func allows(_ number: UInt64) -> Bool { whole.allows(number) }
 
     /// The blocking rule that holds `number`, nil when none does.
     func rule(holding number: UInt64) -> ClosedRange<UInt64>? {
