@@ -21,12 +21,18 @@ func databasePath(_ args: Arguments) throws(ToolError) -> String {
 /// is escaped (see `writeTSVLabel`), so a hostile file can neither forge output lines nor
 /// send terminal escape sequences.
 func writeEntry(_ view: EntryView, json: Bool, to out: inout Output) {
+    writeEntry(number: view.number, label: view.labelBytes, category: view.category, json: json, to: &out)
+}
+
+/// An entry line of `dump` from its parts (a merged list's entry, which has no view). The JSON
+/// has no `found`: every line is an entry (a lookup's answer, ``writeAnswer``, has one).
+func writeEntry(number: UInt64, label: UnsafeRawBufferPointer, category: Category, json: Bool, to out: inout Output) {
     if json {
-        out.write(entryJSON(view))
+        out.write("{\"number\":\(number),\"label\":\(jsonQuote(String(decoding: label, as: UTF8.self))),\"category\":\(jsonQuote(category.name)),\"action\":\"\(category.action)\"}\n")
     } else {
-        out.write("\(view.number)\t")
-        writeTSVLabel(view.labelBytes, to: &out)
-        out.write("\t\(view.category.name)\n")
+        out.write("\(number)\t")
+        writeTSVLabel(label, to: &out)
+        out.write("\t\(category.name)\n")
     }
 }
 
@@ -34,12 +40,6 @@ func writeEntry(_ view: EntryView, json: Bool, to out: inout Output) {
 /// (``tsvEscapedLabel(_:)``).
 func writeTSVLabel(_ bytes: UnsafeRawBufferPointer, to out: inout Output) {
     if let escaped = tsvEscapedLabel(bytes) { out.write(escaped) } else { out.write(bytes: bytes) }
-}
-
-/// An entry of `dump --json`: every line is an entry, so it has no `found` (a lookup's answer,
-/// ``writeAnswer``, has).
-func entryJSON(_ view: EntryView) -> String {
-    "{\"number\":\(view.number),\"label\":\(jsonQuote(view.label)),\"category\":\(jsonQuote(view.category.name)),\"action\":\"\(view.category.action)\"}\n"
 }
 
 /// How a lookup's answer is written.
@@ -472,13 +472,13 @@ func dumpLists(_ set: DatabasePaths, from: UInt64, action: CategoryAction?, cate
             switch action {
             case .identify:
                 if answers.isIdentified, let category = answers.identifiedCategory {
-                    writeListEntry(answers.number, answers.identifiedLabel, category, json: json, to: &out)
+                    writeEntry(number: answers.number, label: answers.identifiedLabel, category: category, json: json, to: &out)
                 }
             case .block:
-                if answers.isBlocked { writeListEntry(answers.number, answers.label, answers.category, json: json, to: &out) }
+                if answers.isBlocked { writeEntry(number: answers.number, label: answers.label, category: answers.category, json: json, to: &out) }
             case nil:
                 if categories?.contains(answers.category.name) ?? true {
-                    writeListEntry(answers.number, answers.label, answers.category, json: json, to: &out)
+                    writeEntry(number: answers.number, label: answers.label, category: answers.category, json: json, to: &out)
                 }
             }
         }
@@ -486,17 +486,6 @@ func dumpLists(_ set: DatabasePaths, from: UInt64, action: CategoryAction?, cate
         throw toolError(error)
     }
     return Exit.ok
-}
-
-/// An entry line of `dump` from its parts (``writeEntry`` of a view).
-private func writeListEntry(_ number: UInt64, _ label: UnsafeRawBufferPointer, _ category: Category, json: Bool, to out: inout Output) {
-    if json {
-        out.write("{\"number\":\(number),\"label\":\(jsonQuote(String(decoding: label, as: UTF8.self))),\"category\":\(jsonQuote(category.name)),\"action\":\"\(category.action)\"}\n")
-    } else {
-        out.write("\(number)\t")
-        writeTSVLabel(label, to: &out)
-        out.write("\t\(category.name)\n")
-    }
 }
 
 // MARK: verify

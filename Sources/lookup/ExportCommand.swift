@@ -101,10 +101,7 @@ func exportCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     }
     let report: LiveCallerIDExportReport
     do {
-        var databases: [Database] = []
-        for f in files { databases.append(try Database(path: f)) }
-        report = try LiveCallerIDExport.write(DirectorySnapshot(databases: databases, settings: settings.first?.1 ?? FeedSettings()),
-                                              to: outdir, options: options)
+        report = try LiveCallerIDExport.write(databases: files, settings: settings.first?.1 ?? FeedSettings(), to: outdir, options: options)
     } catch {
         throw toolError(error)
     }

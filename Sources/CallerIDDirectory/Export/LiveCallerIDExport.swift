@@ -227,7 +227,9 @@ public enum LiveCallerIDExport {
     /// - Throws: ``DirectoryError``: `invalidArgument` for bad options, `fileNotFound` for a
     ///   missing database or icon folder, `corrupt` for a damaged database or an icon that is
     ///   empty or too big, `io` when writing fails (no output file is then replaced).
-    public static func write(databases paths: [String], to directory: String,
+    /// - Parameter settings: the feed settings of the set (a store's: allow list, category
+    ///   choice, rules), applied as the phone applies them; the defaults for files.
+    public static func write(databases paths: [String], settings: FeedSettings = FeedSettings(), to directory: String,
                              options: LiveCallerIDExportOptions = LiveCallerIDExportOptions()) throws(DirectoryError) -> LiveCallerIDExportReport {
         var databases: [Database] = []
         for p in paths {
@@ -237,7 +239,8 @@ public enum LiveCallerIDExport {
                 throw DirectoryError(error)
             }
         }
-        return try write(databases: databases, to: directory, options: options)
+        guard !databases.isEmpty else { throw DirectoryError(.invalidArgument, "no database to export") }
+        return try write(DirectorySnapshot(databases: databases, settings: settings), to: directory, options: options)
     }
 
     /// Exports open databases (precedence order: the first that holds a number in a list wins

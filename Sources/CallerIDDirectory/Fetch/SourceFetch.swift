@@ -48,7 +48,7 @@ extension DirectoryFetcher {
         let composed = current.map { FileSystem.exists($0.path + "/" + SourcesRecord.fileName) } ?? false
         guard composed || regions != nil || priority != nil else { return nil }
         let sets = (try? InstalledStore.sourceSets(current, requiredKey: nil)) ?? []
-        if let same = sets.first(where: { $0.record.url.map(Self.withoutTrailingSlashes) == Self.withoutTrailingSlashes(baseURL) }) {
+        if let same = sets.first(where: { $0.record.url.map(OutputPath.withoutTrailingSlashes) == OutputPath.withoutTrailingSlashes(baseURL) }) {
             return same.record.name
         }
         // The same publisher at another address (a mirror, `localhost` for `127.0.0.1`): a
@@ -61,12 +61,6 @@ extension DirectoryFetcher {
                 """)
         }
         return StoreSource.name(forURL: baseURL)
-    }
-
-    private static func withoutTrailingSlashes(_ url: String) -> String {
-        var url = url
-        while url.hasSuffix("/") { url.removeLast() }
-        return url
     }
 
     /// ``fetch()`` for source `name`, holding `.fetch/`.
@@ -82,7 +76,7 @@ extension DirectoryFetcher {
         let current = (try? store.current()) ?? nil
         let existing = try store.sourceSet(name, in: current)
         try checkPinnedKey(existing)
-        if let old = existing?.record.url, Self.withoutTrailingSlashes(old) != Self.withoutTrailingSlashes(baseURL) {
+        if let old = existing?.record.url, OutputPath.withoutTrailingSlashes(old) != OutputPath.withoutTrailingSlashes(baseURL) {
             report.movedFrom = old
         }
 
@@ -154,7 +148,7 @@ extension DirectoryFetcher {
     private func isInstalled(_ existing: SourceSet?, _ signed: Signed, _ planned: [String]?, in g: InstalledStore.Generation) -> Bool {
         guard let existing, !existing.record.isImplicit, existing.manifestData == signed.manifestData, existing.record.regions == planned,
               priority == nil || priority == existing.record.priority,
-              existing.record.url.map(Self.withoutTrailingSlashes) == Self.withoutTrailingSlashes(baseURL) else { return false }
+              existing.record.url.map(OutputPath.withoutTrailingSlashes) == OutputPath.withoutTrailingSlashes(baseURL) else { return false }
         return existing.selectedFiles.allSatisfy { InstalledStore.intact(InstalledStore.packPath(existing, $0, in: g), $0) }
     }
 }
