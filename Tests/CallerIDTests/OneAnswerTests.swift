@@ -3,10 +3,11 @@ import Testing
 @testable import CallerID
 @testable import CallerIDDirectory
 
-// A number gets one answer everywhere: what `lookup --db STORE`, `lookup -` and `lookup serve`
-// answer for a number of a store composed of sources is what the phone does with it, that is
-// the two lists the Call Directory feed makes from the same store (precedence per list, the
-// allow list, the category choice and the rules applied as the feed applies them).
+// A number gets one answer everywhere: what `lookup --db STORE`, `lookup -`, `lookup dump`,
+// `lookup export --live-caller-id` and `lookup serve` answer for a number of a store composed
+// of sources is what the phone does with it, that is the two lists the Call Directory feed
+// makes from the same store (precedence per list, the allow list, the category choice and the
+// rules applied as the feed applies them).
 
 /// A store of sources with random priorities and settings, and its feed's two lists.
 private struct ComposedStore {
@@ -142,6 +143,18 @@ struct OneAnswerTests {
         #expect(blockList.lines.map { UInt64($0.split(separator: "\t")[0]) ?? 0 } == store.blocking.sorted())
         let idList = try lookup(["dump", "--db", store.path, "--action", "identify"])
         #expect(idList.lines.map { UInt64($0.split(separator: "\t")[0]) ?? 0 } == store.identification.keys.sorted())
+        // The Live Caller ID export of the store: a row for each number of the lists, blocked
+        // exactly where the blocking list holds it.
+        let export = try lookup(["export", "--live-caller-id", dir.path("lcid"), "--text", "--db", store.path])
+        #expect(export.status == 0, "\(export.stderr)")
+        let text = try String(contentsOfFile: dir.path("lcid/input.txtpb"), encoding: .utf8)
+        var exported: [UInt64: Bool] = [:]
+        for block in text.components(separatedBy: "identities {").dropFirst() {
+            let key = try #require(block.firstMatch(of: /key: "\+(\d+)"/)?.1)
+            exported[UInt64(key)!] = block.contains("block: true")
+        }
+        #expect(exported.keys.sorted() == listed)
+        #expect(exported.filter(\.value).keys.sorted() == store.blocking.sorted())
         // The server, from the same store.
         let server = try ServeProcess(["--store", store.path, "--max-body-bytes", "1000000"])
         try body.write(toFile: dir.path("body.txt"), atomically: true, encoding: .utf8)
