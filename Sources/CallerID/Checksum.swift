@@ -4,6 +4,9 @@ public enum Checksum {
     /// XXH3-64 of `bytes`, seed 0.
     public static func xxh3(_ bytes: [UInt8]) -> UInt64 { Codec.xxh3(bytes) }
 
+    /// XXH3-64 of bytes in hand, without a copy (the pipeline hashes a field per row).
+    package static func xxh3(bytes: UnsafeRawBufferPointer) -> UInt64 { Codec.xxh3(bytes) }
+
     /// XXH3-64 of the whole file at `path` (memory-mapped, read once).
     /// - Throws: ``CallerIDError`` when the file cannot be opened or mapped.
     public static func xxh3(fileAt path: String) throws(CallerIDError) -> UInt64 {

@@ -4,17 +4,17 @@
 /// then by cursor) and the range resolution of `RangeWriter` (ranges ordered by width, then by
 /// the order they were added) both keep their candidates in it. Generic over a `Comparable`
 /// element, so each use is specialized (no closure call per comparison).
-struct MinHeap<Element: Comparable> {
+package struct MinHeap<Element: Comparable> {
     private var items: [Element] = []
 
-    init(capacity: Int = 0) { items.reserveCapacity(capacity) }
+    package init(capacity: Int = 0) { items.reserveCapacity(capacity) }
 
-    var isEmpty: Bool { items.isEmpty }
-    var count: Int { items.count }
+    package var isEmpty: Bool { items.isEmpty }
+    package var count: Int { items.count }
     /// The least element, or nil when the heap is empty.
-    var min: Element? { items.first }
+    package var min: Element? { items.first }
 
-    mutating func push(_ x: Element) {
+    package mutating func push(_ x: Element) {
         items.append(x)
         var i = items.count - 1
         while i > 0 {
@@ -27,7 +27,7 @@ struct MinHeap<Element: Comparable> {
 
     /// Removes and returns the least element (nil when empty).
     @discardableResult
-    mutating func popMin() -> Element? {
+    package mutating func popMin() -> Element? {
         guard let top = items.first else { return nil }
         let last = items.removeLast()
         guard !items.isEmpty else { return top }

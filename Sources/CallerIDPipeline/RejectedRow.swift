@@ -62,6 +62,12 @@ public struct RejectReason: Hashable, Sendable, Comparable, CustomStringConverti
     public static let rangeTooLarge = RejectReason("range-too-large")
     /// `--split-by prefix`: no prefix of the region map matches the number.
     public static let noRegion = RejectReason("no-region")
+    // Reports (`lookup reports`)
+    /// The reporter field of a report is empty, or reads as a phone number (reporters are
+    /// opaque ids: a hash, never the reporter's number).
+    public static let badReporter = RejectReason("bad-reporter")
+    /// The time field of a report is not RFC 3339 or Unix seconds, or names no real moment.
+    public static let badTime = RejectReason("bad-time")
 
     public var description: String { rawValue }
     public static func < (a: RejectReason, b: RejectReason) -> Bool { a.rawValue < b.rawValue }

@@ -119,10 +119,13 @@ func pipelineOptions(_ args: Arguments) throws(ToolError) -> PipelineOptions {
 /// then each option given, group by group.
 struct PipelineOptionReader {
     let args: Arguments
+    /// The command whose options these are, named in usage errors.
+    let command: String
     private(set) var options: PipelineOptions
 
-    init(_ args: Arguments) throws(ToolError) {
+    init(_ args: Arguments, command: String = "build") throws(ToolError) {
         self.args = args
+        self.command = command
         options = PipelineOptions()
         if let name = args.value("--preset") {
             guard let preset = PipelinePreset(rawValue: name) else {
@@ -132,7 +135,7 @@ struct PipelineOptionReader {
         }
     }
 
-    private func usage(_ m: String) -> ToolError { .usage(m, command: "build") }
+    private func usage(_ m: String) -> ToolError { .usage(m, command: command) }
 
     private func int(_ name: String, min: Int = 0) throws(ToolError) -> Int? {
         guard let v = args.value(name) else { return nil }

@@ -6,6 +6,7 @@ usage: lookup NUMBER [--db FILE|DIR]... [--country XX] [--json]   look up one nu
        lookup - [--db FILE|DIR]... [--country XX] [--json]        look up numbers from stdin, one per line
        lookup build -o OUT INPUT.tsv...        build a database from TSV files
        lookup join -o OUT PART_DIR...          join build directories built apart (one per region) into one
+       lookup reports -o OUT REPORTS...        a block pack from a log of people's reports (scored)
        lookup dump [--db FILE] [--from N] [--category NAMES] [--action A] [--json]
        lookup verify FILE|DIR...               check every checksum and decode everything
        lookup info FILE|DIR [--json]           format version, counts, section sizes
@@ -32,7 +33,7 @@ Exit codes: 0 ok/found, 1 not found, 64 usage, 65 bad data or damaged file, 66 m
 """
 
 func unknownCommand(_ word: String) throws(ToolError) -> Int32 {
-    throw .usage("unknown command '\(word)'; commands: build, join, dump, verify, info, install, keygen, sign, fetch, store, feed, diff, export, serve, or a NUMBER, or '-'",
+    throw .usage("unknown command '\(word)'; commands: build, join, reports, dump, verify, info, install, keygen, sign, fetch, store, feed, diff, export, serve, or a NUMBER, or '-'",
                  command: "")
 }
 
@@ -54,6 +55,8 @@ do {
         status = try buildCommand(Array(arguments.dropFirst()))
     case "join":
         status = try joinCommand(Array(arguments.dropFirst()))
+    case "reports":
+        status = try reportsCommand(Array(arguments.dropFirst()))
     case "dump":
         status = try dumpCommand(Array(arguments.dropFirst()))
     case "verify":

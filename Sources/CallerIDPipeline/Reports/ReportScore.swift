@@ -1,0 +1,430 @@
+import CallerID
+import CallerIDDirectory
+import Foundation
+
+// The score of `lookup reports` (docs/REPORTS.md), in three passes over sorted records:
+//   1. by (number, reporter, time): each reporter's latest report in the window decides;
+//   2. by (reporter, time): a reporter's verdicts of one UTC day share the daily cap;
+//   3. by (number, time): the weights summed per number, the verdict and its category.
+// Weights are fixed-point integers (ReportWeight), so the sums are exact in any order.
+
+/// The third word of a report record: time (40 bits), verdict (8 bits: 0 `safe`, else the
+/// category's code), region (16 bits). Ordered by time first, so the latest report sorts last.
+enum ReportKey {
+    static func pack(time: Int64, verdict: UInt8, region: UInt16) -> UInt64 {
+        UInt64(time) << 24 | UInt64(verdict) << 16 | UInt64(region)
+    }
+    static func time(_ k: UInt64) -> Int64 { Int64(k >> 24) }
+    static func verdict(_ k: UInt64) -> UInt8 { UInt8(truncatingIfNeeded: k >> 16) }
+    static func region(_ k: UInt64) -> UInt16 { UInt16(truncatingIfNeeded: k) }
+}
+
+/// A blocked number: its category (code), the distinct reporters whose verdict is a complaint,
+/// the region of its latest complaint, and its score (fixed point).
+struct ReportVerdict {
+    var number: UInt64
+    var category: UInt8
+    var reporters: Int
+    var region: UInt16
+    var score: Int64
+}
+
+/// What the passes counted.
+struct ScoreStats {
+    var tooOld = 0
+    var inFuture = 0
+    var superseded = 0
+    var cappedDays = 0
+    var cappedReporters = 0
+    var scored = 0
+}
+
+/// The three passes.
+struct ReportScorer {
+    let options: ReportOptions
+    let now: Int64
+    let categoryCount: Int
+    let memoryLimit: Int?
+    let spillTarget: String
+
+    init(options: ReportOptions, now: Int64, categoryCount: Int, memoryLimit: Int?, spillTarget: String) {
+        self.options = options
+        self.now = now
+        self.categoryCount = categoryCount
+        self.memoryLimit = memoryLimit
+        self.spillTarget = spillTarget
+    }
+
+    /// Scores the reports (sorted by number, reporter, key) and calls `blocked` with each number
+    /// that passes, in ascending order.
+    func score(_ reports: SortedTriples, stats: inout ScoreStats,
+               blocked: (ReportVerdict) throws(PipelineError) -> Void) throws(PipelineError) {
+        let latest = try latestVerdicts(reports, stats: &stats)
+        let weighed = try capped(latest, stats: &stats)
+        try decide(weighed, stats: &stats, blocked: blocked)
+    }
+
+    private func io<R>(_ body: () throws(CallerIDError) -> R) throws(PipelineError) -> R {
+        do { return try body() } catch { throw PipelineError(error) }
+    }
+
+    /// Pass 1: per (number, reporter) the latest report at or before `now`, kept when it is
+    /// younger than the maximum age; out as (reporter, key, number).
+    private func latestVerdicts(_ reports: SortedTriples, stats: inout ScoreStats) throws(PipelineError) -> SortedTriples {
+        let out = TripleSorter(memoryLimit: memoryLimit, spillTarget: spillTarget)
+        var cursor = try reports.open()
+        let oldest = now - Int64(options.maxAgeDays) * ReportTime.secondsPerDay
+        var current: Triple? = nil   // the latest report in the window of the group being read
+        var group: (number: UInt64, reporter: UInt64)? = nil
+        func flush() throws(PipelineError) {
+            guard let c = current else { return }
+            if ReportKey.time(c.c) <= oldest {
+                stats.tooOld += 1
+            } else {
+                try out.append(Triple(a: c.b, b: c.c, c: c.a))
+            }
+            current = nil
+        }
+        while let r = try io({ () throws(CallerIDError) in try cursor.next() }) {
+            if group?.number != r.a || group?.reporter != r.b {
+                try flush()
+                group = (r.a, r.b)
+            }
+            if ReportKey.time(r.c) > now {
+                stats.inFuture += 1
+                continue
+            }
+            if current != nil { stats.superseded += 1 }
+            current = r
+        }
+        try flush()
+        return try out.sorted()
+    }
+
+    /// Pass 2: a reporter's verdicts of one UTC day share the daily cap; each weighs its decay
+    /// times min(n, cap) / n. Out as (number, key, weight). The day's size is counted by a cursor
+    /// ahead of the one that writes, so a day of any size needs no memory.
+    private func capped(_ latest: SortedTriples, stats: inout ScoreStats) throws(PipelineError) -> SortedTriples {
+        let out = TripleSorter(memoryLimit: memoryLimit, spillTarget: spillTarget)
+        var ahead = try latest.open(bufferBytes: 1 << 19)
+        var behind = try latest.open(bufferBytes: 1 << 19)
+        let cap = Int64(options.reporterDailyCap)
+        var decays: [Int64] = []
+        func decay(_ age: Int64) -> Int64 {
+            let i = Int(max(age, 0))
+            while decays.count <= i { decays.append(ReportWeight.decay(ageDays: Int64(decays.count), halfLifeDays: options.halfLifeDays)) }
+            return decays[i]
+        }
+        var next = try io({ () throws(CallerIDError) in try ahead.next() })
+        var lastCappedReporter: UInt64? = nil
+        while let first = next {
+            let day = ReportKey.time(first.b) / ReportTime.secondsPerDay
+            var n: Int64 = 1
+            next = nil
+            while let r = try io({ () throws(CallerIDError) in try ahead.next() }) {
+                guard r.a == first.a, ReportKey.time(r.b) / ReportTime.secondsPerDay == day else {
+                    next = r
+                    break
+                }
+                n += 1
+            }
+            if n > cap {
+                stats.cappedDays += 1
+                if lastCappedReporter != first.a { stats.cappedReporters += 1 }
+                lastCappedReporter = first.a
+            }
+            for _ in 0..<n {
+                guard let r = try io({ () throws(CallerIDError) in try behind.next() }) else { break }
+                let age = (now - ReportKey.time(r.b)) / ReportTime.secondsPerDay
+                let weight = decay(age) * min(n, cap) / n
+                try out.append(Triple(a: r.c, b: r.b, c: UInt64(weight)))
+            }
+        }
+        return try out.sorted()
+    }
+
+    /// Pass 3: per number, complaints add their weight and `safe` verdicts take theirs (times
+    /// the safe weight) away; blocked at the block score with enough reporters. The category is
+    /// the one with the most weight (ties: the first by name).
+    private func decide(_ weighed: SortedTriples, stats: inout ScoreStats,
+                        blocked: (ReportVerdict) throws(PipelineError) -> Void) throws(PipelineError) {
+        var cursor = try weighed.open()
+        let safeWeight = ReportWeight.fixed(options.safeWeight)
+        let threshold = ReportWeight.fixed(options.blockScore)
+        var byCategory = [Int64](repeating: 0, count: categoryCount + 1)
+        var touched: [Int] = []
+        var number: UInt64? = nil
+        var complaints = 0
+        var against: Int64 = 0
+        var region: UInt16 = 0
+        func finish() throws(PipelineError) {
+            guard let n = number else { return }
+            stats.scored += 1
+            var total: Int64 = 0
+            var best = 0
+            for c in touched {
+                total += byCategory[c]
+                if best == 0 || byCategory[c] > byCategory[best] || (byCategory[c] == byCategory[best] && c < best) { best = c }
+            }
+            let score = total - against * safeWeight / ReportWeight.one
+            if best > 0, complaints >= options.minReporters, score >= threshold {
+                try blocked(ReportVerdict(number: n, category: UInt8(best), reporters: complaints, region: region, score: score))
+            }
+            for c in touched { byCategory[c] = 0 }
+            touched.removeAll(keepingCapacity: true)
+            complaints = 0
+            against = 0
+        }
+        while let r = try io({ () throws(CallerIDError) in try cursor.next() }) {
+            if r.a != number {
+                try finish()
+                number = r.a
+            }
+            let verdict = Int(ReportKey.verdict(r.b))
+            let weight = Int64(r.c)
+            if verdict == 0 {
+                against += weight
+            } else {
+                if byCategory[verdict] == 0 && !touched.contains(verdict) { touched.append(verdict) }
+                byCategory[verdict] += weight
+                complaints += 1
+                region = ReportKey.region(r.b)   // records of a number come in time order: the latest complaint's
+            }
+        }
+        try finish()
+    }
+}
+
+/// Where each field of a report is.
+struct ReportFields {
+    var number: FieldSlots.Slot
+    var reporter: FieldSlots.Slot
+    var time: FieldSlots.Slot
+    var category: FieldSlots.Slot?
+    var country: FieldSlots.Slot?
+    var region: FieldSlots.Slot?
+
+    static let defaultNames: [String: [String]] = [
+        "number": FieldSlots.defaultNames["number"]!,
+        "reporter": ["reporter", "reporterid", "reporterhash", "user", "userid", "userhash", "device", "deviceid", "client", "clientid"],
+        "time": ["time", "timestamp", "ts", "date", "datetime", "reportedat", "createdat", "created"],
+        "category": ["category", "verdict", "type", "kind", "категория"],
+    ]
+    static let positions = ["number": 1, "reporter": 2, "time": 3, "category": 4]
+
+    private static func selectors(_ o: ReportOptions) -> [(String, FieldSelector?)] {
+        [("number", o.input.numberField), ("reporter", o.reporterField), ("time", o.timeField), ("category", o.input.categoryField),
+         ("country", o.input.countryField), ("region", o.input.regionField)]
+    }
+
+    private init(_ slots: [String: FieldSlots.Slot]) {
+        number = slots["number"]!
+        reporter = slots["reporter"]!
+        time = slots["time"]!
+        category = slots["category"]
+        country = slots["country"]
+        region = slots["region"]
+    }
+
+    /// JSON: names are looked up in every object.
+    init(json options: ReportOptions) {
+        var slots: [String: FieldSlots.Slot] = [:]
+        for (key, sel) in Self.selectors(options) {
+            switch sel {
+            case .name(let n)?:
+                slots[key] = FieldSlots.Slot(place: .key(exact: Array(n.utf8), loose: [FieldSlots.loose(n)]), explicit: true, name: InputQuote.quoted(n))
+            case .position(let p)?:
+                slots[key] = FieldSlots.Slot(place: .position(p - 1), explicit: true, name: "field \(p)")
+            case nil:
+                guard let names = Self.defaultNames[key] else { continue }
+                slots[key] = FieldSlots.Slot(place: .key(exact: nil, loose: Set(names)), explicit: true, name: names.prefix(3).joined(separator: "/"))
+            }
+        }
+        self.init(slots)
+    }
+
+    /// TSV/CSV: decides from the first record whether it is a header and resolves the fields.
+    static func delimited(first: Record, options: ReportOptions, file: String) throws(PipelineError) -> (ReportFields, Bool) {
+        let chosen = selectors(options)
+        let byName = chosen.contains { if case .name? = $0.1 { true } else { false } }
+        var isHeader: Bool
+        switch options.input.header {
+        case .present: isHeader = true
+        case .absent: isHeader = false
+        case .auto:
+            if byName {
+                isHeader = true
+            } else {
+                var column = 0
+                if case .position(let p)? = options.input.numberField { column = p - 1 }
+                let value = column < first.values.count ? first.value(column) : []
+                isHeader = !value.contains { $0 >= 0x30 && $0 <= 0x39 }
+            }
+        }
+        if byName && !isHeader {
+            throw PipelineError(.invalidConfiguration, "\(file): fields are chosen by name but the file has no header row (use positions like --number-field 1, or --header yes)")
+        }
+        let names = isHeader ? first.values.indices.map { String(decoding: first.value($0), as: UTF8.self).trimmedASCII } : []
+        var slots: [String: FieldSlots.Slot] = [:]
+        for (key, sel) in chosen {
+            switch sel {
+            case .position(let p)?:
+                slots[key] = FieldSlots.Slot(place: .index(p - 1), explicit: true, name: "column \(p)")
+            case .name(let n)?:
+                guard let i = names.firstIndex(of: n) ?? names.firstIndex(where: { FieldSlots.loose($0) == FieldSlots.loose(n) }) else {
+                    throw PipelineError(.invalidInput, "\(file): no column \(InputQuote.quoted(n)) for the \(key) in the header (columns: \(names.prefix(10).map { InputQuote.quoted($0) }.joined(separator: ", ")))")
+                }
+                slots[key] = FieldSlots.Slot(place: .index(i), explicit: true, name: InputQuote.quoted(names[i]))
+            case nil:
+                guard let wanted = defaultNames[key] else { continue }
+                if isHeader {
+                    if let i = names.firstIndex(where: { wanted.contains(FieldSlots.loose($0)) }) {
+                        slots[key] = FieldSlots.Slot(place: .index(i), explicit: true, name: InputQuote.quoted(names[i]))
+                    } else if key != "category" || options.input.fixedCategory == nil {
+                        throw PipelineError(.invalidInput, "\(file): no \(key) column in the header (columns: \(names.prefix(10).map { InputQuote.quoted($0) }.joined(separator: ", "))); choose one with --\(key)-field")
+                    }
+                } else {
+                    let p = positions[key]!
+                    slots[key] = FieldSlots.Slot(place: .index(p - 1), explicit: true, name: "column \(p)")
+                }
+            }
+        }
+        if options.input.fixedCategory != nil && options.input.categoryField == nil { slots["category"] = nil }
+        return (ReportFields(slots), isHeader)
+    }
+}
+
+/// The numbers `--protect` keeps from being blocked, and the name each is shown with: allow
+/// lists (TSV/CSV: a number, optionally its name) held in memory, databases asked per number.
+struct Protection {
+    private var names: [UInt64: String] = [:]
+    private var databases: [Database] = []
+
+    init(paths: [String], normalizer: NumberNormalizer) throws(PipelineError) {
+        for path in paths {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+                throw PipelineError(.fileNotFound, "\(path): no such protect list, database or build directory")
+            }
+            do {
+                if isDirectory.boolValue {
+                    let manifest = try DirectoryManifest.read(directory: path)
+                    for f in manifest.files { databases.append(try Database(path: path + "/" + f.file)) }
+                } else if path.hasSuffix(".cid") {
+                    databases.append(try Database(path: path))
+                } else {
+                    try readList(path, normalizer: normalizer)
+                }
+            } catch let error as PipelineError {
+                throw error
+            } catch let error as CallerIDError {
+                throw PipelineError(code: .init(error.code), message: "\(path): \(error.message)", underlying: error)
+            } catch {
+                throw PipelineError(.invalidInput, "\(path): \(error)")
+            }
+        }
+    }
+
+    /// An allow list: a number per line, then optionally a TAB or comma and its name; `#`
+    /// comments and a header line without digits are skipped.
+    private mutating func readList(_ path: String, normalizer: NumberNormalizer) throws(PipelineError) {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw PipelineError(.unreadableInput, "\(path): cannot read the protect list")
+        }
+        let text = String(decoding: data, as: UTF8.self)
+        for (i, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = raw.hasSuffix("\r") ? raw.dropLast() : raw
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            let cut = line.firstIndex { $0 == "\t" || $0 == "," }
+            let numberText = String(cut.map { line[..<$0] } ?? line[...]).trimmedASCII
+            if i == 0 && !numberText.contains(where: \.isNumber) { continue }
+            let name = cut.map { String(line[line.index(after: $0)...]).trimmedASCII } ?? ""
+            do throws(NumberProblem) {
+                for n in try normalizer.normalize(numberText).numbers { names[n] = name }
+            } catch {
+                throw PipelineError(.invalidInput, "\(path):\(i + 1): \(error.message)")
+            }
+        }
+    }
+
+    /// The name a protected number is shown with ("" when it has none); nil when not protected.
+    func name(of number: UInt64) throws(PipelineError) -> String? {
+        if let name = names[number] { return name }
+        for db in databases {
+            do {
+                if let e = try db.lookup(number), e.category.action == .identify { return e.label }
+            } catch {
+                throw PipelineError(error)
+            }
+        }
+        return nil
+    }
+}
+
+/// Counts what changed against an earlier pack, walking both in number order.
+struct PackDiff {
+    private var merge: PrecedenceMerge
+    private var databases: [Database]
+    private var pending = false
+    private var changes = PackChanges()
+
+    init(previous path: String) throws(PipelineError) {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw PipelineError(.fileNotFound, "\(path): no such previous pack")
+        }
+        var dbs: [Database] = []
+        do {
+            if isDirectory.boolValue {
+                let manifest = try DirectoryManifest.read(directory: path)
+                for f in manifest.files where f.kind != "top" { dbs.append(try Database(path: path + "/" + f.file)) }
+            } else {
+                dbs.append(try Database(path: path))
+            }
+        } catch let error as CallerIDError {
+            throw PipelineError(code: .init(error.code), message: "\(path): \(error.message)", underlying: error)
+        } catch {
+            throw PipelineError(.invalidInput, "\(path): \(error)")
+        }
+        databases = dbs
+        merge = PrecedenceMerge(dbs.map { $0.cursor() })
+        do { pending = try merge.next() } catch { throw PipelineError(error) }
+    }
+
+    private func previousCategory() -> String { databases[merge.source].categories[merge.category].name }
+
+    /// The next entry of the new pack (numbers ascending).
+    mutating func note(_ number: UInt64, category: String, label: String) throws(PipelineError) {
+        do {
+            while pending && merge.number < number {
+                changes.removed[previousCategory(), default: 0] += 1
+                pending = try merge.next()
+            }
+            if pending && merge.number == number {
+                if previousCategory() == category && merge.label.elementsEqual(label.utf8) {
+                    changes.unchanged += 1
+                } else {
+                    changes.relabelled[category, default: 0] += 1
+                }
+                pending = try merge.next()
+            } else {
+                changes.added[category, default: 0] += 1
+            }
+        } catch {
+            throw PipelineError(error)
+        }
+    }
+
+    /// The counts, the previous pack's remaining numbers counted as removed.
+    mutating func finish() throws(PipelineError) -> PackChanges {
+        do {
+            while pending {
+                changes.removed[previousCategory(), default: 0] += 1
+                pending = try merge.next()
+            }
+        } catch {
+            throw PipelineError(error)
+        }
+        return changes
+    }
+}
