@@ -205,22 +205,39 @@ struct SourceSet {
     /// source's manifest order.
     var selectedFiles: [DirectoryManifest.File] {
         let wanted = record.regions.map(Set.init)
-        return manifest.files.filter { (wanted?.contains($0.regionKey) ?? true) && !shadowedRegions.contains($0.regionKey) }
+        return manifest.files.filter { (wanted?.contains($0.regionKey) ?? true) && !shadowedLists.contains(Self.listKey($0)) }
     }
 
-    /// One source answers for a region: of the sources subscribed to a region of the same
-    /// name, the one of highest precedence (`sets` in precedence order). A region's numbers
-    /// change with each of its sets — numbers are deleted as well as added — so a source of
-    /// lower precedence (the starter set shipped in the app, built per region with the
-    /// publisher's region names) must not answer for a number of a region another source
-    /// now delivers: its packs of that region are left out, and come back when that region is
-    /// unsubscribed. Sets each source's ``shadowedRegions``.
+    /// The (region, list) pairs of ``shadowedRegions``: which of the region's lists another
+    /// source answers for.
+    var shadowedLists: Set<String> = []
+
+    /// A pack's claim: its region and the list it feeds: `block` for a block list (every entry
+    /// blocks: a toxic pack, a `REGION-block` file), `identify` for the rest (identification
+    /// entries, with or without blocking ones).
+    static func listKey(_ f: DirectoryManifest.File) -> String {
+        let blockList = f.kind == "block" || ((f.actions?["identify"] ?? 0) == 0 && (f.actions?["block"] ?? 0) > 0)
+        return f.regionKey + "\t" + (blockList ? "block" : "identify")
+    }
+
+    /// One source answers for a region's list: of the sources subscribed to a region of the
+    /// same name, the one of highest precedence (`sets` in precedence order) whose packs of it
+    /// feed that list. A region's numbers change with each of its sets — numbers are deleted
+    /// as well as added — so a source of lower precedence (the starter set shipped in the app,
+    /// built per region with the publisher's region names) must not answer for a number of a
+    /// region another source now delivers: its packs of that region are left out, and come
+    /// back when that region is unsubscribed. Block lists (``listKey(_:)``) claim apart: a toxic
+    /// pack blocks beside a directory of the same region name, as a blocking source is meant
+    /// to. Sets each source's ``shadowedLists`` and ``shadowedRegions``.
     static func claimRegions(_ sets: inout [SourceSet]) {
         var claimed = Set<String>()
         for i in sets.indices {
-            let regions = Set(sets[i].subscribedRegions).intersection(sets[i].offeredRegions)
-            sets[i].shadowedRegions = regions.intersection(claimed)
-            claimed.formUnion(regions)
+            let subscribed = Set(sets[i].subscribedRegions)
+            let files = sets[i].manifest.files.filter { subscribed.contains($0.regionKey) }
+            let lists = Set(files.map(listKey))
+            sets[i].shadowedLists = lists.intersection(claimed)
+            sets[i].shadowedRegions = Set(files.filter { sets[i].shadowedLists.contains(listKey($0)) }.map(\.regionKey))
+            claimed.formUnion(lists)
         }
     }
 
