@@ -180,6 +180,8 @@ func lookupCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     for path in paths.isEmpty ? [try databasePath(args)] : paths {
         sets.append(try DatabasePaths.resolve(path, manifestFields: .lookup))
     }
+    // A file cut short under its mapping is a withdrawn file (exit 74), never a SIGBUS.
+    try? MappingGuard.install()
     let packs = try PackSet(sets)
     var out = Output()
     defer { out.flush() }
@@ -209,7 +211,10 @@ func answerBatch(_ answers: QueryAnswers, numbers: QueryNumbers, to out: inout O
     // may block), so the tool works as a co-process on pipes and terminals and still writes in
     // large blocks from a file. Each database file is checked for an in-place change (one
     // stat) before its first lookup after input arrived and every 1,024 of its lookups
-    // (`PackSet`): a clear error instead of SIGBUS or wrong answers.
+    // (`PackSet`), and one cut short between two checks faults into zeros (`MappingGuard`,
+    // installed by `lookupCommand`) instead of SIGBUS: either way the file is withdrawn, the
+    // numbers that need it are answered with an error, the others as usual, and the batch ends
+    // with exit 74.
     packs.watchFiles()
     var batch = BatchAnswers(answers: answers, numbers: numbers) { lineNumber, message in
         printError("stdin:\(lineNumber): \(message)")
@@ -241,6 +246,10 @@ func answerBatch(_ answers: QueryAnswers, numbers: QueryNumbers, to out: inout O
         throw ToolError(code: Exit.ioError, message: "stdin: \(error.message)")
     }
     try batch.answerQueued(to: &out)
+    if batch.unanswered > 0 {
+        out.flush()
+        throw ToolError(code: Exit.ioError, message: "\(grouped(batch.unanswered)) number\(batch.unanswered == 1 ? " was" : "s were") not answered: a database file changed while the batch read it (see above)")
+    }
 }
 
 /// No phone number, however written, comes near this: a longer batch line is skipped unread.

@@ -186,7 +186,9 @@ final class ServeAPI: HTTPHandler {
         do {
             try query.answer([number], into: &found)
         } catch {
-            fail(x, endpoint, 500, error.message)
+            // A file changed under the server (modified in place, or cut short under its
+            // mapping) is withdrawn until the data is opened again: 503, try later.
+            fail(x, endpoint, error.changedFile != nil ? 503 : 500, error.message)
             return
         }
         var out = Output(capturing: true, capacity: 512)
@@ -220,17 +222,20 @@ final class ServeAPI: HTTPHandler {
     }
 
     /// `GET /healthz`: 200 while answering from good data; 503 while draining or when the data
-    /// in use cannot be trusted.
+    /// in use cannot be trusted (a file changed in place, a pack withdrawn).
     private func health(_ x: HTTPExchange) {
         let s = status.current
         // Packs missing from the data answered from: answering still (the others' numbers), but
         // not everything.
-        let state = s.draining ? "draining" : s.problem != nil ? "failing" : s.data.missing.isEmpty ? "ok" : "degraded"
+        // A pack withdrawn because its file changed, before the data is opened again (within a
+        // second) or after that failed.
+        let problem = s.problem ?? s.data.withdrawn
+        let state = s.draining ? "draining" : problem != nil ? "failing" : s.data.missing.isEmpty ? "ok" : "degraded"
         var text = "{\"status\":\"\(state)\""
         if let g = s.data.generation { text += ",\"generation\":\(g)" }
         text += ",\"files\":\(s.data.files.count),\"entries\":\(s.data.entries),\"ranges\":\(s.data.ranges),\"reloads\":\(s.reloads),\"failed_reloads\":\(s.failedReloads)"
         if !s.data.missing.isEmpty { text += ",\"missing\":\(jsonStrings(s.data.missing))" }
-        if let problem = s.problem { text += ",\"error\":\(jsonQuote(problem))" }
+        if let problem { text += ",\"error\":\(jsonQuote(problem))" }
         text += "}\n"
         x.respond(state == "ok" || state == "degraded" ? 200 : 503, endpoint: Endpoint.health.rawValue, contentType: Self.json, text: text)
     }

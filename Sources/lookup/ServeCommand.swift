@@ -174,6 +174,9 @@ func serveCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     let log = try options.accessLog.map { (path) throws(ToolError) in AccessLog(try openAppending(path), showNumbers: options.logNumbers) }
     // The data is held by the API alone: a set is unmapped when the last request on it ends,
     // the one loaded at start included.
+    // A file cut short under its mapping is a withdrawn pack (503 for its numbers), never a
+    // SIGBUS that ends the server.
+    do throws(CallerIDError) { try MappingGuard.install() } catch { throw ToolError(code: Exit.software, message: error.message) }
     let api = try ServeAPI(data: try ServedData(options.source), settings: options.settings, accessLog: log)
     // The server's threads start with these signals blocked: only the loop below receives them.
     ServerSignals.block()
@@ -207,12 +210,16 @@ func serveCommand(_ raw: [String]) throws(ToolError) -> Int32 {
 }
 
 /// Runs until SIGTERM or SIGINT: opens the data again on SIGHUP, when a followed store changes
-/// generation (checked 4 times a second), and when a file in use was modified in place
-/// (checked every second); flushes the access log. A generation that fails to load is not
-/// tried again until the store moves on or SIGHUP comes.
+/// generation (checked 4 times a second), and when a file in use was modified in place or cut
+/// short (checked every second; the file is withdrawn first: its numbers are answered 503, its
+/// mapping not read); flushes the access log. A generation that fails to load is not tried
+/// again until the store moves on or SIGHUP comes; data whose changed file could not be opened
+/// again is tried again when its files change once more (checked every second).
 private func serveUntilStopped(_ api: ServeAPI, _ source: ServedData.Source, _ events: ServeEvents) {
     var ticks = 0
     var failedGeneration: UInt64? = nil
+    /// The data's files when opening them again after a change failed.
+    var failedFiles: [FileIdentity?]? = nil
     while true {
         let signal = ServerSignals.wait(seconds: 0.25)
         api.accessLog?.flush()
@@ -227,8 +234,15 @@ private func serveUntilStopped(_ api: ServeAPI, _ source: ServedData.Source, _ e
             let data = api.data
             if let now = data.storeGeneration(), now != data.generation, now != failedGeneration {
                 if !reload(api, source, why: "the store's current generation is now \(now)", events) { failedGeneration = now }
-            } else if ticks % 4 == 0, api.status.withLock({ $0.problem == nil }), let path = data.fileModifiedInPlace() {
-                reload(api, source, why: "\(path) was modified in place", events)
+            } else if ticks % 4 == 0 {
+                let failing = api.status.withLock { $0.problem != nil }
+                if !failing, let path = data.fileModifiedInPlace() {
+                    // Not read again, whether or not the data can be opened again.
+                    data.packs.withdraw(path, because: "\(path) was modified in place while the server answered from it; the numbers it holds are answered 503 until it is opened again (replace database files with rename, never by writing over them)")
+                    failedFiles = reload(api, source, why: "\(path) was modified in place", events) ? nil : data.fileIdentities()
+                } else if failing, let seen = failedFiles, data.fileIdentities() != seen {
+                    failedFiles = reload(api, source, why: "the files changed again", events) ? nil : data.fileIdentities()
+                }
             }
         }
     }
