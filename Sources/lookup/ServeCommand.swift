@@ -45,8 +45,10 @@ manifest bounds can hold its number. A pack missing on disk is left out and name
   --country XX        read national forms as in country XX (as 'lookup NUMBER --country XX');
                       ?country=XX overrides it for one request
   --access-log FILE   one line per request (FILE, or - for stdout): TIME CLIENT METHOD TARGET
-                      STATUS BYTES SECONDS; the number in a target is written '*' (other digits
-                      '#') unless --log-numbers: numbers are personal data
+                      STATUS BYTES SECONDS; the number of an API path is written '*', and the
+                      digits of any other run of 4 digits or more (a number written out, in a
+                      query string or another path) '#', unless --log-numbers: numbers are
+                      personal data
   --log-numbers       write the targets of the access log as sent
   --cnam-block-prefix TEXT  what /v1/cnam/ puts before the label of a blocking category
                       (spam, collector, … : default 'SPAM? '; '' for the label alone). Only a
