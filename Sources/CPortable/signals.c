@@ -236,6 +236,17 @@ int cport_interrupt_note_install(void) {
     sigemptyset(&action.sa_mask);
     sigaddset(&action.sa_mask, SIGINT);
     sigaddset(&action.sa_mask, SIGTERM);
-    if (sigaction(SIGINT, &action, NULL) != 0) return -1;
-    return sigaction(SIGTERM, &action, NULL);
+    sigset_t unblock;
+    sigemptyset(&unblock);
+    const int signals[2] = { SIGINT, SIGTERM };
+    for (int i = 0; i < 2; i++) {
+        struct sigaction old;
+        if (sigaction(signals[i], NULL, &old) != 0) return -1;
+        // A signal ignored from the start (nohup, a background job of a script) stays ignored.
+        if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_IGN) continue;
+        if (sigaction(signals[i], &action, NULL) != 0) return -1;
+        sigaddset(&unblock, signals[i]);
+    }
+    // A mask inherited blocked (from a parent's thread) would hold the signal back until exit.
+    return pthread_sigmask(SIG_UNBLOCK, &unblock, NULL) == 0 ? 0 : -1;
 }

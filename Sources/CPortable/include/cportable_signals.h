@@ -70,7 +70,9 @@ CPORT_SIGNALS_API void cport_interrupt_note_set(int phase, const char *text);
 /// Makes `phase` the current one: its note is what an interrupt writes from now on.
 CPORT_SIGNALS_API void cport_interrupt_note_phase(int phase);
 
-/// Installs the handler on SIGINT and SIGTERM. Returns 0, or -1 with errno set.
+/// Installs the handler on SIGINT and SIGTERM, except on one ignored when the process started
+/// (nohup, a background job), and unblocks them in the calling thread (a mask inherited from
+/// a parent's thread would hold them back). Returns 0, or -1 with errno set.
 CPORT_SIGNALS_API int cport_interrupt_note_install(void);
 
 #ifdef __cplusplus
