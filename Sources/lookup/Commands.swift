@@ -119,8 +119,12 @@ are ignored. With '-', reads numbers from stdin (one per line) and answers each 
 line; lines that are not numbers are answered RAW<TAB>- and reported on stderr, lines over
 4096 bytes are skipped (answered with their first 64 bytes, '…' and <TAB>-). Answers are
 flushed whenever input pauses, so the tool can run as a co-process. Each database file is
-checked before its first lookup after input arrives and every 1024 of its lookups: a file
-modified in place (not replaced by rename) stops the batch with exit 74.
+checked before its first lookup after input arrives and every 1024 of its lookups. A file
+modified in place (not replaced by rename), or cut short between two checks (a read past its
+new end reads zeros instead of killing the process; the answer is discarded), is not read
+again: each number that needs it is answered NUMBER<TAB>- ({"number":…,"found":false,
+"error":…} with --json) and reported on stderr, the others as usual, and the batch ends
+with exit 74.
 
 A LABEL holding control characters or hidden ones (bidirectional controls such as U+202E,
 invisible characters; only in a file that fails 'lookup verify') is escaped as in JSON:
@@ -148,7 +152,7 @@ invisible characters; only in a file that fails 'lookup verify') is escaped as i
               {"input":…,"found":false,"error":…}
 
 Exit: 0 found (batch: 0 at the end of input), 1 not found, 64 usage, 65 bad number or damaged file,
-66 missing file, 74 I/O error or database file modified in place.
+66 missing file, 74 I/O error or database file modified in place or cut short.
 
 """
 

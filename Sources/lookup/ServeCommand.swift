@@ -23,8 +23,10 @@ Debian: libmicrohttpd12), from the same files 'lookup NUMBER' reads:
                                        number that cannot be read: every answer but a 200 has an
                                        empty body
   GET  /healthz                        {"status":"ok",…}: 200 ("degraded" with "missing" while a
-                                       pack is missing); 503 while draining or when the data in use
-                                       was modified in place and could not be opened again
+                                       pack is missing); 503 while draining, and from the moment a
+                                       file in use is seen modified in place or cut short until it
+                                       is opened again (its numbers are answered 503 meanwhile;
+                                       a read past the end of a cut file reads zeros, never SIGBUS)
   GET  /metrics                        Prometheus text: requests by endpoint and status, latency
                                        histogram, connections, generation, files, entries, reloads
 

@@ -109,8 +109,10 @@ status line, so a fetch ends by itself whatever the server does. The store's ins
 is held for the install step only: a local 'lookup install' never waits for a download.
 Downloads live in DIR/.fetch/, one fetch at a time (a second fetch waits, then finds the
 store up to date); after a failure it keeps only what the next fetch can resume. Any
-failure leaves the current generation in place and in use. Uses libcurl (Debian:
-libcurl4), loaded only when a fetch runs.
+failure leaves the current generation in place and in use. Ctrl-C or SIGTERM says on stderr
+what it leaves (before the install: the store untouched, and the next fetch keeps the files
+downloaded whole and resumes the one cut short) and ends by the signal (130 for Ctrl-C).
+Uses libcurl (Debian: libcurl4), loaded only when a fetch runs.
 
   --trust NAME.pub   the publisher's public key (required)
   --source NAME      the store is composed of sources (docs/CALL-DIRECTORY.md, "Sources and
