@@ -404,12 +404,24 @@ extension Database {
     public var fileChange: DatabaseFileChange { file.change() }
 
     /// Throws when further use of this database is unsafe because its file was modified in
-    /// place (and it is mapped, not copied). A replacement by `rename` or a removal is not an
-    /// error: the open database still reads its own, intact file.
+    /// place, or a read of it faulted past the end of its cut-short file (and it is mapped, not
+    /// copied). A replacement by `rename` or a removal is not an error: the open database still
+    /// reads its own, intact file.
     ///
     /// - Throws: ``CallerIDError`` with code `fileChanged`.
     public func checkFile() throws(CallerIDError) {
-        guard file.mode == .map, file.change() == .modifiedInPlace else { return }
+        guard file.mode == .map else { return }
+        if file.faulted {
+            throw CallerIDError(.fileChanged, "\(path): the database file was cut short while open (a read past its new end faulted; what was read since it was opened is discarded); replace database files with rename, never by writing over them, and reopen")
+        }
+        guard file.change() == .modifiedInPlace else { return }
         throw CallerIDError(.fileChanged, "\(path): the database file was modified in place while open (size, mtime or ctime changed); replace database files with rename, never by writing over them, and reopen")
     }
+
+    /// True once a read of this database's mapping faulted past its file's end and read zeros
+    /// instead (the file was cut short in place; only with ``MappingGuard`` installed, which
+    /// keeps such a read from killing the process). Answers read from the database may then be
+    /// wrong: a caller discards what it read and stops using the database. One atomic load;
+    /// ``checkFile()`` throws `fileChanged` from then on.
+    package var mappingFaulted: Bool { file.faulted }
 }

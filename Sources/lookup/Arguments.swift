@@ -44,6 +44,10 @@ struct ToolError: Error {
     var code: Int32
     var message: String
     var hint: String? = nil
+    /// The database file whose change this error reports (modified in place, or cut short under
+    /// its mapping: ``PackSet/withdraw(_:because:)``), nil for any other error. Only the numbers
+    /// that need that file fail: a batch answers the others, a server answers 503 for these.
+    var changedFile: String? = nil
 
     static func usage(_ message: String, command: String) -> ToolError {
         ToolError(code: Exit.usage, message: message, hint: "see 'lookup \(command.isEmpty ? "" : command + " ")--help'")

@@ -8,6 +8,11 @@ import CallerID
 /// over-long line (``overlong(_:length:prefix:to:)``) is answered with its first bytes and `…`.
 /// The caller says when what is queued is answered (``answerQueued(to:)``): before input may
 /// block, or when output is wanted; at most ``QueryAnswers/maxNumbers`` lines wait.
+///
+/// A number that needs a database file seen changed under the batch (modified in place, or cut
+/// short under its mapping: ``ToolError/changedFile``) is answered as not found with the error
+/// (`{"number":…,"found":false,"error":…}`; in text `NUMBER<TAB>-`), reported to `onProblem`
+/// and counted in ``unanswered``; the batch goes on with the next line. Any other error ends it.
 struct BatchAnswers {
     let answers: QueryAnswers
     let numbers: QueryNumbers
@@ -17,6 +22,10 @@ struct BatchAnswers {
     /// The lines not answered yet: `lines[i]` >= 0 is number `queued[lines[i]]`, < 0 the answer
     /// `texts[-lines[i] - 1]` (a line that is not a number).
     private var lines: [Int] = [], queued: [UInt64] = [], texts: [[UInt8]] = []
+    /// The input line number of each queued number.
+    private var queuedLines: [Int] = []
+    /// Numbers answered with an error because a file they need changed.
+    private(set) var unanswered = 0
     private var found = QueryAnswers.Answers()
 
     init(answers: QueryAnswers, numbers: QueryNumbers, onProblem: @escaping (_ lineNumber: Int, _ message: String) -> Void) {
@@ -36,6 +45,7 @@ struct BatchAnswers {
         switch numbers.read(line) {
         case .success(let number):
             queued.append(number)
+            queuedLines.append(lineNumber)
             lines.append(queued.count - 1)
             if lines.count >= QueryAnswers.maxNumbers { try answerQueued(to: &out) }
         case .failure(let error):
@@ -84,6 +94,7 @@ struct BatchAnswers {
         defer {
             lines.removeAll(keepingCapacity: true)
             queued.removeAll(keepingCapacity: true)
+            queuedLines.removeAll(keepingCapacity: true)
             texts.removeAll()
         }
         if (try? answers.answer(queued, into: &found)) != nil {
@@ -92,7 +103,8 @@ struct BatchAnswers {
             }
             return
         }
-        // An error: one line at a time, so that the answers before the failing line are written.
+        // An error: one line at a time, so that the answers before the failing line are written
+        // (and the numbers a changed file does not hold are answered).
         for i in lines {
             guard i >= 0 else {
                 texts[-i - 1].withUnsafeBytes { out.write(bytes: $0) }
@@ -101,6 +113,10 @@ struct BatchAnswers {
             do {
                 try answers.answer([queued[i]], into: &found)
                 _ = answers.write(0, of: [queued[i]], from: found, to: &out)
+            } catch where error.changedFile != nil {
+                answers.writeUnanswered(queued[i], error, to: &out)
+                unanswered += 1
+                onProblem(queuedLines[i], "not answered: \(error.message)")
             } catch {
                 out.flush()
                 throw error

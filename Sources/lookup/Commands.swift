@@ -119,8 +119,12 @@ are ignored. With '-', reads numbers from stdin (one per line) and answers each 
 line; lines that are not numbers are answered RAW<TAB>- and reported on stderr, lines over
 4096 bytes are skipped (answered with their first 64 bytes, '…' and <TAB>-). Answers are
 flushed whenever input pauses, so the tool can run as a co-process. Each database file is
-checked before its first lookup after input arrives and every 1024 of its lookups: a file
-modified in place (not replaced by rename) stops the batch with exit 74.
+checked before its first lookup after input arrives and every 1024 of its lookups. A file
+modified in place (not replaced by rename), or cut short between two checks (a read past its
+new end reads zeros instead of killing the process; the answer is discarded), is not read
+again: each number that needs it is answered NUMBER<TAB>- ({"number":…,"found":false,
+"error":…} with --json) and reported on stderr, the others as usual, and the batch ends
+with exit 74.
 
 A LABEL holding control characters or hidden ones (bidirectional controls such as U+202E,
 invisible characters; only in a file that fails 'lookup verify') is escaped as in JSON:
@@ -148,7 +152,7 @@ invisible characters; only in a file that fails 'lookup verify') is escaped as i
               {"input":…,"found":false,"error":…}
 
 Exit: 0 found (batch: 0 at the end of input), 1 not found, 64 usage, 65 bad number or damaged file,
-66 missing file, 74 I/O error or database file modified in place.
+66 missing file, 74 I/O error or database file modified in place or cut short.
 
 """
 
@@ -180,6 +184,8 @@ func lookupCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     for path in paths.isEmpty ? [try databasePath(args)] : paths {
         sets.append(try DatabasePaths.resolve(path, manifestFields: .lookup))
     }
+    // A file cut short under its mapping is a withdrawn file (exit 74), never a SIGBUS.
+    try? MappingGuard.install()
     let packs = try PackSet(sets)
     var out = Output()
     defer { out.flush() }
@@ -209,7 +215,10 @@ func answerBatch(_ answers: QueryAnswers, numbers: QueryNumbers, to out: inout O
     // may block), so the tool works as a co-process on pipes and terminals and still writes in
     // large blocks from a file. Each database file is checked for an in-place change (one
     // stat) before its first lookup after input arrived and every 1,024 of its lookups
-    // (`PackSet`): a clear error instead of SIGBUS or wrong answers.
+    // (`PackSet`), and one cut short between two checks faults into zeros (`MappingGuard`,
+    // installed by `lookupCommand`) instead of SIGBUS: either way the file is withdrawn, the
+    // numbers that need it are answered with an error, the others as usual, and the batch ends
+    // with exit 74.
     packs.watchFiles()
     var batch = BatchAnswers(answers: answers, numbers: numbers) { lineNumber, message in
         printError("stdin:\(lineNumber): \(message)")
@@ -241,6 +250,10 @@ func answerBatch(_ answers: QueryAnswers, numbers: QueryNumbers, to out: inout O
         throw ToolError(code: Exit.ioError, message: "stdin: \(error.message)")
     }
     try batch.answerQueued(to: &out)
+    if batch.unanswered > 0 {
+        out.flush()
+        throw ToolError(code: Exit.ioError, message: "\(grouped(batch.unanswered)) number\(batch.unanswered == 1 ? " was" : "s were") not answered: a database file changed while the batch read it (see above)")
+    }
 }
 
 /// No phone number, however written, comes near this: a longer batch line is skipped unread.

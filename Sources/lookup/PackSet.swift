@@ -18,6 +18,12 @@ import CallerIDDirectory
 /// and after every ``checkEvery`` lookups of it: a file is never read unchecked for longer, and
 /// files a batch does not use cost nothing.
 ///
+/// A file seen changed (an in-place change found by a check, or a read of its mapping that
+/// faulted past the end of the cut-short file: ``Database/mappingFaulted``) is withdrawn: its
+/// mapping is not read again, and every question for it throws the error that withdrew it (a
+/// ``ToolError`` with ``ToolError/changedFile``). ``confirm(_:_:)`` after a pack answered
+/// throws the same when a read faulted during the answers, which are then discarded.
+///
 /// Safe to share between threads (`lookup serve` asks one set from all of its threads, every
 /// pack opened first with ``openAll()``): what opening and watching change is behind a lock.
 final class PackSet: Sendable {
@@ -29,6 +35,8 @@ final class PackSet: Sendable {
         /// The input epoch of its last in-place check, and its lookups since.
         var checkedEpoch = 0
         var lookupsSinceCheck = 0
+        /// Why it is withdrawn (its file changed), nil while it answers.
+        var withdrawn: ToolError? = nil
     }
 
     /// What opening and checking change: the packs, and the batch's watch of their files.
@@ -89,16 +97,49 @@ final class PackSet: Sendable {
     /// The packs opened so far, in precedence order.
     var opened: [Database] { state.withLock { $0.packs.compactMap(\.database) } }
 
+    /// Why packs are withdrawn (their files changed: ``withdraw(_:because:)``), in pack order.
+    var withdrawn: [String] { state.withLock { $0.packs.compactMap(\.withdrawn?.message) } }
+
+    /// Withdraws the packs of file `path`: from now on their mappings are not read and every
+    /// question for them throws an I/O error saying `reason`.
+    func withdraw(_ path: String, because reason: String) {
+        state.withLock { s in
+            for i in s.packs.indices where s.packs[i].path == path && s.packs[i].withdrawn == nil {
+                s.packs[i].withdrawn = ToolError(code: Exit.ioError, message: reason, changedFile: path)
+            }
+        }
+    }
+
+    /// After pack `i` (`db`) answered: throws when a read of its mapping faulted meanwhile (the
+    /// file was cut short under it), so that the answers are discarded; the pack is withdrawn.
+    func confirm(_ i: Int, _ db: Database) throws(ToolError) {
+        guard db.mappingFaulted else { return }
+        throw state.withLock { s in Self.withdrawFaulted(&s.packs[i], db) }
+    }
+
+    /// Withdraws a pack whose mapping faulted; the error it is withdrawn with.
+    private static func withdrawFaulted(_ pack: inout Pack, _ db: Database) -> ToolError {
+        if let known = pack.withdrawn { return known }
+        let error = ToolError(code: Exit.ioError, message: "\(db.path): the database file was cut short while open (a read past its new end faulted); its answers are discarded until it is opened again; replace database files with rename, never by writing over them",
+                              changedFile: db.path)
+        pack.withdrawn = error
+        return error
+    }
+
     /// Pack `i`, opened now if it was not yet, for `lookups` lookups (at most ``checkEvery``).
     func database(_ i: Int, lookups: Int = 1) throws(ToolError) -> Database {
         let open = try state.withLock { (s) throws(ToolError) -> Database? in
             guard let db = s.packs[i].database else { return nil }
+            if let withdrawn = s.packs[i].withdrawn { throw withdrawn }
+            if db.mappingFaulted { throw Self.withdrawFaulted(&s.packs[i], db) }
             if s.watching {
                 if s.packs[i].checkedEpoch != s.epoch || s.packs[i].lookupsSinceCheck + lookups > Self.checkEvery {
                     do throws(CallerIDError) {
                         try db.checkFile()
                     } catch {
-                        throw ToolError(code: Exit.ioError, message: error.message)
+                        let withdrawn = ToolError(code: Exit.ioError, message: error.message, changedFile: db.path)
+                        s.packs[i].withdrawn = withdrawn
+                        throw withdrawn
                     }
                     s.packs[i].checkedEpoch = s.epoch
                     s.packs[i].lookupsSinceCheck = 0

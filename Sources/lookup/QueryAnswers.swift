@@ -233,9 +233,24 @@ struct QueryAnswers {
                     }
                 }
             } catch {
+                // A read that faulted past the end of a cut-short file is why, if one did.
+                try packs.confirm(p, db)
                 throw toolError(error)
             }
+            // What was read is kept only when every read of the pack read its file.
+            try packs.confirm(p, db)
             from = to
+        }
+    }
+
+    /// Writes the answer of a number that could not be answered because a database file it
+    /// needs changed (`error`): `{"number":…,"found":false,"error":…}`, or in text the line of a
+    /// number not found (`NUMBER<TAB>-`; the caller says why on stderr).
+    func writeUnanswered(_ number: UInt64, _ error: ToolError, to out: inout Output) {
+        switch format {
+        case .json: out.write("{\"number\":\(number),\"found\":false,\"error\":\(jsonQuote(error.message))}\n")
+        case .text: out.write("\(number)\t-\n")
+        case .callerName: break
         }
     }
 

@@ -186,7 +186,9 @@ final class ServeAPI: HTTPHandler {
         do {
             try query.answer([number], into: &found)
         } catch {
-            fail(x, endpoint, 500, error.message)
+            // A file changed under the server (modified in place, or cut short under its
+            // mapping) is withdrawn until the data is opened again: 503, try later.
+            fail(x, endpoint, error.changedFile != nil ? 503 : 500, error.message)
             return
         }
         var out = Output(capturing: true, capacity: 512)
@@ -220,17 +222,20 @@ final class ServeAPI: HTTPHandler {
     }
 
     /// `GET /healthz`: 200 while answering from good data; 503 while draining or when the data
-    /// in use cannot be trusted.
+    /// in use cannot be trusted (a file changed in place, a pack withdrawn).
     private func health(_ x: HTTPExchange) {
         let s = status.current
         // Packs missing from the data answered from: answering still (the others' numbers), but
         // not everything.
-        let state = s.draining ? "draining" : s.problem != nil ? "failing" : s.data.missing.isEmpty ? "ok" : "degraded"
+        // A pack withdrawn because its file changed, before the data is opened again (within a
+        // second) or after that failed.
+        let problem = s.problem ?? s.data.withdrawn
+        let state = s.draining ? "draining" : problem != nil ? "failing" : s.data.missing.isEmpty ? "ok" : "degraded"
         var text = "{\"status\":\"\(state)\""
         if let g = s.data.generation { text += ",\"generation\":\(g)" }
         text += ",\"files\":\(s.data.files.count),\"entries\":\(s.data.entries),\"ranges\":\(s.data.ranges),\"reloads\":\(s.reloads),\"failed_reloads\":\(s.failedReloads)"
         if !s.data.missing.isEmpty { text += ",\"missing\":\(jsonStrings(s.data.missing))" }
-        if let problem = s.problem { text += ",\"error\":\(jsonQuote(problem))" }
+        if let problem { text += ",\"error\":\(jsonQuote(problem))" }
         text += "}\n"
         x.respond(state == "ok" || state == "degraded" ? 200 : 503, endpoint: Endpoint.health.rawValue, contentType: Self.json, text: text)
     }
@@ -238,8 +243,8 @@ final class ServeAPI: HTTPHandler {
 
 /// The access log (`--access-log`): one line per request,
 /// `TIME CLIENT METHOD TARGET STATUS BYTES SECONDS [aborted]`, the numbers in the target
-/// hidden (`/v1/lookup/*`, other digits `#`) unless `--log-numbers`. Lines are buffered and
-/// written at least four times a second (``flush()``).
+/// hidden (`/v1/lookup/*`, a number elsewhere in it `#`: ``hidingNumbers(_:)``) unless
+/// `--log-numbers`. Lines are buffered and written at least four times a second (``flush()``).
 final class AccessLog: Sendable {
     private let stream: StandardStream
     private let pending = Locked<[UInt8]>([])
@@ -273,13 +278,79 @@ final class AccessLog: Sendable {
         if !held.isEmpty { held.withUnsafeBytes { stream.write($0) } }
     }
 
-    /// `target` with the number of an API path replaced by `*` and every other digit by `#`.
+    /// `target` with the phone numbers in it hidden: the number of an API path (`/v1/lookup/N`,
+    /// `/v1/cnam/N`) replaced by `*`, and elsewhere (other paths, the query string) the digits
+    /// of every run that can be a phone number written out — at least ``numberDigits`` digits,
+    /// alone or joined by the spaces, dashes, dots, parentheses and plus signs numbers are
+    /// written with, percent-encoded or not — replaced by `#`. Shorter digit runs are kept:
+    /// `/v1/lookup`, `?page=2`.
     static func hidingNumbers(_ target: String) -> String {
-        for prefix in ["/v1/lookup/", "/v1/cnam/"] where target.hasPrefix(prefix) {
-            let rest = target.dropFirst(prefix.count)
-            let query = rest.firstIndex(of: "?").map { String(rest[$0...]) } ?? ""
-            return prefix + "*" + String(query.map { $0.isNumber ? "#" : $0 })
+        let bytes = Array(target.utf8)
+        var path = bytes[...], query: ArraySlice<UInt8> = []
+        if let q = bytes.firstIndex(of: UInt8(ascii: "?")) {
+            path = bytes[..<q]
+            query = bytes[q...]
         }
-        return String(target.map { $0.isNumber ? "#" : $0 })
+        for prefix in ["/v1/lookup/", "/v1/cnam/"] where path.starts(with: prefix.utf8) && path.count > prefix.utf8.count {
+            return prefix + "*" + String(decoding: hidingDigitRuns(query), as: UTF8.self)
+        }
+        return String(decoding: hidingDigitRuns(bytes[...]), as: UTF8.self)
+    }
+
+    /// Digits a run must hold to be taken for a phone number (the shortest numbers in use,
+    /// national ones of small numbering plans, have four or five).
+    static let numberDigits = 4
+
+    /// `text` with the digits of each run of at least ``numberDigits`` digits (joined by number
+    /// punctuation) replaced by `#`; a percent-encoded digit (`%37`) becomes one `#`.
+    private static func hidingDigitRuns(_ text: ArraySlice<UInt8>) -> [UInt8] {
+        /// One piece of the text: its bytes, and what it is in a written number.
+        enum Kind { case digit, joiner, other }
+        func hexValue(_ b: UInt8) -> UInt8? {
+            switch b {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): b - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): b - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): b - UInt8(ascii: "A") + 10
+            default: nil
+            }
+        }
+        func kind(of byte: UInt8) -> Kind {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): .digit
+            case UInt8(ascii: " "), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: "+"): .joiner
+            default: .other
+            }
+        }
+        var pieces: [(range: Range<Int>, kind: Kind)] = []
+        var i = text.startIndex
+        while i < text.endIndex {
+            if text[i] == UInt8(ascii: "%"), i + 2 < text.endIndex, let hi = hexValue(text[i + 1]), let lo = hexValue(text[i + 2]) {
+                pieces.append((i..<(i + 3), kind(of: hi << 4 | lo)))
+                i += 3
+            } else {
+                pieces.append((i..<(i + 1), kind(of: text[i])))
+                i += 1
+            }
+        }
+        var out: [UInt8] = []
+        out.reserveCapacity(text.count)
+        var p = 0
+        while p < pieces.count {
+            guard pieces[p].kind != .other else {
+                out.append(contentsOf: text[pieces[p].range])
+                p += 1
+                continue
+            }
+            var end = p, digits = 0
+            while end < pieces.count && pieces[end].kind != .other {
+                if pieces[end].kind == .digit { digits += 1 }
+                end += 1
+            }
+            for piece in pieces[p..<end] {
+                if digits >= numberDigits && piece.kind == .digit { out.append(UInt8(ascii: "#")) } else { out.append(contentsOf: text[piece.range]) }
+            }
+            p = end
+        }
+        return out
     }
 }

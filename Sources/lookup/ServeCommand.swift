@@ -23,8 +23,10 @@ Debian: libmicrohttpd12), from the same files 'lookup NUMBER' reads:
                                        number that cannot be read: every answer but a 200 has an
                                        empty body
   GET  /healthz                        {"status":"ok",…}: 200 ("degraded" with "missing" while a
-                                       pack is missing); 503 while draining or when the data in use
-                                       was modified in place and could not be opened again
+                                       pack is missing); 503 while draining, and from the moment a
+                                       file in use is seen modified in place or cut short until it
+                                       is opened again (its numbers are answered 503 meanwhile;
+                                       a read past the end of a cut file reads zeros, never SIGBUS)
   GET  /metrics                        Prometheus text: requests by endpoint and status, latency
                                        histogram, connections, generation, files, entries, reloads
 
@@ -45,8 +47,10 @@ manifest bounds can hold its number. A pack missing on disk is left out and name
   --country XX        read national forms as in country XX (as 'lookup NUMBER --country XX');
                       ?country=XX overrides it for one request
   --access-log FILE   one line per request (FILE, or - for stdout): TIME CLIENT METHOD TARGET
-                      STATUS BYTES SECONDS; the number in a target is written '*' (other digits
-                      '#') unless --log-numbers: numbers are personal data
+                      STATUS BYTES SECONDS; the number of an API path is written '*', and the
+                      digits of any other run of 4 digits or more (a number written out, in a
+                      query string or another path) '#', unless --log-numbers: numbers are
+                      personal data
   --log-numbers       write the targets of the access log as sent
   --cnam-block-prefix TEXT  what /v1/cnam/ puts before the label of a blocking category
                       (spam, collector, … : default 'SPAM? '; '' for the label alone). Only a
@@ -174,6 +178,9 @@ func serveCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     let log = try options.accessLog.map { (path) throws(ToolError) in AccessLog(try openAppending(path), showNumbers: options.logNumbers) }
     // The data is held by the API alone: a set is unmapped when the last request on it ends,
     // the one loaded at start included.
+    // A file cut short under its mapping is a withdrawn pack (503 for its numbers), never a
+    // SIGBUS that ends the server.
+    do throws(CallerIDError) { try MappingGuard.install() } catch { throw ToolError(code: Exit.software, message: error.message) }
     let api = try ServeAPI(data: try ServedData(options.source), settings: options.settings, accessLog: log)
     // The server's threads start with these signals blocked: only the loop below receives them.
     ServerSignals.block()
@@ -207,12 +214,16 @@ func serveCommand(_ raw: [String]) throws(ToolError) -> Int32 {
 }
 
 /// Runs until SIGTERM or SIGINT: opens the data again on SIGHUP, when a followed store changes
-/// generation (checked 4 times a second), and when a file in use was modified in place
-/// (checked every second); flushes the access log. A generation that fails to load is not
-/// tried again until the store moves on or SIGHUP comes.
+/// generation (checked 4 times a second), and when a file in use was modified in place or cut
+/// short (checked every second; the file is withdrawn first: its numbers are answered 503, its
+/// mapping not read); flushes the access log. A generation that fails to load is not tried
+/// again until the store moves on or SIGHUP comes; data whose changed file could not be opened
+/// again is tried again when its files change once more (checked every second).
 private func serveUntilStopped(_ api: ServeAPI, _ source: ServedData.Source, _ events: ServeEvents) {
     var ticks = 0
     var failedGeneration: UInt64? = nil
+    /// The data's files when opening them again after a change failed.
+    var failedFiles: [FileIdentity?]? = nil
     while true {
         let signal = ServerSignals.wait(seconds: 0.25)
         api.accessLog?.flush()
@@ -227,8 +238,15 @@ private func serveUntilStopped(_ api: ServeAPI, _ source: ServedData.Source, _ e
             let data = api.data
             if let now = data.storeGeneration(), now != data.generation, now != failedGeneration {
                 if !reload(api, source, why: "the store's current generation is now \(now)", events) { failedGeneration = now }
-            } else if ticks % 4 == 0, api.status.withLock({ $0.problem == nil }), let path = data.fileModifiedInPlace() {
-                reload(api, source, why: "\(path) was modified in place", events)
+            } else if ticks % 4 == 0 {
+                let failing = api.status.withLock { $0.problem != nil }
+                if !failing, let path = data.fileModifiedInPlace() {
+                    // Not read again, whether or not the data can be opened again.
+                    data.packs.withdraw(path, because: "\(path) was modified in place while the server answered from it; the numbers it holds are answered 503 until it is opened again (replace database files with rename, never by writing over them)")
+                    failedFiles = reload(api, source, why: "\(path) was modified in place", events) ? nil : data.fileIdentities()
+                } else if failing, let seen = failedFiles, data.fileIdentities() != seen {
+                    failedFiles = reload(api, source, why: "the files changed again", events) ? nil : data.fileIdentities()
+                }
             }
         }
     }

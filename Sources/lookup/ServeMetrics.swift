@@ -1,5 +1,7 @@
 // `GET /metrics` of `lookup serve`: the Prometheus text format (version 0.0.4).
 
+import CallerID
+
 /// The statuses the API answers with, and those the HTTP layer sends for malformed requests.
 private let countedStatuses = [200, 400, 404, 405, 408, 413, 414, 417, 431, 500, 501, 503, 505]
 
@@ -64,8 +66,11 @@ func metricsText(_ counters: HTTPCounters, _ status: ServeStatus, buckets: [Doub
     t += "# HELP callerid_national_number_hints_total Not-found answers for numbers given without a country that look like national numbers (their \"hint\" says to give ?country=).\n"
     t += "# TYPE callerid_national_number_hints_total counter\n"
     t += "callerid_national_number_hints_total \(status.nationalNumberHints)\n"
-    t += "# HELP callerid_data_ok 1 while the data in use can be trusted, 0 after a file was modified in place and could not be opened again.\n"
+    t += "# HELP callerid_data_ok 1 while the data in use can be trusted, 0 once a file was modified in place or cut short and until it is opened again.\n"
     t += "# TYPE callerid_data_ok gauge\n"
-    t += "callerid_data_ok \(status.problem == nil ? 1 : 0)\n"
+    t += "callerid_data_ok \(status.problem == nil && status.data.withdrawn == nil ? 1 : 0)\n"
+    t += "# HELP callerid_mapping_faults_total Reads of a mapped database file that faulted past the end of the file, cut short under the server (they read zeros; the file's answers were discarded).\n"
+    t += "# TYPE callerid_mapping_faults_total counter\n"
+    t += "callerid_mapping_faults_total \(MappingGuard.faults)\n"
     return t
 }

@@ -63,6 +63,9 @@ final class ServedData: Sendable {
         if !all.isEmpty && missing.count == all.count {
             throw ToolError(code: Exit.noInput, message: "every database file of the data is missing: \(missing.map { escapedForDisplay($0) }.joined(separator: ", "))")
         }
+        // A pack's file is checked for an in-place change every 1,024 of its lookups (one
+        // `stat`), besides the server's check every second.
+        packs.watchFiles()
         let opened = packs.opened
         self.packs = packs
         resolved = sets
@@ -88,10 +91,21 @@ final class ServedData: Sendable {
         return (try? InstalledStore(path: path).current())?.id
     }
 
-    /// A pack's file modified in place (not replaced by rename) since it was opened: its mapping
-    /// may read a mix of two files. Its path, or nil.
+    /// A pack's file modified in place (not replaced by rename) since it was opened, or cut
+    /// short under its mapping (a read faulted: ``Database/mappingFaulted``): its mapping may
+    /// read a mix of two files, or zeros. Its path, or nil.
     func fileModifiedInPlace() -> String? {
-        for db in packs.opened where db.fileChange == .modifiedInPlace { return db.path }
+        for db in packs.opened where db.mappingFaulted || db.fileChange == .modifiedInPlace { return db.path }
         return nil
     }
+
+    /// What the files of the data are on disk now (one `stat` each): compared with an earlier
+    /// look, it tells whether anything changed since.
+    func fileIdentities() -> [FileIdentity?] {
+        files.map { FileIdentity(path: $0) }
+    }
+
+    /// Why the data cannot answer for every number: the first pack withdrawn because its file
+    /// changed (``PackSet/withdraw(_:because:)``), nil when none is.
+    var withdrawn: String? { packs.withdrawn.first }
 }

@@ -109,8 +109,10 @@ status line, so a fetch ends by itself whatever the server does. The store's ins
 is held for the install step only: a local 'lookup install' never waits for a download.
 Downloads live in DIR/.fetch/, one fetch at a time (a second fetch waits, then finds the
 store up to date); after a failure it keeps only what the next fetch can resume. Any
-failure leaves the current generation in place and in use. Uses libcurl (Debian:
-libcurl4), loaded only when a fetch runs.
+failure leaves the current generation in place and in use. Ctrl-C or SIGTERM says on stderr
+what it leaves (before the install: the store untouched, and the next fetch keeps the files
+downloaded whole and resumes the one cut short) and ends by the signal (130 for Ctrl-C).
+Uses libcurl (Debian: libcurl4), loaded only when a fetch runs.
 
   --trust NAME.pub   the publisher's public key (required)
   --source NAME      the store is composed of sources (docs/CALL-DIRECTORY.md, "Sources and
@@ -226,9 +228,37 @@ private func fetchBody(_ raw: [String]) throws -> Int32 {
     if let limit = ProcessInfo.processInfo.environment["CALLERID_TEST_DISK_SPACE"].flatMap({ Int($0) }) {
         fetcher.simulatedDiskSpace = limit
     }
+    sayWhatAnInterruptLeaves(storePath: storePath, &fetcher)
     let report = try fetcher.fetch()
+    InterruptNote.enter(.third)
     writeFetchReport(report, store: store, storePath: storePath, url: url, json: args.flag("--json"))
     return Exit.ok
+}
+
+/// On SIGINT or SIGTERM, a line on stderr that says what the interrupted fetch leaves (the
+/// process still ends by the signal: exit 130 for Ctrl-C in a shell). Until the fetch starts to
+/// install (``DirectoryFetcher/willInstall``) it has written only `STORE/.fetch/` and its lock:
+/// the installed store is untouched. A download is written to `.fetch/objects/SHA.part` and
+/// renamed to `SHA` once its size and SHA-256 match the signed manifest; the next fetch takes a
+/// complete one after checking its SHA-256 again, and continues a `.part` from its size with a
+/// Range request (the whole file again when the server ignores ranges, or when the resumed
+/// file's SHA-256 differs), for the files the server's manifest still lists with that SHA-256.
+/// Once installing, the generation switch is one rename of `STORE/CURRENT`.
+private func sayWhatAnInterruptLeaves(storePath: String, _ fetcher: inout DirectoryFetcher) {
+    let store = escapedForDisplay(storePath)
+    InterruptNote.set(.first, """
+        lookup fetch: interrupted; the installed store \(store) is untouched (this fetch had not begun to install). \
+        The next 'lookup fetch' resumes: files downloaded whole are kept in \(store)/.fetch/ and checked, not downloaded again, \
+        and the file cut short is continued from where it stopped (HTTP Range), while the server offers the same files.
+        """)
+    InterruptNote.set(.second, """
+        lookup fetch: interrupted while installing; the store's current generation is the one before this fetch or the new one, \
+        whole (the switch is one rename of \(store)/CURRENT). The next 'lookup fetch' installs the files already downloaded \
+        into \(store)/.fetch/ without downloading them again, or finds the store up to date.
+        """)
+    InterruptNote.set(.third, nil)
+    InterruptNote.install()
+    fetcher.willInstall = { InterruptNote.enter(.second) }
 }
 
 private func writeFetchReport(_ report: DirectoryFetcher.Report, store: InstalledStore, storePath: String, url: String, json: Bool) {

@@ -251,6 +251,50 @@ struct FetchFixture {
         #expect(try fx.current() == (2, "2"))
     }
 
+    /// An interrupted fetch (Ctrl-C, or SIGTERM from a service manager) used to end with no
+    /// word on what it left. It says that the installed store is untouched and that the next
+    /// fetch resumes; it still ends by the signal (130 in a shell for Ctrl-C); the next fetch
+    /// asks for the cut file from where it stopped and installs.
+    @Test(arguments: [SIGINT, SIGTERM])
+    func anInterruptedFetchSaysTheStoreIsUntouchedAndTheNextFetchResumes(_ signal: Int32) throws {
+        let (fx, _) = try FetchFixture.fetchedV1()
+        let binary = try #require(BuiltProducts.lookup, "build the lookup executable first")
+        let child = Process()
+        child.executableURL = binary
+        child.arguments = ["fetch", fx.server.url("v2", faults: "drip=kazan.cid:200"), "--store", fx.store, "--trust", fx.pub]
+        child.standardOutput = FileHandle.nullDevice
+        let errors = Pipe()
+        child.standardError = errors
+        try child.run()
+        // Mid-transfer: part of kazan.cid is on disk.
+        let objects = fx.store + "/.fetch/objects"
+        var part: String? = nil
+        let deadline = Date().addingTimeInterval(30)
+        while part == nil && child.isRunning && Date() < deadline {
+            usleep(20_000)
+            part = (try? FileManager.default.contentsOfDirectory(atPath: objects))?.first { name in
+                name.hasSuffix(".part") && ((try? FileManager.default.attributesOfItem(atPath: objects + "/" + name)[.size] as? Int) ?? 0) > 0
+            }
+        }
+        try #require(part != nil && child.isRunning, "no partial download seen")
+        kill(child.processIdentifier, signal)
+        child.waitUntilExit()
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(child.terminationReason == .uncaughtSignal && child.terminationStatus == signal,
+                "ended with \(child.terminationStatus) (\(child.terminationReason)): a shell reports 128 + the signal, 130 for SIGINT")
+        #expect(stderr.contains("interrupted; the installed store \(fx.store) is untouched") && stderr.contains("The next 'lookup fetch' resumes"),
+                "\(stderr)")
+        #expect(try fx.current() == (1, "1"))
+        let kept = try #require(FileManager.default.attributesOfItem(atPath: objects + "/" + part!)[.size] as? Int)
+
+        _ = fx.server.takeRequests()
+        let resumed = try fx.fetch("v2")
+        #expect(resumed.status == 0, "\(resumed.stdout)")
+        #expect(fx.server.takeRequests().filter { $0.hasPrefix("v2/kazan.cid") } == ["v2/kazan.cid bytes=\(kept)-"])
+        #expect(try fx.json(resumed)["bytes_resumed"] as? Int == kept)
+        #expect(try fx.current() == (2, "2"))
+    }
+
     @Test func twoFetchesAtOnceDoNotInterleave() throws {
         let fx = try FetchFixture()
         try fx.publish("v1", version: 1)

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import CallerID
+@testable import lookup
 
 // `lookup serve` started for real on a free port of 127.0.0.1, asked with real HTTP clients:
 // curl, and Python's http.client and sockets (Fixtures/serve_client.py) for kept-alive
@@ -791,6 +792,48 @@ struct ServeTests {
                 #expect(lines[1].contains(" GET /v1/cnam/* 200 9 "), "\(text)")
             }
         }
+    }
+
+    /// The log masked every digit outside an API number, the `1` of `/v1/` included: a batch
+    /// was logged `POST /v#/lookup`. Only what can be a phone number is hidden now.
+    @Test func theAccessLogHidesPhoneNumbersAndKeepsTheAPIVersion() throws {
+        let dir = TempDir()
+        let db = try serveFixture(dir)
+        let log = dir.path("access.log")
+        let server = try ServeProcess(["--db", db, "--access-log", log])
+        _ = try curl(["-X", "POST", "--data-binary", "79131234567\n", server.url("/v1/lookup")])
+        _ = try curl(["-X", "POST", "--data-binary", "79131234567\n", server.url("/v1/lookup?country=RU&ref=79131234567")])
+        _ = try curl([server.url("/v1/cnam/79131234567")])
+        _ = try curl([server.url("/v1/lookup/%2B7%20913%20123-45-67?country=RU&page=2")])
+        _ = try curl([server.url("/v2/lookup/7-913-123-45-67")])
+        _ = try curl([server.url("/healthz")])
+        server.send(SIGTERM)
+        #expect(server.exitStatus(within: 10) == 0)
+        let text = try String(contentsOfFile: log, encoding: .utf8)
+        let targets = splitLines(text).map { $0.split(separator: " ").dropFirst(2).prefix(2).joined(separator: " ") }
+        #expect(targets == [
+            "POST /v1/lookup",
+            "POST /v1/lookup?country=RU&ref=###########",
+            "GET /v1/cnam/*",
+            "GET /v1/lookup/*?country=RU&page=2",
+            "GET /v2/lookup/#-###-###-##-##",
+            "GET /healthz",
+        ], "\(text)")
+        #expect(!text.contains("913"), "\(text)")
+    }
+
+    @Test(arguments: [
+        ("/v1/lookup", "/v1/lookup"),
+        ("/v1/lookup/", "/v1/lookup/"),
+        ("/v1/lookup/79131234567", "/v1/lookup/*"),
+        ("/v1/cnam/79131234567?country=RU", "/v1/cnam/*?country=RU"),
+        ("/v1/lookup?x=%2B7%20(913)%20123-45-67", "/v1/lookup?x=%2B#%20(###)%20###-##-##"),
+        ("/v1/lookup?x=%37%39%31%33%31", "/v1/lookup?x=#####"),
+        ("/v12/x?page=123", "/v12/x?page=123"),
+        ("/x/2026", "/x/####"),
+    ])
+    func theAccessLogHidesOnlyWhatCanBeAPhoneNumber(_ target: String, _ logged: String) {
+        #expect(AccessLog.hidingNumbers(target) == logged)
     }
 
     @Test func aPortAloneListensOnLoopbackOnly() throws {

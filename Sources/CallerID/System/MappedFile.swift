@@ -78,6 +78,8 @@ final class MappedFile: @unchecked Sendable {
     let mode: DatabaseMapping
     private let mapping: UnsafeMutableRawPointer?
     private let copied: UnsafeMutableRawPointer?
+    /// The mapping's entry in ``MappingGuard``'s registry (nil: copied, empty, or not registered).
+    private let guarded: UnsafeMutableRawPointer?
     /// The identity and state of the file when it was opened (from `fstat` of the open descriptor).
     private let identity: FileIdentity
 
@@ -103,6 +105,7 @@ final class MappedFile: @unchecked Sendable {
         if size == 0 {
             mapping = nil
             copied = nil
+            guarded = nil
             bytes = ByteView(base: ByteView.emptyBase, count: 0)
             return
         }
@@ -113,6 +116,7 @@ final class MappedFile: @unchecked Sendable {
             }
             mapping = p
             copied = nil
+            guarded = MappingGuard.register(p, count: size)
             bytes = ByteView(base: UnsafeRawPointer(p), count: size)
         case .copy:
             let p = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 64)
@@ -129,6 +133,7 @@ final class MappedFile: @unchecked Sendable {
             }
             mapping = nil
             copied = p
+            guarded = nil
             bytes = ByteView(base: UnsafeRawPointer(p), count: size)
         }
     }
@@ -142,7 +147,13 @@ final class MappedFile: @unchecked Sendable {
         return now == identity ? .none : .modifiedInPlace
     }
 
+    /// True once a read of the mapping faulted past the file's end and read zeros instead
+    /// (``MappingGuard``): what was read from it may be wrong.
+    var faulted: Bool { MappingGuard.faulted(guarded) }
+
     deinit {
+        // Out of the registry before the addresses can be given to another mapping.
+        MappingGuard.unregister(guarded)
         if let mapping { munmap(mapping, bytes.count) }
         copied?.deallocate()
     }

@@ -67,6 +67,12 @@ public struct DirectoryFetcher: Sendable {
     /// fetch, writes fail as on a full disk (ENOSPC). Nil in normal use.
     package var simulatedDiskSpace: Int? = nil
 
+    /// Called once the downloads are done, just before the fetch asks for the store's install
+    /// lock (or installs new settings into a store found up to date): until then the fetch has
+    /// changed nothing of the installed store, only `STORE/.fetch/`. `lookup fetch` uses it to
+    /// say the right thing when it is interrupted.
+    package var willInstall: (@Sendable () -> Void)? = nil
+
     public init(baseURL: String, store: InstalledStore, trust: SigningPublicKey, client: any HTTPClient, allowDowngrade: Bool = false) {
         self.baseURL = baseURL
         self.store = store
@@ -214,6 +220,7 @@ public struct DirectoryFetcher: Sendable {
     /// differ from the generation's; nil when there is nothing to change.
     func applySettings(to current: InstalledStore.Generation) throws(DirectoryError) -> InstalledStore.InstallReport? {
         guard let settings, settings != (try? InstalledStore.readSettings(current)) else { return nil }
+        willInstall?()
         return try store.updateSettings(settings)
     }
 
@@ -221,7 +228,8 @@ public struct DirectoryFetcher: Sendable {
     /// since step 2: the same set current by then is "up to date" (nil), a newer one refuses
     /// this one as a downgrade.
     private func install(_ source: InstalledStore.Source, replacing seen: InstalledStore.Generation?) throws(DirectoryError) -> InstalledStore.InstallReport? {
-        try store.withInstallLock { () throws(DirectoryError) -> InstalledStore.InstallReport? in
+        willInstall?()
+        return try store.withInstallLock { () throws(DirectoryError) -> InstalledStore.InstallReport? in
             if let now = (try? store.current()) ?? nil, now != seen {
                 let data = try? DirectoryManifest.readManifestBytes(directory: now.path)
                 if let data, let m = try? DirectoryManifest.decode(data, path: now.path + "/manifest.json") {

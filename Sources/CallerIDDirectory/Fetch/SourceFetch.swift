@@ -103,6 +103,7 @@ extension DirectoryFetcher {
             let input = InstalledStore.SourceInput(name: name, url: baseURL, folder: nil, key: trust, regions: regions, priority: priority,
                                                    directory: set, reportedDirectory: url(""), manifestData: signed.manifestData,
                                                    manifest: signed.manifest, signatureData: signed.signatureData, linkFiles: true)
+            willInstall?()
             return try store.withInstallLock { () throws(DirectoryError) -> InstalledStore.InstallReport? in
                 // Another step may have run since step 2: the same set installed by then is up to
                 // date, a newer one refuses this one as a downgrade.
