@@ -23,6 +23,14 @@ _lookup_options() {
         keygen)  echo "-o --help" ;;
         sign)    echo "--key --help" ;;
         join)    echo "-o --output --dataset-version --json --help" ;;
+        reports)
+            echo "-o --output --format --delimiter --encoding --header" \
+                "--number-field --reporter-field --time-field --category-field --country-field --region-field" \
+                "--country --numbering-plan --validity --number-rules --category-map --category" \
+                "--half-life --max-age --now --reporter-daily-cap --safe-weight --block-score --min-reporters --protect" \
+                "--label --protected-label --label-language" \
+                "--split-by --region-map --region-after --max-entries --dataset-version --previous --memory" \
+                "--errors --max-bad-rows --skip-bad-rows --progress --no-progress --json --help" ;;
         fetch)   echo "--store --trust --allow-downgrade --slots --max-entries --min-rate --grace --source --regions --priority" \
                       "--list --json --help" ;;
         store)   echo "--store --source --regions --json --help" ;;
@@ -83,12 +91,13 @@ _lookup() {
         --category-field|--weight-field|--region-field|--country-field|--range-end-field|\
         --number-prefix-field|--pad-number|--country|--max-range-expansion|--max-expanded-total|\
         --label-replace|--max-label-bytes|--region-after|--top|--dataset-version|--max-bad-rows|--min-rate|--grace|\
-        --source|--regions|--priority|\
+        --source|--regions|--priority|--reporter-field|--time-field|--half-life|--max-age|--now|--reporter-daily-cap|\
+        --safe-weight|--block-score|--min-reporters|--label|--protected-label|\
         --listen|--cnam-block-prefix|--cnam-max-chars|--threads|--max-connections|--request-timeout|--max-header-bytes|--max-body-bytes|--drain-timeout)
             return ;;  # a value nothing can guess
     esac
 
-    local commands="build join dump verify info install keygen sign fetch store feed diff export serve"
+    local commands="build join reports dump verify info install keygen sign fetch store feed diff export serve"
     if (( COMP_CWORD == 1 )); then
         if [[ $cur == -* ]]; then
             COMPREPLY=($(compgen -W "- --db --country --json --help --version" -- "$cur"))
@@ -109,7 +118,7 @@ _lookup() {
     fi
     case $command in
         store) (( COMP_CWORD == 2 )) && COMPREPLY=($(compgen -W "list remove" -- "$cur")) ;;
-        build|verify|info) _lookup_paths "$cur" ;;      # inputs, databases or directories
+        build|reports|verify|info) _lookup_paths "$cur" ;;      # inputs, databases or directories
         install|diff|sign|join) _lookup_paths "$cur" -d ;;   # build directories and stores
     esac
 }

@@ -116,7 +116,7 @@ install -m 0644 completions/lookup.bash "$root/share/bash-completion/completions
 install -m 0644 completions/_lookup "$root/share/zsh/site-functions/_lookup"
 # The documents the man page's SEE ALSO names, where a user who has only the package finds them.
 install -d "$root/share/doc/callerid"
-for doc in FORMAT PIPELINE CALL-DIRECTORY LIVE-CALLER-ID C-ABI SERVE SCALE; do
+for doc in FORMAT PIPELINE CALL-DIRECTORY LIVE-CALLER-ID C-ABI SERVE SCALE REPORTS; do
     install -m 0644 "docs/$doc.md" "$root/share/doc/callerid/$doc.md"
 done
 

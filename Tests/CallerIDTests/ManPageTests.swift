@@ -112,7 +112,7 @@ private func shellFunction(_ script: String, name: String) -> String? {
 
     @Test func theCommandListIsTheOneTheScriptsKnow() throws {
         let commands = try commands()
-        #expect(commands == ["build", "join", "dump", "verify", "info", "install", "keygen", "sign", "fetch", "store", "feed", "diff", "export", "serve"])
+        #expect(commands == ["build", "join", "reports", "dump", "verify", "info", "install", "keygen", "sign", "fetch", "store", "feed", "diff", "export", "serve"])
         let bash = try String(contentsOfFile: ManPageFiles.bashScript, encoding: .utf8)
         let zsh = try String(contentsOfFile: ManPageFiles.zshScript, encoding: .utf8)
         for command in commands {
@@ -279,7 +279,7 @@ private func shellFunction(_ script: String, name: String) -> String? {
         let page = try String(contentsOfFile: ManPageFiles.manPage, encoding: .utf8)
         let named = Set(page.replacingOccurrences(of: "\\-", with: "-")
             .matches(of: /[A-Z][A-Z-]*\.md/).map { String($0.output) })
-        #expect(named == ["FORMAT.md", "PIPELINE.md", "CALL-DIRECTORY.md", "LIVE-CALLER-ID.md", "C-ABI.md", "SERVE.md", "SCALE.md"])
+        #expect(named == ["FORMAT.md", "PIPELINE.md", "CALL-DIRECTORY.md", "LIVE-CALLER-ID.md", "C-ABI.md", "SERVE.md", "SCALE.md", "REPORTS.md"])
         #expect(!page.contains("docs/FORMAT.md") && !page.contains("docs/PIPELINE.md"))
         let install = try String(contentsOfFile: Self.root.appendingPathComponent("tools/install.sh").path, encoding: .utf8)
         let line = try #require(install.split(separator: "\n").first { $0.hasPrefix("for doc in ") })
