@@ -245,6 +245,12 @@ public struct DatabaseBuilder {
         package var entriesByCategory: [Category: Int]
         /// The file's format version, as its header says ("2.0", or "3.0" with key codec 2).
         package var formatVersion = ""
+        /// A spilled build's label dictionary: the most bytes it held at once, the share of
+        /// the memory limit it keeps to, and whether its labels were sorted on disk
+        /// (``StreamedFile``); zero and false for a build written in memory.
+        package var labelDictionaryPeakBytes = 0
+        package var labelDictionaryShare = 0
+        package var labelDictionarySpilled = false
     }
 
     /// ``write(to:)``, also returning what the file holds (``Written``).
@@ -283,7 +289,8 @@ public struct DatabaseBuilder {
         var byCategory: [Category: Int] = [:]
         for (c, n) in file.entriesByCategory { byCategory[categories[c], default: 0] += n }
         return (summary, Written(xxh3: file.xxh3, firstNumber: file.firstNumber, lastNumber: file.lastNumber, entriesByCategory: byCategory,
-                                 formatVersion: file.formatVersion))
+                                 formatVersion: file.formatVersion, labelDictionaryPeakBytes: file.labelDictionaryPeakBytes,
+                                 labelDictionaryShare: file.labelDictionaryShare, labelDictionarySpilled: file.labelDictionarySpilled))
     }
 
     /// The options' limits, checked before anything is written.
