@@ -77,3 +77,48 @@ final class SpilledSort {
         }
     }
 }
+
+/// Counts distinct 64-bit hashes within a memory budget: a set while it fits, then sorted runs
+/// on disk (``SpilledSort``) counted in one merge. The pipeline counts a bounded build's
+/// distinct labels this way.
+package final class DistinctHashes {
+    private var inMemory = Set<UInt64>()
+    private var sort: SpilledSort? = nil
+    private let budget: Int
+    private let scratch: SpillArea
+
+    /// A counter keeping to about `memoryBytes`, spilling to `scratch` beyond it.
+    package init(memoryBytes: Int, scratch: SpillArea) {
+        budget = max(memoryBytes, 1)
+        self.scratch = scratch
+    }
+
+    /// Bytes the set takes (its buckets and their metadata).
+    private var inMemoryBytes: Int { inMemory.capacity &* 9 }
+
+    package func insert(_ hash: UInt64) throws(CallerIDError) {
+        inMemory.insert(hash)
+        if inMemoryBytes >= budget / 2 { try spillInMemory() }
+    }
+
+    private func spillInMemory() throws(CallerIDError) {
+        let sort = self.sort ?? SpilledSort(in: scratch, bufferBytes: budget / 2)
+        self.sort = sort
+        for h in inMemory { try sort.add(h) { _ in } }
+        inMemory = []
+    }
+
+    /// The number of distinct hashes inserted.
+    package func count() throws(CallerIDError) -> Int {
+        guard sort != nil else { return inMemory.count }
+        try spillInMemory()
+        var rows = try sort!.sorted()
+        var distinct = 0
+        var last: UInt64? = nil
+        while try rows.next({ (key, _) throws(CallerIDError) in
+            if key != last { distinct += 1 }
+            last = key
+        }) {}
+        return distinct
+    }
+}

@@ -129,4 +129,21 @@ import Testing
         let rows = Self.rows(count: 3_000, distinct: 2_000, duplicates: 0.2, categories: 4, seed: 9)
         #expect(try Self.expectSameFile(rows, memory: 8 * 1024).labelDictionarySpilled)
     }
+
+    /// The pipeline's count of a bounded build's distinct labels keeps to its budget: past it
+    /// the hashes are sorted on disk and counted there, to the count a set gives.
+    @Test(arguments: [10, 3_000, 20_000] as [Int])
+    func distinctHashesAreCountedWithinTheirBudget(count: Int) throws {
+        let dir = TempDir()
+        let area = try SpillArea(nextTo: dir.path("out"))
+        let counter = DistinctHashes(memoryBytes: 16 * 1024, scratch: area)
+        var rng = SeededGenerator(seed: UInt64(count))
+        var expected = Set<UInt64>()
+        for _ in 0..<count {
+            let h = rng.next() % UInt64(count / 2 + 1)
+            expected.insert(h)
+            try counter.insert(h)
+        }
+        #expect(try counter.count() == expected.count)
+    }
 }
