@@ -248,7 +248,7 @@ struct LabelDictionary {
                 guard let chunk = Varint.read(payload, at: &at), let local = Varint.read(payload, at: &at) else {
                     throw CallerIDError(.io, "a spilled value is damaged")
                 }
-                try byChunk.add(UInt64(chunk) << 32 | UInt64(local)) { $0.appendLE(UInt32(id)) }
+                try byChunk.add(UInt64(chunk) << 32 | UInt64(local)) { $0.appendVarint(id) }
             }
             peak = max(peak, byChunk.memoryBytes &+ (rankOf.count &+ seenOfFrequency.count) &* 32)
             if files[len] == nil { files[len] = try SpillWriter(path: scratch.newPath("labels"), bufferBytes: 64 << 10) }
@@ -298,10 +298,12 @@ struct ChunkIds {
         let expected = UInt64(chunk)
         for _ in 0..<chunkSizes[chunk] {
             guard try rows.next({ (key, payload) throws(CallerIDError) in
-                guard key >> 32 == expected, Int(key & 0xFFFF_FFFF) < table.count, payload.count == 4 else {
+                var at = 0
+                guard key >> 32 == expected, Int(key & 0xFFFF_FFFF) < table.count, let id = Varint.read(payload, at: &at),
+                      at == payload.count, id <= Int(UInt32.max) else {
                     throw CallerIDError(.io, "a spilled value id is out of place")
                 }
-                table[Int(key & 0xFFFF_FFFF)] = UInt32(littleEndian: payload.loadUnaligned(as: UInt32.self))
+                table[Int(key & 0xFFFF_FFFF)] = UInt32(id)
             }) else { throw CallerIDError(.io, "the spilled value ids end early") }
         }
         self.table = table
