@@ -81,7 +81,8 @@ public struct DatabaseBuilder {
     private mutating func append(_ number: UInt64, _ value: UInt32) throws(CallerIDError) {
         numbers.append(number)
         values.append(value)
-        if let runs, memoryInUse >= runs.memoryLimit, rangeFirst.isEmpty { try spillRun(runs) }
+        // Half the limit: the run before is being sorted and written meanwhile, and takes as much.
+        if let runs, memoryInUse >= runs.memoryLimit / 2, rangeFirst.isEmpty { try spillRun(runs) }
     }
 
     /// Adds a record whose (label, category) pair an earlier record already brought in, and
@@ -124,6 +125,17 @@ public struct DatabaseBuilder {
                 return keys[i]
             }
         }
+    }
+
+    /// Hands the records still in memory over as a run when runs were spilled already, and
+    /// waits for it: writing then needs memory for the merge and the file's labels only, not
+    /// the last run's rows and labels besides. The records are kept (the next write reads the
+    /// same rows). The pipeline calls it before it writes; nothing to do for a builder whose
+    /// records all stayed in memory.
+    package mutating func spillRemainder() throws(CallerIDError) {
+        guard let runs, runsSpilled > 0, !numbers.isEmpty else { return }
+        try spillRun(runs)
+        try runs.background.wait()
     }
 
     /// Ranges added so far (before overlaps are resolved).
@@ -245,6 +257,12 @@ public struct DatabaseBuilder {
         package var entriesByCategory: [Category: Int]
         /// The file's format version, as its header says ("2.0", or "3.0" with key codec 2).
         package var formatVersion = ""
+        /// A spilled build's label dictionary: the most bytes it held at once, the share of
+        /// the memory limit it keeps to, and whether its labels were sorted on disk
+        /// (``StreamedFile``); zero and false for a build written in memory.
+        package var labelDictionaryPeakBytes = 0
+        package var labelDictionaryShare = 0
+        package var labelDictionarySpilled = false
     }
 
     /// ``write(to:)``, also returning what the file holds (``Written``).
@@ -283,7 +301,8 @@ public struct DatabaseBuilder {
         var byCategory: [Category: Int] = [:]
         for (c, n) in file.entriesByCategory { byCategory[categories[c], default: 0] += n }
         return (summary, Written(xxh3: file.xxh3, firstNumber: file.firstNumber, lastNumber: file.lastNumber, entriesByCategory: byCategory,
-                                 formatVersion: file.formatVersion))
+                                 formatVersion: file.formatVersion, labelDictionaryPeakBytes: file.labelDictionaryPeakBytes,
+                                 labelDictionaryShare: file.labelDictionaryShare, labelDictionarySpilled: file.labelDictionarySpilled))
     }
 
     /// The options' limits, checked before anything is written.

@@ -16,6 +16,18 @@ struct LabelInterner {
 
     init() { starts = [0] }
 
+    /// An interner whose hash table starts with `slots` slots (a power of two): a small one for
+    /// a dictionary kept within a small share of memory.
+    init(slots: Int) {
+        precondition(slots > 0 && slots & (slots - 1) == 0, "slots must be a power of two")
+        starts = [0]
+        table = [UInt64](repeating: 0, count: slots)
+    }
+
+    /// The hash of value `id` (its category and label): equal pairs have equal hashes in every
+    /// interner.
+    func hash(of id: Int) -> UInt64 { hashes[id] }
+
     func length(_ id: Int) -> Int { Int(starts[id + 1] - starts[id]) }
     func bytes(_ id: Int) -> ArraySlice<UInt8> { arena[Int(starts[id])..<Int(starts[id + 1])] }
 

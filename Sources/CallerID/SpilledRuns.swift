@@ -39,6 +39,14 @@ package final class SpilledRuns {
         self.memoryLimit = max(memoryLimit, 1)
     }
 
+    /// Runs kept in an area made already (the scratch files of one output), their merges
+    /// reading with buffers of a quarter of `memoryLimit` between them.
+    package init(in area: SpillArea, memoryLimit: Int) {
+        self.target = area.target
+        self.memoryLimit = max(memoryLimit, 1)
+        spill = area
+    }
+
     /// The folder of the runs, made when first needed.
     package func area() throws(CallerIDError) -> SpillArea {
         if let spill { return spill }
@@ -81,6 +89,14 @@ package final class SpilledRuns {
         let path = try writeRun(count: count, row)
         tail = (added, path)
         return paths + [path]
+    }
+
+    /// Removes every run (their rows read, or no longer wanted).
+    package func removeAll() {
+        dropTail()
+        if let spill { for path in paths { spill.remove(path) } }
+        paths = []
+        levels = []
     }
 
     private func dropTail() {

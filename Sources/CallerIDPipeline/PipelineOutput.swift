@@ -151,7 +151,12 @@ extension Pipeline {
         try checkOutput(output)
 
         onProgress(PipelineProgress(file: "", bytesRead: 0, totalBytes: nil, rowsRead: rowsRead, phase: .sorting, count: numbersAccepted))
-        if let direct { return try writeDirect(direct, output: output, resolved: resolved) }
+        if direct != nil {
+            // The last rows go to a run first: the write's label dictionary and merge get the
+            // memory they held (a spilled build's rows in memory are no use to the merge).
+            do throws(CallerIDError) { try direct!.spillRemainder() } catch { throw PipelineError(error) }
+            return try writeDirect(direct!, output: output, resolved: resolved)
+        }
         let groups: (lists: [EntryList], duplicates: Int)
         var distinct: Int? = nil
         if let spilled, spilled.runs.count > 0 {

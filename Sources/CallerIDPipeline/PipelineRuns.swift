@@ -115,7 +115,8 @@ extension Pipeline {
             let cap = options.entriesPerDatabase
             var outputs: [Int: (file: SpillWriter, list: SpilledList)] = [:]
             var duplicates = 0
-            var distinct = Set<UInt64>()
+            // The distinct labels of the whole build, counted within a quarter of the limit.
+            let distinct = DistinctHashes(memoryBytes: state.runs.memoryLimit / 4, scratch: area)
             // The rows of the current number, last per output, in the order outputs first appear.
             var current: UInt64 = 0
             var started = false
@@ -130,7 +131,7 @@ extension Pipeline {
                     if out.list.count > 0 && out.list.count % cap == 0 { outputs[group]!.list.shardOffsets.append(out.file.bytesWritten) }
                     try row.withUnsafeBytes { raw in Result { () throws(CallerIDError) in try out.file.writeRow(current, raw) } }.get()
                     outputs[group]!.list.count += 1
-                    distinct.insert(Checksum.xxh3(row.count > 0 ? Array(row.dropFirst(Varint.size(group))) : row))
+                    try distinct.insert(Checksum.xxh3(row.count > 0 ? Array(row.dropFirst(Varint.size(group))) : row))
                 }
                 pending.removeAll(keepingCapacity: true)
             }
@@ -162,7 +163,7 @@ extension Pipeline {
                 lists.append(EntryList(region: region, kind: kind, fileBase: base, indices: [], spilled: list, key: group))
             }
             lists.sort { a, b in a.region != b.region && options.split != .none ? a.region < b.region : a.key < b.key }
-            return (lists, duplicates, distinct.count)
+            return (lists, duplicates, try distinct.count())
         } catch {
             throw PipelineError(error)
         }

@@ -243,14 +243,14 @@ import Testing
             }
             // The least room the build needs: every smaller disk fails, in the runs first, in
             // the output last.
-            var (low, high) = (0, inputBytes * 4)
+            var (low, high) = (0, inputBytes * 8)
             #expect(try build(diskFullAfter: high))
             #expect(try !build(diskFullAfter: low))
             while high - low > 64 {
                 let mid = (low + high) / 2
                 if try build(diskFullAfter: mid) { high = mid } else { low = mid }
             }
-            let succeeded = high < inputBytes * 4
+            let succeeded = high < inputBytes * 8
             #expect(failedSpilling && failedWriting && succeeded, "directory \(directory)")
         }
     }

@@ -115,7 +115,7 @@ extension FileWriter {
         init(options: LayoutOptions) { self.options = options }
 
         /// Appends one block's record (1…blockSize entries) to `records`.
-        mutating func append(keys: ArraySlice<UInt64>, values: ArraySlice<UInt32>, ids: ValueIds,
+        mutating func append(keys: ArraySlice<UInt64>, values: ArraySlice<UInt32>, ids: some ValueCoder,
                              to records: inout [UInt8], parts: inout LayoutParts) throws(CallerIDError) {
             guard recordBytes <= Int(UInt32.max) - (1 << 20) else {
                 throw CallerIDError(.limitExceeded, "block records exceed 4 GiB")

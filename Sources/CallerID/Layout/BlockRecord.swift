@@ -686,7 +686,7 @@ struct BlockRecord {
     /// then the value codes. `keys` ascend strictly; `values` index `ids`. Counts key and value
     /// bytes in `parts`; returns the key codec.
     @discardableResult
-    static func append(keys: ArraySlice<UInt64>, values: ArraySlice<UInt32>, ids: FileWriter.ValueIds, syncInterval: Int,
+    static func append(keys: ArraySlice<UInt64>, values: ArraySlice<UInt32>, ids: some ValueCoder, syncInterval: Int,
                        runBitmap: Bool, to blocks: inout [UInt8], parts: inout LayoutParts) throws(CallerIDError) -> UInt8 {
         let count = keys.count
         let firstKey = keys.first!
@@ -732,8 +732,8 @@ struct BlockRecord {
                 }
                 sync.append(UInt16(stream.bitCount))
             }
-            if ids.valueCount > 1 {
-                let c = ids.codes[Int(ids.idOf[Int(values[values.startIndex + i])])]
+            if ids.coded {
+                let c = ids.code(of: values[values.startIndex + i])
                 stream.write(c.code, c.length)
             }
         }
@@ -757,6 +757,26 @@ struct BlockRecord {
         parts.values += 2 * sync.count + valueBytes.count
         return codec
     }
+}
+
+/// How a block record's writer codes an entry's value: ``FileWriter/ValueIds`` (values are the
+/// builder's label indices) or ``CanonicalValueCode`` (values are ids already).
+protocol ValueCoder {
+    /// False for a file of at most one value (a zero-bit code: no value codes are written).
+    var coded: Bool { get }
+    /// The code of `value` and its length in bits.
+    func code(of value: UInt32) -> (code: UInt32, length: Int)
+}
+
+extension FileWriter.ValueIds: ValueCoder {
+    var coded: Bool { valueCount > 1 }
+    @inline(__always)
+    func code(of value: UInt32) -> (code: UInt32, length: Int) { codes[Int(idOf[Int(value)])] }
+}
+
+extension CanonicalValueCode: ValueCoder {
+    @inline(__always)
+    func code(of value: UInt32) -> (code: UInt32, length: Int) { code(Int(value)) }
 }
 
 /// Where ``BlockRecord``'s walk over the value codes puts each entry's id: a specialization

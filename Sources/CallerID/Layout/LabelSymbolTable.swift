@@ -83,20 +83,23 @@ struct LabelSymbolTable {
     /// Appends the code bytes of `label` to `out`: at each position the longest symbol that
     /// matches, else an escape and the byte.
     func encode(_ label: [UInt8], into out: inout [UInt8]) {
-        label.withUnsafeBytes { buffer in
-            let bytes = ByteView(buffer)
-            let n = bytes.count
-            var pos = 0
-            while pos < n {
-                let m = index.longestMatch(bytes, pos, n)
-                if m.code >= 0 {
-                    out.append(UInt8(truncatingIfNeeded: m.code))
-                    pos &+= m.length
-                } else {
-                    out.append(255)
-                    out.append(bytes.u8(pos))
-                    pos &+= 1
-                }
+        label.withUnsafeBytes { encode($0, into: &out) }
+    }
+
+    /// ``encode(_:into:)-([UInt8],_)`` of label bytes lent by the caller.
+    func encode(_ buffer: UnsafeRawBufferPointer, into out: inout [UInt8]) {
+        let bytes = ByteView(buffer)
+        let n = bytes.count
+        var pos = 0
+        while pos < n {
+            let m = index.longestMatch(bytes, pos, n)
+            if m.code >= 0 {
+                out.append(UInt8(truncatingIfNeeded: m.code))
+                pos &+= m.length
+            } else {
+                out.append(255)
+                out.append(bytes.u8(pos))
+                pos &+= 1
             }
         }
     }
@@ -133,21 +136,18 @@ struct LabelSymbolTable {
     /// escapes, coded size 0.573 / 0.565 / 0.565 / 0.570 / 0.575 of the raw size, and decode
     /// 1.19 / 1.46 / 1.56 / 1.69 / 1.70 GB/s (an escape is a mispredicted branch).
     static func train<C: Collection>(_ labels: C) -> LabelSymbolTable where C.Element == [UInt8] {
-        // Sample.
         var total = 0
         for label in labels { total &+= label.count }
-        let stride = total <= sampleBudget ? 1 : (total + sampleBudget - 1) / sampleBudget
-        var sample: [UInt8] = []
-        var ends: [Int] = []
-        sample.reserveCapacity(min(total, sampleBudget + 65_536))
-        var i = 0
-        for label in labels {
-            if i % stride == 0 && !label.isEmpty {
-                sample.append(contentsOf: label)
-                ends.append(sample.count)
-            }
-            i &+= 1
-        }
+        var sample = LabelSample(totalBytes: total)
+        for label in labels { label.withUnsafeBytes { sample.add($0) } }
+        return train(sample)
+    }
+
+    /// Trains a table on `sample` (``train(_:)-(C)`` after sampling): a writer that streams its
+    /// labels samples them as they pass.
+    static func train(_ labelSample: LabelSample) -> LabelSymbolTable {
+        let sample = labelSample.bytes
+        let ends = labelSample.ends
         if sample.isEmpty { return LabelSymbolTable(packed: []) }
 
         let counter = LabelSymbolCounter()
@@ -164,6 +164,34 @@ struct LabelSymbolTable {
         let size = counter.count(sample, ends, LabelSymbolIndex(table), pairs: false)
         if size < bestSize { best = table }
         return LabelSymbolTable(packed: best)
+    }
+}
+
+/// The labels a symbol table is trained on: every k-th label of those offered, k chosen from
+/// their total size so that at most about ``LabelSymbolTable/sampleBudget`` bytes are kept
+/// (empty labels are counted but not kept). Its memory is that budget whatever the labels.
+struct LabelSample {
+    /// Every `stride`-th label offered is kept.
+    let stride: Int
+    /// The kept labels back to back, and where each ends.
+    private(set) var bytes: [UInt8] = []
+    private(set) var ends: [Int] = []
+    private var offered = 0
+
+    /// A sample of labels whose sizes add up to `totalBytes`.
+    init(totalBytes total: Int) {
+        let budget = LabelSymbolTable.sampleBudget
+        stride = total <= budget ? 1 : (total + budget - 1) / budget
+        bytes.reserveCapacity(min(total, budget + 65_536))
+    }
+
+    /// Offers the next label (in the order the table's labels are coded).
+    mutating func add(_ label: UnsafeRawBufferPointer) {
+        if offered % stride == 0 && !label.isEmpty {
+            bytes.append(contentsOf: label)
+            ends.append(bytes.count)
+        }
+        offered &+= 1
     }
 }
 

@@ -249,7 +249,12 @@ extension FileWriter {
             out.hotCount += 1
         }
         let coldValues = out.hotCount..<valueCount
-        let symbols = LabelSymbolTable.train(coldValues.map { Array(label($0)) })
+        // Sampled one label at a time, not from an array of them all (the sample is at most ~1 MiB).
+        var total = 0
+        for v in coldValues { total += label(v).count }
+        var sample = LabelSample(totalBytes: total)
+        for v in coldValues { label(v).withUnsafeBytes { sample.add($0) } }
+        let symbols = LabelSymbolTable.train(sample)
         var coded: [UInt8] = []
         for (k, v) in coldValues.enumerated() {
             if k & ((1 << Format.coldGroupShift) - 1) == 0 {

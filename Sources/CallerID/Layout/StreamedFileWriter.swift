@@ -22,13 +22,23 @@ package struct StreamedFile {
     package var entriesByCategory: [Int: Int] = [:]
     /// The file's format version, as its header says ("2.0", or "3.0" with key codec 2).
     package var formatVersion = ""
+    /// The most bytes the label dictionary held at once (its interner, sort buffers and
+    /// tables; not the scratch files' read and write buffers): at most
+    /// ``labelDictionaryShare``.
+    package var labelDictionaryPeakBytes = 0
+    /// The memory the label dictionary keeps to: a quarter of the memory limit.
+    package var labelDictionaryShare = 0
+    /// True when the distinct labels outgrew that share and were sorted on disk.
+    package var labelDictionarySpilled = false
 }
 
 package enum StreamedFileWriter {
     /// Writes the entries of `source` as a database at `path` (through the atomic writer: a
     /// failure leaves `path` as it was), byte for byte what ``DatabaseBuilder`` writes for the
-    /// same entries. Memory: the distinct labels and their counts, a block's entries, 12 bytes
-    /// per block of the index; the block records go to a file in `scratch` first.
+    /// same entries. Memory: the label dictionary within a quarter of
+    /// ``BuildOptions/memoryLimit`` (``LabelDictionary``: beyond it the distinct labels are
+    /// sorted on disk), a block's entries, 12 bytes per block of the index; the block records
+    /// and every section that grows with the distinct labels go to files in `scratch` first.
     package static func write(_ source: some SortedEntrySource, categories global: [Category], options: BuildOptions,
                               scratch: SpillArea, to path: String) throws(CallerIDError) -> StreamedFile {
         try DatabaseBuilder.check(options)
@@ -37,81 +47,82 @@ package enum StreamedFileWriter {
         var plan = BlockRecord.KeyCodecPlan(blockSize: layout.blockSize)
 
         // Pass 1: the labels, how often each is used and where first, the categories used.
-        var interner = LabelInterner()
-        var local: [Category] = [.identify, .block]
-        var localByName: [String: UInt8] = ["identify": 0, "block": 1]
-        var localOf = [Int](repeating: -1, count: global.count)
-        var freq: [Int] = []
-        var first: [Int] = []
-        var position = 0
-        func localCode(_ c: Int) throws(CallerIDError) -> UInt8 {
-            if localOf[c] >= 0 { return UInt8(localOf[c]) }
-            let category = global[c]
-            let code: UInt8
-            if let known = localByName[category.name] {
-                guard local[Int(known)].action == category.action else {
-                    throw CallerIDError(.invalidInput, "category '\(category.name)' used with both actions identify and block")
-                }
-                code = known
-            } else {
-                guard local.count < 256 else { throw CallerIDError(.limitExceeded, "more than 256 categories") }
-                code = UInt8(local.count)
-                local.append(category)
-                localByName[category.name] = code
-            }
-            localOf[c] = Int(code)
-            return code
-        }
-        func id(_ code: UInt8, _ label: UnsafeRawBufferPointer) throws(CallerIDError) -> Int {
-            switch try interner.intern(category: code, bytes: label) {
-            case .id(let id): return Int(id)
-            case .refused(let problem): throw CallerIDError(.invalidInput, problem.description)
-            }
-        }
-        // Each entry's number and value id, for the second pass (12 bytes an entry on disk:
-        // reading them back costs less than merging and hashing the labels again).
+        var dictionary = LabelDictionary(share: LabelDictionary.share(ofMemoryLimit: options.memoryLimit), scratch: scratch)
+        var categories = LocalCategories(global)
+        // Each entry's number and value (its id in the dictionary's chunk), for the second pass
+        // (12 bytes an entry on disk: reading them back costs less than merging and hashing
+        // the labels again).
         let entriesPath = scratch.newPath("entries")
         defer { scratch.remove(entriesPath) }
         let entriesOut = try SpillWriter(path: entriesPath)
         var pair: [UInt8] = []
         try source.forEach { (number, category, label) throws(CallerIDError) in
-            let v = try id(try localCode(category), label)
+            let code = try categories.code(category)
+            let v = try dictionary.add(category: code, label: label)
             pair.removeAll(keepingCapacity: true)
             pair.appendLE(number)
-            pair.appendLE(UInt32(v))
+            pair.appendLE(v)
             try entriesOut.write(pair)
             plan.add(number)
-            if v == freq.count {
-                freq.append(0)
-                first.append(position)
-            }
-            freq[v] += 1
             result.entriesByCategory[category, default: 0] += 1
             if result.firstNumber == nil { result.firstNumber = number }
             result.lastNumber = number
-            position += 1
         }
-        result.entries = position
+        result.entries = dictionary.position
         try entriesOut.finish()
         layout.runBitmap = plan.usesRunBitmap()
+        let (table, newCode) = categories.table()
 
-        // The category table in the builder's canonical order: identify, block, then the
-        // categories used, by name.
-        var used = [Bool](repeating: false, count: local.count)
-        for v in 0..<interner.count { used[Int(interner.categories[v])] = true }
-        let order = [0, 1] + (2..<local.count).filter { used[$0] }.sorted { local[$0].name < local[$1].name }
-        var newCode = [UInt8](repeating: 0, count: local.count)
-        for (new, old) in order.enumerated() { newCode[old] = UInt8(new) }
-        let table = order.map { local[$0] }
-        let ids = try FileWriter.ValueIds(frequencies: freq, first: first)
-        freq = []
-        first = []
+        // Pass 2: the block records, to a scratch file; then the sections after them.
+        let blocks: EncodedBlockFile
+        let tail: (sections: [(UInt32, SectionContent)], hotCount: Int)
+        let valueCount: Int
+        if dictionary.isSpilled {
+            var values = try dictionary.finishSpilled()
+            blocks = try encodeBlocks(entriesPath, layout: layout, coder: CanonicalValueCode(counts: values.counts), scratch: scratch) {
+                (local) throws(CallerIDError) in try values.ids.next(local: local)
+            }
+            tail = try FileWriter.spilledValueSections(values, valueCategory: { newCode[Int($0)] }, hotLabelBytes: layout.hotLabelBytes,
+                                                       scratch: scratch)
+            valueCount = values.valueCount
+        } else {
+            let ids = try FileWriter.ValueIds(frequencies: dictionary.frequencies, first: dictionary.firsts)
+            blocks = try encodeBlocks(entriesPath, layout: layout, coder: ids, scratch: scratch) { (v) throws(CallerIDError) in v }
+            var parts = LayoutParts()
+            let interner = dictionary.interner
+            let inMemory = try FileWriter.valueSections(ids: ids, label: { interner.bytes($0) },
+                                                        valueCategory: { newCode[Int(interner.categories[$0])] }, parts: &parts, options: layout)
+            tail = (inMemory.sections.map { ($0.0, SectionContent.bytes($0.1)) }, inMemory.hotCount)
+            valueCount = ids.valueCount
+        }
+        defer { scratch.remove(blocks.path) }
+        defer { for (_, section) in tail.sections { if case .file(let p, _, _) = section { scratch.remove(p) } } }
 
-        // Pass 2: the block records, to a scratch file.
+        let sections: [(UInt32, SectionContent)] = [
+            (Format.Section.categories.rawValue, .bytes(Categories.encode(table))),
+            (Format.Section.summary.rawValue, .bytes(blocks.summary)),
+            (Format.Section.blockIndex.rawValue, .bytes(blocks.index)),
+            (Format.Section.blocks.rawValue, .file(path: blocks.path, size: blocks.size, xxh3: blocks.xxh3)),
+        ] + tail.sections
+        let frame = FileWriter.Frame(sections: sections.map { ($0.0, $0.1.size, $0.1.xxh3) }, major: blocks.major, entries: result.entries,
+                                     blockCount: blocks.count, valueCount: valueCount, hotCount: tail.hotCount, options: layout)
+        result.xxh3 = try emit(frame, sections.map(\.1), to: path)
+        result.distinctLabels = valueCount
+        result.formatVersion = Header.version(major: blocks.major)
+        result.bytes = frame.fileSize
+        result.labelDictionaryPeakBytes = dictionary.peakBytes
+        result.labelDictionaryShare = dictionary.share
+        result.labelDictionarySpilled = dictionary.isSpilled
+        return result
+    }
+
+    /// The block records of the entries spilled by pass 1 (`value(v)` gives an entry's value
+    /// as `coder` takes it), written to a scratch file and hashed; the index and summary.
+    private static func encodeBlocks(_ entriesPath: String, layout: LayoutOptions, coder: some ValueCoder, scratch: SpillArea,
+                                     value: (UInt32) throws(CallerIDError) -> UInt32) throws(CallerIDError) -> EncodedBlockFile {
         var parts = LayoutParts()
         var section = FileWriter.BlockSection(options: layout)
         let blocksPath = scratch.newPath("blocks")
-        defer { scratch.remove(blocksPath) }
         let blocksOut = try SpillWriter(path: blocksPath)
         var blocksHash = StreamingXXH3()
         var records: [UInt8] = []
@@ -125,7 +136,7 @@ package enum StreamedFileWriter {
             records.removeAll(keepingCapacity: true)
         }
         func endBlock() throws(CallerIDError) {
-            try section.append(keys: keys[...], values: values[...], ids: ids, to: &records, parts: &parts)
+            try section.append(keys: keys[...], values: values[...], ids: coder, to: &records, parts: &parts)
             keys.removeAll(keepingCapacity: true)
             values.removeAll(keepingCapacity: true)
             if records.count >= 1 << 20 { try flushRecords() }
@@ -136,7 +147,7 @@ package enum StreamedFileWriter {
             var at = 0
             while at < chunk.count {
                 keys.append(chunk.littleEndianWord(at: at))
-                values.append(UInt32(truncatingIfNeeded: chunk.littleEndianWord(at: at + 4) >> 32))
+                values.append(try value(UInt32(truncatingIfNeeded: chunk.littleEndianWord(at: at + 4) >> 32)))
                 at += 12
                 if keys.count == layout.blockSize { try endBlock() }
             }
@@ -146,22 +157,24 @@ package enum StreamedFileWriter {
         section.finish(records: &records, parts: &parts)
         try flushRecords()
         try blocksOut.finish()
+        return EncodedBlockFile(path: blocksPath, size: section.recordBytes, xxh3: blocksHash.digest, index: section.index,
+                                summary: section.summary, count: section.count, major: section.major)
+    }
 
-        // The rest in memory (it grows with the distinct labels only), then the file in order.
-        let tail = try FileWriter.valueSections(ids: ids, label: { interner.bytes($0) },
-                                                valueCategory: { newCode[Int(interner.categories[$0])] }, parts: &parts, options: layout)
-        let names = Categories.encode(table)
-        let before: [(UInt32, [UInt8])] = [
-            (Format.Section.categories.rawValue, names),
-            (Format.Section.summary.rawValue, section.summary),
-            (Format.Section.blockIndex.rawValue, section.index),
-        ]
-        let blocksAt = before.count
-        let all = before.map { ($0.0, $0.1.count, Codec.xxh3($0.1)) }
-            + [(Format.Section.blocks.rawValue, section.recordBytes, blocksHash.digest)]
-            + tail.sections.map { ($0.0, $0.1.count, Codec.xxh3($0.1)) }
-        let frame = FileWriter.Frame(sections: all, major: section.major, entries: result.entries, blockCount: section.count,
-                                     valueCount: ids.valueCount, hotCount: tail.hotCount, options: layout)
+    /// The block records in a scratch file, and what the frame needs of them.
+    private struct EncodedBlockFile {
+        let path: String
+        let size: Int
+        let xxh3: UInt64
+        let index: [UInt8]
+        let summary: [UInt8]
+        let count: Int
+        let major: UInt16
+    }
+
+    /// Writes the file in order — header, sections (from memory or their scratch files), section
+    /// table, footer — through the atomic writer; returns its XXH3-64.
+    private static func emit(_ frame: FileWriter.Frame, _ sections: [SectionContent], to path: String) throws(CallerIDError) -> UInt64 {
         var out = try AtomicFileWriter(path: path)
         var fileHash = StreamingXXH3()
         func emit(_ bytes: UnsafeRawBufferPointer) throws(CallerIDError) {
@@ -173,18 +186,17 @@ package enum StreamedFileWriter {
         }
         do {
             try emit(frame.header)
-            for k in 0..<all.count {
+            for (k, section) in sections.enumerated() {
                 try emit([UInt8](repeating: 0, count: frame.padding(before: k)))
-                if k < blocksAt {
-                    try emit(before[k].1)
-                } else if k == blocksAt {
-                    let reader = try SpillReader(path: blocksPath)
+                switch section {
+                case .bytes(let bytes):
+                    try emit(bytes)
+                case .file(let file, _, _):
+                    let reader = try SpillReader(path: file)
                     while try reader.nextBytes(max: 1 << 20, { (chunk) throws(CallerIDError) -> Bool in
                         try emit(chunk)
                         return !chunk.isEmpty
                     }) {}
-                } else {
-                    try emit(tail.sections[k - blocksAt - 1].1)
                 }
             }
             try emit([UInt8](repeating: 0, count: frame.paddingBeforeTable))
@@ -195,10 +207,54 @@ package enum StreamedFileWriter {
             out.abandon()
             throw error
         }
-        result.distinctLabels = ids.valueCount
-        result.formatVersion = Header.version(major: section.major)
-        result.bytes = frame.fileSize
-        result.xxh3 = fileHash.digest
-        return result
+        return fileHash.digest
+    }
+}
+
+/// The categories of a streamed file: the codes the entries' categories get in the order they
+/// are met (identify and block first), then the table in the builder's canonical order.
+private struct LocalCategories {
+    let global: [Category]
+    var local: [Category] = [.identify, .block]
+    var localByName: [String: UInt8] = ["identify": 0, "block": 1]
+    var localOf: [Int]
+    var used = [Bool](repeating: false, count: 256)
+
+    init(_ global: [Category]) {
+        self.global = global
+        localOf = [Int](repeating: -1, count: global.count)
+    }
+
+    /// The local code of global category `c`, given on first use.
+    mutating func code(_ c: Int) throws(CallerIDError) -> UInt8 {
+        if localOf[c] >= 0 {
+            used[localOf[c]] = true
+            return UInt8(localOf[c])
+        }
+        let category = global[c]
+        let code: UInt8
+        if let known = localByName[category.name] {
+            guard local[Int(known)].action == category.action else {
+                throw CallerIDError(.invalidInput, "category '\(category.name)' used with both actions identify and block")
+            }
+            code = known
+        } else {
+            guard local.count < 256 else { throw CallerIDError(.limitExceeded, "more than 256 categories") }
+            code = UInt8(local.count)
+            local.append(category)
+            localByName[category.name] = code
+        }
+        localOf[c] = Int(code)
+        used[Int(code)] = true
+        return code
+    }
+
+    /// The category table in the builder's canonical order — identify, block, then the
+    /// categories used, by name — and each local code's code in it.
+    func table() -> (table: [Category], newCode: [UInt8]) {
+        let order = [0, 1] + (2..<local.count).filter { used[$0] }.sorted { local[$0].name < local[$1].name }
+        var newCode = [UInt8](repeating: 0, count: local.count)
+        for (new, old) in order.enumerated() { newCode[old] = UInt8(new) }
+        return (order.map { local[$0] }, newCode)
     }
 }
