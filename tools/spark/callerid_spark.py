@@ -67,7 +67,8 @@ def parse_args(argv):
     ap.add_argument("--lookup-archive", default=None, metavar="NAME",
                     help="run NAME/lookup on the executors: the bundle of tools/spark/bundle.sh given to spark-submit "
                     "as --archives callerid-lookup.tar.gz#NAME (the self-contained lookup with libphonenumber and "
-                    "its libraries)")
+                    "its libraries), or an absolute folder every executor has (/opt/callerid in the image of "
+                    "tools/spark/Dockerfile)")
     ap.add_argument("--key", help="sign the result with this secret key (lookup keygen)")
     ap.add_argument("--dataset-version", help="stamped in manifest.json, as lookup build --dataset-version "
                     "(default: a hash of the files)")
