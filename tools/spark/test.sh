@@ -13,8 +13,8 @@
 # Parquet folder's files are read in name order. Then tools/spark/test_cluster.sh: the job on a
 # standalone cluster started here, its executors in folders of their own running the
 # --archives bundle, against a single build of 20,000 rows (SPARK_TEST_CLUSTER=no skips it).
-# About 2 minutes at 20,000 rows, 8 at the default 2,000,000 on 2 cores, plus about 1.5 for
-# the cluster (and the bundle's build by tools/install.sh the first time).
+# 7 minutes at 20,000 rows on 2 cores shared with other builds (the cluster's part 1-1.5 of
+# them, the bundle 13 s when tools/install.sh has built before), 8 at the default 2,000,000.
 # Without Java or PySpark it says SKIPPED and why, and exits 0.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"

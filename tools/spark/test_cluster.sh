@@ -137,7 +137,7 @@ if [ "$hidden" = yes ]; then
     fi
     grep -q "lookup build of region .* failed\|libswiftCore" "$work/nobundle.err" \
         || fail "the job's error does not say why: $(grep -i error "$work/nobundle.err" | tail -3)"
-    echo "without the bundle: $(grep -o 'lookup build of region [^ ]* failed with exit [0-9]*' "$work/nobundle.err" | head -1): $(grep -o 'error while loading shared libraries: [^:]*' "$work/nobundle.err" | head -1)"
+    echo "without the bundle: $(grep -oE "lookup build of region '[^']*' failed with exit [0-9]+" "$work/nobundle.err" | head -1): $(grep -o 'error while loading shared libraries: [^:]*' "$work/nobundle.err" | head -1)"
     [ "$(cd "$work/driver/out" && sha256sum ./* | sort)" = "$sum_before" ] || fail "the failed job changed the output"
     [ "$(ls -A "$work/driver")" = "$(printf 'out\npublisher\npublisher.pub\nstage')" ] || fail "the failed job left $(ls -A "$work/driver")"
 fi
