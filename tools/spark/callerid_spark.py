@@ -14,14 +14,17 @@ What it does, and why each step is where it is (docs/SCALE.md):
    the last row of a number wins as there, and bad-row reports name the input's file and line.
 3. Partitions the rows by region (`--region-field`), sorted within a partition by input order.
 4. On the executors, runs `lookup build` once per region on that region's rows (TSV written
-   to a local temporary file, `--split-by field` with the region fixed by the data): numbers
-   are normalized, labels cleaned, duplicates merged, shards cut by the same code as on one
-   machine. The `lookup` binary (and `libcallerid-phonenumber.so` beside it) is shipped to the
-   executors with the job; a task whose build read numbers with other rules than the driver's
-   (no libphonenumber on its executor) fails the job. Each region's build directory goes to
-   a folder the job makes for itself inside `--stage` (shared by the driver and the
-   executors on a cluster), or beside the output.
-5. On the driver, once every partition has succeeded: `lookup join` writes the one build
+   to the executor's local disk, `--split-by field` with the region fixed by the data, and
+   `--memory`: the build's memory is outside the JVM, in spark.executor.memoryOverhead):
+   numbers are normalized, labels cleaned, duplicates merged, shards cut by the same code as
+   on one machine. The executors' `lookup` is the bundle of tools/spark/bundle.sh passed with
+   --archives (`--lookup-archive`), or the driver's binary with libcallerid-phonenumber.so
+   beside it, shipped with the job; a task whose build read numbers with other rules than the
+   driver's (no libphonenumber on its executor) fails the job. Each region's build directory
+   comes back to the driver through Spark as (name, bytes) records: driver and executors
+   share no folder. The job runs with spark.speculation off.
+5. On the driver, once every partition has succeeded: the parts are written to a folder of
+   the job's own (inside --stage, or beside the output), `lookup join` writes the one build
    directory (the databases and one manifest, by the same code as a single build) into the
    job's folder beside the output, `lookup sign` signs it there, and it is switched in with
    one directory exchange. A failed or stopped job leaves the previous output as it was,
@@ -43,7 +46,6 @@ import stat
 import subprocess
 import sys
 import tempfile
-import time
 import traceback
 
 
@@ -58,13 +60,20 @@ def parse_args(argv):
     ap.add_argument("--label-field", default=None, help="default: 2nd column / 'label'")
     ap.add_argument("--category-field", default=None, help="default: 3rd column / 'category'")
     ap.add_argument("--region-field", required=True, help="the column the rows are partitioned by")
-    ap.add_argument("-o", "--output", required=True, help="the build directory to write")
-    ap.add_argument("--lookup", required=True, help="the lookup binary to ship to the executors")
+    ap.add_argument("-o", "--output", required=True, help="the build directory to write, on the driver (a path or a "
+                    "file:// URI)")
+    ap.add_argument("--lookup", required=True, help="the driver's lookup binary (version, join, sign); shipped to "
+                    "the executors too, with libcallerid-phonenumber.so beside it, unless --lookup-archive is given")
+    ap.add_argument("--lookup-archive", default=None, metavar="NAME",
+                    help="run NAME/lookup on the executors: the bundle of tools/spark/bundle.sh given to spark-submit "
+                    "as --archives callerid-lookup.tar.gz#NAME (the self-contained lookup with libphonenumber and "
+                    "its libraries), or an absolute folder every executor has (/opt/callerid in the image of "
+                    "tools/spark/Dockerfile)")
     ap.add_argument("--key", help="sign the result with this secret key (lookup keygen)")
     ap.add_argument("--dataset-version", help="stamped in manifest.json, as lookup build --dataset-version "
                     "(default: a hash of the files)")
-    ap.add_argument("--stage", help="a folder shared by the driver and the executors, in which the job makes its own "
-                    "staging folder and removes only that (default: beside --output)")
+    ap.add_argument("--stage", help="a folder on the driver in which the job makes its own folder for the regions' "
+                    "parts sent back by the executors, and removes only that (default: beside --output)")
     ap.add_argument("--master", default=None, help="Spark master (default: spark-submit's, else local[*])")
     ap.add_argument("--partitions", type=int, default=0, help="shuffle partitions (default: the default parallelism)")
     ap.add_argument("--memory", default="512M", help="lookup build --memory on each executor task (default 512M)")
@@ -315,19 +324,49 @@ def rules_mismatch(region, used, expected, stderr):
             f"--build-option=--number-rules=table to read numbers with the built-in table everywhere")
 
 
-def build_partition(rows, lookup_name, stage, build_args, expected_rules, required):
-    """Runs on an executor: one `lookup build` per region of this partition's rows (sorted by
-    region, then input order). Yields (region, directory, summary, stderr, number rules) or
-    raises on failure, and when the build read numbers with other rules than the driver's.
-    The build's reports of bad rows name the input file and line, not the temporary TSV."""
-    import array
-    import csv
-    import io
+def executor_lookup(lookup_name, archive):
+    """The `lookup` a task runs: inside the folder an --archives bundle was unpacked to
+    (tools/spark/bundle.sh: ARCHIVE/lookup), or the binary shipped with SparkContext.addFile."""
     from pyspark import SparkFiles
+    if archive is not None:
+        tried = []
+        for base in (SparkFiles.getRootDirectory(), os.getcwd()):
+            candidate = os.path.join(base, archive, "lookup")
+            if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+                return candidate
+            tried.append(candidate)
+        raise RuntimeError(f"no executable lookup in the archive folder {archive!r} on this executor (tried "
+                           f"{', '.join(tried)}): pass the bundle of tools/spark/bundle.sh with --archives FILE#{archive}")
     lookup = SparkFiles.get(lookup_name)
     mode = os.stat(lookup).st_mode
     if not mode & stat.S_IXUSR:
         os.chmod(lookup, mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return lookup
+
+
+def executor_scratch():
+    """A folder of the task's own on the executor's local disk (the folder Spark keeps its
+    files in on that executor, on spark.local.dir; removed with the executor): the region's
+    rows, the build's spilled runs and its output are written there, never to a folder the
+    driver sees."""
+    from pyspark import SparkFiles
+    base = os.path.dirname(SparkFiles.getRootDirectory())
+    return tempfile.mkdtemp(prefix="callerid-task-", dir=base if os.path.isdir(base) else None)
+
+
+def build_partition(rows, lookup_name, archive, build_args, expected_rules, required):
+    """Runs on an executor: one `lookup build` per region of this partition's rows (sorted by
+    region, then input order), in a folder on the executor's own disk. Yields, per region,
+    ("file", region, name, bytes) for each file of its build directory (the databases and the
+    manifest: small, about 3 bytes a number) and then ("region", region, summary, stderr,
+    number rules); raises on failure, and when the build read numbers with other rules than
+    the driver's. Nothing is written where the driver can see it: the files reach the driver
+    through Spark. The build's reports of bad rows name the input file and line, not the
+    temporary TSV."""
+    import array
+    import csv
+    import io
+    lookup = executor_lookup(lookup_name, archive)
 
     def clean(value):
         # The TSV row is one line: a tab or line break in a label is a space (lookup's label
@@ -361,7 +400,7 @@ def build_partition(rows, lookup_name, stage, build_args, expected_rules, requir
         return re.sub(re.escape(path) + r":(\d+):", where, text)
 
     def run(region, path):
-        out = partition_dir(stage, region)
+        out = os.path.join(workdir, "out")
         shutil.rmtree(out, ignore_errors=True)
         cmd = [lookup, "build", "-o", out + "/", path, "--format", "tsv", "--header", "no",
                "--number-field", "1", "--label-field", "2", "--category-field", "3",
@@ -373,18 +412,26 @@ def build_partition(rows, lookup_name, stage, build_args, expected_rules, requir
         used = number_rules_used(build_args, stderr)
         if used != expected_rules:
             raise RuntimeError(rules_mismatch(region, used, expected_rules, stderr))
-        return region, out, json.loads(done.stdout), stderr, used
+        summary = json.loads(done.stdout)
+        for name in sorted(os.listdir(out)):
+            file = os.path.join(out, name)
+            if not os.path.isfile(file) or os.path.islink(file):
+                raise RuntimeError(f"lookup build of region {region!r} wrote {name}, not a file")
+            with open(file, "rb") as f:
+                yield ("file", region, name, f.read())
+        shutil.rmtree(out, ignore_errors=True)
+        yield ("region", region, summary, stderr, used)
 
     current, handle, path = None, None, None
     file_ids_of = None
-    workdir = tempfile.mkdtemp(prefix="callerid-spark-")
+    workdir = executor_scratch()
     try:
         for row in rows:
             region = row["_key"]
             if region != current:
                 if handle is not None:
                     handle.close()
-                    yield run(current, path)
+                    yield from run(current, path)
                 current = region
                 path = os.path.join(workdir, "rows.tsv")
                 handle = open(path, "w", encoding="utf-8", newline="\n")
@@ -402,7 +449,7 @@ def build_partition(rows, lookup_name, stage, build_args, expected_rules, requir
             handle.write(tsv_line(values) + "\n")
         if handle is not None:
             handle.close()
-            yield run(current, path)
+            yield from run(current, path)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
@@ -656,11 +703,71 @@ def main(argv):
         return 1
 
 
+def local_output(output):
+    """The output on the driver's file system: a path, or a file:// URI. The job joins, signs
+    and switches the output there, with a rename: on HDFS or S3 there is no directory exchange
+    (an S3 "rename" is a copy), so a published copy is made after the job (docs/SCALE.md)."""
+    m = re.match(r"^([A-Za-z][A-Za-z0-9+.-]*)://", output)
+    if m is None:
+        return output
+    if m.group(1).lower() == "file":
+        from urllib.parse import unquote, urlparse
+        return unquote(urlparse(output).path)
+    raise JobError(f"{output}: the output is written on the driver's file system (a path or a file:// URI), where "
+                   f"it is switched in one step; copy the signed build directory to {m.group(1)}:// after the job", 64)
+
+
+def turn_speculation_off(builder):
+    """Speculative copies of a task would run a second `lookup build` of the same region (its
+    --memory again, outside the JVM, on an executor sized for one per core) for a result that
+    is the same bytes: the job runs with spark.speculation off, and says so when it was asked
+    for on."""
+    from pyspark import SparkConf
+    asked = SparkConf().get("spark.speculation", "false").strip().lower()
+    if asked == "true":
+        say("note: spark.speculation is turned off for this job: every task is one lookup build of a region, "
+            "and a speculative copy would build it again beside the first")
+    return builder.config("spark.speculation", "false")
+
+
+def receive_parts(results, stage):
+    """The regions' build directories, sent by the executors as (name, bytes) records, written
+    into `stage` on the driver, one folder per region. The results are kept by Spark
+    (MEMORY_AND_DISK) while every task runs; then they are fetched one partition at a time,
+    so the driver holds one partition's files at once, not the whole output. Returns the
+    regions' (region, folder, summary, stderr, number rules)."""
+    from pyspark import StorageLevel
+    results.persist(StorageLevel.MEMORY_AND_DISK)
+    results.count()                 # every task runs here, in parallel; a failed one fails the job
+    regions, seen = [], set()
+    for record in results.toLocalIterator():
+        kind, region = record[0], record[1]
+        folder = partition_dir(stage, region)
+        if kind == "file":
+            name, data = record[2], record[3]
+            if name in ("", ".", "..") or "/" in name or "\0" in name:
+                raise JobError(f"region {region!r}: an executor sent a file named {name!r}", 70)
+            if region not in seen:
+                if os.path.lexists(folder):
+                    raise JobError(f"region {region!r} came from two tasks (two spellings of one region value?)", 65)
+                os.mkdir(folder)
+                seen.add(region)
+            with open(os.path.join(folder, name), "wb") as f:
+                f.write(data)
+        else:
+            if region not in seen:      # a region with no file: lookup join reports it missing
+                os.mkdir(folder)
+                seen.add(region)
+            regions.append((region, folder) + tuple(record[2:]))
+    results.unpersist()
+    return regions
+
+
 def run(a):
     stop_with_spark_submit()
     lookup = os.path.abspath(a.lookup)
     # The output as `lookup build` takes it: through a symbolic link to its target.
-    output = os.path.realpath(os.path.abspath(a.output.rstrip("/") or "/"))
+    output = os.path.realpath(os.path.abspath(local_output(a.output).rstrip("/") or "/"))
     recover_output(output)
     check_output(output)
     job = JobFolder(output)
@@ -674,31 +781,33 @@ def run(a):
         expected_rules, described = driver_number_rules(lookup, build_args)
         say(f"numbers are read with {described}")
 
-        # The regions' parts go to a folder of this job's own, made inside --stage (or in the
-        # job's folder beside the output): --stage may be a shared mount point holding other
-        # things, and only what the job made is ever removed.
+        # The regions' parts come back through Spark and are written on the driver, into a
+        # folder of this job's own: inside --stage (a local folder that may hold other
+        # things: only what the job made is ever removed), or in the job's folder beside the
+        # output. Executors never see it.
         if a.stage:
             os.makedirs(a.stage, exist_ok=True)
             stage = tempfile.mkdtemp(prefix="callerid-spark-", dir=os.path.abspath(a.stage))
         else:
             stage = os.path.join(job.path, "parts")
             os.mkdir(stage)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(stage, 0o777 & ~umask)   # as a folder made by mkdir: executors may run as another user
 
         from pyspark.sql import SparkSession
         from pyspark.sql import functions as F
 
-        builder = SparkSession.builder.appName("callerid-build")
+        builder = turn_speculation_off(SparkSession.builder.appName("callerid-build"))
         if a.master:
             builder = builder.master(a.master)
         spark = builder.getOrCreate()
         sc = spark.sparkContext
-        sc.addFile(lookup)
-        library = os.path.join(os.path.dirname(lookup), "libcallerid-phonenumber.so")
-        if os.path.exists(library):
-            sc.addFile(library)
+        if sc.getConf().get("spark.speculation", "false").strip().lower() == "true":
+            raise JobError("spark.speculation is on and could not be turned off: run the job with "
+                           "--conf spark.speculation=false", 64)
+        if a.lookup_archive is None:
+            sc.addFile(lookup)
+            library = os.path.join(os.path.dirname(lookup), "libcallerid-phonenumber.so")
+            if os.path.exists(library):
+                sc.addFile(library)
 
         fmt = a.format or {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet"}.get(
             os.path.splitext(a.input[0])[1].lower(), "tsv")
@@ -714,10 +823,10 @@ def run(a):
         rows = (rows.withColumn("_key", F.coalesce("region", F.lit("")))
                 .repartition(partitions, "_key").sortWithinPartitions("_key", "_file", "_path", "_line"))
 
-        lookup_name = os.path.basename(lookup)
+        lookup_name, archive = os.path.basename(lookup), a.lookup_archive
         required = required_fields(a)
-        results = rows.rdd.mapPartitions(
-            lambda it: build_partition(it, lookup_name, stage, build_args, expected_rules, required)).collect()
+        results = receive_parts(rows.rdd.mapPartitions(
+            lambda it: build_partition(it, lookup_name, archive, build_args, expected_rules, required)), stage)
         summary = {"regions": len(results), "rows": 0, "entries": 0, "bad_rows": 0, "duplicates_merged": 0,
                    "number_rules": expected_rules}
         for region, _, s, stderr, _ in results:
@@ -743,9 +852,8 @@ def run(a):
         finally:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
     except BaseException:
-        # A failed job leaves no part behind: no region's manifest, no staged database. The
-        # other tasks are stopped first (a task still running would stage its region again).
-        # No signal cuts this short.
+        # A failed job leaves nothing behind: no region's part, no staged database. Spark is
+        # stopped first (its tasks end with it). No signal cuts this short.
         signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
         if spark is not None:
             try:
@@ -753,11 +861,7 @@ def run(a):
             except Exception:
                 pass
         if stage is not None:
-            for _ in range(20):
-                shutil.rmtree(stage, ignore_errors=True)
-                time.sleep(0.5)
-                if not os.path.exists(stage):
-                    break
+            shutil.rmtree(stage, ignore_errors=True)
         job.remove()
         raise
     if a.stage:
