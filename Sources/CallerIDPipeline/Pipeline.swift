@@ -268,20 +268,10 @@ public final class Pipeline {
     }
 
     private func reject(_ row: RejectedRow) throws(PipelineError) {
-        // Every path quotes input with InputQuote; this is the last guard for the report and
-        // the --errors file: no control character, no unbounded text.
-        var row = row
-        row.raw = InputQuote.safeMessage(row.raw, limit: 120)
-        row.message = InputQuote.safeMessage(row.message)
-        row.file = InputQuote.safeMessage(row.file)
         rowsRejected += 1
         rejectedByReason[row.reason, default: 0] += 1
-        onRejected(row)
-        if case .count(let n) = options.maxBadRows, rowsRejected > n {
-            throw PipelineError(.tooManyBadRows, n == 0
-                ? "a row was rejected and no bad rows are allowed; nothing written (allow some with --max-bad-rows N or N%, or --skip-bad-rows)"
-                : "more than \(n) rows rejected; nothing written")
-        }
+        onRejected(row.displaySafe)
+        try options.maxBadRows.check(rejected: rowsRejected, what: "row")
     }
 
     /// Warns of the accepted rows that are also national numbers of a country refused rows point
@@ -816,11 +806,9 @@ struct FieldSlots {
 
     private init() {}
 
-    /// TSV/CSV: decides from the first record whether it is a header and resolves the fields.
-    static func delimited(first: Record, format: InputFormat, options: PipelineOptions, file: String) throws(PipelineError) -> (FieldSlots, Bool) {
-        let selectors = [options.numberField, options.labelField, options.categoryField, options.regionField,
-                         options.weightField, options.countryField, options.rangeEndField, options.numberPrefixField]
-        let byName = (selectors + options.additionalLabelFields.map { Optional($0) }).contains { if case .name = $0 { true } else { false } }
+    /// Whether the first record of a TSV or CSV file is a header: as ``PipelineOptions/header``
+    /// says, or (`auto`) when fields are chosen by name or the number field has no digit.
+    static func isHeaderRow(_ first: Record, options: PipelineOptions, byName: Bool, file: String) throws(PipelineError) -> Bool {
         var isHeader: Bool
         switch options.header {
         case .present: isHeader = true
@@ -838,6 +826,15 @@ struct FieldSlots {
         if byName && !isHeader {
             throw PipelineError(.invalidConfiguration, "\(file): fields are chosen by name but the file has no header row (use positions like --number-field 1, or --header yes)")
         }
+        return isHeader
+    }
+
+    /// TSV/CSV: decides from the first record whether it is a header and resolves the fields.
+    static func delimited(first: Record, format: InputFormat, options: PipelineOptions, file: String) throws(PipelineError) -> (FieldSlots, Bool) {
+        let selectors = [options.numberField, options.labelField, options.categoryField, options.regionField,
+                         options.weightField, options.countryField, options.rangeEndField, options.numberPrefixField]
+        let byName = (selectors + options.additionalLabelFields.map { Optional($0) }).contains { if case .name = $0 { true } else { false } }
+        let isHeader = try isHeaderRow(first, options: options, byName: byName, file: file)
         var slots = FieldSlots()
         let names = isHeader ? first.values.indices.map { String(decoding: first.value($0), as: UTF8.self).trimmedASCII } : []
         /// The header for messages: the first 10 names, quoted, and how many more.

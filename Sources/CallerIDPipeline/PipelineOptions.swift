@@ -29,6 +29,18 @@ public enum BadRowLimit: Sendable, Equatable {
     }
 }
 
+extension BadRowLimit {
+    /// Throws `tooManyBadRows` once `rejected` rows (`what`: "row", "report") pass a
+    /// ``count(_:)`` limit; the percentage is checked when all input has been read.
+    func check(rejected: Int, what: String) throws(PipelineError) {
+        if case .count(let n) = self, rejected > n {
+            throw PipelineError(.tooManyBadRows, n == 0
+                ? "a \(what) was rejected and no bad rows are allowed; nothing written (allow some with --max-bad-rows N or N%, or --skip-bad-rows)"
+                : "more than \(n) \(what)s rejected; nothing written")
+        }
+    }
+}
+
 /// Where blocking entries go.
 public enum BlockListMode: Sendable, Equatable {
     /// Identification and blocking entries share each database; a number keeps its last row.

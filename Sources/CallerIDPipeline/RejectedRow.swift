@@ -92,6 +92,16 @@ public struct RejectedRow: Sendable, Equatable, CustomStringConvertible {
         self.message = message
     }
 
+    /// The row as reported: every path quotes input with InputQuote, and this is the last
+    /// guard for the report and the --errors file: no control character, no unbounded text.
+    var displaySafe: RejectedRow {
+        var row = self
+        row.raw = InputQuote.safeMessage(raw, limit: 120)
+        row.message = InputQuote.safeMessage(message)
+        row.file = InputQuote.safeMessage(file)
+        return row
+    }
+
     /// `file:line: message`, the form compilers use.
     public var description: String { "\(file):\(line): \(message)" }
 

@@ -152,6 +152,7 @@ func reportsCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     setDiskFullSimulation()
     let summary: ReportSummary
     do throws(PipelineError) {
+        try build.checkOutput(output)
         build.prepare(output: output)
         for input in args.positionals { try build.add(file: input) }
         summary = try build.write(to: output, previous: args.value("--previous"))

@@ -366,5 +366,10 @@ private struct KnownLog {
         #expect(try lookup(["reports", "-o", dir.path("o.cid"), input, "--label", "{oops}"]).status == 64)
         #expect(try lookup(["reports", "-o", dir.path("o.cid"), input, "--category", "pizza"]).status == 64)
         #expect(try lookup(["reports", "-o", dir.path("o.cid"), dir.path("missing.jsonl")]).status == 66)
+        // A build directory asked for where a file stands: refused before a report is read.
+        try "keep".write(toFile: dir.path("file"), atomically: true, encoding: .utf8)
+        let refused = try lookup(["reports", "-o", dir.path("file"), "--max-entries", "10", dir.path("missing.jsonl")])
+        #expect(refused.status == 64, "\(refused.stderr)")
+        #expect(try String(contentsOfFile: dir.path("file"), encoding: .utf8) == "keep")
     }
 }

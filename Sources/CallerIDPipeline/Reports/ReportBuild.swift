@@ -104,6 +104,12 @@ public final class ReportBuild {
         guard categoryNames.count < 255 else { throw PipelineError(.limitExceeded, "more than 254 blocking categories") }
     }
 
+    /// Checks that `output` can take the pack these options write (a database file, or a
+    /// build directory), before anything is read: ``Pipeline/checkOutput(_:)``.
+    public func checkOutput(_ output: String) throws(PipelineError) {
+        try Pipeline(options: packOptions()).checkOutput(output)
+    }
+
     /// Names the output before reading, so that records past the memory limit spill beside it.
     public func prepare(output: String) {
         self.output = output
@@ -144,18 +150,10 @@ public final class ReportBuild {
     }
 
     private func reject(_ row: RejectedRow) throws(PipelineError) {
-        var row = row
-        row.raw = InputQuote.safeMessage(row.raw, limit: 120)
-        row.message = InputQuote.safeMessage(row.message)
-        row.file = InputQuote.safeMessage(row.file)
         rowsRejected += 1
         rejectedByReason[row.reason, default: 0] += 1
-        onRejected(row)
-        if case .count(let n) = options.input.maxBadRows, rowsRejected > n {
-            throw PipelineError(.tooManyBadRows, n == 0
-                ? "a report was rejected and no bad rows are allowed; nothing written (allow some with --max-bad-rows N or N%, or --skip-bad-rows)"
-                : "more than \(n) reports rejected; nothing written")
-        }
+        onRejected(row.displaySafe)
+        try options.input.maxBadRows.check(rejected: rowsRejected, what: "report")
     }
 
     /// One report: its fields read, checked and kept as a record, or the row rejected.

@@ -247,23 +247,7 @@ struct ReportFields {
     static func delimited(first: Record, options: ReportOptions, file: String) throws(PipelineError) -> (ReportFields, Bool) {
         let chosen = selectors(options)
         let byName = chosen.contains { if case .name? = $0.1 { true } else { false } }
-        var isHeader: Bool
-        switch options.input.header {
-        case .present: isHeader = true
-        case .absent: isHeader = false
-        case .auto:
-            if byName {
-                isHeader = true
-            } else {
-                var column = 0
-                if case .position(let p)? = options.input.numberField { column = p - 1 }
-                let value = column < first.values.count ? first.value(column) : []
-                isHeader = !value.contains { $0 >= 0x30 && $0 <= 0x39 }
-            }
-        }
-        if byName && !isHeader {
-            throw PipelineError(.invalidConfiguration, "\(file): fields are chosen by name but the file has no header row (use positions like --number-field 1, or --header yes)")
-        }
+        let isHeader = try FieldSlots.isHeaderRow(first, options: options.input, byName: byName, file: file)
         let names = isHeader ? first.values.indices.map { String(decoding: first.value($0), as: UTF8.self).trimmedASCII } : []
         var slots: [String: FieldSlots.Slot] = [:]
         for (key, sel) in chosen {
