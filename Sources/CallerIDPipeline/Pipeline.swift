@@ -124,8 +124,9 @@ public final class Pipeline {
     var takesPlainRowsFast = true
     /// Numbers handed over to runs.
     var spilledNumbers = 0
-    var regionNames: [String] = []
-    private var regionIndex: [String: UInt16] = [:]
+    private var regions = RegionNames()
+    /// The regions met so far, by id.
+    var regionNames: [String] { regions.names }
     private var categoryCache: [String: Category] = [:]
 
     struct Payload: Hashable {
@@ -717,12 +718,21 @@ public final class Pipeline {
     }
 
 
-    private func regionID(_ name: String) throws(PipelineError) -> UInt16 {
-        if let id = regionIndex[name] { return id }
-        guard regionNames.count < Int(UInt16.max) else { throw PipelineError(.limitExceeded, "more than 65535 regions") }
-        let id = UInt16(regionNames.count)
-        regionNames.append(name)
-        regionIndex[name] = id
+    private func regionID(_ name: String) throws(PipelineError) -> UInt16 { try regions.id(of: name) }
+}
+
+/// The regions of a run, each named once, by dense id (at most 65,535: ids are 16 bits).
+struct RegionNames {
+    private(set) var names: [String] = []
+    private var index: [String: UInt16] = [:]
+
+    /// The id of `name`, a new one when it is first met.
+    mutating func id(of name: String) throws(PipelineError) -> UInt16 {
+        if let id = index[name] { return id }
+        guard names.count < Int(UInt16.max) else { throw PipelineError(.limitExceeded, "more than 65535 regions") }
+        let id = UInt16(names.count)
+        names.append(name)
+        index[name] = id
         return id
     }
 }

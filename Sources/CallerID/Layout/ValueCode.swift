@@ -45,7 +45,14 @@ func valueCodeLengthCounts(frequencies: [Int]) -> [Int] {
     var depth = [Int](repeating: 0, count: 2 * n - 1)
     for i in stride(from: 2 * n - 3, through: 0, by: -1) { depth[i] = depth[parent[i]] + 1 }
     for i in 0..<n { counts[min(depth[i], limit)] += 1 }
-    // Repay the Kraft debt of the clamped lengths: move the deepest non-limit code one level down.
+    repayKraftDebt(&counts, limit: limit)
+    return counts
+}
+
+/// Repays the Kraft debt of code lengths clamped at `limit` (`counts[len]`: codes of length
+/// `len`): moves the deepest code above the limit one level down until the lengths form a
+/// prefix code again.
+func repayKraftDebt(_ counts: inout [Int], limit: Int) {
     var kraft = 0  // in units of 2^-limit
     for len in 1...limit { kraft += counts[len] << (limit - len) }
     while kraft > 1 << limit {
@@ -55,7 +62,6 @@ func valueCodeLengthCounts(frequencies: [Int]) -> [Int] {
         counts[len + 1] += 1
         kraft -= 1 << (limit - len - 1)
     }
-    return counts
 }
 
 /// Section 5's bytes: `counts[L]` for L = 0 … maxCodeLength.

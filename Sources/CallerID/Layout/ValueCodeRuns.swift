@@ -100,16 +100,7 @@ func valueCodeLengthCounts(histogram: [(frequency: Int, values: Int)]) -> [Int] 
         }
     }
     for (d, k) in queue[head].depths.enumerated() { counts[min(d, limit)] += k }
-    // Repay the Kraft debt of the clamped lengths, as valueCodeLengthCounts(frequencies:) does.
-    var kraft = 0  // in units of 2^-limit
-    for len in 1...limit { kraft += counts[len] << (limit - len) }
-    while kraft > 1 << limit {
-        var len = limit - 1
-        while counts[len] == 0 { len -= 1 }
-        counts[len] -= 1
-        counts[len + 1] += 1
-        kraft -= 1 << (limit - len - 1)
-    }
+    repayKraftDebt(&counts, limit: limit)
     return counts
 }
 

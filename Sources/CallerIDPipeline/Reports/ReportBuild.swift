@@ -81,8 +81,7 @@ public final class ReportBuild {
     /// (0 is `safe`), so codes order as names do.
     let categoryNames: [String]
     private var codeOfValue: [String: UInt8] = [:]
-    private var regionNames: [String] = []
-    private var regionIndex: [String: UInt16] = [:]
+    private var regions = RegionNames()
     private var reports: TripleSorter? = nil
     private var output = "."
     /// The newest report read (the default ``ReportOptions/now``).
@@ -263,7 +262,7 @@ public final class ReportBuild {
                 try reject(.missingField, "the region field is empty (--split-by field needs a region for every report)")
                 return
             }
-            region = try regionID(name)
+            region = try regions.id(of: name)
         }
 
         if time > newest { newest = time }
@@ -282,15 +281,6 @@ public final class ReportBuild {
         }
         if codeOfValue.count < 4096 { codeOfValue[value] = code }
         return code == 255 ? nil : code
-    }
-
-    private func regionID(_ name: String) throws(PipelineError) -> UInt16 {
-        if let id = regionIndex[name] { return id }
-        guard regionNames.count < Int(UInt16.max) else { throw PipelineError(.limitExceeded, "more than 65535 regions") }
-        let id = UInt16(regionNames.count)
-        regionNames.append(name)
-        regionIndex[name] = id
-        return id
     }
 
     /// A time as reports give it (RFC 3339 or Unix seconds) in seconds since 1970; nil when it
@@ -392,7 +382,7 @@ public final class ReportBuild {
             line.append(contentsOf: categoryName.utf8)
             if options.input.split == .field {
                 line.append(0x09)
-                line.append(contentsOf: regionNames[Int(verdict.region)].utf8)
+                line.append(contentsOf: regions.names[Int(verdict.region)].utf8)
             }
             line.append(0x0A)
             do throws(CallerIDError) { try writer.write(line) } catch { throw PipelineError(error) }
