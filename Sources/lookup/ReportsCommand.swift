@@ -74,6 +74,9 @@ Errors and output
                                 (default 0); --skip-bad-rows: no limit
   --progress / --no-progress    progress on stderr (default: when stderr is a terminal)
   --json                        the summary as one JSON line
+  --records FILE                write the reports as read (TSV: line, number, reporter hash,
+                                time, verdict, region) instead of scoring them; the Spark job's
+                                executors read their parts of a log with it (docs/SCALE.md)
 
 Exit: 0 written, 64 usage, 65 bad rows past the limit, 66 missing input, 74 I/O error.
 
@@ -86,7 +89,7 @@ private let reportsValued = [
     "--half-life", "--max-age", "--now", "--reporter-daily-cap", "--safe-weight", "--block-score", "--min-reporters",
     "--protect", "--label", "--protected-label", "--label-language",
     "--split-by", "--region-map", "--region-after", "--max-entries", "--dataset-version", "--previous", "--memory", "--block-size",
-    "--errors", "--max-bad-rows", "--hidden-characters",
+    "--errors", "--max-bad-rows", "--hidden-characters", "--records",
 ]
 private let reportsFlags = ["--skip-bad-rows", "--json", "--progress", "--no-progress", "--raw-labels"]
 
@@ -96,6 +99,7 @@ func reportsCommand(_ raw: [String]) throws(ToolError) -> Int32 {
         return Exit.ok
     }
     let args = try Arguments(raw, command: "reports", valued: reportsValued, flags: reportsFlags)
+    if let records = args.value("--records") { return try readRecords(args, to: records) }
     guard let output = args.value("-o", "--output") else { throw .usage("missing -o OUT", command: "reports") }
     guard !args.positionals.isEmpty else { throw .usage("no report logs given", command: "reports") }
     for input in args.positionals where input != "-" {
@@ -164,6 +168,45 @@ func reportsCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     let seconds = Date().timeIntervalSince(started)
     var out = Output()
     out.write(args.flag("--json") ? reportsJSON(summary, output: output, seconds: seconds) : reportsText(summary, output: output, seconds: seconds))
+    out.flush()
+    return Exit.ok
+}
+
+/// `lookup reports --records FILE LOGS...`: the reports read as `lookup reports` reads them (the
+/// same fields, normalizer, reporter hash, times and verdicts; bad rows reported and counted as
+/// always), written to FILE as TSV — line, number, reporter hash, time, verdict, region — instead
+/// of scored. The Spark job's executors run it on their parts of a log (tools/spark,
+/// docs/SCALE.md) and score the records in Spark. stdout: one JSON line of counts.
+private func readRecords(_ args: Arguments, to path: String) throws(ToolError) -> Int32 {
+    guard !args.positionals.isEmpty else { throw .usage("no report logs given", command: "reports") }
+    let options = try reportOptions(args)
+    let build: ReportBuild
+    do { build = try ReportBuild(options: options) } catch { throw toolError(error) }
+    noteNumberRules(build.numberRulesFallback)
+    var records: [UInt8] = []
+    build.onRecord = { r in
+        records.append(contentsOf: "\(r.line)\t\(r.number)\t\(r.reporter)\t\(r.time)\t\(r.verdict)\t\(r.region)\n".utf8)
+    }
+    var shown = 0, warnings = 0
+    build.onRejected = { row in
+        shown += 1
+        if shown <= 1000 { printError(row.description) }
+    }
+    build.onWarning = { w in
+        warnings += 1
+        if warnings <= 100 { printError(w.description) }
+    }
+    do throws(PipelineError) {
+        for input in args.positionals { try build.add(file: input) }
+    } catch {
+        throw toolError(error)
+    }
+    do { try AtomicFileWriter.write(records, to: path) } catch {
+        throw toolError(PipelineError(error))
+    }
+    let reasons = build.rejectedByReason.keys.sorted().map { "\(jsonQuote($0.rawValue)):\(build.rejectedByReason[$0]!)" }
+    var out = Output()
+    out.write("{\"reports\":\(build.rowsRead),\"bad_rows\":\(build.rowsRejected),\"rejected_by_reason\":{\(reasons.joined(separator: ","))}}\n")
     out.flush()
     return Exit.ok
 }

@@ -38,6 +38,7 @@ import errno
 import fcntl
 import hashlib
 import json
+import math
 import os
 import re
 import shutil
@@ -59,7 +60,8 @@ def parse_args(argv):
     ap.add_argument("--number-field", default=None, help="column name or 1-based position (default: 1st column / 'number')")
     ap.add_argument("--label-field", default=None, help="default: 2nd column / 'label'")
     ap.add_argument("--category-field", default=None, help="default: 3rd column / 'category'")
-    ap.add_argument("--region-field", required=True, help="the column the rows are partitioned by")
+    ap.add_argument("--region-field", default=None, help="the column the rows are partitioned by (required; with "
+                    "--reports only for --split-by field: the region of each report)")
     ap.add_argument("-o", "--output", required=True, help="the build directory to write, on the driver (a path or a "
                     "file:// URI)")
     ap.add_argument("--lookup", required=True, help="the driver's lookup binary (version, join, sign); shipped to "
@@ -80,7 +82,22 @@ def parse_args(argv):
     ap.add_argument("--max-entries", default=None, help="lookup build --max-entries")
     ap.add_argument("--build-option", action="append", default=[],
                     help="one more lookup build argument, e.g. --build-option=--country=RU (repeatable)")
-    return ap.parse_args(argv)
+    r = ap.add_argument_group("--reports: a log of people's reports scored into a block pack, as lookup reports "
+                              "does (docs/REPORTS.md); the options below mean what they mean there")
+    r.add_argument("--reports", action="store_true", help="read the inputs as report logs (JSON Lines, CSV, TSV) and "
+                   "write the scored block pack, the bytes of lookup reports -o OUT/ with the same options")
+    for name in ("--reporter-field", "--time-field", "--country-field", "--country", "--validity", "--number-rules",
+                 "--numbering-plan", "--category-map", "--category", "--now", "--half-life", "--max-age",
+                 "--reporter-daily-cap", "--safe-weight", "--block-score", "--min-reporters", "--label-language",
+                 "--split-by", "--region-map", "--region-after", "--max-bad-rows", "--hidden-characters", "--protect",
+                 "--protected-label"):
+        r.add_argument(name, default=None)
+    r.add_argument("--label", default=None, help="a blocked number's label template (lookup reports --label)")
+    r.add_argument("--skip-bad-rows", action="store_true")
+    a = ap.parse_args(argv)
+    if not a.reports and a.region_field is None:
+        ap.error("the following arguments are required: --region-field")
+    return a
 
 
 # The default names of `lookup build` (FieldSlots.defaultNames), matched loosely as it does.
@@ -354,7 +371,19 @@ def executor_scratch():
     return tempfile.mkdtemp(prefix="callerid-task-", dir=base if os.path.isdir(base) else None)
 
 
-def build_partition(rows, lookup_name, archive, build_args, expected_rules, required):
+# How the executors' `lookup build` reads the TSV they write: number, label, category, region,
+# split by the region.
+FIELD_LAYOUT = ["--number-field", "1", "--label-field", "2", "--category-field", "3", "--split-by", "field", "--region-field", "4"]
+
+
+def executor_args(args):
+    """Arguments naming a file shipped with SparkContext.addFile (`sparkfile:NAME`, see
+    ship_file) as the path it has on this executor."""
+    from pyspark import SparkFiles
+    return [SparkFiles.get(v[len("sparkfile:"):]) if v.startswith("sparkfile:") else v for v in args]
+
+
+def build_partition(rows, lookup_name, archive, build_args, expected_rules, required, layout=FIELD_LAYOUT):
     """Runs on an executor: one `lookup build` per region of this partition's rows (sorted by
     region, then input order), in a folder on the executor's own disk. Yields, per region,
     ("file", region, name, bytes) for each file of its build directory (the databases and the
@@ -402,9 +431,8 @@ def build_partition(rows, lookup_name, archive, build_args, expected_rules, requ
     def run(region, path):
         out = os.path.join(workdir, "out")
         shutil.rmtree(out, ignore_errors=True)
-        cmd = [lookup, "build", "-o", out + "/", path, "--format", "tsv", "--header", "no",
-               "--number-field", "1", "--label-field", "2", "--category-field", "3",
-               "--split-by", "field", "--region-field", "4", "--json"] + build_args
+        cmd = [lookup, "build", "-o", out + "/", path, "--format", "tsv", "--header", "no"] + executor_args(layout) \
+            + ["--json"] + executor_args(build_args)
         done = subprocess.run(cmd, capture_output=True, text=True)
         stderr = cite(done.stderr, path)
         if done.returncode != 0:
@@ -452,6 +480,467 @@ def build_partition(rows, lookup_name, archive, build_args, expected_rules, requ
             yield from run(current, path)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# --reports: `lookup reports` partitioned by number (docs/REPORTS.md, docs/SCALE.md).
+#
+# 1. Reading. Each split of a log (a block of lines of one file; a whole file for CSV, whose
+#    quoted fields may hold line breaks) is read on an executor by `lookup reports --records`:
+#    the same fields, normalizer, reporter hash, times and verdicts as one machine, bad rows
+#    reported at the input's file and line. Out come records: number, reporter hash, time,
+#    verdict, region.
+# 2. The score, in Spark's integer arithmetic, as ReportScore.swift computes it: the records
+#    partitioned by number; per (number, reporter) the latest verdict at or before --now (ties:
+#    safe first, then categories by name, then the region read first); the window; per
+#    (reporter, UTC day) the count n of the kept verdicts, each weighing decay * min(n, cap) / n
+#    (integer division); per number the sums, the reporters, the category of most weight (ties:
+#    the first by name) and the region of the latest complaint.
+# 3. The blocked numbers, labelled as ReportLabels.swift labels them, go to the build path of
+#    the job: one `lookup build` per region (--split-by field; one for the whole pack otherwise)
+#    with the options of ReportBuild.packOptions(), then join and sign.
+# ---------------------------------------------------------------------------------------------
+
+DAY = 86400
+ONE = 1 << 16
+
+REPORT_DEFAULT_NAMES = {
+    "number": DEFAULT_NAMES["number"],
+    "reporter": ["reporter", "reporterid", "reporterhash", "user", "userid", "userhash", "device", "deviceid", "client", "clientid"],
+    "time": ["time", "timestamp", "ts", "date", "datetime", "reportedat", "createdat", "created"],
+    "category": ["category", "verdict", "type", "kind", "категория"],
+}
+
+# ReportLabels.displayName: a category's name in labels, (en, ru).
+DISPLAY_NAMES = {
+    "block": ("Unwanted call", "Нежелательный звонок"),
+    "collector": ("Debt collector", "Коллекторы"),
+    "fraud": ("Fraud", "Мошенничество"),
+    "pyramid": ("Financial pyramid", "Финансовая пирамида"),
+    "robocall": ("Robocall", "Автообзвон"),
+    "scam": ("Scam", "Мошенники"),
+    "spam": ("Spam", "Спам"),
+    "survey": ("Survey", "Опросы"),
+    "telemarketing": ("Telemarketing", "Реклама"),
+}
+
+
+def swift_rounded(x):
+    """Double.rounded() (to nearest, halves away from zero) of a value >= 0, as an integer."""
+    whole = int(x)
+    return whole + 1 if x - whole >= 0.5 else whole
+
+
+def parse_days(name, text):
+    """lookup reports' durations: days (90), or a number with d, w or h (90d, 12w, 36h)."""
+    t, scale = text.lower(), 1.0
+    if t and t[-1] in "dwh":
+        scale = {"d": 1.0, "w": 7.0, "h": 1.0 / 24}[t[-1]]
+        t = t[:-1]
+    try:
+        v = float(t)
+    except ValueError:
+        raise JobError(f"{name} takes a duration: days (90), or a number with d, w or h (90d, 12w, 36h)", 64)
+    if v != v or v in (float("inf"), float("-inf")) or v < 0:
+        raise JobError(f"{name} takes a duration: days (90), or a number with d, w or h (90d, 12w, 36h)", 64)
+    return v * scale
+
+
+def parse_time(text):
+    """--now as lookup reports reads it: Unix seconds or RFC 3339 with an offset, to whole seconds."""
+    import calendar
+    t = text.strip()
+    if t and all(c.isdigit() or c == "." for c in t):
+        whole = t.split(".", 1)[0]
+        if whole and len(whole) <= 15 and int(whole) < 100_000_000_000:
+            return int(whole)
+        raise JobError("--now takes RFC 3339 (2026-12-05T00:00:00Z) or Unix seconds", 64)
+    m = re.match(r"^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:([Zz])|([+-])(\d{2}):(\d{2}))$", t)
+    if m is None:
+        raise JobError("--now takes RFC 3339 (2026-12-05T00:00:00Z) or Unix seconds", 64)
+    y, mo, d, h, mi, sec = (int(m.group(k)) for k in range(1, 7))
+    offset = 0 if m.group(7) else (1 if m.group(8) == "+" else -1) * (int(m.group(9)) * 3600 + int(m.group(10)) * 60)
+    return calendar.timegm((y, mo, d, h, mi, sec, 0, 0, 0)) - offset
+
+
+class ScoreOptions:
+    """The score's and the labels' options, checked as lookup reports checks them."""
+
+    def __init__(self, a):
+        def integer(name, value, default, low):
+            if value is None:
+                return default
+            if not re.fullmatch(r"[+-]?\d+", value) or int(value) < low:
+                raise JobError(f"{name} must be an integer >= {low}", 64)
+            return int(value)
+
+        def number(name, value, default):
+            if value is None:
+                return default
+            try:
+                v = float(value)
+            except ValueError:
+                v = -1.0
+            if v != v or v < 0 or v == float("inf"):
+                raise JobError(f"{name} must be a number >= 0", 64)
+            return v
+
+        self.half_life = parse_days("--half-life", a.half_life) if a.half_life is not None else 90.0
+        if self.half_life <= 0:
+            raise JobError("--half-life must be more than 0", 64)
+        max_age = parse_days("--max-age", a.max_age) if a.max_age is not None else 365.0
+        if not 1 <= max_age <= 36_500:
+            raise JobError("--max-age must be 1 to 36500 days", 64)
+        self.max_age = int(math.ceil(max_age))
+        self.now = parse_time(a.now) if a.now is not None else None
+        self.cap = integer("--reporter-daily-cap", a.reporter_daily_cap, 5, 1)
+        self.safe_weight = number("--safe-weight", a.safe_weight, 1.0)
+        if self.safe_weight > 1000:
+            raise JobError("the safe weight must be 0...1000", 64)
+        block_score = number("--block-score", a.block_score, 3.0)
+        if block_score <= 0 or block_score > 1e9:
+            raise JobError("--block-score must be more than 0", 64)
+        self.min_reporters = integer("--min-reporters", a.min_reporters, 3, 1)
+        self.safe_fixed = swift_rounded(self.safe_weight * ONE)
+        self.threshold = swift_rounded(block_score * ONE)
+        self.label = a.label if a.label is not None else "{category} · {reporters}"
+        for field in re.findall(r"\{([^{}]*)\}", self.label):
+            if field not in ("category", "reporters", "count", "name"):
+                raise JobError(f"unknown field {{{field}}} in the label template {self.label!r}: use {{category}}, "
+                               f"{{reporters}}, {{count}}, {{name}}", 64)
+        self.language = a.label_language or "en"
+        if self.language not in ("en", "ru"):
+            raise JobError("--label-language takes en or ru", 64)
+
+    def decays(self):
+        """ReportWeight.decay of every age a kept verdict can have (0 ... max age - 1 days)."""
+        return [(age, swift_rounded(65536.0 * math.pow(0.5, age / self.half_life))) for age in range(self.max_age + 1)]
+
+
+def rounded_count(n):
+    """ReportLabels.rounded: 1-4 exact, then 5+, 10+, 20+, 50+, 100+, 200+, 500+..."""
+    if n < 5:
+        return str(n)
+    step = 5
+    while True:
+        lead = step
+        while lead >= 10:
+            lead //= 10
+        following = step // 2 * 5 if lead == 2 else step * 2
+        if following > n:
+            break
+        step = following
+    return f"{step}+"
+
+
+def reporters_text(n, language):
+    shown = rounded_count(n)
+    if language == "en":
+        return "1 report" if shown == "1" else f"{shown} reports"
+    if n == 1:
+        return "1 жалоба"
+    if 2 <= n <= 4:
+        return f"{n} жалобы"
+    return f"{shown} жалоб"
+
+
+def render_label(template, category, reporters, language):
+    """ReportLabels.render: the fields replaced in this order."""
+    known = DISPLAY_NAMES.get(category)
+    display = category if known is None else known[0 if language == "en" else 1]
+    return (template.replace("{category}", display).replace("{reporters}", reporters_text(reporters, language))
+            .replace("{count}", rounded_count(reporters)).replace("{name}", ""))
+
+
+def report_header(first, a):
+    """Whether a TSV log has a header, as ReportFields.delimited decides from its first record:
+    yes when a field is chosen by name, else when the number column has no digit."""
+    chosen = [a.number_field, a.reporter_field, a.time_field, a.category_field, a.country_field, a.region_field]
+    by_name = any(v is not None and not v.isdigit() for v in chosen)
+    if a.header != "auto":
+        return a.header == "yes"
+    if by_name:
+        return True
+    column = int(a.number_field) - 1 if a.number_field is not None and a.number_field.isdigit() else 0
+    fields = first.split("\t") if first is not None else []
+    value = fields[column] if column < len(fields) else ""
+    return not any("0" <= c <= "9" for c in value)
+
+
+def ship_file(sc, path, option):
+    """A file an option names (a numbering plan, a category map, a region map), shipped to the
+    executors; `sparkfile:NAME` in their arguments (executor_args)."""
+    if not os.path.isfile(path):
+        raise JobError(f"{path}: no such file ({option})", 66)
+    sc.addFile(os.path.abspath(path))
+    return "sparkfile:" + os.path.basename(path)
+
+
+def read_reports_partition(rows, lookup_name, archive, read_args, expected_rules, blocks):
+    """Runs on an executor: each split of a log in this partition (rows in file order) written
+    to the task's disk and read by `lookup reports --records`. Yields ("r", file, line, number,
+    reporter, time, verdict, region) per report, the line the input's, and per split ("m",
+    counts, stderr, number rules); raises when the split's numbers were read with other rules
+    than the driver's."""
+    lookup = executor_lookup(lookup_name, archive)
+    workdir = executor_scratch()
+
+    def read(key, values):
+        file_index, name, fmt, offset, header, header_line, whole = blocks[key]
+        part = os.path.join(workdir, "part." + fmt)
+        records = os.path.join(workdir, "records.tsv")
+        # A split after the header's is given the header again, so fields are found by name.
+        prepend = header and offset > 0 and header_line is not None
+        shift = offset - 1 if prepend else offset
+        with open(part, "w", encoding="utf-8", newline="\n") as f:
+            if prepend:
+                f.write(header_line + "\n")
+            for v in values:
+                f.write(v if whole else v + "\n")
+        cmd = [lookup, "reports", "--records", records, part, "--format", fmt, "--skip-bad-rows"] + executor_args(read_args)
+        if fmt == "tsv":
+            cmd += ["--header", "yes" if header else "no"]
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        stderr = re.sub(re.escape(part) + r":(\d+):", lambda m: f"{name}:{int(m.group(1)) + shift}:", done.stderr)
+        if done.returncode != 0:
+            raise RuntimeError(f"lookup reports --records of {name} (lines from {offset + 1}) failed with exit "
+                               f"{done.returncode}:\n{stderr[-4000:]}")
+        used = number_rules_used(read_args, stderr)
+        if used != expected_rules:
+            raise RuntimeError(rules_mismatch(name, used, expected_rules, stderr))
+        with open(records, encoding="utf-8", newline="\n") as f:
+            for line in f:
+                k, number, reporter, t, verdict, region = line.rstrip("\n").split("\t", 5)
+                r = int(reporter)
+                yield ("r", file_index, int(k) + shift, int(number), r - (1 << 64) if r >= 1 << 63 else r, int(t),
+                       verdict, region)
+        yield ("m", file_index, 0, 0, 0, 0, done.stdout, stderr)
+
+    try:
+        current, values = None, []
+        for row in rows:
+            key = (row["_path"], row["_block"])
+            if key != current:
+                if current is not None:
+                    yield from read(current, values)
+                current, values = key, []
+            values.append(row["value"])
+        if current is not None:
+            yield from read(current, values)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def report_lines(spark, a):
+    """The logs as lines (CSV: each file whole), each with its file and its split, and per
+    split where it is: (file index, name, format, lines before it, header?, header line,
+    whole file?)."""
+    from pyspark.sql import functions as F
+    fmt = a.format or {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl"}.get(
+        os.path.splitext(a.input[0])[1].lower(), "tsv")
+    if fmt == "parquet":
+        raise JobError("--reports reads JSON Lines, CSV or TSV logs (as lookup reports does), not Parquet", 64)
+    frames, blocks = [], {}
+    for index, path in enumerate(a.input):
+        reader = spark.read.option("wholetext", "true") if fmt == "csv" else spark.read.option("lineSep", "\n")
+        df = reader.text(path).select("value", F.col("_metadata.file_path").alias("_path"),
+                                     F.col("_metadata.file_block_start").alias("_block"),
+                                     F.monotonically_increasing_id().alias("_mono"))
+        agg = [F.count(F.lit(1)).alias("n")]
+        if fmt == "tsv":
+            skip = (F.regexp_replace("value", "\r$", "") == "") | F.col("value").startswith("#")
+            agg.append(F.min(F.when(~skip, F.struct("_mono", "value"))).alias("head"))
+        parts = {}
+        for r in df.groupBy("_path", "_block").agg(*agg).collect():
+            parts.setdefault(r["_path"], []).append(r)
+        for file in sorted(parts):          # a folder's files by name, as lookup reports is given them
+            splits = sorted(parts[file], key=lambda r: r["_block"])
+            name = local_name(file)
+            first = next((r["head"]["value"] for r in splits if fmt == "tsv" and r["head"] is not None), None)
+            header = fmt == "tsv" and first is not None and report_header(first.rstrip("\r"), a)
+            offset = 0
+            for r in splits:
+                blocks[(file, r["_block"])] = (len(blocks), name, fmt, offset, header, first if header else None, fmt == "csv")
+                offset += r["n"]
+        frames.append(df)
+    rows = frames[0]
+    for f in frames[1:]:
+        rows = rows.unionByName(f)
+    return rows, blocks
+
+
+def read_options(a, sc):
+    """The options of `lookup reports --records` on the executors: how the log is read."""
+    args = []
+    for option, value in (("--number-field", a.number_field), ("--reporter-field", a.reporter_field),
+                          ("--time-field", a.time_field), ("--category-field", a.category_field),
+                          ("--country-field", a.country_field), ("--country", a.country), ("--validity", a.validity),
+                          ("--number-rules", a.number_rules), ("--category", a.category)):
+        if value is not None:
+            args.append(f"{option}={value}")
+    if a.region_field is not None and a.split_by == "field":
+        args.append(f"--region-field={a.region_field}")
+    for option, value in (("--numbering-plan", a.numbering_plan), ("--category-map", a.category_map)):
+        if value is not None:
+            args += [option, ship_file(sc, value, option)]
+    if a.format == "csv" and a.header != "auto":
+        args += ["--header", a.header]
+    return args + a.build_option
+
+
+def check_report_options(a):
+    if a.protect is not None or a.protected_label is not None:
+        raise JobError("--protect is not offered by the Spark job's --reports mode: run lookup reports --protect on one "
+                       "machine, or leave the protected numbers out of the log (docs/SCALE.md)", 64)
+    if a.split_by not in (None, "field", "prefix"):
+        raise JobError("--split-by takes field or prefix", 64)
+    if a.split_by == "field" and a.region_field is None:
+        raise JobError("--split-by field needs --region-field (the region of each report)", 64)
+    if a.split_by == "prefix" and a.region_map is None:
+        raise JobError("--split-by prefix needs --region-map", 64)
+    if a.max_bad_rows is not None and not re.fullmatch(r"\d+(\.\d+)?%|\d+", a.max_bad_rows):
+        raise JobError("--max-bad-rows takes N or P%", 64)
+
+
+def score_reports(spark, records, o, now):
+    """The three passes over the records (a DataFrame: number, reporter, time, verdict, region,
+    and _rr the region's order of first appearance): the blocked numbers with their category,
+    complaining reporters and region, and the count of numbers scored."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import Window
+    oldest = now - o.max_age * DAY
+    # Pass 1, by number: each reporter's latest verdict at or before now. Structs compare field
+    # by field: the time, then safe before complaints, then categories by name, then the region
+    # read first (the order of ReportKey: time, verdict code, region id), the greatest last.
+    latest = (records.where(F.col("time") <= now)
+              .groupBy("number", "reporter")
+              .agg(F.max(F.struct("time", (F.col("verdict") != "safe").alias("complaint"), "verdict", "_rr", "region")).alias("v"))
+              .select("number", "reporter", "v.*")
+              .where(F.col("time") > oldest))
+    # Pass 2, by reporter and UTC day: the daily cap, in integers.
+    decays = spark.createDataFrame(o.decays(), "age long, decay long")
+    day = Window.partitionBy("reporter", "day")
+    weighed = (latest.withColumn("day", F.expr("`time` div 86400"))
+               .withColumn("n", F.count(F.lit(1)).over(day))
+               .withColumn("age", F.expr(f"({now} - `time`) div 86400"))
+               .join(F.broadcast(decays), "age")
+               .withColumn("weight", F.expr(f"(decay * least(n, {o.cap})) div n")))
+    # Pass 3, by number: the sums, the reporters, the category, the region.
+    per_verdict = (weighed.repartition("number")
+                   .groupBy("number", "verdict")
+                   .agg(F.sum("weight").alias("w"), F.count(F.lit(1)).alias("k"),
+                        F.max(F.struct("time", "verdict", "_rr", "region")).alias("last")))
+    complaint = F.col("verdict") != "safe"
+    per_number = (per_verdict.groupBy("number")
+                  .agg(F.sum(F.when(complaint, F.col("w")).otherwise(0)).alias("total"),
+                       F.sum(F.when(complaint, 0).otherwise(F.col("w"))).alias("against"),
+                       F.sum(F.when(complaint, F.col("k")).otherwise(0)).alias("reporters"),
+                       F.min(F.when(complaint, F.struct((-F.col("w")).alias("nw"), F.col("verdict")))).alias("best"),
+                       F.max(F.when(complaint, F.col("last"))).alias("last")))
+    scored = per_number.withColumn("score", F.expr(f"total - (against * {o.safe_fixed}) div {ONE}"))
+    blocked = (scored.where(F.col("best").isNotNull() & (F.col("reporters") >= o.min_reporters)
+                            & (F.col("score") >= o.threshold))
+               .select("number", F.col("best.verdict").alias("category"), "reporters", F.col("last.region").alias("region")))
+    return blocked, per_number
+
+
+def report_parts(a, spark, sc, lookup, stage, expected_rules):
+    """--reports: reads and scores the logs, builds the blocked numbers per region on the
+    executors; returns what receive_parts returns and the summary."""
+    from pyspark import StorageLevel
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+    o = ScoreOptions(a)
+    read_args = read_options(a, sc)
+    lines, blocks = report_lines(spark, a)
+    lookup_name, archive = os.path.basename(lookup), a.lookup_archive
+    out = lines.rdd.mapPartitions(lambda it: read_reports_partition(it, lookup_name, archive, read_args, expected_rules, blocks))
+    out.persist(StorageLevel.MEMORY_AND_DISK)
+    meta = out.filter(lambda r: r[0] == "m").collect()
+    rows_read, rejected, reasons, shown = 0, 0, {}, 0
+    for m in sorted(meta, key=lambda m: m[1]):
+        counts = json.loads(m[6])
+        rows_read += counts["reports"]
+        rejected += counts["bad_rows"]
+        for k, v in counts["rejected_by_reason"].items():
+            reasons[k] = reasons.get(k, 0) + v
+        lines_of_stderr = [l for l in m[7].splitlines() if l.strip()]
+        for l in lines_of_stderr:
+            if shown < 1000:
+                say(l)
+            shown += 1
+    if rejected:
+        say("rejected rows by reason:")
+        for k, v in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0])):
+            say(f"  {v:>8}  {k}")
+        say(f"{rejected} bad row{'' if rejected == 1 else 's'} of {rows_read}")
+    limit = a.max_bad_rows or "0"
+    if not a.skip_bad_rows:
+        if limit.endswith("%"):
+            if rows_read and rejected * 100 / rows_read > float(limit[:-1]):
+                raise JobError(f"{rejected} of {rows_read} reports rejected ({rejected * 100 / rows_read:.2f}%), more "
+                               f"than the {limit[:-1]}% allowed; nothing written", 65)
+        elif rejected > int(limit):
+            raise JobError("a report was rejected and no bad rows are allowed; nothing written (allow some with "
+                           "--max-bad-rows N or N%, or --skip-bad-rows)" if limit == "0"
+                           else f"more than {limit} reports rejected; nothing written", 65)
+
+    schema = ("_file int, _line long, number long, reporter long, time long, verdict string, region string")
+    records = spark.createDataFrame(out.filter(lambda r: r[0] == "r").map(lambda r: r[1:]), schema)
+    # The region's id in lookup reports is its order of first appearance among the reports read;
+    # it breaks ties of verdicts in the same second.
+    firsts = records.groupBy("region").agg(F.min(F.struct("_file", "_line")).alias("first")).collect()
+    ranks = [(r["region"], k) for k, r in enumerate(sorted(firsts, key=lambda r: (r["first"]["_file"], r["first"]["_line"])))]
+    now = o.now
+    if now is None:
+        newest = records.agg(F.max("time")).collect()[0][0]
+        now = max(newest if newest is not None else -1, 0)
+    ranked = records.join(F.broadcast(spark.createDataFrame(ranks, "region string, _rr int")), "region") \
+        .repartition("number")
+    blocked, scored = score_reports(spark, ranked, o, now)
+    blocked.persist(StorageLevel.MEMORY_AND_DISK)
+    by_category = {r["category"]: r["count"] for r in blocked.groupBy("category").count().collect()}
+
+    # The blocked numbers as the rows ReportBuild hands its build (NUMBER, LABEL, CATEGORY,
+    # REGION), partitioned by region for --split-by field, else one build of them all.
+    template, language, split = o.label, o.language, a.split_by
+
+    def row(r):
+        label = render_label(template, r["category"], r["reporters"], language)
+        region = r["region"] if split == "field" else ""
+        return (str(r["number"]), label, r["category"], region if split == "field" else None, region, None, "blocked", 0, 0)
+    rows = spark.createDataFrame(blocked.rdd.map(row), "number string, label string, category string, region string, "
+                                 "_key string, _raw string, _path string, _line long, _file int")
+    partitions = (a.partitions or sc.defaultParallelism) if split == "field" else 1
+    rows = rows.repartition(partitions, "_key").sortWithinPartitions("_key", "number")
+    layout = ["--number-field", "1", "--label-field", "2", "--category-field", "3"]
+    if split == "field":
+        layout = FIELD_LAYOUT
+    elif split == "prefix":
+        layout = layout + ["--split-by", "prefix", "--region-map", ship_file(sc, a.region_map, "--region-map")]
+        if a.region_after is not None:
+            layout += ["--region-after", a.region_after]
+    # ReportBuild.packOptions: the numbers were read already (E.164 digits, stored as they are).
+    build_args = ["--memory", a.memory, "--validity", "any", "--number-rules", "table", "--max-bad-rows", "0"]
+    build_args += ["--max-entries", a.max_entries] if a.max_entries else []
+    if a.numbering_plan is not None:
+        build_args += ["--numbering-plan", ship_file(sc, a.numbering_plan, "--numbering-plan")]
+    if a.category_map is not None:
+        build_args += ["--category-map", ship_file(sc, a.category_map, "--category-map")]
+    if a.hidden_characters is not None:
+        build_args += ["--hidden-characters", a.hidden_characters]
+    required = (True, True, True, split == "field")
+    results = receive_parts(rows.rdd.mapPartitions(
+        lambda it: build_partition(it, lookup_name, archive, build_args, "built-in table", required, layout)), stage)
+    out.unpersist()
+    blocked.unpersist()
+    summary = {"reports": rows_read, "bad_rows": rejected, "rejected_by_reason": reasons, "now": now,
+               "blocked": sum(by_category.values()), "blocked_by_category": by_category, "regions": len(results),
+               "entries": sum(s["entries"] for _, _, s, _, _ in results), "number_rules": expected_rules}
+    for region, _, _, stderr, _ in results:
+        if stderr.strip():
+            say(f"region {region!r}:\n{stderr}")
+    return results, summary
 
 
 class JobError(Exception):
@@ -778,6 +1267,9 @@ def run(a):
         if a.key:
             check_key(lookup, a.key, job.path)
         build_args = ["--memory", a.memory] + (["--max-entries", a.max_entries] if a.max_entries else []) + a.build_option
+        if a.reports:
+            check_report_options(a)
+            build_args = ([f"--number-rules={a.number_rules}"] if a.number_rules else []) + a.build_option
         expected_rules, described = driver_number_rules(lookup, build_args)
         say(f"numbers are read with {described}")
 
@@ -793,7 +1285,6 @@ def run(a):
             os.mkdir(stage)
 
         from pyspark.sql import SparkSession
-        from pyspark.sql import functions as F
 
         builder = turn_speculation_off(SparkSession.builder.appName("callerid-build"))
         if a.master:
@@ -809,34 +1300,10 @@ def run(a):
             if os.path.exists(library):
                 sc.addFile(library)
 
-        fmt = a.format or {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet"}.get(
-            os.path.splitext(a.input[0])[1].lower(), "tsv")
-        frames = [f for f in (read_input(spark, i, path, fmt, a) for i, path in enumerate(a.input)) if f is not None]
-        if not frames:
-            raise JobError("no rows in the input", 65)
-        rows = frames[0]
-        for f in frames[1:]:
-            rows = rows.unionByName(f)
-        # Partitioned by region; within a region the rows keep the order of a single build:
-        # the inputs in their order, a folder's files by name, each file's rows in its order.
-        partitions = a.partitions or sc.defaultParallelism
-        rows = (rows.withColumn("_key", F.coalesce("region", F.lit("")))
-                .repartition(partitions, "_key").sortWithinPartitions("_key", "_file", "_path", "_line"))
-
-        lookup_name, archive = os.path.basename(lookup), a.lookup_archive
-        required = required_fields(a)
-        results = receive_parts(rows.rdd.mapPartitions(
-            lambda it: build_partition(it, lookup_name, archive, build_args, expected_rules, required)), stage)
-        summary = {"regions": len(results), "rows": 0, "entries": 0, "bad_rows": 0, "duplicates_merged": 0,
-                   "number_rules": expected_rules}
-        for region, _, s, stderr, _ in results:
-            for k in ("rows", "entries", "bad_rows", "duplicates_merged"):
-                summary[k] += s[k]
-            if stderr.strip():
-                say(f"region {region!r}:\n{stderr}")
-        for region, _, _, stderr, used in results:
-            if used != expected_rules:
-                raise JobError(rules_mismatch(region, used, expected_rules, stderr), 70)
+        if a.reports:
+            results, summary = report_parts(a, spark, sc, lookup, stage, expected_rules)
+        else:
+            results, summary = build_parts(a, spark, sc, lookup, stage, build_args, expected_rules)
         parts = sorted(directory for _, directory, _, _, _ in results)
 
         # The join and the signature go to the job's folder (the output's file system); the
@@ -870,6 +1337,41 @@ def run(a):
     print(json.dumps(dict(summary, output=output)), flush=True)
     spark.stop()
     return 0
+
+
+def build_parts(a, spark, sc, lookup, stage, build_args, expected_rules):
+    """The build: the inputs read, partitioned by region, one `lookup build` per region on the
+    executors; returns what receive_parts returns and the summary."""
+    from pyspark.sql import functions as F
+    fmt = a.format or {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet"}.get(
+        os.path.splitext(a.input[0])[1].lower(), "tsv")
+    frames = [f for f in (read_input(spark, i, path, fmt, a) for i, path in enumerate(a.input)) if f is not None]
+    if not frames:
+        raise JobError("no rows in the input", 65)
+    rows = frames[0]
+    for f in frames[1:]:
+        rows = rows.unionByName(f)
+    # Partitioned by region; within a region the rows keep the order of a single build:
+    # the inputs in their order, a folder's files by name, each file's rows in its order.
+    partitions = a.partitions or sc.defaultParallelism
+    rows = (rows.withColumn("_key", F.coalesce("region", F.lit("")))
+            .repartition(partitions, "_key").sortWithinPartitions("_key", "_file", "_path", "_line"))
+
+    lookup_name, archive = os.path.basename(lookup), a.lookup_archive
+    required = required_fields(a)
+    results = receive_parts(rows.rdd.mapPartitions(
+        lambda it: build_partition(it, lookup_name, archive, build_args, expected_rules, required)), stage)
+    summary = {"regions": len(results), "rows": 0, "entries": 0, "bad_rows": 0, "duplicates_merged": 0,
+               "number_rules": expected_rules}
+    for region, _, s, stderr, _ in results:
+        for k in ("rows", "entries", "bad_rows", "duplicates_merged"):
+            summary[k] += s[k]
+        if stderr.strip():
+            say(f"region {region!r}:\n{stderr}")
+    for region, _, _, stderr, used in results:
+        if used != expected_rules:
+            raise JobError(rules_mismatch(region, used, expected_rules, stderr), 70)
+    return results, summary
 
 
 if __name__ == "__main__":

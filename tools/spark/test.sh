@@ -15,6 +15,10 @@
 # --archives bundle, against a single build of 20,000 rows (SPARK_TEST_CLUSTER=no skips it).
 # 7 minutes at 20,000 rows on 2 cores shared with other builds (the cluster's part 1-1.5 of
 # them, the bundle 13 s when tools/install.sh has built before), 8 at the default 2,000,000.
+# Then --reports: the job against `lookup reports` of REPORT_ROWS (default 2,000,000) seeded
+# reports (tools/spark/gen_reports.py) and of a small log of the model's edge cases, the signed
+# packs byte for byte (65 s for the job at 2,000,000, 20 s for lookup reports; SPARK_TEST_BUILD=no
+# runs this part alone, SPARK_TEST_REPORTS=no skips it).
 # Without Java or PySpark it says SKIPPED and why, and exits 0.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -30,6 +34,8 @@ trap 'rm -rf "$work"' EXIT
 export SOURCE_DATE_EPOCH=1700000000
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
+# The build: SPARK_TEST_BUILD=no skips it (and the cluster), to check --reports alone.
+if [ "${SPARK_TEST_BUILD:-yes}" != no ]; then
 # The study data with a region column (the number's first two digits: ~70 regions).
 python3 "$root/tools/gen_directory.py" --profile study --entries "$rows" --seed 7 --duplicates 0.1 -o "$work/raw.tsv" 2>/dev/null
 awk -F'\t' 'BEGIN{OFS="\t"} {print $1, $2, $3, "cc-" substr($1, 1, 2)}' "$work/raw.tsv" > "$work/in.tsv"
@@ -235,4 +241,110 @@ same_files "$work/order-single" "$work/order-out"
 
 echo "PASS: spark local[2] output = single-machine build ($rows rows; tsv, csv, jsonl, parquet; idempotent; a failed partition, a bad key, a killed job and executors without libphonenumber leave the output as it was; short rows, headers, CRs, Parquet file order)"
 
-[ "${SPARK_TEST_CLUSTER:-yes}" = no ] || bash "$root/tools/spark/test_cluster.sh" 20000
+fi
+
+# --reports: the Spark job against `lookup reports` of the same log, the same --now: the pack's
+# databases, manifest and signature byte for byte. A seeded log of REPORT_ROWS reports (JSON
+# Lines; numbers as E.164, digits and national, for --country RU; some bad rows), then a small
+# log of the model's edge cases.
+if [ "${SPARK_TEST_REPORTS:-yes}" != no ]; then
+report_rows="${REPORT_ROWS:-2000000}"
+python3 "$root/tools/spark/gen_reports.py" --rows "$report_rows" --seed 11 -o "$work/reports.jsonl"
+now=2026-12-05T00:00:00Z
+[ -f "$work/publisher" ] || "$lookup" keygen -o "$work/publisher" > /dev/null
+report_args=(--country RU --now "$now" --skip-bad-rows --split-by field --region-field region)
+start=$(date +%s)
+"$lookup" reports -o "$work/reports-single/" "$work/reports.jsonl" "${report_args[@]}" --json > "$work/reports-single.json" 2> "$work/reports-single.err"
+"$lookup" sign --key "$work/publisher" "$work/reports-single" > /dev/null
+echo "lookup reports, $report_rows reports: $(( $(date +%s) - start )) s"
+start=$(date +%s)
+bash "$root/tools/spark/run.sh" --master 'local[2]' --lookup "$lookup" --reports --input "$work/reports.jsonl" \
+    -o "$work/reports-out" --key "$work/publisher" "${report_args[@]}" > "$work/reports-spark.json" 2> "$work/reports-spark.err" \
+    || { tail -30 "$work/reports-spark.err" >&2; fail "the --reports job failed"; }
+echo "spark local[2] --reports, $report_rows reports: $(( $(date +%s) - start )) s: $(cat "$work/reports-spark.json")"
+same_pack() {
+    for f in "$1"/*; do cmp -s "$f" "$2/$(basename "$f")" || fail "$2/$(basename "$f") differs from $f"; done
+    [ "$(ls "$1" | wc -l)" = "$(ls "$2" | wc -l)" ] || fail "$2: another set of files than $1"
+}
+same_pack "$work/reports-single" "$work/reports-out"
+[ -f "$work/reports-out/manifest.json.sig" ] || fail "the --reports pack is not signed"
+# The bad rows are reported at the log's file and line, as lookup reports reports them.
+grep "^$work/reports.jsonl:" "$work/reports-single.err" | sort > "$work/bad-single"
+grep "^$work/reports.jsonl:" "$work/reports-spark.err" | sort > "$work/bad-spark"
+[ -s "$work/bad-single" ] && cmp -s "$work/bad-single" "$work/bad-spark" \
+    || fail "the bad rows are not reported as lookup reports reports them: $(diff "$work/bad-single" "$work/bad-spark" | head -5)"
+
+# The edge cases, each where docs/REPORTS.md says how it goes (times at 09:00 UTC unless said).
+python3 - "$work/edge.jsonl" <<'PY'
+import json, sys
+now = 1796461200                                    # 2026-12-05T09:00:00Z
+day = 86400
+rows = []
+def r(number, reporter, age, category, region="ru-a", at=None):
+    rows.append({"number": number, "reporter": reporter, "time": str(at if at is not None else now - age * day),
+                 "category": category, "region": region})
+# Ties in the same second: safe first, then categories by name, the last wins (collector, scam).
+for k in range(4):
+    r("+79130000001", f"t{k}", 1, "safe")
+    r("+79130000001", f"t{k}", 1, "collector")
+    r("+79130000002", f"t{k}", 1, "scam")
+    r("+79130000002", f"t{k}", 1, "fraud")
+# Safe after a complaint: s5 counts against; five complaints stay (5+ жалоб).
+for k in range(6):
+    r("+79130000003", f"s{k}", 20, "survey")
+r("+79130000003", "s5", 3, "safe")
+# A reporter over the daily cap (9 reports in one UTC day), on numbers three others reported.
+for k in range(9):
+    number = f"+7913000001{k}"
+    r(number, "script", 2, "robocall", region="ru-b")
+    for j in range(3):
+        r(number, f"c{k}{j}", 5, "telemarketing" if j else "robocall", region="ru-b")
+# Outside the window (400 days) and after --now.
+for k in range(6):
+    r("+79130000020", f"o{k}", 400, "fraud")
+    r("+79130000021", f"f{k}", 0, "spam", at=now + 3600)
+# Equal weight in two categories: the first by name; many reporters: 10+, 20+ жалоб.
+for k in range(3):
+    r("+79130000030", f"e{k}", 7, "pyramid")
+    r("+79130000030", f"g{k}", 7, "block")
+for k in range(23):
+    r("+79130000031", f"m{k}", k % 30, "collector", region="ru-c")
+for k in range(11):
+    r("+79130000032", f"n{k}", k, "scam", region="ru-c")
+# The latest complaint's region, two in the same second: the region read first loses.
+r("+79130000033", "x0", 1, "spam", region="ru-d")
+r("+79130000033", "x1", 2, "spam", region="ru-e")
+r("+79130000033", "x2", 0, "spam", region="ru-f", at=now - 60)
+r("+79130000033", "x3", 0, "spam", region="ru-a", at=now - 60)
+with open(sys.argv[1], "w", encoding="utf-8") as f:
+    for row in rows:
+        f.write(json.dumps(row) + "\n")
+    f.write(json.dumps({"number": "+79130000001", "reporter": "8 913 555-12-34", "time": str(now), "category": "spam", "region": "ru-a"}) + "\n")
+PY
+edge_count=$(wc -l < "$work/edge.jsonl")
+for variant in ru en; do
+    if [ "$variant" = ru ]; then
+        args=(--now 2026-12-05T09:00:00Z --label-language ru --split-by field --region-field region --skip-bad-rows)
+        single="$work/edge-reports-single/"
+    else
+        args=(--half-life 30d --reporter-daily-cap 2 --min-reporters 2 --block-score 1.5 --label '{category}: {count}' --skip-bad-rows)
+        single="$work/edge-reports-single-en/"
+    fi
+    "$lookup" reports -o "$single" "$work/edge.jsonl" "${args[@]}" > /dev/null 2> "$work/edge-reports.err"
+    bash "$root/tools/spark/run.sh" --master 'local[2]' --lookup "$lookup" --reports --input "$work/edge.jsonl" \
+        -o "$work/edge-reports-out-$variant" "${args[@]}" > /dev/null 2> "$work/edge-spark.err" \
+        || { tail -30 "$work/edge-spark.err" >&2; fail "the --reports job failed on the edge log ($variant)"; }
+    same_pack "${single%/}" "$work/edge-reports-out-$variant"
+    grep -q "^$work/edge.jsonl:$edge_count: the reporter reads as a phone number" "$work/edge-spark.err" \
+        || fail "the bad report is not reported at edge.jsonl:$edge_count"
+done
+"$lookup" dump --db "$work/edge-reports-out-ru" > "$work/edge-dump"
+for expect in $'79130000001\tКоллекторы · 4 жалобы' $'79130000002\tМошенники · 4 жалобы' $'79130000003\tОпросы · 5+ жалоб' \
+        $'79130000031\tКоллекторы · 20+ жалоб' $'79130000032\tМошенники · 10+ жалоб' $'79130000030\tНежелательный звонок · 5+ жалоб'; do
+    grep -q "^$expect" "$work/edge-dump" || fail "the edge pack lacks '$expect': $(cat "$work/edge-dump")"
+done
+! grep -q "^7913000002[01]" "$work/edge-dump" || fail "reports outside the window blocked a number"
+echo "PASS: spark --reports = lookup reports ($report_rows reports, signature included; the edge log in ru and en)"
+fi
+
+[ "${SPARK_TEST_CLUSTER:-yes}" = no ] || [ "${SPARK_TEST_BUILD:-yes}" = no ] || bash "$root/tools/spark/test_cluster.sh" 20000

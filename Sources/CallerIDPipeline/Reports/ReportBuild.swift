@@ -35,6 +35,18 @@ public struct ReportSummary: Sendable {
     public var pack: PipelineSummary
 }
 
+/// A report as ``ReportBuild`` read it (``ReportBuild/onRecord``): its line, its number, the
+/// hash of its reporter, its time (Unix seconds), its verdict (`safe` or a blocking category's
+/// name) and its region ("" without a region field).
+public struct ReportRecord: Sendable, Equatable {
+    public var line: Int
+    public var number: UInt64
+    public var reporter: UInt64
+    public var time: Int64
+    public var verdict: String
+    public var region: String
+}
+
 /// Numbers added, removed and relabelled between two packs, by category name.
 public struct PackChanges: Sendable, Equatable {
     public var added: [String: Int] = [:]
@@ -70,6 +82,10 @@ public final class ReportBuild {
     public var onWarning: (RowWarning) -> Void = { _ in }
     /// Progress while reading (the build's phases after).
     public var onProgress: (PipelineProgress) -> Void = { _ in }
+    /// When set, every report read is handed here instead of being kept for the score: the
+    /// records of a part of a log, read exactly as ``add(file:)`` reads them (`lookup reports
+    /// --records`, which the Spark job's executors run on their parts).
+    public var onRecord: ((ReportRecord) -> Void)? = nil
 
     public private(set) var rowsRead = 0
     public private(set) var rowsRejected = 0
@@ -266,6 +282,12 @@ public final class ReportBuild {
         }
 
         if time > newest { newest = time }
+        if let onRecord {
+            onRecord(ReportRecord(line: record.line, number: number, reporter: reporterID, time: time,
+                                  verdict: code == 0 ? "safe" : categoryNames[Int(code) - 1],
+                                  region: f.region == nil ? "" : regionNames[Int(region)]))
+            return
+        }
         try reports!.append(Triple(a: number, b: reporterID, c: ReportKey.pack(time: time, verdict: code, region: region)))
     }
 
