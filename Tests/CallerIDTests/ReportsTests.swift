@@ -350,6 +350,40 @@ private struct KnownLog {
         #expect(answer.stdout.contains("\"action\":\"block\"") && answer.stdout.contains("Shop"))
     }
 
+    /// `--records` writes each report as the score would read it (the Spark job's executors run
+    /// it on their parts of a log): numbers normalized, reporters hashed, times in Unix seconds,
+    /// bad rows reported at their file and line and left out.
+    @Test func recordsAreTheReportsAsTheScoreReadsThem() throws {
+        let dir = TempDir()
+        let input = dir.path("log.csv")
+        try """
+        number,reporter,time,category,region
+        8 913 000-00-01,u1,2026-12-01T10:00:00Z,collector,ru-54
+        +79130000002,u2,1796428800,safe,ru-54
+        +79130000001,u3,2026-12-01T13:00:00+03:00,pizza,ru-54
+        +79130000003,u4,2026-12-04T23:59:59Z,SPAM,ru-77
+
+        """.write(toFile: input, atomically: true, encoding: .utf8)
+        let out = dir.path("records.tsv")
+        let r = try lookup(["reports", "--records", out, input, "--country", "RU", "--number-rules", "table",
+                            "--region-field", "region", "--skip-bad-rows"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("\(input):4") && r.stderr.contains("pizza"))
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        #expect(json["reports"] as? Int == 4 && json["bad_rows"] as? Int == 1)
+        func hash(_ s: String) -> UInt64 { Array(s.utf8).withUnsafeBytes { Checksum.xxh3(bytes: $0) } }
+        let rows = try String(contentsOfFile: out, encoding: .utf8).split(separator: "\n").map { $0.split(separator: "\t", omittingEmptySubsequences: false).map(String.init) }
+        #expect(rows == [
+            ["2", "79130000001", "\(hash("u1"))", "\(today - 4 * day + 36_000)", "collector", "ru-54"],
+            ["3", "79130000002", "\(hash("u2"))", "\(today)", "safe", "ru-54"],
+            ["5", "79130000003", "\(hash("u4"))", "\(today - 1)", "spam", "ru-77"],
+        ])
+        // Without --skip-bad-rows the bad row stops the run and no records are written.
+        let strict = try lookup(["reports", "--records", dir.path("strict.tsv"), input, "--country", "RU", "--number-rules", "table"])
+        #expect(strict.status == 65)
+        #expect(!FileManager.default.fileExists(atPath: dir.path("strict.tsv")))
+    }
+
     @Test func helpAndUsageErrors() throws {
         let help = try lookup(["reports", "--help"])
         #expect(help.status == 0)

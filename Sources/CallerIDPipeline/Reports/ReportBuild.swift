@@ -285,7 +285,7 @@ public final class ReportBuild {
         if let onRecord {
             onRecord(ReportRecord(line: record.line, number: number, reporter: reporterID, time: time,
                                   verdict: code == 0 ? "safe" : categoryNames[Int(code) - 1],
-                                  region: f.region == nil ? "" : regionNames[Int(region)]))
+                                  region: f.region == nil ? "" : regions.names[Int(region)]))
             return
         }
         try reports!.append(Triple(a: number, b: reporterID, c: ReportKey.pack(time: time, verdict: code, region: region)))
