@@ -23,14 +23,18 @@ struct CSVReader {
     /// Bytes of the record not kept because it passed the limit (nil: under it).
     private var dropped: Int? = nil
 
-    init(delimiter: UInt8, limits: ReadLimits,
+    /// - Parameter firstLine: the number of the first line fed (a reader taking over an input
+    ///   part of which was read another way starts at the line it takes over).
+    init(delimiter: UInt8, limits: ReadLimits, firstLine: Int = 1,
          onRecord: @escaping (inout Record) throws(PipelineError) -> Void,
          onSyntaxIssue: @escaping (SyntaxIssue) throws(PipelineError) -> Void) {
         self.delimiter = delimiter
         self.limits = limits
         self.onRecord = onRecord
         self.onSyntaxIssue = onSyntaxIssue
-        record.reset(line: 1)
+        line = firstLine
+        recordLine = firstLine
+        record.reset(line: firstLine)
     }
 
     /// Reads one chunk; records complete at its end are handed on, the rest waits for the next.

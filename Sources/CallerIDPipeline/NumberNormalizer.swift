@@ -245,6 +245,17 @@ public struct NumberNormalizer: Sendable {
         try normalize(e164: number, memo: nil, noting: false).number
     }
 
+    /// ``normalize(e164:)``'s common path alone, safe on any thread with that thread's `memo`:
+    /// the number when a possible length (and, for `plausible`, the country's pattern) takes it
+    /// as it is; nil when the full reading must decide (it may still accept the number).
+    func quickE164(_ number: UInt64, memo: PatternMemo) -> UInt64? {
+        guard let lengths, validity == .possible || validity == .plausible,
+              let (cc, length) = lengths.possibleSplit(number, userCodes: userCodeTable),
+              validity == .possible || territories?.isPlausible(callingCode: cc, nationalLength: length, of: number, memo: memo) != false
+        else { return nil }
+        return number
+    }
+
     /// ``normalize(e164:)`` with one reader's memo of the last calling code's pattern; `noting`:
     /// with ``otherNationalReading(of:)`` of the number taken (one split of the digits for both).
     func normalize(e164 number: UInt64, memo: PatternMemo?, noting: Bool) throws(NumberProblem) -> (number: UInt64, reading: NationalReading?) {

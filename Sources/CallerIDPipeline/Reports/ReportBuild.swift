@@ -142,26 +142,167 @@ public final class ReportBuild {
         let encodingName = source.encoding.rawValue
         var fields: ReportFields? = format.isJSON ? ReportFields(json: options) : nil
         let total = source.totalBytes
-        let reader = RecordReader(
-            format: format,
-            limits: ReadLimits(recordBytes: options.input.maxRecordBytes, fieldBytes: options.input.maxFieldBytes),
-            onRecord: { (record) throws(PipelineError) in
-                if fields == nil {
-                    let (slots, isHeader) = try ReportFields.delimited(first: record, options: self.options, file: path)
-                    fields = slots
-                    if isHeader { return }
-                }
-                self.rowsRead += 1
-                try self.read(record, fields!, file: path, encodingName: encodingName)
-            },
-            onSyntaxIssue: { (issue) throws(PipelineError) in
-                self.rowsRead += 1
-                try self.reject(RejectedRow(file: path, line: issue.line, raw: issue.raw, reason: issue.reason, message: issue.message))
-            },
-            onProgress: { bytes in
-                self.onProgress(PipelineProgress(file: path, bytesRead: bytes, totalBytes: total, rowsRead: self.rowsRead))
-            })
+        // A report takes 40 bytes or more of a log (a number, a reporter, a time, a category).
+        if let total { reports!.reserve(Int(clamping: total / 40)) }
+        let limits = ReadLimits(recordBytes: options.input.maxRecordBytes, fieldBytes: options.input.maxFieldBytes)
+        let onRecord = { (record: inout Record) throws(PipelineError) in
+            if fields == nil {
+                let (slots, isHeader) = try ReportFields.delimited(first: record, options: self.options, file: path)
+                fields = slots
+                if isHeader { return }
+            }
+            self.rowsRead += 1
+            try self.read(record, fields!, file: path, encodingName: encodingName)
+        }
+        let onSyntaxIssue = { (issue: SyntaxIssue) throws(PipelineError) in
+            self.rowsRead += 1
+            try self.reject(RejectedRow(file: path, line: issue.line, raw: issue.raw, reason: issue.reason, message: issue.message))
+        }
+        let onProgress = { (bytes: Int64) in
+            self.onProgress(PipelineProgress(file: path, bytesRead: bytes, totalBytes: total, rowsRead: self.rowsRead))
+        }
+        if case .csv(let delimiter) = format, self.onRecord == nil, readsPlainLines {
+            let csv = CSVReading(delimiter: delimiter, limits: limits, onRecord: onRecord, onSyntaxIssue: onSyntaxIssue)
+            try readCSV(&source, csv, fields: { fields }, onProgress: onProgress)
+            return
+        }
+        let reader = RecordReader(format: format, limits: limits, onRecord: onRecord, onSyntaxIssue: onSyntaxIssue, onProgress: onProgress)
         try reader.read(&source)
+    }
+
+    /// How CSV is read in general (``CSVReader``) and where its records and issues go.
+    private struct CSVReading {
+        let delimiter: UInt8
+        let limits: ReadLimits
+        let onRecord: (inout Record) throws(PipelineError) -> Void
+        let onSyntaxIssue: (SyntaxIssue) throws(PipelineError) -> Void
+
+        func reader(from line: Int) -> CSVReader {
+            CSVReader(delimiter: delimiter, limits: limits, firstLine: line, onRecord: onRecord, onSyntaxIssue: onSyntaxIssue)
+        }
+
+        /// One line without quotes (its line feed not included), read in general.
+        func line(_ bytes: Slice<UnsafeRawBufferPointer>, number: Int) throws(PipelineError) {
+            var reader = reader(from: number)
+            var chunk = [UInt8](bytes)
+            chunk.append(0x0A)
+            try reader.feed(chunk)
+            try reader.finish()
+        }
+    }
+
+    /// Bytes of CSV read and split on two threads at a time.
+    var batchBytes = 4 << 20
+    /// False: CSV is read by the general reader alone, one record at a time (the reading the
+    /// plain lines must agree with; tests compare the two).
+    var readsPlainLines = true
+
+    /// CSV in batches of whole lines, the plain lines (``PlainReportLines``) of each batch read
+    /// on two threads, the others in general on this thread, everything taken in the file's
+    /// order. From the first line with a quote (which may hold a line feed) to the end, or
+    /// a line longer than a batch, the general reader takes over.
+    private func readCSV(_ source: inout ByteSource, _ csv: CSVReading, fields: () -> ReportFields?,
+                         onProgress: (Int64) -> Void) throws(PipelineError) {
+        var line = 1
+        var pending: [UInt8] = []
+        var atEnd = false
+        var plain: PlainReportLines? = nil
+        var tried = false
+        while true {
+            while pending.count < batchBytes, !atEnd {
+                if let chunk = try source.next() { pending.append(contentsOf: chunk) } else { atEnd = true }
+            }
+            // Whole lines; up to the line of the first quote, or none when no line ends here.
+            var cut = atEnd ? pending.count : (pending.lastIndex(of: 0x0A).map { $0 + 1 } ?? 0)
+            var handOver = cut == 0 && !atEnd
+            if let quote = pending[..<cut].firstIndex(of: 0x22) {
+                cut = pending[..<quote].lastIndex(of: 0x0A).map { $0 + 1 } ?? 0
+                handOver = true
+            }
+            try withBytes(pending) { (bytes) throws(PipelineError) in
+                var start = 0
+                // Until the fields are known (the header, or the first report), line by line.
+                while start < cut, fields() == nil {
+                    let end = bytes[start..<cut].firstIndex(of: 0x0A) ?? cut
+                    try csv.line(bytes[start..<end], number: line)
+                    line += 1
+                    start = end + 1
+                }
+                guard start < cut, let f = fields() else { return }
+                if !tried {
+                    tried = true
+                    plain = PlainReportLines(delimiter: csv.delimiter, fields: f, fixedCode: fixedCode, countryGiven: options.input.country != nil,
+                                             normalizer: normalizer, limits: csv.limits)
+                }
+                guard var lines = plain else {
+                    while start < cut {
+                        let end = bytes[start..<cut].firstIndex(of: 0x0A) ?? cut
+                        try csv.line(bytes[start..<end], number: line)
+                        line += 1
+                        start = end + 1
+                    }
+                    return
+                }
+                learn(&lines)
+                plain = lines
+                let middle = start + (cut - start) / 2
+                let split = bytes[middle..<cut].firstIndex(of: 0x0A).map { $0 + 1 } ?? cut
+                let (first, second) = runConcurrently({ lines.parse(bytes, in: start..<split) }, { lines.parse(bytes, in: split..<cut) })
+                for part in [first, second] {
+                    try take(part, bytes, csv, line: line)
+                    line += part.lines
+                }
+            }
+            if handOver {
+                var reader = csv.reader(from: line)
+                try reader.feed(Array(pending[cut...]))
+                onProgress(source.bytesRead)
+                while let chunk = try source.next() {
+                    try reader.feed(chunk)
+                    onProgress(source.bytesRead)
+                }
+                try reader.finish()
+                return
+            }
+            onProgress(source.bytesRead)
+            if atEnd { return }
+            pending.removeFirst(cut)
+        }
+    }
+
+    /// The code every report gets from `--category`, if it gives one.
+    private var fixedCode: UInt8? {
+        options.input.fixedCategory.map { UInt8(categoryNames.firstIndex(of: $0.name)! + 1) }
+    }
+
+    /// Tells the plain reading the category values and regions the general reading has met.
+    private func learn(_ lines: inout PlainReportLines) {
+        if lines.categories.count < codeOfValue.count {
+            for (value, code) in codeOfValue where code != 255 {
+                let bytes = Array(value.utf8)
+                lines.categories[PlainReportLines.key(bytes)] = (bytes, code)
+            }
+        }
+        if lines.regions.count < regions.names.count {
+            for (id, name) in regions.names.enumerated() {
+                let bytes = Array(name.utf8)
+                lines.regions[PlainReportLines.key(bytes)] = (bytes, UInt16(id))
+            }
+        }
+    }
+
+    /// The records of a part read on another thread, and its other lines read in general, in order.
+    private func take(_ part: PlainReportLines.Parsed, _ bytes: UnsafeRawBufferPointer, _ csv: CSVReading, line: Int) throws(PipelineError) {
+        var next = 0
+        for other in part.others {
+            for r in part.records[next..<other.before] { try reports!.append(r) }
+            rowsRead += other.before - next
+            next = other.before
+            try csv.line(bytes[other.start..<other.end], number: line + other.line)
+        }
+        for r in part.records[next...] { try reports!.append(r) }
+        rowsRead += part.records.count - next
+        if part.newest > newest { newest = part.newest }
     }
 
     private func reject(_ row: RejectedRow) throws(PipelineError) {
@@ -250,8 +391,8 @@ public final class ReportBuild {
 
         // The verdict: a blocking category or `safe`.
         let code: UInt8
-        if let fixed = options.input.fixedCategory {
-            code = UInt8(categoryNames.firstIndex(of: fixed.name)! + 1)
+        if let fixedCode {
+            code = fixedCode
         } else {
             guard let slot = f.category else {
                 try reject(.missingField, "no category field in this report (name one with --category-field, or give every report one with --category)")
@@ -334,7 +475,7 @@ public final class ReportBuild {
     }
 
     /// True for a reporter id made of 7–15 digits with phone punctuation only (`+7 913 123-45-67`).
-    static func looksLikePhoneNumber(_ bytes: ArraySlice<UInt8>) -> Bool {
+    static func looksLikePhoneNumber(_ bytes: some Collection<UInt8>) -> Bool {
         var digits = 0
         for c in bytes {
             switch c {

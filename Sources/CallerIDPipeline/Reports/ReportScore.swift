@@ -72,6 +72,7 @@ struct ReportScorer {
     /// younger than the maximum age; out as (reporter, key, number).
     private func latestVerdicts(_ reports: SortedTriples, stats: inout ScoreStats) throws(PipelineError) -> SortedTriples {
         let out = TripleSorter(memoryLimit: memoryLimit, spillTarget: spillTarget)
+        out.reserve(reports.count)
         var cursor = try reports.open()
         let oldest = now - Int64(options.maxAgeDays) * ReportTime.secondsPerDay
         var current: Triple? = nil   // the latest report in the window of the group being read
@@ -106,6 +107,7 @@ struct ReportScorer {
     /// ahead of the one that writes, so a day of any size needs no memory.
     private func capped(_ latest: SortedTriples, stats: inout ScoreStats) throws(PipelineError) -> SortedTriples {
         let out = TripleSorter(memoryLimit: memoryLimit, spillTarget: spillTarget)
+        out.reserve(latest.count)
         var ahead = try latest.open(bufferBytes: 1 << 19)
         var behind = try latest.open(bufferBytes: 1 << 19)
         let cap = Int64(options.reporterDailyCap)

@@ -49,6 +49,13 @@ final class TripleSorter {
         capacity = memoryLimit.map { max($0 / (Triple.bytes * 2), 1024) } ?? Int.max
     }
 
+    /// Makes room for `expected` more records in memory at once (up to the budget's share), so
+    /// the buffer is not regrown and copied record by record: an estimate may be too high (the
+    /// pages it does not fill are never touched) or too low (the buffer grows as before).
+    func reserve(_ expected: Int) {
+        buffer.reserveCapacity(min(buffer.count + max(expected, 0), capacity))
+    }
+
     func append(_ t: Triple) throws(PipelineError) {
         buffer.append(t)
         count += 1
@@ -92,7 +99,7 @@ final class TripleSorter {
         if runs.isEmpty {
             Triple.sort(&buffer)
             defer { buffer = [] }
-            return SortedTriples(storage: .memory(buffer), area: nil)
+            return SortedTriples(storage: .memory(buffer), count: count, area: nil)
         }
         if !buffer.isEmpty { try spill() }
         buffer = []
@@ -109,7 +116,7 @@ final class TripleSorter {
         } catch {
             throw PipelineError(error)
         }
-        return SortedTriples(storage: .file(runs[0]), area: area)
+        return SortedTriples(storage: .file(runs[0]), count: count, area: area)
     }
 
     /// Merges sorted run files into one.
@@ -155,6 +162,8 @@ struct SortedTriples {
         case file(String)
     }
     let storage: Storage
+    /// How many records there are.
+    let count: Int
     /// Keeps the spill folder (and the file in it) while the records are read.
     let area: SpillArea?
 
