@@ -62,6 +62,27 @@ private func referenceVerdicts(_ reports: [Report], now: Int64, halfLife: Double
     return out
 }
 
+/// What the score counts for a log, by the same plain reading of docs/REPORTS.md: reports after
+/// `now`, reports a later one of the same reporter and number replaced, latest verdicts too old,
+/// reporter-days over the cap and the reporters with such a day, numbers with a verdict kept.
+private func referenceCounts(_ reports: [Report], now: Int64, maxAge: Int64 = 365, cap: Int64 = 5) -> [String: Int] {
+    let present = reports.filter { $0.time <= now }
+    var latest: [String: Report] = [:]
+    for r in present {
+        let key = "\(r.number)|\(r.reporter)"
+        if let old = latest[key], old.time >= r.time { continue }
+        latest[key] = r
+    }
+    let kept = latest.values.filter { now - $0.time < maxAge * day }
+    var perDay: [String: Int64] = [:]
+    for r in kept { perDay["\(r.reporter)|\(r.time / day)", default: 0] += 1 }
+    let cappedDays = perDay.filter { $0.value > cap }.keys
+    return ["inFuture": reports.count - present.count, "superseded": present.count - latest.count,
+            "tooOld": latest.count - kept.count, "cappedDays": cappedDays.count,
+            "cappedReporters": Set(cappedDays.map { $0.split(separator: "|")[0] }).count,
+            "scored": Set(kept.map(\.number)).count]
+}
+
 /// The entries of a pack (a file or a build directory), by number.
 private func packEntries(_ path: String) throws -> [UInt64: Entry] {
     var out: [UInt64: Entry] = [:]
@@ -189,6 +210,9 @@ private struct KnownLog {
                 $0.now = today
             }
             #expect(summary.now == today)
+            #expect(["inFuture": summary.reportsInFuture, "superseded": summary.reportsSuperseded, "tooOld": summary.reportsTooOld,
+                     "cappedDays": summary.cappedReporterDays, "cappedReporters": summary.cappedReporters, "scored": summary.numbersScored]
+                    == referenceCounts(reports, now: today, cap: Int64(cap)), "seed \(seed)")
             let expected = referenceVerdicts(reports, now: today, halfLife: halfLife, cap: Int64(cap), blockScore: blockScore, minReporters: minReporters)
             let entries = try packEntries(out)
             #expect(Set(entries.keys) == Set(expected.keys), "seed \(seed)")
@@ -204,10 +228,10 @@ private struct KnownLog {
         let dir = TempDir()
         let log = jsonl(KnownLog(seed: 11).reports)
         let a = dir.path("a") + "/", b = dir.path("b") + "/", c = dir.path("c") + "/"
-        _ = try build(log, at: dir, output: a) { $0.input.buildTime = 0 }
+        let inMemory = try build(log, at: dir, output: a) { $0.input.buildTime = 0 }
         _ = try build(log, at: dir, output: b) { $0.input.buildTime = 0 }
         // 64 KiB: about a thousand records a run, so the 7,000 reports pass through spilled runs.
-        _ = try build(log, at: dir, output: c) {
+        let spilled = try build(log, at: dir, output: c) {
             $0.input.buildTime = 0
             $0.input.buildOptions.memoryLimit = 64 << 10
         }
@@ -216,6 +240,11 @@ private struct KnownLog {
             #expect(x == (try Data(contentsOf: URL(fileURLWithPath: b + name))), "\(name) differs between two builds of one log")
             #expect(x == (try Data(contentsOf: URL(fileURLWithPath: c + name))), "\(name) differs when the records spill")
         }
+        func counts(_ s: ReportSummary) -> [Int] {
+            [s.rowsRead, s.reportsTooOld, s.reportsInFuture, s.reportsSuperseded, s.cappedReporterDays, s.cappedReporters, s.numbersScored, s.blocked]
+        }
+        #expect(counts(inMemory) == counts(spilled))
+        #expect(inMemory.cappedReporterDays > 0 && inMemory.reportsSuperseded > 0, "the log exercises the cap and superseded reports")
     }
 
     @Test func oneMoreDayChangesOnlyTheNumbersWhoseVerdictChanged() throws {

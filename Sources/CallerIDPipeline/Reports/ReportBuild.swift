@@ -429,7 +429,7 @@ public final class ReportBuild {
                                   region: f.region == nil ? "" : regions.names[Int(region)]))
             return
         }
-        try reports!.append(Triple(a: number, b: reporterID, c: ReportKey.pack(time: time, verdict: code, region: region)))
+        try reports!.append(Triple.report(number: number, reporter: reporterID, key: ReportKey.pack(time: time, verdict: code, region: region)))
     }
 
     /// The code of a category value (0: `safe`); nil when it is not a blocking category.

@@ -165,7 +165,7 @@ struct PlainReportLines {
             guard let known = regions[Checksum.xxh3(bytes: value)], known.bytes.elementsEqual(value) else { return nil }
             regionID = known.id
         }
-        return Triple(a: plain, b: Checksum.xxh3(bytes: whoBytes), c: ReportKey.pack(time: seconds, verdict: code, region: regionID))
+        return Triple.report(number: plain, reporter: Checksum.xxh3(bytes: whoBytes), key: ReportKey.pack(time: seconds, verdict: code, region: regionID))
     }
 
     @inline(__always)

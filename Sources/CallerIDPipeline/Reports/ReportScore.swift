@@ -2,10 +2,10 @@ import CallerID
 import CallerIDDirectory
 import Foundation
 
-// The score of `lookup reports` (docs/REPORTS.md), in three passes over sorted records:
-//   1. by (number, reporter, time): each reporter's latest report in the window decides;
-//   2. by (reporter, time): a reporter's verdicts of one UTC day share the daily cap;
-//   3. by (number, time): the weights summed per number, the verdict and its category.
+// The score of `lookup reports` (docs/REPORTS.md), in two passes over sorted records:
+//   1. by (reporter, number, time): each reporter's latest report in the window decides, and a
+//      reporter's verdicts of one UTC day share the daily cap;
+//   2. by (number, time): the weights summed per number, the verdict and its category.
 // Weights are fixed-point integers (ReportWeight), so the sums are exact in any order.
 
 /// The third word of a report record: time (40 bits), verdict (8 bits: 0 `safe`, else the
@@ -17,6 +17,13 @@ enum ReportKey {
     static func time(_ k: UInt64) -> Int64 { Int64(k >> 24) }
     static func verdict(_ k: UInt64) -> UInt8 { UInt8(truncatingIfNeeded: k >> 16) }
     static func region(_ k: UInt64) -> UInt16 { UInt16(truncatingIfNeeded: k) }
+}
+
+extension Triple {
+    /// A report as the first pass sorts it: by reporter, then number, then key.
+    static func report(number: UInt64, reporter: UInt64, key: UInt64) -> Triple {
+        Triple(a: reporter, b: number, c: key)
+    }
 }
 
 /// A blocked number: its category (code), the distinct reporters whose verdict is a complaint,
@@ -39,7 +46,7 @@ struct ScoreStats {
     var scored = 0
 }
 
-/// The three passes.
+/// The two passes.
 struct ReportScorer {
     let options: ReportOptions
     let now: Int64
@@ -55,12 +62,11 @@ struct ReportScorer {
         self.spillTarget = spillTarget
     }
 
-    /// Scores the reports (sorted by number, reporter, key) and calls `blocked` with each number
+    /// Scores the reports (sorted by reporter, number, key) and calls `blocked` with each number
     /// that passes, in ascending order.
     func score(_ reports: SortedTriples, stats: inout ScoreStats,
                blocked: (ReportVerdict) throws(PipelineError) -> Void) throws(PipelineError) {
-        let latest = try latestVerdicts(reports, stats: &stats)
-        let weighed = try capped(latest, stats: &stats)
+        let weighed = try weigh(reports, stats: &stats)
         try decide(weighed, stats: &stats, blocked: blocked)
     }
 
@@ -68,48 +74,18 @@ struct ReportScorer {
         do { return try body() } catch { throw PipelineError(error) }
     }
 
-    /// Pass 1: per (number, reporter) the latest report at or before `now`, kept when it is
-    /// younger than the maximum age; out as (reporter, key, number).
-    private func latestVerdicts(_ reports: SortedTriples, stats: inout ScoreStats) throws(PipelineError) -> SortedTriples {
+    /// Pass 1: per (reporter, number) the latest report at or before `now`, kept when it is
+    /// younger than the maximum age; a reporter's kept verdicts of one UTC day share the daily
+    /// cap, each weighing its decay times min(n, cap) / n. Out as (number, key, weight). A cursor
+    /// ahead counts the reporter's verdicts per day before the one behind writes them, so a
+    /// reporter of any size needs no memory beyond a count per day of the window.
+    private func weigh(_ reports: SortedTriples, stats: inout ScoreStats) throws(PipelineError) -> SortedTriples {
         let out = TripleSorter(memoryLimit: memoryLimit, spillTarget: spillTarget)
         out.reserve(reports.count)
-        var cursor = try reports.open()
         let oldest = now - Int64(options.maxAgeDays) * ReportTime.secondsPerDay
-        var current: Triple? = nil   // the latest report in the window of the group being read
-        var group: (number: UInt64, reporter: UInt64)? = nil
-        func flush() throws(PipelineError) {
-            guard let c = current else { return }
-            if ReportKey.time(c.c) <= oldest {
-                stats.tooOld += 1
-            } else {
-                try out.append(Triple(a: c.b, b: c.c, c: c.a))
-            }
-            current = nil
-        }
-        while let r = try io({ () throws(CallerIDError) in try cursor.next() }) {
-            if group?.number != r.a || group?.reporter != r.b {
-                try flush()
-                group = (r.a, r.b)
-            }
-            if ReportKey.time(r.c) > now {
-                stats.inFuture += 1
-                continue
-            }
-            if current != nil { stats.superseded += 1 }
-            current = r
-        }
-        try flush()
-        return try out.sorted()
-    }
-
-    /// Pass 2: a reporter's verdicts of one UTC day share the daily cap; each weighs its decay
-    /// times min(n, cap) / n. Out as (number, key, weight). The day's size is counted by a cursor
-    /// ahead of the one that writes, so a day of any size needs no memory.
-    private func capped(_ latest: SortedTriples, stats: inout ScoreStats) throws(PipelineError) -> SortedTriples {
-        let out = TripleSorter(memoryLimit: memoryLimit, spillTarget: spillTarget)
-        out.reserve(latest.count)
-        var ahead = try latest.open(bufferBytes: 1 << 19)
-        var behind = try latest.open(bufferBytes: 1 << 19)
+        let first = try reports.open(bufferBytes: 1 << 19), second = try reports.open(bufferBytes: 1 << 19)
+        var ahead = try io { () throws(CallerIDError) in try LatestVerdicts(first, now: now, oldest: oldest) }
+        var behind = try io { () throws(CallerIDError) in try LatestVerdicts(second, now: now, oldest: oldest) }
         let cap = Int64(options.reporterDailyCap)
         var decays: [Int64] = []
         func decay(_ age: Int64) -> Int64 {
@@ -117,35 +93,47 @@ struct ReportScorer {
             while decays.count <= i { decays.append(ReportWeight.decay(ageDays: Int64(decays.count), halfLifeDays: options.halfLifeDays)) }
             return decays[i]
         }
-        var next = try io({ () throws(CallerIDError) in try ahead.next() })
-        var lastCappedReporter: UInt64? = nil
+        // The reporter's kept verdicts per UTC day, by days before `now`'s day.
+        let today = now / ReportTime.secondsPerDay
+        var perDay = [Int64](repeating: 0, count: options.maxAgeDays + 2)
+        var days: [Int] = []
+        func slot(_ key: UInt64) -> Int { Int(today - ReportKey.time(key) / ReportTime.secondsPerDay) }
+
+        var next = try io { () throws(CallerIDError) in try ahead.next() }
         while let first = next {
-            let day = ReportKey.time(first.b) / ReportTime.secondsPerDay
-            var n: Int64 = 1
-            next = nil
-            while let r = try io({ () throws(CallerIDError) in try ahead.next() }) {
-                guard r.a == first.a, ReportKey.time(r.b) / ReportTime.secondsPerDay == day else {
-                    next = r
-                    break
-                }
-                n += 1
+            var verdicts = 0
+            next = first
+            while let v = next, v.a == first.a {
+                // Kept verdicts lie in (oldest, now], so 0 <= d <= the maximum age + 1.
+                let d = slot(v.c)
+                if d >= perDay.count { perDay += repeatElement(0, count: d + 1 - perDay.count) }
+                if perDay[d] == 0 { days.append(d) }
+                perDay[d] += 1
+                verdicts += 1
+                next = try io { () throws(CallerIDError) in try ahead.next() }
             }
-            if n > cap {
+            var capped = false
+            for d in days where perDay[d] > cap {
                 stats.cappedDays += 1
-                if lastCappedReporter != first.a { stats.cappedReporters += 1 }
-                lastCappedReporter = first.a
+                capped = true
             }
-            for _ in 0..<n {
+            if capped { stats.cappedReporters += 1 }
+            for _ in 0..<verdicts {
                 guard let r = try io({ () throws(CallerIDError) in try behind.next() }) else { break }
-                let age = (now - ReportKey.time(r.b)) / ReportTime.secondsPerDay
-                let weight = decay(age) * min(n, cap) / n
-                try out.append(Triple(a: r.c, b: r.b, c: UInt64(weight)))
+                let n = perDay[slot(r.c)]
+                let age = (now - ReportKey.time(r.c)) / ReportTime.secondsPerDay
+                try out.append(Triple(a: r.b, b: r.c, c: UInt64(decay(age) * min(n, cap) / n)))
             }
+            for d in days { perDay[d] = 0 }
+            days.removeAll(keepingCapacity: true)
         }
+        stats.tooOld += ahead.tooOld
+        stats.inFuture += ahead.inFuture
+        stats.superseded += ahead.superseded
         return try out.sorted()
     }
 
-    /// Pass 3: per number, complaints add their weight and `safe` verdicts take theirs (times
+    /// Pass 2: per number, complaints add their weight and `safe` verdicts take theirs (times
     /// the safe weight) away; blocked at the block score with enough reporters. The category is
     /// the one with the most weight (ties: the first by name).
     private func decide(_ weighed: SortedTriples, stats: inout ScoreStats,
@@ -194,6 +182,54 @@ struct ReportScorer {
             }
         }
         try finish()
+    }
+}
+
+/// The verdicts that decide, from reports sorted by (reporter, number, key): per (reporter,
+/// number) the latest report at or before `now`, when it is younger than `oldest`.
+struct LatestVerdicts {
+    private var cursor: TripleCursor
+    private var pending: Triple?
+    private let now: Int64
+    private let oldest: Int64
+    /// Latest verdicts older than the window; reports after `now`; reports a later one replaced.
+    private(set) var tooOld = 0, inFuture = 0, superseded = 0
+
+    init(_ cursor: TripleCursor, now: Int64, oldest: Int64) throws(CallerIDError) {
+        self.cursor = cursor
+        self.now = now
+        self.oldest = oldest
+        pending = try self.cursor.next()
+    }
+
+    /// The next kept verdict (reporter, number, key); nil at the end.
+    mutating func next() throws(CallerIDError) -> Triple? {
+        while let first = pending {
+            var latest: Triple? = nil
+            var r = first
+            while true {
+                if ReportKey.time(r.c) > now {
+                    inFuture += 1
+                } else {
+                    if latest != nil { superseded += 1 }
+                    latest = r
+                }
+                guard let following = try cursor.next() else {
+                    pending = nil
+                    break
+                }
+                guard following.a == first.a && following.b == first.b else {
+                    pending = following
+                    break
+                }
+                r = following
+            }
+            if let latest {
+                if ReportKey.time(latest.c) > oldest { return latest }
+                tooOld += 1
+            }
+        }
+        return nil
     }
 }
 
