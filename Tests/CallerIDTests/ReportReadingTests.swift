@@ -151,4 +151,34 @@ import Testing
             }
         }
     }
+
+    /// Spilled records come back in order through any number of runs (beyond the fan-in the
+    /// first runs are merged into one before the rest are merged as they are read), and two
+    /// cursors over the same runs read them independently, as the score's cursors ahead and
+    /// behind do.
+    @Test(arguments: [0, 1, 1_023, 1_024, 5_000, 40_000])
+    func spilledRunsComeBackInOrderToEveryCursor(count: Int) throws {
+        let dir = TempDir()
+        var rng = SeededGenerator(seed: UInt64(count) + 1)
+        // Few distinct values, so equal records meet across runs.
+        let records = (0..<count).map { _ in
+            Triple(a: UInt64.random(in: 0..<50, using: &rng), b: rng.next() >> 60, c: UInt64.random(in: 0..<4, using: &rng) == 0 ? UInt64.max : 1)
+        }
+        // 1,024 records a run: 40,000 records are 40 runs, more than the fan-in.
+        let sorter = TripleSorter(memoryLimit: 1_024 * Triple.bytes * 2, spillTarget: dir.path("out.cid"))
+        for r in records { try sorter.append(r) }
+        let sorted = try sorter.sorted()
+        #expect(sorted.count == count)
+        var ahead = try sorted.open(), behind = try sorted.open(bufferBytes: 1)
+        var first: [Triple] = [], second: [Triple] = []
+        while let t = try ahead.next() {
+            first.append(t)
+            if first.count % 3 == 0, let u = try behind.next() { second.append(u) }
+        }
+        while let u = try behind.next() { second.append(u) }
+        let expected = records.sorted()
+        #expect(first == expected)
+        #expect(second == expected)
+        #expect(try ahead.next() == nil)
+    }
 }

@@ -34,8 +34,6 @@ final class TripleSorter {
     private var runs: [String] = []
     /// Records added.
     private(set) var count = 0
-    /// Runs written to disk (0 when everything fit).
-    var runsSpilled: Int { runs.count }
     private let capacity: Int
 
     /// Records at most this many runs are merged at once (a larger set is merged in tiers).
@@ -93,50 +91,46 @@ final class TripleSorter {
         try out.finish()
     }
 
-    /// The records in order: the array when they fit in memory, else one merged file. The
-    /// sorter is spent.
+    /// The records in order: the array when they fit in memory, else the sorted runs (at most
+    /// ``fanIn``: beyond that the first runs are merged into one until the rest are few enough),
+    /// which a cursor merges as it reads. The sorter is spent.
     func sorted() throws(PipelineError) -> SortedTriples {
         if runs.isEmpty {
             Triple.sort(&buffer)
             defer { buffer = [] }
-            return SortedTriples(storage: .memory(buffer), count: count, area: nil)
+            return SortedTriples(storage: .memory(buffer), count: count, area: nil, bufferBudget: 0)
         }
         if !buffer.isEmpty { try spill() }
         buffer = []
         let area = try spillArea()
+        let budget = max((memoryLimit ?? (64 << 20)) / 4, 1 << 20)
         do throws(CallerIDError) {
-            let buffers = max((memoryLimit ?? (64 << 20)) / 2 / Self.fanIn, 1 << 16)
-            while runs.count > 1 {
-                let group = Array(runs.prefix(Self.fanIn))
+            while runs.count > Self.fanIn {
+                // Merging k runs removes k - 1: no more than needed to come down to the fan-in.
+                let group = Array(runs.prefix(min(Self.fanIn, runs.count - Self.fanIn + 1)))
                 let path = area.newPath("reports")
-                try Self.merge(group, into: path, bufferBytes: buffers)
+                try Self.merge(group, into: path, bufferBytes: max(budget / (group.count + 1), 1 << 16))
                 for p in group { area.remove(p) }
                 runs = Array(runs.dropFirst(group.count)) + [path]
             }
         } catch {
             throw PipelineError(error)
         }
-        return SortedTriples(storage: .file(runs[0]), count: count, area: area)
+        return SortedTriples(storage: .runs(runs), count: count, area: area, bufferBudget: budget)
     }
 
     /// Merges sorted run files into one.
     private static func merge(_ paths: [String], into path: String, bufferBytes: Int) throws(CallerIDError) {
-        var readers: [TripleCursor] = []
-        for p in paths { readers.append(try TripleCursor(file: p, bufferBytes: bufferBytes)) }
-        var heap = MinHeap<Head>(capacity: readers.count)
-        for i in readers.indices {
-            if let t = try readers[i].next() { heap.push(Head(t: t, source: i)) }
-        }
+        var merged = try TripleCursor(runs: paths, bufferBytes: bufferBytes)
         let out = try SpillWriter(path: path, bufferBytes: bufferBytes)
         var chunk: [Triple] = []
         chunk.reserveCapacity(4096)
-        while let head = heap.popMin() {
-            chunk.append(head.t)
+        while let t = try merged.next() {
+            chunk.append(t)
             if chunk.count == 4096 {
                 try put(chunk, out)
                 chunk.removeAll(keepingCapacity: true)
             }
-            if let t = try readers[head.source].next() { heap.push(Head(t: t, source: head.source)) }
         }
         try put(chunk, out)
         try out.finish()
@@ -148,47 +142,53 @@ final class TripleSorter {
         try records.withUnsafeBytes { raw in Result { () throws(CallerIDError) in try out.write(raw) } }.get()
     }
 
-    private struct Head: Comparable {
-        var t: Triple
-        var source: Int
-        static func < (x: Head, y: Head) -> Bool { x.t < y.t || (x.t == y.t && x.source < y.source) }
-    }
 }
 
 /// Sorted records that can be read from the start as often as wanted.
 struct SortedTriples {
     enum Storage {
         case memory([Triple])
-        case file(String)
+        /// Sorted runs on disk, merged as they are read.
+        case runs([String])
     }
     let storage: Storage
     /// How many records there are.
     let count: Int
-    /// Keeps the spill folder (and the file in it) while the records are read.
+    /// Keeps the spill folder (and the files in it) while the records are read.
     let area: SpillArea?
+    /// Bytes the read buffers of one cursor over the runs may take together.
+    let bufferBudget: Int
 
-    var isSpilled: Bool { if case .file = storage { true } else { false } }
-
-    /// A cursor at the first record.
+    /// A cursor at the first record; over runs, each run's buffer is `bufferBytes` or its share
+    /// of the budget, whichever is smaller (64 KiB at least).
     func open(bufferBytes: Int = 1 << 20) throws(PipelineError) -> TripleCursor {
         switch storage {
         case .memory(let records): return TripleCursor(records: records)
-        case .file(let path):
-            do { return try TripleCursor(file: path, bufferBytes: bufferBytes) } catch { throw PipelineError(error) }
+        case .runs(let paths):
+            let each = max(min(bufferBytes, bufferBudget / paths.count), 1 << 16)
+            do { return try TripleCursor(runs: paths, bufferBytes: each) } catch { throw PipelineError(error) }
         }
     }
 }
 
-/// Reads sorted records one by one, from memory or from a spilled file.
+/// Reads sorted records one by one: from memory, from a spilled run, or merging several runs.
 struct TripleCursor {
     private var records: [Triple] = []
     private var index = 0
     private var reader: SpillReader? = nil
+    private var merge: TripleMerge? = nil
 
     init(records: [Triple]) { self.records = records }
 
-    init(file path: String, bufferBytes: Int) throws(CallerIDError) {
-        reader = try SpillReader(path: path, bufferBytes: bufferBytes)
+    /// The records of sorted run files in order.
+    init(runs paths: [String], bufferBytes: Int) throws(CallerIDError) {
+        if paths.count == 1 {
+            reader = try SpillReader(path: paths[0], bufferBytes: bufferBytes)
+            return
+        }
+        var cursors: [TripleCursor] = []
+        for p in paths { cursors.append(try TripleCursor(runs: [p], bufferBytes: bufferBytes)) }
+        merge = try TripleMerge(cursors)
     }
 
     /// The next record; nil at the end.
@@ -197,6 +197,7 @@ struct TripleCursor {
             index += 1
             return records[index - 1]
         }
+        if let merge { return try merge.next() }
         guard let reader else { return nil }
         records.removeAll(keepingCapacity: true)
         index = 0
@@ -212,5 +213,70 @@ struct TripleCursor {
         guard !records.isEmpty else { return nil }
         index = 1
         return records[0]
+    }
+}
+
+/// A k-way merge of cursors over sorted runs, least record first: a tournament of losers (each
+/// record taken costs one match per level, log2 k comparisons, where a binary heap costs two),
+/// written for the records themselves: the module's generic heap is not specialized across
+/// modules, and unspecialized it spent a quarter of a spilled score in the runtime's metadata.
+private final class TripleMerge {
+    @exclusivity(unchecked) private var cursors: [TripleCursor]
+    /// Each input's current record, and whether it has one (inputs past the count never do).
+    @exclusivity(unchecked) private var heads: [Triple]
+    @exclusivity(unchecked) private var live: [Bool]
+    /// `losers[n]`: the input that lost the match at node n (children 2n and 2n + 1, the inputs
+    /// are the leaves `size + i`); `losers[0]`: the overall winner.
+    @exclusivity(unchecked) private var losers: [Int]
+    private let size: Int
+
+    init(_ cursors: [TripleCursor]) throws(CallerIDError) {
+        self.cursors = cursors
+        var size = 2
+        while size < cursors.count { size *= 2 }
+        self.size = size
+        heads = Array(repeating: Triple(a: 0, b: 0, c: 0), count: size)
+        live = Array(repeating: false, count: size)
+        losers = Array(repeating: 0, count: size)
+        for i in cursors.indices {
+            if let t = try self.cursors[i].next() {
+                heads[i] = t
+                live[i] = true
+            }
+        }
+        losers[0] = play(1)
+    }
+
+    /// Whether input x's record comes before (or with) input y's; a spent input comes last.
+    @inline(__always)
+    private func beats(_ x: Int, _ y: Int) -> Bool {
+        live[x] && (!live[y] || !(heads[y] < heads[x]))
+    }
+
+    /// The winner below `node`, its losers recorded on the way.
+    private func play(_ node: Int) -> Int {
+        if node >= size { return node - size }
+        let l = play(2 * node), r = play(2 * node + 1)
+        if beats(l, r) {
+            losers[node] = r
+            return l
+        }
+        losers[node] = l
+        return r
+    }
+
+    func next() throws(CallerIDError) -> Triple? {
+        var winner = losers[0]
+        guard live[winner] else { return nil }
+        let record = heads[winner]
+        if let t = try cursors[winner].next() { heads[winner] = t } else { live[winner] = false }
+        // The new record replays the matches on its input's path to the root.
+        var node = (winner + size) / 2
+        while node >= 1 {
+            if beats(losers[node], winner) { swap(&losers[node], &winner) }
+            node /= 2
+        }
+        losers[0] = winner
+        return record
     }
 }
