@@ -76,16 +76,22 @@ struct ReportScorer {
 
     /// Pass 1: per (reporter, number) the latest report at or before `now`, kept when it is
     /// younger than the maximum age; a reporter's kept verdicts of one UTC day share the daily
-    /// cap, each weighing its decay times min(n, cap) / n. Out as (number, key, weight). A cursor
-    /// ahead counts the reporter's verdicts per day before the one behind writes them, so a
-    /// reporter of any size needs no memory beyond a count per day of the window.
+    /// cap, each weighing its decay times min(n, cap) / n. Out as (number, key, weight). A
+    /// reporter's verdicts are counted per day as they are read and held until the reporter's
+    /// last; a reporter with more than a budget's share of verdicts (a script) is read a second
+    /// time by a cursor behind, kept in step, so a reporter of any size fits the budget.
     private func weigh(_ reports: SortedTriples, stats: inout ScoreStats) throws(PipelineError) -> SortedTriples {
         let out = TripleSorter(memoryLimit: memoryLimit, spillTarget: spillTarget)
         out.reserve(reports.count)
         let oldest = now - Int64(options.maxAgeDays) * ReportTime.secondsPerDay
-        let first = try reports.open(bufferBytes: 1 << 19), second = try reports.open(bufferBytes: 1 << 19)
-        var ahead = try io { () throws(CallerIDError) in try LatestVerdicts(first, now: now, oldest: oldest) }
-        var behind = try io { () throws(CallerIDError) in try LatestVerdicts(second, now: now, oldest: oldest) }
+        var ahead = try io { [cursor = try reports.open(bufferBytes: 1 << 19)] () throws(CallerIDError) in
+            try LatestVerdicts(cursor, now: now, oldest: oldest)
+        }
+        // Opened for the first reporter that does not fit; `behindAt`: kept verdicts it has passed.
+        var behind: LatestVerdicts? = nil
+        var behindAt = 0, passed = 0
+        let held = memoryLimit.map { max($0 / 8 / Triple.bytes, 64) } ?? Int.max
+        var group: [Triple] = []
         let cap = Int64(options.reporterDailyCap)
         var decays: [Int64] = []
         func decay(_ age: Int64) -> Int64 {
@@ -98,11 +104,17 @@ struct ReportScorer {
         var perDay = [Int64](repeating: 0, count: options.maxAgeDays + 2)
         var days: [Int] = []
         func slot(_ key: UInt64) -> Int { Int(today - ReportKey.time(key) / ReportTime.secondsPerDay) }
+        func weighed(_ r: Triple) throws(PipelineError) {
+            let n = perDay[slot(r.c)]
+            let age = (now - ReportKey.time(r.c)) / ReportTime.secondsPerDay
+            try out.append(Triple(a: r.b, b: r.c, c: UInt64(decay(age) * min(n, cap) / n)))
+        }
 
         var next = try io { () throws(CallerIDError) in try ahead.next() }
         while let first = next {
             var verdicts = 0
             next = first
+            group.removeAll(keepingCapacity: group.capacity <= 1 << 16)
             while let v = next, v.a == first.a {
                 // Kept verdicts lie in (oldest, now], so 0 <= d <= the maximum age + 1.
                 let d = slot(v.c)
@@ -110,6 +122,7 @@ struct ReportScorer {
                 if perDay[d] == 0 { days.append(d) }
                 perDay[d] += 1
                 verdicts += 1
+                if verdicts <= held { group.append(v) }
                 next = try io { () throws(CallerIDError) in try ahead.next() }
             }
             var capped = false
@@ -118,12 +131,22 @@ struct ReportScorer {
                 capped = true
             }
             if capped { stats.cappedReporters += 1 }
-            for _ in 0..<verdicts {
-                guard let r = try io({ () throws(CallerIDError) in try behind.next() }) else { break }
-                let n = perDay[slot(r.c)]
-                let age = (now - ReportKey.time(r.c)) / ReportTime.secondsPerDay
-                try out.append(Triple(a: r.b, b: r.c, c: UInt64(decay(age) * min(n, cap) / n)))
+            if verdicts <= held {
+                for r in group { try weighed(r) }
+            } else {
+                if behind == nil {
+                    behind = try io { [cursor = try reports.open(bufferBytes: 1 << 19)] () throws(CallerIDError) in
+                        try LatestVerdicts(cursor, now: now, oldest: oldest)
+                    }
+                }
+                group = []
+                for i in behindAt..<(passed + verdicts) {
+                    guard let r = try io({ () throws(CallerIDError) in try behind!.next() }) else { break }
+                    if i >= passed { try weighed(r) }
+                }
+                behindAt = passed + verdicts
             }
+            passed += verdicts
             for d in days { perDay[d] = 0 }
             days.removeAll(keepingCapacity: true)
         }
