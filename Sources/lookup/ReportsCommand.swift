@@ -136,7 +136,7 @@ func reportsCommand(_ raw: [String]) throws(ToolError) -> Int32 {
                 let text = "\(p.file): \(p.rowsRead) reports  \(Int(Double(p.rowsRead) / seconds)) reports/s"
                 if p.file != lastFile { progress.phase(text) } else { progress.update(text) }
                 lastFile = p.file
-            case .sorting: progress.phase("scoring")
+            case .sorting: progress.phase("scoring \(p.count) reports")
             case .writing: progress.phase("writing \(p.file) (\(p.fileIndex) of \(p.fileCount))")
             }
         }

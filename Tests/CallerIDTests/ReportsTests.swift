@@ -151,6 +151,29 @@ private struct KnownLog {
         return try build.write(to: output)
     }
 
+    /// A long score is not silent: after reading, one sorting phase names the reports being
+    /// scored, before the pack is written (the pack's own sort of the blocked numbers is not
+    /// reported as a second one).
+    @Test func progressNamesTheScoreBetweenReadingAndWriting() throws {
+        let dir = TempDir()
+        let input = dir.path("reports.jsonl")
+        let log = KnownLog(seed: 5)
+        try jsonl(log.reports).write(toFile: input, atomically: true, encoding: .utf8)
+        var options = ReportOptions()
+        options.input.numberRules = .builtInTable
+        let build = try ReportBuild(options: options)
+        var phases: [(PipelineProgress.Phase, Int)] = []
+        build.onProgress = { p in
+            if phases.last?.0 != p.phase { phases.append((p.phase, p.count)) }
+        }
+        let out = dir.path("toxic.cid")
+        build.prepare(output: out)
+        try build.add(file: input)
+        _ = try build.write(to: out)
+        #expect(phases.map(\.0) == [.reading, .sorting, .writing])
+        #expect(phases.first { $0.0 == .sorting }?.1 == log.reports.count)
+    }
+
     @Test func knownLogBlocksTheSpammersAndNothingElse() throws {
         let dir = TempDir()
         let log = KnownLog(seed: 7)

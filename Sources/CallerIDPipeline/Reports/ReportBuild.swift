@@ -502,7 +502,10 @@ public final class ReportBuild {
             }
         }
         let pipeline = try Pipeline(options: packOptions())
-        pipeline.onProgress = onProgress
+        // The score is this build's sorting phase (reported below); of the pack's build only its
+        // writing is reported (its reading of the blocked numbers' spilled list and their sort
+        // are brief and would name a temporary file).
+        pipeline.onProgress = { [onProgress] p in if p.phase == .writing { onProgress(p) } }
         try pipeline.checkOutput(output)
         let protection = try Protection(paths: options.protect, normalizer: normalizer)
         var stats = ScoreStats()
@@ -520,6 +523,7 @@ public final class ReportBuild {
 
         let scorer = ReportScorer(options: options, now: now, categoryCount: categoryNames.count,
                                   memoryLimit: options.input.buildOptions.memoryLimit.map { $0 / 2 }, spillTarget: output)
+        onProgress(PipelineProgress(file: output, bytesRead: 0, totalBytes: nil, rowsRead: rowsRead, phase: .sorting, count: reports!.count))
         let sorted = try reports!.sorted()
         reports = nil
         try scorer.score(sorted, stats: &stats) { (verdict) throws(PipelineError) in
