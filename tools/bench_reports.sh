@@ -12,7 +12,8 @@
 # REPORTS_ROWS="10000000 100000000" chooses the sizes; PAIRS="3 1" the pairs of runs for each
 # (in order); MEMORY="1G 512M" the --memory of `lookup reports` for each. DUCKDB_PYTHON is the
 # Python with duckdb (default /tmp/callerid-duckdb-venv/bin/python). DuckDB runs with its
-# default threads (one per core); `lookup reports` reads, scores and sorts on one thread.
+# default threads (one per core); `lookup reports` parses plain CSV lines and sorts on two
+# threads and scores on one.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 data="${1:-/tmp/callerid-reports}"
@@ -38,7 +39,7 @@ timed() {
 }
 median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
-echo "Machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo), shared; DuckDB $("$py" -c 'import duckdb; print(duckdb.__version__)') with its default threads ($(nproc)); lookup reports on one thread."
+echo "Machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo), shared; DuckDB $("$py" -c 'import duckdb; print(duckdb.__version__)') with its default threads ($(nproc)); lookup reports parses and sorts on two threads, scores on one."
 echo "Command: bash tools/bench_reports.sh $data (commit $(git -C "$root" rev-parse --short HEAD)), load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 echo "| reports | CallerID time | DuckDB time | ratio | CallerID peak RSS | DuckDB peak RSS | blocked numbers | pairs | agreement |"
