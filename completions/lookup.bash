@@ -30,7 +30,7 @@ _lookup_options() {
                 "--half-life --max-age --now --reporter-daily-cap --safe-weight --block-score --min-reporters --protect" \
                 "--label --protected-label --label-language" \
                 "--split-by --region-map --region-after --max-entries --dataset-version --previous --memory" \
-                "--errors --max-bad-rows --skip-bad-rows --progress --no-progress --json --help" ;;
+                "--errors --max-bad-rows --skip-bad-rows --progress --no-progress --json --records --help" ;;
         fetch)   echo "--store --trust --allow-downgrade --slots --max-entries --min-rate --grace --source --regions --priority" \
                       "--list --json --help" ;;
         store)   echo "--store --source --regions --json --help" ;;
@@ -72,7 +72,7 @@ _lookup() {
 
     # The value of the option before the cursor.
     case $prev in
-        --db|-o|--output|--allow|--numbering-plan|--category-map|--region-map|--errors|--trust|--require-signature|--key|--access-log)
+        --db|-o|--output|--allow|--numbering-plan|--category-map|--region-map|--errors|--records|--trust|--require-signature|--key|--access-log)
             _lookup_paths "$cur"; return ;;
         --store|--live-caller-id|--icons)
             _lookup_paths "$cur" -d; return ;;
