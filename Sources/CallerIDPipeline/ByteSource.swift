@@ -58,7 +58,7 @@ struct ByteSource {
             // Foundation says only "The operation could not be completed": the system's reason is
             // its underlying error.
             let underlying = (error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError
-            let why = underlying.map { $0.domain == NSPOSIXErrorDomain ? String(cString: strerror(Int32($0.code))) : $0.localizedDescription }
+            let why = underlying.map { $0.domain == NSPOSIXErrorDomain ? Platform.errorText(Int32($0.code)) : $0.localizedDescription }
                 ?? error.localizedDescription
             // Nothing read yet: the input cannot be read at all (EX_NOINPUT); later, an I/O error.
             throw bytesRead == 0 ? PipelineError(.unreadableInput, "\(path): cannot be read: \(why)")

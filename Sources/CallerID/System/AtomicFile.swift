@@ -120,18 +120,12 @@ package struct AtomicFileWriter {
         return removed
     }
 
-    /// Appends bytes, retrying short writes and EINTR.
+    /// Appends bytes (all of them: ``Platform/writeAll(_:_:written:)``).
     package mutating func write(_ data: UnsafeRawBufferPointer) throws(CallerIDError) {
-        var done = 0
-        while done < data.count {
-            let n = DiskFullSimulation.write(fd, data.baseAddress! + done, data.count - done)
-            if n < 0 {
-                if errno == EINTR { continue }
-                let message = "\(path): write failed: \(errnoMessage())"
-                abandon()
-                throw CallerIDError(.io, message)
-            }
-            done += n
+        if let code = Platform.writeAll(fd, data) {
+            let message = "\(path): write failed: \(errnoMessage(code))"
+            abandon()
+            throw CallerIDError(.io, message)
         }
     }
 

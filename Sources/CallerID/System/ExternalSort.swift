@@ -54,7 +54,9 @@ package final class SpillArea {
 
 /// A test seam: the disk "fills up" after this many more bytes are written by the package's
 /// file writers (`write(2)` then fails with ENOSPC), set by `lookup` from
-/// `LOOKUP_TEST_DISK_FULL_AFTER`. Nil (always, outside tests): no limit.
+/// `LOOKUP_TEST_DISK_FULL_AFTER`. Nil (always, outside tests): no limit. Every write of a whole
+/// buffer (``Platform/writeAll(_:_:written:)``) goes through it; standard output and error do
+/// not count as the disk, so the message that says the disk is full still reaches the user.
 package enum DiskFullSimulation {
     nonisolated(unsafe) private static var remaining: Int? = nil
 
@@ -62,7 +64,7 @@ package enum DiskFullSimulation {
 
     /// `write(2)` unless the simulated disk is full.
     static func write(_ fd: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
-        if let left = remaining {
+        if let left = remaining, fd > 2 {
             guard left > 0 else {
                 errno = ENOSPC
                 return -1
@@ -129,14 +131,8 @@ package final class SpillWriter {
     }
 
     private func writeOut(_ bytes: UnsafeRawBufferPointer) throws(CallerIDError) {
-        var done = 0
-        while done < bytes.count {
-            let n = DiskFullSimulation.write(fd, bytes.baseAddress! + done, bytes.count - done)
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw CallerIDError(.io, "\(path): write failed: \(errnoMessage())")
-            }
-            done += n
+        if let code = Platform.writeAll(fd, bytes) {
+            throw CallerIDError(.io, "\(path): write failed: \(errnoMessage(code))")
         }
     }
 

@@ -8,7 +8,7 @@ internal import Darwin
 
 /// Reason text for the current `errno`.
 func errnoMessage(_ code: Int32 = errno) -> String {
-    String(cString: strerror(code))
+    Platform.errorText(code)
 }
 
 /// How a ``Database`` holds its file's bytes.

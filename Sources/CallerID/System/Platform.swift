@@ -12,7 +12,9 @@ internal import Darwin
 // library's): a clean build then needs this import (MemberImportVisibility).
 internal import CPortable
 
-enum Platform {
+/// The package's calls into the C library that differ between platforms or that every module
+/// needs the same way: the one loop that writes all of a buffer, and the one text of an errno.
+package enum Platform {
     /// Last modification time of a `stat` result (glibc/musl `st_mtim`, Darwin `st_mtimespec`).
     static func modificationTime(_ st: stat) -> timespec {
         #if canImport(Darwin)
@@ -42,9 +44,34 @@ enum Platform {
         #endif
     }
 
+    /// Writes all of `bytes` to `fd`: retries after a signal (EINTR) and after a short write,
+    /// through the disk-full seam (``DiskFullSimulation``), so a test's full disk reaches every
+    /// file the package writes. Nil when everything was written; else the `errno` of the
+    /// failure (what was written before it stays written). `written`: bytes written so far.
+    package static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer,
+                                 written: (Int) -> Void = { _ in }) -> Int32? {
+        guard let base = bytes.baseAddress else { return nil }
+        var done = 0
+        while done < bytes.count {
+            let n = DiskFullSimulation.write(fd, base + done, bytes.count - done)
+            if n < 0 {
+                if errno == EINTR { continue }
+                return errno
+            }
+            done += n
+            written(n)
+        }
+        return nil
+    }
+
+    /// The C library's text for an `errno` value ("No space left on device").
+    package static func errorText(_ code: Int32) -> String {
+        String(cString: strerror(code))
+    }
+
     /// `close(2)`.
     @discardableResult
-    static func close(_ fd: Int32) -> Int32 {
+    package static func close(_ fd: Int32) -> Int32 {
         #if canImport(Glibc)
         Glibc.close(fd)
         #elseif canImport(Musl)

@@ -10,7 +10,7 @@ import Foundation
 import CallerID
 
 enum FileSystem {
-    static func errnoText(_ code: Int32 = errno) -> String { String(cString: strerror(code)) }
+    static func errnoText(_ code: Int32 = errno) -> String { Platform.errorText(code) }
 
     static func ioError(_ path: String, _ what: String, _ code: Int32 = errno) -> DirectoryError {
         DirectoryError(code == ENOENT || code == ENOTDIR ? .fileNotFound : .io, "\(path): cannot \(what): \(errnoText(code))")
@@ -95,20 +95,12 @@ enum FileSystem {
             if errno == EEXIST { throw DirectoryError(.invalidArgument, "\(path): exists; refusing to overwrite") }
             throw ioError(path, "create")
         }
-        var ok = true
-        bytes.withUnsafeBytes { buf in
-            var off = 0
-            while off < buf.count {
-                let n = write(fd, buf.baseAddress! + off, buf.count - off)
-                if n < 0 { if errno == EINTR { continue }; ok = false; return }
-                off += n
-            }
-        }
-        let code = errno
-        if !ok || fsync(fd) != 0 {
+        var failed = bytes.withUnsafeBytes { Platform.writeAll(fd, $0) }
+        if failed == nil && fsync(fd) != 0 { failed = errno }
+        if let failed {
             close(fd)
             unlink(path)
-            throw ioError(path, "write", code)
+            throw ioError(path, "write", failed)
         }
         close(fd)
     }
@@ -131,15 +123,7 @@ enum FileSystem {
         }
 
         func write(_ bytes: UnsafeRawBufferPointer) throws(DirectoryError) {
-            var off = 0
-            while off < bytes.count {
-                let n = systemWrite(fd, bytes.baseAddress! + off, bytes.count - off)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    throw FileSystem.ioError(path, "write")
-                }
-                off += n
-            }
+            if let code = Platform.writeAll(fd, bytes) { throw FileSystem.ioError(path, "write", code) }
         }
 
         func finish() throws(DirectoryError) {
@@ -148,7 +132,7 @@ enum FileSystem {
         }
 
         func close() {
-            if fd >= 0 { _ = closeFD(fd) }
+            if fd >= 0 { Platform.close(fd) }
             fd = -1
         }
 
@@ -206,12 +190,3 @@ private func systemRename(_ a: String, _ b: String) -> Int32 {
     #endif
 }
 
-/// `write(2)` and `close(2)`, named through the C library module (the Appender has methods of
-/// those names).
-private func systemWrite(_ fd: Int32, _ p: UnsafeRawPointer, _ n: Int) -> Int {
-    write(fd, p, n)
-}
-
-private func closeFD(_ fd: Int32) -> Int32 {
-    close(fd)
-}

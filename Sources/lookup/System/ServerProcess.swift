@@ -5,6 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import CallerID
 
 // What `lookup serve` asks of the operating system besides sockets: its signals, its limit of
 // open files, the time of day for the access log, a log file, and spooled request bodies.
@@ -105,7 +106,7 @@ func openAppending(_ path: String) throws(ToolError) -> StandardStream {
     if path == "-" { return .output }
     let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o640)
     guard fd >= 0 else {
-        throw ToolError(code: Exit.ioError, message: "\(path): cannot open for writing: \(String(cString: strerror(errno)))")
+        throw ToolError(code: Exit.ioError, message: "\(path): cannot open for writing: \(Platform.errorText(errno))")
     }
     return StandardStream(descriptor: fd)
 }
@@ -166,7 +167,7 @@ final class Spool {
                     return r
                 }
                 if r < 0 && errno == EINTR { continue }
-                guard r > 0 else { throw ToolError(code: Exit.ioError, message: "request body spool: read failed: \(String(cString: strerror(errno)))") }
+                guard r > 0 else { throw ToolError(code: Exit.ioError, message: "request body spool: read failed: \(Platform.errorText(errno))") }
                 got += r
             }
         }
@@ -179,7 +180,7 @@ final class Spool {
         var template = Array((directory + "/lookup-serve-body-XXXXXX").utf8CString)
         let made = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard made >= 0 else {
-            throw ToolError(code: Exit.ioError, message: "\(directory): cannot create a file for a request body: \(String(cString: strerror(errno)))")
+            throw ToolError(code: Exit.ioError, message: "\(directory): cannot create a file for a request body: \(Platform.errorText(errno))")
         }
         template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
         _ = fcntl(made, F_SETFD, FD_CLOEXEC)
@@ -190,17 +191,8 @@ final class Spool {
     }
 
     private func writeAll(_ bytes: UnsafeRawBufferPointer) throws(ToolError) {
-        guard var p = bytes.baseAddress else { return }
-        var left = bytes.count
-        while left > 0 {
-            let n = write(fd, p, left)
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw ToolError(code: Exit.ioError, message: "request body spool: write failed: \(String(cString: strerror(errno)))")
-            }
-            p += n
-            left -= n
-            written += n
+        if let code = Platform.writeAll(fd, bytes, written: { written += $0 }) {
+            throw ToolError(code: Exit.ioError, message: "request body spool: write failed: \(Platform.errorText(code))")
         }
     }
 }

@@ -5,6 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import CallerID
 
 /// Standard output and standard error as file descriptors, written with `write(2)`.
 ///
@@ -20,23 +21,7 @@ struct StandardStream {
     /// cannot be written (closed pipe, full disk) drops the rest: there is nowhere left
     /// to report it, and the exit code still says how the command ended.
     func write(_ bytes: UnsafeRawBufferPointer) {
-        guard var p = bytes.baseAddress else { return }
-        var left = bytes.count
-        while left > 0 {
-            #if canImport(Darwin)
-            let n = Darwin.write(descriptor, p, left)
-            #elseif canImport(Glibc)
-            let n = Glibc.write(descriptor, p, left)
-            #else
-            let n = Musl.write(descriptor, p, left)
-            #endif
-            if n < 0 {
-                if errno == EINTR { continue }
-                return
-            }
-            p += n
-            left -= n
-        }
+        _ = Platform.writeAll(descriptor, bytes)
     }
 
     func write(_ text: String) {
