@@ -61,7 +61,8 @@ let package = Package(
         // libmicrohttpd opened with dlopen when `lookup serve` starts, never linked: `lookup NUMBER`
         // starts without it (docs/SERVE.md). No headers needed to build.
         .target(name: "CHTTPServer", dependencies: ["CLibraryLoader"], path: "Sources/CHTTPServer"),
-        // dlopen of the libraries above at first use, and their symbols: one loader for the three shims.
+        // dlopen of the libraries above at first use, and their symbols: the package's one loader
+        // (the shims above and the pipeline's libcallerid-phonenumber).
         .target(name: "CLibraryLoader", path: "Sources/CLibraryLoader"),
         // Portable C: XXH3/XXH64, prefetch hint, rename exchange, heap statistics.
         .target(name: "CPortable", path: "Sources/CPortable"),
@@ -81,7 +82,7 @@ let package = Package(
         // Depends on CallerIDDirectory for the one manifest model and SHA-256 (never the reverse).
         .target(
             name: "CallerIDPipeline",
-            dependencies: ["CallerID", "CallerIDDirectory"],
+            dependencies: ["CallerID", "CallerIDDirectory", "CLibraryLoader"],
             swiftSettings: strictSettings
         ),
         // Feeding a Call Directory: installed store, merged stream, slots, chunked/incremental loading.

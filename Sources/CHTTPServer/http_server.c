@@ -127,7 +127,7 @@ static void load(void) {
     void *h = cid_library_open(names, "libmicrohttpd", "libmicrohttpd12", mhd.error, sizeof mhd.error);
     if (h == NULL || !cid_library_resolve(h, symbols, "libmicrohttpd", " (0.9.71 or later is needed)", mhd.error, sizeof mhd.error)) return;
     // MHD_OPTION_STRICT_FOR_CLIENT and the HTTP status of MHD_get_connection_info came with 0.9.71.
-    if (dlsym(h, "MHD_create_response_from_buffer_with_free_callback_cls") == NULL) {
+    if (cid_library_symbol(h, "MHD_create_response_from_buffer_with_free_callback_cls") == NULL) {
         snprintf(mhd.error, sizeof mhd.error, "libmicrohttpd %s is too old (0.9.71 or later is needed)", mhd.get_version());
         return;
     }

@@ -20,10 +20,14 @@ int cid_library_resolve(void *handle, const cid_symbol symbols[], const char *li
                         char *error, size_t error_size) {
     for (int i = 0; symbols[i].name != NULL; i++) {
         // POSIX's way to store a function's address from dlsym's object pointer.
-        if ((*symbols[i].address = dlsym(handle, symbols[i].name)) == NULL) {
+        if ((*symbols[i].address = cid_library_symbol(handle, symbols[i].name)) == NULL) {
             snprintf(error, error_size, "%s lacks %s%s", library, symbols[i].name, hint);
             return 0;
         }
     }
     return 1;
 }
+
+void *cid_library_symbol(void *handle, const char *name) { return dlsym(handle, name); }
+
+void cid_library_close(void *handle) { dlclose(handle); }

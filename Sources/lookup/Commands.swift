@@ -684,8 +684,9 @@ func buildMemory(_ args: Arguments) throws(ToolError) -> Int {
     return Int(value * scale)
 }
 
-/// Test seam of `lookup build` (`LOOKUP_TEST_DISK_FULL_AFTER=BYTES`): the disk fills up after
-/// that many bytes of spilled runs and output (`write(2)` fails with ENOSPC).
+/// Test seam of every command (`LOOKUP_TEST_DISK_FULL_AFTER=BYTES`): the disk fills up after
+/// that many bytes written to files — a build's spilled runs and output, a fetch's downloads,
+/// an install, the server's access log (`write(2)` fails with ENOSPC).
 func setDiskFullSimulation() {
     if let text = ProcessInfo.processInfo.environment["LOOKUP_TEST_DISK_FULL_AFTER"], let n = Int(text) {
         DiskFullSimulation.fail(afterBytes: n)

@@ -335,7 +335,6 @@ func pipelineBuild(_ args: Arguments, output: String) throws(ToolError) -> Int32
     let summary: PipelineSummary
     // What -o must be (a directory for a build directory, else not one) is known before reading.
     do { try pipeline.checkOutput(output) } catch { throw toolError(error) }
-    setDiskFullSimulation()
     pipeline.prepare(output: output)
     do throws(PipelineError) {
         for input in args.positionals { try pipeline.add(file: input) }

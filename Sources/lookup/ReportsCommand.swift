@@ -153,7 +153,6 @@ func reportsCommand(_ raw: [String]) throws(ToolError) -> Int32 {
             }
         }
     }
-    setDiskFullSimulation()
     let summary: ReportSummary
     do throws(PipelineError) {
         try build.checkOutput(output)

@@ -245,14 +245,39 @@ final class ServeAPI: HTTPHandler {
 /// `TIME CLIENT METHOD TARGET STATUS BYTES SECONDS [aborted]`, the numbers in the target
 /// hidden (`/v1/lookup/*`, a number elsewhere in it `#`: ``hidingNumbers(_:)``) unless
 /// `--log-numbers`. Lines are buffered and written at least four times a second (``flush()``).
+///
+/// A log that cannot be written (a full disk) does not stop the answers: `report` is told once
+/// when writing fails and once when it works again, with the number of lines lost between.
 final class AccessLog: Sendable {
     private let stream: StandardStream
+    private let name: String
     private let pending = Locked<[UInt8]>([])
+    /// Lines lost since writing last failed; nil while writes succeed.
+    private let lost = Locked<Int?>(nil)
+    private let report: @Sendable (String) -> Void
     let showNumbers: Bool
 
-    init(_ stream: StandardStream, showNumbers: Bool) {
+    init(_ stream: StandardStream, name: String, showNumbers: Bool, report: @escaping @Sendable (String) -> Void) {
         self.stream = stream
+        self.name = name
         self.showNumbers = showNumbers
+        self.report = report
+    }
+
+    private func write(_ lines: [UInt8]) {
+        let failure = lines.withUnsafeBytes { stream.write($0) }
+        let message: String? = lost.withLock { lost in
+            if let failure {
+                let count = lines.reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) }
+                defer { lost = (lost ?? 0) + count }
+                return lost == nil ? "access log \(escapedForDisplay(name)): cannot write (\(Platform.errorText(failure))); "
+                    + "answering on, its lines are lost until it can be written" : nil
+            }
+            guard let count = lost else { return nil }
+            lost = nil
+            return "access log \(escapedForDisplay(name)) written again; at most \(count) lines were lost"
+        }
+        if let message { report(message) }
     }
 
     func record(_ c: HTTPCompletion) {
@@ -267,7 +292,7 @@ final class AccessLog: Sendable {
             defer { buffer.removeAll(keepingCapacity: true) }
             return buffer
         }
-        if let full { full.withUnsafeBytes { stream.write($0) } }
+        if let full { write(full) }
     }
 
     func flush() {
@@ -275,7 +300,7 @@ final class AccessLog: Sendable {
             defer { buffer.removeAll(keepingCapacity: true) }
             return buffer
         }
-        if !held.isEmpty { held.withUnsafeBytes { stream.write($0) } }
+        if !held.isEmpty { write(held) }
     }
 
     /// `target` with the phone numbers in it hidden: the number of an API path (`/v1/lookup/N`,

@@ -175,7 +175,9 @@ func serveCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     guard let version = HTTPServer.libraryVersion else {
         throw ToolError(code: Exit.unavailable, message: "lookup serve needs libmicrohttpd: \(HTTPServer.libraryError)")
     }
-    let log = try options.accessLog.map { (path) throws(ToolError) in AccessLog(try openAppending(path), showNumbers: options.logNumbers) }
+    let log = try options.accessLog.map { (path) throws(ToolError) in
+        AccessLog(try openAppending(path), name: path, showNumbers: options.logNumbers) { events.note($0) }
+    }
     // The data is held by the API alone: a set is unmapped when the last request on it ends,
     // the one loaded at start included.
     // A file cut short under its mapping is a withdrawn pack (503 for its numbers), never a
@@ -283,7 +285,7 @@ private func reload(_ api: ServeAPI, _ source: ServedData.Source, why: String, _
 
 /// What `lookup serve` tells: the start line on stdout (where it listens), events on stderr;
 /// as text, or as one JSON object per line with `--json`.
-private struct ServeEvents {
+private struct ServeEvents: Sendable {
     let json: Bool
 
     func listening(_ address: String, port: Int, data: ServedData, library: String, settings: HTTPServer.Settings) {

@@ -38,6 +38,7 @@ func unknownCommand(_ word: String) throws(ToolError) -> Int32 {
 }
 
 let arguments = Array(CommandLine.arguments.dropFirst())
+setDiskFullSimulation()
 let status: Int32
 do {
     switch arguments.first {

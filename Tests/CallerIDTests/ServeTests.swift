@@ -18,12 +18,13 @@ final class ServeProcess {
     private(set) var startLine = ""
 
     /// Starts `lookup serve --listen 127.0.0.1:0 ARGS` and reads the port it prints.
-    init(_ args: [String], sourceLocation: SourceLocation = #_sourceLocation) throws {
+    init(_ args: [String], environment extra: [String: String] = [:], sourceLocation: SourceLocation = #_sourceLocation) throws {
         let binary = try #require(BuiltProducts.lookup, "\(BuiltProducts.missing("lookup"))", sourceLocation: sourceLocation)
         process.executableURL = binary
         process.arguments = ["serve", "--listen", "127.0.0.1:0"] + args
         var environment = ProcessInfo.processInfo.environment
         environment.removeValue(forKey: "LOOKUP_DB")
+        environment.merge(extra) { $1 }
         process.environment = environment
         process.standardOutput = output
         _ = FileManager.default.createFile(atPath: dir.path("stderr"), contents: nil)
@@ -140,7 +141,7 @@ func streamHTTP(_ port: Int, _ bytes: some Sequence<UInt8>, seconds: Double = 5)
 }
 
 /// A small directory: identify and blocking entries, a label that JSON must escape.
-private func serveFixture(_ dir: TempDir) throws -> String {
+func serveFixture(_ dir: TempDir) throws -> String {
     let path = dir.path("city.cid")
     _ = try buildDatabase([
         Entry(number: 79131234567, label: "Pizza Hut", category: .identify),

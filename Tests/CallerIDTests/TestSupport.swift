@@ -25,6 +25,12 @@ final class TempDir {
         url = FileManager.default.temporaryDirectory.appendingPathComponent("callerid-tests-\(UUID().uuidString)")
         try! FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     }
+    /// A directory under `parent` (another file system than the temporary folder's, say); nil
+    /// when `parent` is missing or cannot be written.
+    init?(in parent: String) {
+        url = URL(fileURLWithPath: parent).appendingPathComponent("callerid-tests-\(UUID().uuidString)")
+        guard (try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: false)) != nil else { return nil }
+    }
     func path(_ name: String) -> String { url.appendingPathComponent(name).path }
     deinit { try? FileManager.default.removeItem(at: url) }
 }

@@ -1,6 +1,7 @@
-// Opening a shared library at first use (dlopen) and resolving its functions: the one loader
-// of the package's C shims over libsodium, libcurl and libmicrohttpd, which the tool opens only
-// when a command needs them, so that a one-number lookup starts without loading them.
+// Opening a shared library at first use (dlopen) and resolving its functions: the package's one
+// loader, for the C shims over libsodium, libcurl and libmicrohttpd and for the pipeline's
+// libcallerid-phonenumber, which the tool opens only when a command needs them, so that a
+// one-number lookup starts without loading them.
 #ifndef CID_LIBRARY_H
 #define CID_LIBRARY_H
 
@@ -22,5 +23,12 @@ void *cid_library_open(const char *const names[], const char *library, const cha
 // 1 when all are found; else 0, with "LIBRARY lacks NAME" and then `hint` (may be "") in `error`.
 int cid_library_resolve(void *handle, const cid_symbol symbols[], const char *library, const char *hint,
                         char *error, size_t error_size);
+
+// The address of `name` in `handle`, or NULL when the library lacks it (an optional function,
+// or a probe for a library's version).
+void *cid_library_symbol(void *handle, const char *name);
+
+// Closes a library opened by cid_library_open that the caller turned down.
+void cid_library_close(void *handle);
 
 #endif

@@ -64,6 +64,23 @@ package enum Platform {
         return nil
     }
 
+    /// `read(2)` into `buffer`, retried after a signal: bytes read (0 at the end of the file),
+    /// or -1 with `errno`.
+    package static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        guard let base = buffer.baseAddress else { return 0 }
+        while true {
+            #if canImport(Glibc)
+            let n = Glibc.read(fd, base, buffer.count)
+            #elseif canImport(Musl)
+            let n = Musl.read(fd, base, buffer.count)
+            #else
+            let n = Darwin.read(fd, base, buffer.count)
+            #endif
+            if n < 0 && errno == EINTR { continue }
+            return n
+        }
+    }
+
     /// The C library's text for an `errno` value ("No space left on device").
     package static func errorText(_ code: Int32) -> String {
         String(cString: strerror(code))

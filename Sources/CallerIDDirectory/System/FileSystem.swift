@@ -60,14 +60,30 @@ enum FileSystem {
         link(from, to) == 0
     }
 
-    /// Copies a file (Foundation), then fsyncs the copy.
+    /// Copies a file to a new file `to` (O_EXCL) through the package's one write loop, then
+    /// fsyncs the copy. A failed copy is removed.
     static func copy(_ from: String, _ to: String) throws(DirectoryError) {
-        do {
-            try FileManager.default.copyItem(atPath: from, toPath: to)
-        } catch {
-            throw DirectoryError(exists(from) ? .io : .fileNotFound, "\(from): cannot copy to \(to): \(error.localizedDescription)")
+        let source = open(from, O_RDONLY | O_CLOEXEC)
+        guard source >= 0 else { throw ioError(from, "open for copying") }
+        defer { Platform.close(source) }
+        let target = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard target >= 0 else { throw ioError(to, "create") }
+        var failure: DirectoryError? = nil
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        while failure == nil {
+            let n = buffer.withUnsafeMutableBytes { Platform.read(source, into: $0) }
+            if n < 0 { failure = ioError(from, "read"); break }
+            if n == 0 { break }
+            if let code = buffer.withUnsafeBytes({ Platform.writeAll(target, UnsafeRawBufferPointer(rebasing: $0[..<n])) }) {
+                failure = ioError(to, "write", code)
+            }
         }
-        try sync(to)
+        if failure == nil && fsync(target) != 0 { failure = ioError(to, "fsync") }
+        Platform.close(target)
+        if let failure {
+            unlink(to)
+            throw failure
+        }
     }
 
     /// Writes a small file durably through the package's one atomic writer (CallerID's
@@ -77,7 +93,7 @@ enum FileSystem {
         do throws(CallerIDError) {
             try AtomicFileWriter.write([UInt8](data), to: path)
         } catch {
-            throw DirectoryError(error.code == .fileNotFound ? .fileNotFound : .io, error.message)
+            throw DirectoryError(error)
         }
     }
 

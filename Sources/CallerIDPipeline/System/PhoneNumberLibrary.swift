@@ -3,6 +3,7 @@
 // Nothing links it, so `lookup NUMBER` starts without libphonenumber, ICU and protobuf
 // (2 ms and 20 libraries at every start, measured: BENCHMARKS.md "Start-up").
 import CallerID
+import CLibraryLoader
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -82,22 +83,29 @@ package final class PhoneNumberLibrary: Sendable {
             candidates.append(folder + "/../lib/" + fileName)
         }
         candidates.append(fileName)
-        var errors: [String] = []
+        var lastError = "not found"
         for path in candidates {
-            guard let handle = dlopen(path, RTLD_NOW | RTLD_LOCAL) else {
-                if let e = dlerror() { errors.append(String(cString: e)) }
+            var error = [CChar](repeating: 0, count: 512)
+            let opened: UnsafeMutableRawPointer? = path.withCString { name in
+                var names: [UnsafePointer<CChar>?] = [name, nil]
+                return names.withUnsafeMutableBufferPointer { list in
+                    cid_library_open(list.baseAddress, fileName, "libphonenumber8", &error, error.count)
+                }
+            }
+            guard let handle = opened else {
+                lastError = String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
                 continue
             }
             do throws(PipelineError) {
                 return .success(try PhoneNumberLibrary(handle: handle, path: path))
             } catch {
-                dlclose(handle)
+                cid_library_close(handle)
                 return .failure(error)
             }
         }
         return .failure(PipelineError(.fileNotFound,
-            "libphonenumber is not available (\(fileName) not loaded: \(errors.last ?? "not found")); "
-            + "install Debian's libphonenumber8 and build the package's callerid-phonenumber product, "
+            "libphonenumber is not available (\(lastError)); "
+            + "build the package's callerid-phonenumber product, "
             + "or set CALLERID_PHONENUMBER_LIBRARY"))
     }
 
@@ -117,7 +125,7 @@ package final class PhoneNumberLibrary: Sendable {
 
     private init(handle: UnsafeMutableRawPointer, path: String) throws(PipelineError) {
         func symbol<T>(_ name: String, as type: T.Type) throws(PipelineError) -> T {
-            guard let p = dlsym(handle, name) else {
+            guard let p = cid_library_symbol(handle, name) else {
                 throw PipelineError(.invalidConfiguration, "\(path): no symbol \(name) (a different library of that name?)")
             }
             return unsafeBitCast(p, to: type)

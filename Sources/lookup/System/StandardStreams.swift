@@ -18,15 +18,17 @@ struct StandardStream {
     static let error = StandardStream(descriptor: 2)
 
     /// Writes all of `bytes`, retrying after a signal or a short write. A stream that
-    /// cannot be written (closed pipe, full disk) drops the rest: there is nowhere left
-    /// to report it, and the exit code still says how the command ended.
-    func write(_ bytes: UnsafeRawBufferPointer) {
-        _ = Platform.writeAll(descriptor, bytes)
+    /// cannot be written (closed pipe, full disk) drops the rest and returns the `errno`: for
+    /// standard output and error there is nowhere left to report it, and the exit code still
+    /// says how the command ended; a log file's writer reports it.
+    @discardableResult
+    func write(_ bytes: UnsafeRawBufferPointer) -> Int32? {
+        Platform.writeAll(descriptor, bytes)
     }
 
     func write(_ text: String) {
         var text = text
-        text.withUTF8 { write(UnsafeRawBufferPointer($0)) }
+        text.withUTF8 { _ = write(UnsafeRawBufferPointer($0)) }
     }
 
     /// True when the stream is a terminal.
