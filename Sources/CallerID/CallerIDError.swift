@@ -52,6 +52,10 @@ public struct CallerIDError: CallerIDFailure, Equatable {
         /// The data exceeds a format limit (for example 4 GiB in one section).
         public static let limitExceeded = Code("limit-exceeded")
 
+        /// Every code the layer declares (the core's included, for a layer's type): what the
+        /// tool's exit-code map must cover.
+        package static let all: [Code] = [.fileNotFound, .io, .corrupt, .unsupportedVersion, .invalidNumber, .invalidInput, .fileChanged, .limitExceeded]
+
         public var description: String { rawValue }
     }
 

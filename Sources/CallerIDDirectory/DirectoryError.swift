@@ -27,6 +27,9 @@ public struct DirectoryError: LayerFailure, Equatable {
         public static let downgrade = Code("downgrade")
         /// The server could not be reached, or answered with an error status.
         public static let unreachable = Code("unreachable")
+
+        /// Every code of the layer: the core's (under the same names) and its own.
+        package static let all: [Code] = CallerIDError.Code.all.map(Code.init) + [.badManifest, .budgetExceeded, .invalidRule, .invalidArgument, .badSignature, .downgrade, .unreachable]
     }
 
     public let code: Code

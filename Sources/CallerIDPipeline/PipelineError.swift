@@ -20,6 +20,9 @@ public struct PipelineError: LayerFailure, Equatable {
         public static let unreadableInput = Code("unreadable-input")
         /// More rows were rejected than ``PipelineOptions/maxBadRows`` allows.
         public static let tooManyBadRows = Code("too-many-bad-rows")
+
+        /// Every code of the layer: the core's (under the same names) and its own.
+        package static let all: [Code] = CallerIDError.Code.all.map(Code.init) + [.invalidConfiguration, .unreadableInput, .tooManyBadRows]
     }
 
     public let code: Code
