@@ -103,14 +103,29 @@ let package = Package(
             dependencies: ["CallerID", "CPortable"],
             swiftSettings: strictSettings
         ),
+        // The multi-pack query engine: the packs of several --db or a store, opened when a
+        // number needs them and withdrawn when their file changes; answers in the tool's formats.
+        .target(
+            name: "CallerIDQuery",
+            dependencies: ["CallerID", "CallerIDPipeline", "CallerIDDirectory"],
+            swiftSettings: strictSettings
+        ),
+        // `lookup serve`'s request handling over libmicrohttpd (CHTTPServer): endpoints, batches,
+        // metrics, the access log.
+        .target(
+            name: "CallerIDServe",
+            dependencies: ["CallerID", "CallerIDQuery", "CHTTPServer"],
+            swiftSettings: strictSettings
+        ),
+        // The tool: arguments in, output and exit codes out; the logic lives in the libraries.
         .executableTarget(
             name: "lookup",
-            dependencies: ["CallerID", "CallerIDPipeline", "CallerIDDirectory", "CHTTPLoader", "CHTTPServer"],
+            dependencies: ["CallerID", "CallerIDPipeline", "CallerIDDirectory", "CallerIDQuery", "CallerIDServe", "CHTTPLoader"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "CallerIDTests",
-            dependencies: ["CallerID", "CallerIDPipeline", "CallerIDDirectory", "CallerIDURLSession", "lookup", "CPortable",
+            dependencies: ["CallerID", "CallerIDPipeline", "CallerIDDirectory", "CallerIDURLSession", "CallerIDQuery", "CallerIDServe", "lookup", "CPortable",
                            .target(name: "CLZ4Shim", condition: systemCodecs)],
             exclude: ["Fixtures"],
             swiftSettings: strictSettings

@@ -132,3 +132,6 @@ package func escapedForDisplayScalarByScalar(_ s: String, limit: Int = .max) -> 
 package func escapedScalar(_ scalar: Unicode.Scalar) -> String {
     "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
 }
+
+/// A JSON array of strings.
+package func jsonStrings(_ a: [String]) -> String { "[" + a.map(jsonQuote).joined(separator: ",") + "]" }

@@ -2,6 +2,7 @@ import Foundation
 import CallerID
 import CallerIDDirectory
 import CallerIDPipeline
+import CallerIDQuery
 
 /// sysexits(3) codes used by the tool.
 enum Exit {
@@ -18,7 +19,7 @@ enum Exit {
 }
 
 /// The one map from a library error to the tool's exit code (sysexits), for the errors of
-/// every layer: ``CallerIDError``, `DirectoryError` and `PipelineError` spell the codes they
+/// every layer: ``CallerIDError``, `DirectoryError`, `PipelineError` and `QueryError` spell the codes they
 /// share the same way (the core's), so one table keyed by the code's name covers all three.
 /// Every code is listed (a test holds the table to the layers' `Code.all`): a code added
 /// without an entry is reported as the bug it is (70), never silently as bad data.
@@ -27,9 +28,9 @@ let exitCodes: [String: Int32] = {
     func map(_ exit: Int32, _ names: [String]) { for name in names { table[name] = exit } }
     map(Exit.noInput, [CallerIDError.Code.fileNotFound.rawValue, PipelineError.Code.unreadableInput.rawValue])
     map(Exit.ioError, [CallerIDError.Code.io.rawValue, CallerIDError.Code.fileChanged.rawValue])
-    map(Exit.unavailable, [DirectoryError.Code.unreachable.rawValue])
+    map(Exit.unavailable, [DirectoryError.Code.unreachable.rawValue, QueryError.Code.cannotServe.rawValue])
     map(Exit.usage, [DirectoryError.Code.invalidArgument.rawValue, DirectoryError.Code.invalidRule.rawValue,
-                     PipelineError.Code.invalidConfiguration.rawValue])
+                     PipelineError.Code.invalidConfiguration.rawValue, QueryError.Code.invalidRequest.rawValue])
     map(Exit.dataError, [CallerIDError.Code.corrupt, .unsupportedVersion, .invalidNumber, .invalidInput, .limitExceeded].map(\.rawValue)
         + [DirectoryError.Code.badManifest, .budgetExceeded, .badSignature, .downgrade].map(\.rawValue)
         + [PipelineError.Code.tooManyBadRows.rawValue])
@@ -44,8 +45,14 @@ func exitCode(for error: some CallerIDFailure) -> Int32 {
 /// code (``exitCode(for:)``), anything else as an internal error (70: a bug, never bad data).
 func toolError(_ error: any Error) -> ToolError {
     if let e = error as? ToolError { return e }
+    if let e = error as? QueryError { return ToolError(code: exitCode(for: e), message: e.message, changedFile: e.changedFile) }
     if let e = error as? any CallerIDFailure { return ToolError(code: exitCode(for: e), message: e.message) }
     return ToolError(code: Exit.software, message: "internal error: \(error)")
+}
+
+/// A call into the query engine or the server, its error as the tool reports it.
+func query<T>(_ body: () throws(QueryError) -> T) throws(ToolError) -> T {
+    do { return try body() } catch { throw toolError(error) }
 }
 
 /// A failure that ends the program with a message on stderr and an exit code.
@@ -171,49 +178,6 @@ struct Arguments {
         var names: [String] = []
         for n in values.map(\.name) + flags where !names.contains(n) { names.append(n) }
         return names
-    }
-}
-
-/// Buffered standard output: scripts read a lot of lines, one write per line is too slow.
-struct Output {
-    private var buffer: [UInt8] = []
-    /// Keeps everything written, never writes it (answers rendered before they are put in order).
-    private let capturing: Bool
-
-    /// - Parameter capacity: bytes reserved at first.
-    init(capturing: Bool = false, capacity: Int = 1 << 16) {
-        self.capturing = capturing
-        buffer.reserveCapacity(capacity)
-    }
-
-    /// Bytes buffered (all bytes written, when capturing).
-    var count: Int { buffer.count }
-
-    mutating func write(_ s: String) {
-        buffer.append(contentsOf: s.utf8)
-        if buffer.count >= 1 << 16 { flush() }
-    }
-
-    mutating func write(bytes: UnsafeRawBufferPointer) {
-        buffer.append(contentsOf: bytes)
-        if buffer.count >= 1 << 16 { flush() }
-    }
-
-    /// Empties the buffer, keeping its memory.
-    mutating func removeAll() { buffer.removeAll(keepingCapacity: true) }
-
-    /// Runs `body` on the bytes buffered (all bytes written, when capturing).
-    func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R { try buffer.withUnsafeBytes(body) }
-
-    /// Writes bytes `range` of a capturing output.
-    mutating func write(from other: Output, _ range: Range<Int>) {
-        other.buffer[range].withUnsafeBytes { write(bytes: $0) }
-    }
-
-    mutating func flush() {
-        guard !capturing, !buffer.isEmpty else { return }
-        buffer.withUnsafeBytes { StandardStream.output.write($0) }
-        buffer.removeAll(keepingCapacity: true)
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import CallerID
+import CallerIDQuery
 import CallerIDDirectory
 import CallerIDPipeline
 
@@ -15,93 +16,6 @@ func databasePath(_ args: Arguments) throws(ToolError) -> String {
     if let p = args.value("--db") { return p }
     if let p = environmentValue("LOOKUP_DB"), !p.isEmpty { return p }
     throw .usage("no database: pass --db FILE or set LOOKUP_DB", command: args.command)
-}
-
-/// Writes one found entry: `NUMBER<TAB>LABEL<TAB>CATEGORY`, or its JSON object. The label
-/// is escaped (see `writeTSVLabel`), so a hostile file can neither forge output lines nor
-/// send terminal escape sequences.
-func writeEntry(_ view: EntryView, json: Bool, to out: inout Output) {
-    writeEntry(number: view.number, label: view.labelBytes, category: view.category, json: json, to: &out)
-}
-
-/// An entry line of `dump` from its parts (a merged list's entry, which has no view). The JSON
-/// has no `found`: every line is an entry (a lookup's answer, ``writeAnswer``, has one).
-func writeEntry(number: UInt64, label: UnsafeRawBufferPointer, category: Category, json: Bool, to out: inout Output) {
-    if json {
-        out.write("{\"number\":\(number),\"label\":\(jsonQuote(String(decoding: label, as: UTF8.self))),\"category\":\(jsonQuote(category.name)),\"action\":\"\(category.action)\"}\n")
-    } else {
-        out.write("\(number)\t")
-        writeTSVLabel(label, to: &out)
-        out.write("\t\(category.name)\n")
-    }
-}
-
-/// A label in TSV output: written as is when the label rule allows it, otherwise escaped
-/// (``tsvEscapedLabel(_:)``).
-func writeTSVLabel(_ bytes: UnsafeRawBufferPointer, to out: inout Output) {
-    if let escaped = tsvEscapedLabel(bytes) { out.write(escaped) } else { out.write(bytes: bytes) }
-}
-
-/// How a lookup's answer is written.
-enum AnswerFormat: Sendable, Equatable {
-    /// `NUMBER<TAB>LABEL<TAB>CATEGORY`, a range answer with a 4th column `range:FIRST-LAST`;
-    /// `NUMBER<TAB>-` when not found.
-    case text
-    /// `{"number":…,"found":true,"label":…,"category":…,"action":…,"match":"entry"}`, or
-    /// `"match":"range","range":[FIRST,LAST]`; `{"number":…,"found":false}` when not found.
-    case json
-    /// The label as a caller name a PBX can place in a SIP header (``CallerNameRule``),
-    /// without a line end; nothing when not found (`GET /v1/cnam/NUMBER` of `lookup serve`).
-    case callerName(CallerNameRule)
-}
-
-/// How an answer was found: an entry, a range of a database (a numbering plan), or a
-/// blocking rule of a store's settings (`FIRST...LAST`).
-enum AnswerMatch: Equatable {
-    case entry
-    case range(UInt64, UInt64)
-    case rule(UInt64, UInt64)
-
-    init(_ kind: MatchKind) {
-        switch kind {
-        case .entry: self = .entry
-        case .range(let first, let last): self = .range(first, last)
-        }
-    }
-}
-
-/// A lookup answer: as ``writeEntry`` plus how it was found (``AnswerFormat``).
-func writeAnswer(_ view: EntryView, format: AnswerFormat, to out: inout Output) {
-    writeAnswer(number: view.number, label: view.labelBytes, category: view.category, match: AnswerMatch(view.match),
-                format: format, to: &out)
-}
-
-/// A lookup answer from its parts: the number, the label shown, the category whose action
-/// the answer takes, how it was found.
-func writeAnswer(number: UInt64, label: UnsafeRawBufferPointer, category: Category, match: AnswerMatch,
-                 format: AnswerFormat, to out: inout Output) {
-    switch format {
-    case .json:
-        var how = "\"match\":\"entry\""
-        switch match {
-        case .entry: break
-        case .range(let first, let last): how = "\"match\":\"range\",\"range\":[\(first),\(last)]"
-        case .rule(let first, let last): how = "\"match\":\"rule\",\"rule\":[\(first),\(last)]"
-        }
-        out.write("{\"number\":\(number),\"found\":true,\"label\":\(jsonQuote(String(decoding: label, as: UTF8.self))),\"category\":\(jsonQuote(category.name)),\"action\":\"\(category.action)\",\(how)}\n")
-    case .text:
-        out.write("\(number)\t")
-        writeTSVLabel(label, to: &out)
-        out.write("\t\(category.name)")
-        switch match {
-        case .entry: break
-        case .range(let first, let last): out.write("\trange:\(first)-\(last)")
-        case .rule(let first, let last): out.write("\trule:\(first)-\(last)")
-        }
-        out.write("\n")
-    case .callerName(let rule):
-        out.write(rule.name(label: label, blocks: category.action == .block))
-    }
 }
 
 // MARK: lookup NUMBER / lookup -
@@ -166,7 +80,8 @@ func lookupCommand(_ raw: [String]) throws(ToolError) -> Int32 {
         throw .usage(args.positionals.isEmpty ? "no number given" : "give one number, or '-' to read numbers from stdin", command: "")
     }
     let json = args.flag("--json")
-    let numbers = try QueryNumbers(country: args.value("--country"))
+    let numbers = try query { () throws(QueryError) in try QueryNumbers(country: args.value("--country")) }
+    noteNumberRules(numbers.numberRulesFallback)
     // A malformed number is reported before any file is opened.
     var single: UInt64? = nil
     if args.positionals[0] != "-" {
@@ -182,17 +97,17 @@ func lookupCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     var sets: [DatabasePaths] = []
     let paths = args.values("--db")
     for path in paths.isEmpty ? [try databasePath(args)] : paths {
-        sets.append(try DatabasePaths.resolve(path, manifestFields: .lookup))
+        sets.append(try query { () throws(QueryError) in try DatabasePaths.resolve(path, manifestFields: .lookup) })
     }
     // A file cut short under its mapping is a withdrawn file (exit 74), never a SIGBUS.
     try? MappingGuard.install()
-    let packs = try PackSet(sets)
+    let packs = try query { () throws(QueryError) in try PackSet(sets) }
     var out = Output()
     defer { out.flush() }
     let answers = QueryAnswers(packs: packs, format: json ? .json : .text)
     if let single {
         var found = QueryAnswers.Answers()
-        try answers.answer([single], into: &found)
+        try query { () throws(QueryError) in try answers.answer([single], into: &found) }
         guard answers.write(0, of: [single], from: found, to: &out) else {
             // Not found, read as E.164: say so when the number was probably written nationally.
             if let hint = numbers.nationalHint(args.positionals[0]) { printError("note: \(hint)") }
@@ -223,9 +138,9 @@ func answerBatch(_ answers: QueryAnswers, numbers: QueryNumbers, to out: inout O
     var batch = BatchAnswers(answers: answers, numbers: numbers) { lineNumber, message in
         printError("stdin:\(lineNumber): \(message)")
     }
-    // The core's line reader (one `read(2)` at a time, answers flushed before each): a ToolError
+    // The core's line reader (one `read(2)` at a time, answers flushed before each): an error
     // raised inside its callbacks is kept here and the reading stopped with a sentinel.
-    var failure: ToolError? = nil
+    var failure: QueryError? = nil
     let stop = CallerIDError(.io, "stopped")
     var reader: LineReader
     do {
@@ -235,92 +150,24 @@ func answerBatch(_ answers: QueryAnswers, numbers: QueryNumbers, to out: inout O
     }
     do {
         try reader.forEachLine(maxLineBytes: maxQueryLineBytes, overlongPrefix: quotedLinePrefix, beforeRead: { () throws(CallerIDError) in
-            do throws(ToolError) { try batch.answerQueued(to: &out) } catch { failure = error; throw stop }
+            do throws(QueryError) { try batch.answerQueued(to: &out) } catch { failure = error; throw stop }
             out.flush()
             packs.inputArrived()
         }, overlong: { (lineNumber, length, prefix) throws(CallerIDError) in
-            do throws(ToolError) { try batch.overlong(lineNumber, length: length, prefix: prefix, to: &out) } catch { failure = error; throw stop }
+            do throws(QueryError) { try batch.overlong(lineNumber, length: length, prefix: prefix, to: &out) } catch { failure = error; throw stop }
         }) { (bytes, lineNumber) throws(CallerIDError) in
-            do throws(ToolError) { try batch.line(bytes, lineNumber, to: &out) } catch { failure = error; throw stop }
+            do throws(QueryError) { try batch.line(bytes, lineNumber, to: &out) } catch { failure = error; throw stop }
         }
     } catch {
-        if let failure { throw failure }
-        try batch.answerQueued(to: &out)
+        if let failure { throw toolError(failure) }
+        try query { () throws(QueryError) in try batch.answerQueued(to: &out) }
         out.flush()
         throw ToolError(code: Exit.ioError, message: "stdin: \(error.message)")
     }
-    try batch.answerQueued(to: &out)
+    try query { () throws(QueryError) in try batch.answerQueued(to: &out) }
     if batch.unanswered > 0 {
         out.flush()
         throw ToolError(code: Exit.ioError, message: "\(grouped(batch.unanswered)) number\(batch.unanswered == 1 ? " was" : "s were") not answered: a database file changed while the batch read it (see above)")
-    }
-}
-
-/// No phone number, however written, comes near this: a longer batch line is skipped unread.
-let maxQueryLineBytes = 4096
-/// How much of an over-long batch line is quoted back.
-let quotedLinePrefix = 64
-
-/// `bytes` without a UTF-8 sequence cut short at its end (a quoted line prefix).
-func utf8Prefix(_ bytes: [UInt8]) -> [UInt8] {
-    var i = bytes.count
-    var back = 0
-    while i > 0, back < 4, bytes[i - 1] & 0xC0 == 0x80 { i -= 1; back += 1 }
-    guard i > 0, bytes[i - 1] >= 0xC0 else { return bytes }
-    let lead = bytes[i - 1]
-    let need = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2
-    return bytes.count - (i - 1) < need ? Array(bytes[0..<(i - 1)]) : bytes
-}
-
-/// How `lookup NUMBER` reads its numbers: E.164 digits by default (the core's digits-only parse:
-/// no library, nothing loaded at start-up), or with `--country XX` as written in that country,
-/// through the normalizer a build uses (``defaultNumberNormalizer()``: the same rules, the same
-/// validity), so that a query reads a number exactly as the build that stored it did.
-struct QueryNumbers {
-    private let country: String?
-    private let normalizer: NumberNormalizer?
-
-    init(country: String?) throws(ToolError) {
-        guard let country else {
-            self.country = nil
-            normalizer = nil
-            return
-        }
-        guard NumberingPlan.builtIn.callingCode(country: country) != nil else {
-            throw .usage("--country: unknown country '\(country)' (use an ISO 3166 alpha-2 code such as RU, US, KR)", command: "")
-        }
-        self.country = country.uppercased()
-        normalizer = try defaultNumberNormalizer()
-    }
-
-    func read(_ text: String) -> Result<UInt64, ToolError> {
-        guard let normalizer, let country else {
-            do throws(CallerIDError) { return .success(try PhoneNumber.parse(text)) } catch { return .failure(ToolError(code: Exit.dataError, message: error.message)) }
-        }
-        do throws(NumberProblem) {
-            return .success(try normalizer.normalize(text, country: country).numbers[0])
-        } catch {
-            return .failure(ToolError(code: Exit.dataError, message: error.message))
-        }
-    }
-
-    /// For a number given without `--country` (read as E.164 digits): "'8 (843) 277-19-98' looks
-    /// like a national number: give --country (…)" when it does
-    /// (``NumberNormalizer/nationalFormHint(_:)``); nil when it does not, and with a country.
-    /// `reader` reads the digits as a build would; by default one is made (libphonenumber loaded)
-    /// for this call.
-    /// `shapeOnly`: from how the number is written alone, with the built-in table (a found number).
-    func nationalHint(_ text: String, reader: NumberNormalizer? = nil, advice: String = "give --country", shapeOnly: Bool = false) -> String? {
-        guard country == nil, let reader = reader ?? (shapeOnly ? NumberNormalizer() : try? NumberNormalizer(rules: .automatic)),
-              let why = reader.nationalFormHint(text, shapeOnly: shapeOnly) else { return nil }
-        return "\(quotedInput(text.utf8)) looks like a national number: \(advice) (\(why))"
-    }
-
-    func read(_ line: ArraySlice<UInt8>) -> Result<UInt64, ToolError> {
-        guard normalizer != nil else {
-            do throws(CallerIDError) { return .success(try PhoneNumber.parse(utf8: line)) } catch { return .failure(ToolError(code: Exit.dataError, message: error.message)) }
-        }
-        return read(String(decoding: line, as: UTF8.self))
     }
 }
 
@@ -439,7 +286,8 @@ func dumpCommand(_ raw: [String]) throws(ToolError) -> Int32 {
         }
     }
     let json = args.flag("--json")
-    let set = try DatabasePaths.resolve(try databasePath(args))
+    let dbPath = try databasePath(args)
+    let set = try query { () throws(QueryError) in try DatabasePaths.resolve(dbPath) }
     guard set.kind == .file else {
         return try dumpLists(set, from: from, action: action, categories: args.value("--category") == nil ? nil : Set(categoryNames), json: json)
     }
@@ -611,7 +459,7 @@ func infoCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     guard args.positionals.count <= 1 else { throw .usage("give one file", command: "info") }
     let path: String
     if let first = args.positionals.first { path = first } else { path = try databasePath(args) }
-    let databases = try DatabasePaths.resolve(path).open()
+    let databases = try query { () throws(QueryError) in try DatabasePaths.resolve(path).open() }
     var out = Output()
     for (i, db) in databases.enumerated() {
         if i > 0 && !args.flag("--json") { out.write("\n") }

@@ -1,5 +1,6 @@
 import Foundation
 import CallerID
+import CallerIDQuery
 import CallerIDDirectory
 
 // MARK: export
@@ -89,7 +90,7 @@ func exportCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     var files: [String] = []
     var settings: [(path: String, FeedSettings)] = []
     for p in paths {
-        let set = try DatabasePaths.resolve(p)
+        let set = try query { () throws(QueryError) in try DatabasePaths.resolve(p) }
         files += set.files
         do { settings.append((p, try set.resolved.feedSettings())) } catch { throw toolError(error) }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import CallerID
+import CallerIDQuery
 import CallerIDDirectory
 
 // `lookup install`, `lookup feed`, `lookup diff`: the installed store and the Call Directory

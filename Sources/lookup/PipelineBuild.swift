@@ -1,5 +1,6 @@
 import Foundation
 import CallerID
+import CallerIDQuery
 import CallerIDPipeline
 import CallerIDDirectory
 
@@ -363,19 +364,6 @@ func pipelineBuild(_ args: Arguments, output: String) throws(ToolError) -> Int32
                                   : summaryText(summary, output: output, seconds: seconds))
     out.flush()
     return Exit.ok
-}
-
-/// The normalizer of a query and of a build without pipeline options: the pipeline's default
-/// rules and validity, so that a query reads a number exactly as a build stores it.
-func defaultNumberNormalizer() throws(ToolError) -> NumberNormalizer {
-    let defaults = PipelineOptions()
-    do throws(PipelineError) {
-        let normalizer = try NumberNormalizer(plan: defaults.numberingPlan, validity: defaults.validity, rules: defaults.numberRules)
-        noteNumberRules(normalizer.fallbackReason)
-        return normalizer
-    } catch {
-        throw toolError(error)
-    }
 }
 
 /// Says on stderr, once per run, that numbers are read with the built-in table because

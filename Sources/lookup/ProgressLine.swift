@@ -1,4 +1,5 @@
 import Foundation
+import CallerID
 
 /// One line of progress on stderr, redrawn in place ("\r", erase to end of line) and cleared
 /// at the end, so nothing of it stays on screen. A phase (reading a file, sorting, writing a

@@ -1,5 +1,6 @@
 import Foundation
 import CallerID
+import CallerIDQuery
 import CallerIDPipeline
 
 // MARK: reports

@@ -1,4 +1,6 @@
 import CallerID
+import CallerIDQuery
+import CallerIDServe
 
 // MARK: serve
 
@@ -176,14 +178,14 @@ func serveCommand(_ raw: [String]) throws(ToolError) -> Int32 {
         throw ToolError(code: Exit.unavailable, message: "lookup serve needs libmicrohttpd: \(HTTPServer.libraryError)")
     }
     let log = try options.accessLog.map { (path) throws(ToolError) in
-        AccessLog(try openAppending(path), name: path, showNumbers: options.logNumbers) { events.note($0) }
+        AccessLog(try query { () throws(QueryError) in try openAppending(path) }, name: path, showNumbers: options.logNumbers) { events.note($0) }
     }
     // The data is held by the API alone: a set is unmapped when the last request on it ends,
     // the one loaded at start included.
     // A file cut short under its mapping is a withdrawn pack (503 for its numbers), never a
     // SIGBUS that ends the server.
     do throws(CallerIDError) { try MappingGuard.install() } catch { throw ToolError(code: Exit.software, message: error.message) }
-    let api = try ServeAPI(data: try ServedData(options.source), settings: options.settings, accessLog: log)
+    let api = try query { () throws(QueryError) in try ServeAPI(data: try ServedData(options.source), settings: options.settings, accessLog: log) }
     // The server's threads start with these signals blocked: only the loop below receives them.
     ServerSignals.block()
     let files = raiseOpenFileLimit(to: options.server.maxConnections + 256)
@@ -192,8 +194,8 @@ func serveCommand(_ raw: [String]) throws(ToolError) -> Int32 {
         events.note("the limit of open files (\(files)) allows \(fitting) connections, not \(options.server.maxConnections)")
         options.server.maxConnections = fitting
     }
-    let (socket, port) = try HTTPServer.listen(host: options.host, port: options.port)
-    let server = try HTTPServer(socket: socket, settings: options.server, handler: api)
+    let (socket, port) = try query { () throws(QueryError) in try HTTPServer.listen(host: options.host, port: options.port) }
+    let server = try query { () throws(QueryError) in try HTTPServer(socket: socket, settings: options.server, handler: api) }
     let shownHost = options.host.contains(":") ? "[\(options.host)]" : options.host.isEmpty ? "*" : options.host
     events.listening("\(shownHost):\(port)", port: port, data: api.data, library: version, settings: options.server)
     events.missing(api.data)
@@ -258,7 +260,7 @@ private func serveUntilStopped(_ api: ServeAPI, _ source: ServedData.Source, _ e
 @discardableResult
 private func reload(_ api: ServeAPI, _ source: ServedData.Source, why: String, _ events: ServeEvents) -> Bool {
     do throws(ToolError) {
-        let fresh = try ServedData(source)
+        let fresh = try query { () throws(QueryError) in try ServedData(source) }
         // Whole data in use is not given up for data with packs missing.
         if !fresh.missing.isEmpty && api.data.missing.isEmpty {
             throw ToolError(code: Exit.noInput, message: "missing: \(fresh.missing.joined(separator: ", "))")

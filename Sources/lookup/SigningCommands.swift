@@ -1,6 +1,7 @@
 import Foundation
 import CallerIDDirectory
 import CallerID
+import CallerIDQuery
 
 // `lookup keygen`, `lookup sign`, `lookup fetch`: signed build directories and updates over
 // HTTP (docs/CALL-DIRECTORY.md "Updates over the network").

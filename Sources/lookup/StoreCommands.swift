@@ -1,5 +1,6 @@
 import Foundation
 import CallerID
+import CallerIDQuery
 import CallerIDDirectory
 
 // `lookup store list`, `lookup store remove`, and what the source commands share: a store
@@ -111,7 +112,6 @@ private func storeRemoveBody(_ raw: [String]) throws -> Int32 {
 }
 
 /// A JSON array of strings.
-func jsonStrings(_ a: [String]) -> String { "[" + a.map(jsonQuote).joined(separator: ",") + "]" }
 
 /// One source's record as a JSON object.
 func sourceJSON(_ s: StoreSource) -> String {

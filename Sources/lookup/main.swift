@@ -1,5 +1,6 @@
 import Foundation
 import CallerID
+import CallerIDQuery
 
 let usage = """
 usage: lookup NUMBER [--db FILE|DIR]... [--country XX] [--json]   look up one number (exit 0 found, 1 not found)

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import CallerID
 @testable import CallerIDDirectory
-@testable import lookup
+import CallerIDQuery
 
 // `lookup NUMBER --db DIR` and `lookup - --db DIR` over build directories and stores of many
 // packs ask only the packs whose manifest bounds can hold the number, and give the answers

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 @testable import CallerID
-@testable import lookup
+import CallerIDQuery
+import CallerIDServe
 
 // `lookup serve` started for real on a free port of 127.0.0.1, asked with real HTTP clients:
 // curl, and Python's http.client and sockets (Fixtures/serve_client.py) for kept-alive

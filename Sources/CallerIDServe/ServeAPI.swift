@@ -1,5 +1,6 @@
-import CallerID
-import CallerIDPipeline
+package import CallerID
+package import CallerIDQuery
+package import CallerIDPipeline
 
 // What `lookup serve` answers (docs/SERVE.md). Every answer comes from the code `lookup` itself
 // answers with: numbers read by `QueryNumbers` (as `lookup NUMBER --country XX` reads them),
@@ -8,7 +9,7 @@ import CallerIDPipeline
 // of `lookup - --json`).
 
 /// The endpoints, as the request counters and `/metrics` tell them apart.
-enum Endpoint: Int, CaseIterable, Sendable {
+package enum Endpoint: Int, CaseIterable, Sendable {
     /// Requests the HTTP layer answered itself (malformed, headers too large).
     case http = 0
     case lookup = 1
@@ -19,7 +20,7 @@ enum Endpoint: Int, CaseIterable, Sendable {
     /// No such path, or a method the path does not take.
     case other = 6
 
-    var label: String {
+    package var label: String {
         switch self {
         case .http: "http"
         case .lookup: "lookup"
@@ -33,47 +34,49 @@ enum Endpoint: Int, CaseIterable, Sendable {
 }
 
 /// The answers' settings, fixed for the server's life.
-struct ServeSettings: Sendable {
+package struct ServeSettings: Sendable {
+    package init() {}
+
     /// `--country`: how numbers without `?country=` are read (nil: international digits only).
-    var country: String? = nil
+    package var country: String? = nil
     /// How `/v1/cnam/` makes a caller name of a label.
-    var callerName = CallerNameRule()
+    package var callerName = CallerNameRule()
     /// The request body limit (`--max-body-bytes`).
-    var maxBodyBytes = 64 << 20
+    package var maxBodyBytes = 64 << 20
     /// Numbers of a batch answered per piece of its streamed answer.
-    var batchPiece = 2048
+    package var batchPiece = 2048
     /// Latency histogram bounds, seconds.
-    var latencyBuckets: [Double] = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10]
+    package var latencyBuckets: [Double] = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10]
 }
 
 /// What changes while the server runs, shared by its threads.
-struct ServeStatus: Sendable {
+package struct ServeStatus: Sendable {
     /// The data answered from now.
-    var data: ServedData
+    package var data: ServedData
     /// Loads of new data that took, and that failed (the data in use stayed).
-    var reloads = 0
-    var failedReloads = 0
+    package var reloads = 0
+    package var failedReloads = 0
     /// Shutting down: `/healthz` says so (503), so that load balancers stop sending.
-    var draining = false
+    package var draining = false
     /// Why the data in use cannot be trusted (a file modified in place that could not be opened
     /// again), nil when it can.
-    var problem: String? = nil
+    package var problem: String? = nil
     /// Not-found answers that said the number looks like a national one (`"hint"`).
-    var nationalNumberHints = 0
+    package var nationalNumberHints = 0
 }
 
 /// Answers the API's requests (docs/SERVE.md).
-final class ServeAPI: HTTPHandler {
-    let settings: ServeSettings
-    let status: Locked<ServeStatus>
-    let accessLog: AccessLog?
+package final class ServeAPI: HTTPHandler {
+    package let settings: ServeSettings
+    package let status: Locked<ServeStatus>
+    package let accessLog: AccessLog?
     private let defaultNumbers: QueryNumbers
     /// Readers for `?country=`, made on first use (only known countries are kept).
     private let countries = Locked<[String: QueryNumbers]>([:])
     /// Reads numbers as a build does, for the hint of a not-found number given without a country.
     private let hintReader: NumberNormalizer?
 
-    init(data: ServedData, settings: ServeSettings, accessLog: AccessLog?) throws(ToolError) {
+    package init(data: ServedData, settings: ServeSettings, accessLog: AccessLog?) throws(QueryError) {
         self.settings = settings
         self.accessLog = accessLog
         defaultNumbers = try QueryNumbers(country: settings.country)
@@ -85,16 +88,16 @@ final class ServeAPI: HTTPHandler {
     }
 
     /// The data a request starts with (and keeps to its end).
-    var data: ServedData { status.withLock { $0.data } }
+    package var data: ServedData { status.withLock { $0.data } }
 
-    static let json = "application/json"
-    static let jsonLines = "application/x-ndjson"
-    static let text = "text/plain; charset=utf-8"
-    static let prometheus = "text/plain; version=0.0.4; charset=utf-8"
+    package static let json = "application/json"
+    package static let jsonLines = "application/x-ndjson"
+    package static let text = "text/plain; charset=utf-8"
+    package static let prometheus = "text/plain; version=0.0.4; charset=utf-8"
     /// The caller-name endpoint's paths: every answer but a 200 has an empty body.
-    static let callerNamePrefix = "/v1/cnam/"
+    package static let callerNamePrefix = "/v1/cnam/"
 
-    func request(_ request: IncomingRequest, _ x: HTTPExchange) {
+    package func request(_ request: IncomingRequest, _ x: HTTPExchange) {
         let path = request.path
         let reading = request.method == .get || request.method == .head
         if path.hasPrefix("/v1/lookup/") {
@@ -121,11 +124,11 @@ final class ServeAPI: HTTPHandler {
 
     /// A refusal of the HTTP layer (headers too large, a NUL in the target, a body whose
     /// length is ambiguous…): `{"error":…}`, or for a caller-name path an empty body.
-    func refuse(path: String, status: Int, reason: String, _ x: HTTPExchange) {
+    package func refuse(path: String, status: Int, reason: String, _ x: HTTPExchange) {
         fail(x, .http, status, reason, quiet: path.hasPrefix(Self.callerNamePrefix))
     }
 
-    func completed(_ completion: HTTPCompletion) {
+    package func completed(_ completion: HTTPCompletion) {
         accessLog?.record(completion)
     }
 
@@ -147,7 +150,7 @@ final class ServeAPI: HTTPHandler {
     }
 
     /// The reader of numbers for `?country=` (the server's `--country` without it).
-    private func numbers(_ country: String?) -> Result<QueryNumbers, ToolError> {
+    private func numbers(_ country: String?) -> Result<QueryNumbers, QueryError> {
         guard let country else { return .success(defaultNumbers) }
         let key = country.uppercased()
         if let known = countries.withLock({ $0[key] }) { return .success(known) }
@@ -248,16 +251,16 @@ final class ServeAPI: HTTPHandler {
 ///
 /// A log that cannot be written (a full disk) does not stop the answers: `report` is told once
 /// when writing fails and once when it works again, with the number of lines lost between.
-final class AccessLog: Sendable {
+package final class AccessLog: Sendable {
     private let stream: StandardStream
     private let name: String
     private let pending = Locked<[UInt8]>([])
     /// Lines lost since writing last failed; nil while writes succeed.
     private let lost = Locked<Int?>(nil)
     private let report: @Sendable (String) -> Void
-    let showNumbers: Bool
+    package let showNumbers: Bool
 
-    init(_ stream: StandardStream, name: String, showNumbers: Bool, report: @escaping @Sendable (String) -> Void) {
+    package init(_ stream: StandardStream, name: String, showNumbers: Bool, report: @escaping @Sendable (String) -> Void) {
         self.stream = stream
         self.name = name
         self.showNumbers = showNumbers
@@ -280,7 +283,7 @@ final class AccessLog: Sendable {
         if let message { report(message) }
     }
 
-    func record(_ c: HTTPCompletion) {
+    package func record(_ c: HTTPCompletion) {
         let target = escapedForDisplay(showNumbers ? c.uri ?? "-" : Self.hidingNumbers(c.uri ?? "-"))
         let micros = c.nanoseconds / 1000
         let fraction = String(micros % 1_000_000)
@@ -295,7 +298,7 @@ final class AccessLog: Sendable {
         if let full { write(full) }
     }
 
-    func flush() {
+    package func flush() {
         let held = pending.withLock { buffer -> [UInt8] in
             defer { buffer.removeAll(keepingCapacity: true) }
             return buffer
@@ -309,7 +312,7 @@ final class AccessLog: Sendable {
     /// alone or joined by the spaces, dashes, dots, parentheses and plus signs numbers are
     /// written with, percent-encoded or not — replaced by `#`. Shorter digit runs are kept:
     /// `/v1/lookup`, `?page=2`.
-    static func hidingNumbers(_ target: String) -> String {
+    package static func hidingNumbers(_ target: String) -> String {
         let bytes = Array(target.utf8)
         var path = bytes[...], query: ArraySlice<UInt8> = []
         if let q = bytes.firstIndex(of: UInt8(ascii: "?")) {
@@ -324,7 +327,7 @@ final class AccessLog: Sendable {
 
     /// Digits a run must hold to be taken for a phone number (the shortest numbers in use,
     /// national ones of small numbering plans, have four or five).
-    static let numberDigits = 4
+    package static let numberDigits = 4
 
     /// `text` with the digits of each run of at least ``numberDigits`` digits (joined by number
     /// punctuation) replaced by `#`; a percent-encoded digit (`%37`) becomes one `#`.

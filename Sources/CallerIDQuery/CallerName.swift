@@ -1,4 +1,4 @@
-import CallerID
+package import CallerID
 
 /// How `GET /v1/cnam/NUMBER` of `lookup serve` makes a caller name of a label (docs/SERVE.md,
 /// "Caller names for PBXs"). A PBX puts the answer in the caller's name as it is, and Kamailio,
@@ -13,26 +13,28 @@ import CallerID
 ///   dropped; invalid UTF-8 becomes U+FFFD.
 ///
 /// What is left is RFC 3261's `qdtext`: printable ASCII but `"` and `\`, spaces and UTF-8.
-struct CallerNameRule: Sendable, Equatable {
+package struct CallerNameRule: Sendable, Equatable {
     /// Put before the name of a number whose category blocks (`--cnam-block-prefix`).
-    var blockedPrefix = "SPAM? "
+    package init() {}
+
+    package var blockedPrefix = "SPAM? "
     /// The most characters an answer holds, the prefix included (`--cnam-max-chars`), counted
     /// as Unicode scalars and cut only between grapheme clusters (a letter and its marks, an
     /// emoji sequence, go whole or not at all), so an answer is at most 4 bytes a character and
     /// never ends inside a UTF-8 sequence.
-    var maxCharacters = CallerNameRule.defaultMaxCharacters
+    package var maxCharacters = CallerNameRule.defaultMaxCharacters
     /// The classic caller-name limit of the telephone network: 15 characters.
-    static let defaultMaxCharacters = 15
+    package static let defaultMaxCharacters = 15
     /// `--cnam-max-chars` at most: 4 KiB of UTF-8, half the 8 KiB SIP proxies take in a header.
-    static let maxMaxCharacters = 1024
+    package static let maxMaxCharacters = 1024
 
     /// The prefix as a label must begin to look blocked: without its trailing spaces (`SPAM?`,
     /// what a dial plan compares), SIP-safe.
-    var blockedMark: String { Self.sipSafe(blockedPrefix) }
+    package var blockedMark: String { Self.sipSafe(blockedPrefix) }
 
     /// What is wrong with `text` as a prefix: a character the answer never holds; nil when
     /// it may be used as it is.
-    static func prefixProblem(_ text: String) -> String? {
+    package static func prefixProblem(_ text: String) -> String? {
         for u in text.unicodeScalars {
             if u == "\"" || u == "\\" || u == "<" || u == ">" { return "'\(u)', which a SIP display name cannot hold as it is" }
             if LabelText.isControl(u.value) || (u.properties.isWhitespace && u != " ") { return "a control character or a line break" }
@@ -49,7 +51,7 @@ struct CallerNameRule: Sendable, Equatable {
     /// again (`SPAM? x`, not `SPAM? SPAM? x`), and a label of a category that does not block
     /// loses it and the spaces after it, however often it begins with it (`SPAM? Pizza Hut`
     /// of an identifying entry is `Pizza Hut`).
-    func name(label: UnsafeRawBufferPointer, blocks: Bool) -> String {
+    package func name(label: UnsafeRawBufferPointer, blocks: Bool) -> String {
         var text = Self.sipSafe(String(decoding: label, as: UTF8.self))
         let mark = blockedMark
         if !mark.isEmpty {
@@ -66,7 +68,7 @@ struct CallerNameRule: Sendable, Equatable {
 
     /// `text` with the characters a SIP display name cannot hold replaced, spaces collapsed and
     /// trimmed, hidden characters dropped (the type's description).
-    static func sipSafe(_ text: String) -> String {
+    package static func sipSafe(_ text: String) -> String {
         var out = String.UnicodeScalarView()
         var pendingSpace = false
         LabelText.forEachScalar(text) { u, problem in
@@ -90,7 +92,7 @@ struct CallerNameRule: Sendable, Equatable {
 
     /// The grapheme clusters of `text` from its start that hold at most `limit` scalars in all,
     /// without trailing spaces.
-    static func cut(_ text: String, to limit: Int) -> String {
+    package static func cut(_ text: String, to limit: Int) -> String {
         guard text.unicodeScalars.count > limit else { return text }
         return LabelText.prefix(of: text, budget: limit) { $0.unicodeScalars.count }
     }

@@ -1,4 +1,4 @@
-import CallerID
+package import CallerID
 
 /// The answers of a set of packs to numbers, as the phone gives them (``AnswerRule``): a
 /// number the merged blocking list holds is answered blocked (the blocking entry's category,
@@ -12,28 +12,33 @@ import CallerID
 /// used while they are in the caches — asked line by line, 217 packs' decode tables take turns
 /// in the caches and a batch costs 2.4× one file's (BENCHMARKS.md, "Queries over many packs").
 /// The answers are rendered as they are found and written in input order by ``write(_:of:to:)``.
-struct QueryAnswers {
-    let packs: PackSet
-    let format: AnswerFormat
+package struct QueryAnswers {
+    package let packs: PackSet
+    package let format: AnswerFormat
+
+    package init(packs: PackSet, format: AnswerFormat) {
+        self.packs = packs
+        self.format = format
+    }
 
     /// The answers to some numbers: `spans[k]`, the bytes of number `k`'s answer in `text`
     /// (nil: not found). Kept from one batch of lines to the next (its memory is reused).
-    struct Answers {
+    package struct Answers {
         fileprivate(set) var text: Output
         fileprivate(set) var spans: [Range<Int>?] = []
 
         /// - Parameter capacity: bytes of answers reserved at first (one answer takes a few hundred).
-        init(capacity: Int = 1 << 16) { text = Output(capturing: true, capacity: capacity) }
+        package init(capacity: Int = 1 << 16) { text = Output(capturing: true, capacity: capacity) }
     }
 
     /// How many numbers ``answer(_:into:)`` takes at once.
-    static let maxNumbers = 1 << 14
+    package static let maxNumbers = 1 << 14
 
     /// Answers `numbers` (at most ``maxNumbers``) into `answers`. Throws the first error met
     /// (a pack that cannot be opened, damage, a file changed in place), which need not be that
     /// of the earliest number: a caller that must write the answers before a failing number
     /// answers one number at a time.
-    func answer(_ numbers: [UInt64], into answers: inout Answers) throws(ToolError) {
+    package func answer(_ numbers: [UInt64], into answers: inout Answers) throws(QueryError) {
         precondition(numbers.count <= Self.maxNumbers)
         answers.text.removeAll()
         answers.spans.removeAll(keepingCapacity: true)
@@ -57,30 +62,30 @@ struct QueryAnswers {
     /// An entry that takes part in a number's answer: its pack, category and label (a copy,
     /// `Batch.labels[label]`).
     private struct Pick {
-        var pack: Int
-        var category: Category
-        var label: Range<Int>
+        package var pack: Int
+        package var category: Category
+        package var label: Range<Int>
     }
 
     /// The numbers in ascending order, worked on by their place `j` in that order (the arrays
     /// indexed by it are read in order: fewer cache misses than by line).
     private struct Batch {
         /// Ascending.
-        var numbers: [UInt64]
+        package var numbers: [UInt64]
         /// The line (index in the numbers given) of each.
-        var lines: [Int]
+        package var lines: [Int]
         /// Answered yet (a range, or one pack's answer).
-        var found: [Bool]
+        package var found: [Bool]
         /// The first identifying and the first blocking entry of each number, in precedence
         /// order among the packs whose sets feed that list.
-        var identifying: [Pick?]
-        var blocking: [Pick?]
+        package var identifying: [Pick?]
+        package var blocking: [Pick?]
         /// The picks' labels.
-        var labels: [UInt8] = []
+        package var labels: [UInt8] = []
 
         /// A sort of the numbers with their lines in the low 14 bits (E.164 numbers have at
         /// most 15 digits, under 2^50), or of the lines by number for larger ones.
-        init(_ given: [UInt64]) {
+        package init(_ given: [UInt64]) {
             if given.allSatisfy({ $0 < 1 << 50 }) {
                 var keys = given.indices.map { given[$0] << 14 | UInt64($0) }
                 keys.sort()
@@ -96,13 +101,13 @@ struct QueryAnswers {
         }
 
         /// Whether pack `p` may still add to number `j`'s answer under `rule`.
-        func wants(_ j: Int, _ p: Int, _ rule: AnswerRule) -> Bool {
+        package func wants(_ j: Int, _ p: Int, _ rule: AnswerRule) -> Bool {
             (identifying[j] == nil && rule.identifies(p)) || (blocking[j] == nil && rule.blocks(p))
         }
 
         /// Keeps `view` as number `j`'s identifying or blocking entry of pack `p`, when it is
         /// the first of its list.
-        mutating func take(_ view: borrowing EntryView, _ j: Int, pack p: Int, _ rule: AnswerRule) {
+        package mutating func take(_ view: borrowing EntryView, _ j: Int, pack p: Int, _ rule: AnswerRule) {
             let category = view.category
             let isBlock = category.action == .block
             guard isBlock ? blocking[j] == nil && rule.blocks(p) : identifying[j] == nil && rule.identifies(p) else { return }
@@ -157,7 +162,7 @@ struct QueryAnswers {
     /// ascending). Entries (`ranges` false): every candidate is asked until the number has an
     /// identifying and a blocking entry (or its candidates run out). Ranges: the first range
     /// that holds the number answers.
-    private func ask(_ order: [Int], _ batch: inout Batch, _ index: PackIndex, ranges: Bool, into answers: inout Answers) throws(ToolError) {
+    private func ask(_ order: [Int], _ batch: inout Batch, _ index: PackIndex, ranges: Bool, into answers: inout Answers) throws(QueryError) {
         let rule = packs.rule
         // Each number's candidates (`index.members[first[j] ..< end[j]]`), found once; `first[j]`
         // moves past each candidate asked.
@@ -213,7 +218,7 @@ struct QueryAnswers {
 
     /// Asks pack `p` the `question` for the numbers at places `group`.
     private func ask(pack p: Int, _ group: ArraySlice<Int>, _ question: Question, _ batch: inout Batch,
-                     into answers: inout Answers) throws(ToolError) {
+                     into answers: inout Answers) throws(QueryError) {
         let rule = packs.rule
         var from = group.startIndex
         while from < group.endIndex {
@@ -235,7 +240,7 @@ struct QueryAnswers {
             } catch {
                 // A read that faulted past the end of a cut-short file is why, if one did.
                 try packs.confirm(p, db)
-                throw toolError(error)
+                throw QueryError(passingOn: error)
             }
             // What was read is kept only when every read of the pack read its file.
             try packs.confirm(p, db)
@@ -246,7 +251,7 @@ struct QueryAnswers {
     /// Writes the answer of a number that could not be answered because a database file it
     /// needs changed (`error`): `{"number":…,"found":false,"error":…}`, or in text the line of a
     /// number not found (`NUMBER<TAB>-`; the caller says why on stderr).
-    func writeUnanswered(_ number: UInt64, _ error: ToolError, to out: inout Output) {
+    package func writeUnanswered(_ number: UInt64, _ error: QueryError, to out: inout Output) {
         switch format {
         case .json: out.write("{\"number\":\(number),\"found\":false,\"error\":\(jsonQuote(error.message))}\n")
         case .text: out.write("\(number)\t-\n")
@@ -255,7 +260,7 @@ struct QueryAnswers {
     }
 
     /// Writes the answer to `numbers[k]` of `answers`; true when found.
-    func write(_ k: Int, of numbers: [UInt64], from answers: Answers, to out: inout Output) -> Bool {
+    package func write(_ k: Int, of numbers: [UInt64], from answers: Answers, to out: inout Output) -> Bool {
         if let span = answers.spans[k] {
             out.write(from: answers.text, span)
             return true

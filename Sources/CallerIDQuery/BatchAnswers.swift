@@ -1,4 +1,4 @@
-import CallerID
+package import CallerID
 
 /// The answers to a batch's lines, in input order: `lookup -` (lines of standard input) and
 /// `POST /v1/lookup` of `lookup serve` (lines or JSON array elements of a request body). A line
@@ -10,37 +10,37 @@ import CallerID
 /// block, or when output is wanted; at most ``QueryAnswers/maxNumbers`` lines wait.
 ///
 /// A number that needs a database file seen changed under the batch (modified in place, or cut
-/// short under its mapping: ``ToolError/changedFile``) is answered as not found with the error
+/// short under its mapping: ``QueryError/changedFile``) is answered as not found with the error
 /// (`{"number":…,"found":false,"error":…}`; in text `NUMBER<TAB>-`), reported to `onProblem`
 /// and counted in ``unanswered``; the batch goes on with the next line. Any other error ends it.
-struct BatchAnswers {
-    let answers: QueryAnswers
-    let numbers: QueryNumbers
+package struct BatchAnswers {
+    package let answers: QueryAnswers
+    package let numbers: QueryNumbers
     /// Told of each line that is not a number and of each over-long one (line number, why),
     /// after its answer is queued.
-    let onProblem: (_ lineNumber: Int, _ message: String) -> Void
+    package let onProblem: (_ lineNumber: Int, _ message: String) -> Void
     /// The lines not answered yet: `lines[i]` >= 0 is number `queued[lines[i]]`, < 0 the answer
     /// `texts[-lines[i] - 1]` (a line that is not a number).
     private var lines: [Int] = [], queued: [UInt64] = [], texts: [[UInt8]] = []
     /// The input line number of each queued number.
     private var queuedLines: [Int] = []
     /// Numbers answered with an error because a file they need changed.
-    private(set) var unanswered = 0
+    package private(set) var unanswered = 0
     private var found = QueryAnswers.Answers()
 
-    init(answers: QueryAnswers, numbers: QueryNumbers, onProblem: @escaping (_ lineNumber: Int, _ message: String) -> Void) {
+    package init(answers: QueryAnswers, numbers: QueryNumbers, onProblem: @escaping (_ lineNumber: Int, _ message: String) -> Void) {
         self.answers = answers
         self.numbers = numbers
         self.onProblem = onProblem
     }
 
     /// Lines waiting for ``answerQueued(to:)``.
-    var waiting: Int { lines.count }
+    package var waiting: Int { lines.count }
 
     private var json: Bool { answers.format == .json }
 
     /// One line (without its line end), number `lineNumber` of the input.
-    mutating func line(_ bytes: UnsafeRawBufferPointer, _ lineNumber: Int, to out: inout Output) throws(ToolError) {
+    package mutating func line(_ bytes: UnsafeRawBufferPointer, _ lineNumber: Int, to out: inout Output) throws(QueryError) {
         let line = ArraySlice(bytes)
         switch numbers.read(line) {
         case .success(let number):
@@ -60,7 +60,7 @@ struct BatchAnswers {
 
     /// An input refused before it is read as a number (`message` says why): answered as a line
     /// that is not a number.
-    mutating func refused(_ input: [UInt8], _ lineNumber: Int, message: String, to out: inout Output) throws(ToolError) {
+    package mutating func refused(_ input: [UInt8], _ lineNumber: Int, message: String, to out: inout Output) throws(QueryError) {
         if json {
             try queue(Array(notANumberJSON(String(decoding: input, as: UTF8.self), message).utf8), to: &out)
         } else {
@@ -70,7 +70,7 @@ struct BatchAnswers {
     }
 
     /// A line over ``maxQueryLineBytes`` bytes (`length`), of which `prefix` are the first.
-    mutating func overlong(_ lineNumber: Int, length: Int, prefix: [UInt8], to out: inout Output) throws(ToolError) {
+    package mutating func overlong(_ lineNumber: Int, length: Int, prefix: [UInt8], to out: inout Output) throws(QueryError) {
         let message = "line too long (\(length) bytes; at most \(maxQueryLineBytes)), skipped"
         let shown = utf8Prefix(prefix)
         if json {
@@ -81,7 +81,7 @@ struct BatchAnswers {
         onProblem(lineNumber, message)
     }
 
-    private mutating func queue(_ text: [UInt8], to out: inout Output) throws(ToolError) {
+    private mutating func queue(_ text: [UInt8], to out: inout Output) throws(QueryError) {
         texts.append(text)
         lines.append(-texts.count)
         if lines.count >= QueryAnswers.maxNumbers { try answerQueued(to: &out) }
@@ -89,7 +89,7 @@ struct BatchAnswers {
 
     /// Answers the lines waiting, in input order, into `out`. On an error, the answers to the
     /// lines before the failing one are written first (`out` flushed), then it is thrown.
-    mutating func answerQueued(to out: inout Output) throws(ToolError) {
+    package mutating func answerQueued(to out: inout Output) throws(QueryError) {
         guard !lines.isEmpty else { return }
         defer {
             lines.removeAll(keepingCapacity: true)
@@ -127,6 +127,6 @@ struct BatchAnswers {
 
 /// The JSON answer to an input that is not a number (a batch line, a number in a URL):
 /// `{"input":…,"found":false,"error":…}` and a line end.
-func notANumberJSON(_ input: String, _ message: String) -> String {
+package func notANumberJSON(_ input: String, _ message: String) -> String {
     "{\"input\":\(jsonQuote(input)),\"found\":false,\"error\":\(jsonQuote(message))}\n"
 }

@@ -1,5 +1,5 @@
-import CallerID
-import CallerIDDirectory
+package import CallerID
+package import CallerIDDirectory
 
 /// The databases `lookup serve` answers from: every file behind its `--db` paths, or the
 /// current generation of its `--store`, each path resolved by ``DatabasePaths`` (so by
@@ -12,30 +12,30 @@ import CallerIDDirectory
 ///
 /// Immutable once loaded. A request takes the set current when it starts and keeps it to its
 /// end; a set is unmapped when the last request holding it ends (its databases' `deinit`).
-final class ServedData: Sendable {
+package final class ServedData: Sendable {
     /// What to load: the `--db` paths (each a file, build directory or store, resolved once
     /// per load) or the store to follow.
-    enum Source: Sendable, Equatable {
+    package enum Source: Sendable, Equatable {
         case paths([String])
         case store(String)
     }
 
-    let source: Source
-    let packs: PackSet
+    package let source: Source
+    package let packs: PackSet
     /// The store generation answered from (`--store`, or a store given to `--db` alone).
-    let generation: UInt64?
+    package let generation: UInt64?
     /// Entries and ranges in all the packs.
-    let entries: Int
-    let ranges: Int
+    package let entries: Int
+    package let ranges: Int
     /// The packs' files answered from, in precedence order.
-    let files: [String]
+    package let files: [String]
     /// The packs' files listed by a manifest and missing on disk (precedence order).
-    let missing: [String]
-    let resolved: [DatabasePaths]
+    package let missing: [String]
+    package let resolved: [DatabasePaths]
 
     /// Resolves and opens `source`. Throws a usage error when `--store` is not a store, exit 66
     /// for a missing path, 65 for damaged data, 74 when the files change while being opened.
-    init(_ source: Source) throws(ToolError) {
+    package init(_ source: Source) throws(QueryError) {
         self.source = source
         var sets: [DatabasePaths] = []
         switch source {
@@ -44,8 +44,7 @@ final class ServedData: Sendable {
         case .store(let path):
             let set = try DatabasePaths.resolve(path, manifestFields: .lookup)
             guard set.kind == .store else {
-                throw .usage("--store \(path) is a \(set.kind), not a store (a folder with CURRENT written by 'lookup install' or 'lookup fetch'); give it to --db instead",
-                             command: "serve")
+                throw QueryError(.invalidRequest, "--store \(path) is a \(set.kind), not a store (a folder with CURRENT written by 'lookup install' or 'lookup fetch'); give it to --db instead")
             }
             sets = [set]
         }
@@ -56,12 +55,12 @@ final class ServedData: Sendable {
         for i in all.indices {
             do {
                 _ = try packs.database(i, lookups: 0)
-            } catch where error.code == Exit.noInput {
+            } catch where error.code == .fileNotFound {
                 missing.append(all[i])
             }
         }
         if !all.isEmpty && missing.count == all.count {
-            throw ToolError(code: Exit.noInput, message: "every database file of the data is missing: \(missing.map { escapedForDisplay($0) }.joined(separator: ", "))")
+            throw QueryError(.fileNotFound, "every database file of the data is missing: \(missing.map { escapedForDisplay($0) }.joined(separator: ", "))")
         }
         // A pack's file is checked for an in-place change every 1,024 of its lookups (one
         // `stat`), besides the server's check every second.
@@ -77,7 +76,7 @@ final class ServedData: Sendable {
     }
 
     /// One line for the log: `generation 7: 3 files, 4,000,000 entries`.
-    var summary: String {
+    package var summary: String {
         let what = "\(files.count) file\(files.count == 1 ? "" : "s"), \(grouped(entries)) entr\(entries == 1 ? "y" : "ies")"
             + (ranges > 0 ? ", \(grouped(ranges)) ranges" : "")
             + (missing.isEmpty ? "" : ", \(missing.count) missing (\(missing.map { escapedForDisplay($0) }.joined(separator: ", ")))")
@@ -86,7 +85,7 @@ final class ServedData: Sendable {
 
     /// The current generation of the store this set follows (`--store`) now, reading only its
     /// pointer; nil for `--db` paths or when it cannot be read.
-    func storeGeneration() -> UInt64? {
+    package func storeGeneration() -> UInt64? {
         guard case .store(let path) = source else { return nil }
         return (try? InstalledStore(path: path).current())?.id
     }
@@ -94,18 +93,18 @@ final class ServedData: Sendable {
     /// A pack's file modified in place (not replaced by rename) since it was opened, or cut
     /// short under its mapping (a read faulted: ``Database/mappingFaulted``): its mapping may
     /// read a mix of two files, or zeros. Its path, or nil.
-    func fileModifiedInPlace() -> String? {
+    package func fileModifiedInPlace() -> String? {
         for db in packs.opened where db.mappingFaulted || db.fileChange == .modifiedInPlace { return db.path }
         return nil
     }
 
     /// What the files of the data are on disk now (one `stat` each): compared with an earlier
     /// look, it tells whether anything changed since.
-    func fileIdentities() -> [FileIdentity?] {
+    package func fileIdentities() -> [FileIdentity?] {
         files.map { FileIdentity(path: $0) }
     }
 
     /// Why the data cannot answer for every number: the first pack withdrawn because its file
     /// changed (``PackSet/withdraw(_:because:)``), nil when none is.
-    var withdrawn: String? { packs.withdrawn.first }
+    package var withdrawn: String? { packs.withdrawn.first }
 }

@@ -1,5 +1,5 @@
-import CallerID
-import CallerIDDirectory
+package import CallerID
+package import CallerIDDirectory
 
 /// What the phone does with a number, for the packs of a query: the rule by which the Call
 /// Directory feed makes its two lists (``MergedStream``), applied to one number, so that
@@ -17,7 +17,7 @@ import CallerIDDirectory
 /// build directory; the defaults for a file): identification, blocking and the category
 /// choice apply to its own packs; the allow lists and the rules of every set apply to the
 /// whole query.
-struct AnswerRule: Sendable {
+package struct AnswerRule: Sendable {
     /// Per pack (precedence order): the index of its set's settings in ``settings``.
     private let packSet: [Int]
     private let settings: [FeedSettings]
@@ -28,12 +28,12 @@ struct AnswerRule: Sendable {
     private let rules: [ClosedRange<UInt64>]
     /// Every set takes the default settings: a number's answer is the first pack's entry
     /// that holds it, as a lone file gives it.
-    let isDefault: Bool
+    package let isDefault: Bool
 
     /// - Parameters:
     ///   - packSet: the set each pack (precedence order) belongs to.
     ///   - settings: each set's settings.
-    init(packSet: [Int], settings: [FeedSettings]) {
+    package init(packSet: [Int], settings: [FeedSettings]) {
         self.packSet = packSet
         self.settings = settings
         var whole = FeedSettings()
@@ -45,19 +45,19 @@ struct AnswerRule: Sendable {
     }
 
     /// Pack `p`'s identifying entries take part (its set feeds identification).
-    func identifies(_ p: Int) -> Bool { settings[packSet[p]].identification }
+    package func identifies(_ p: Int) -> Bool { settings[packSet[p]].identification }
 
     /// Pack `p`'s blocking entries take part (its set feeds blocking).
-    func blocks(_ p: Int) -> Bool { settings[packSet[p]].blocking }
+    package func blocks(_ p: Int) -> Bool { settings[packSet[p]].blocking }
 
     /// Whether pack `p`'s entry of `category`, the first blocking entry of a number, blocks it.
-    func blocks(_ p: Int, category: Category) -> Bool { settings[packSet[p]].blocks(category: category) }
+    package func blocks(_ p: Int, category: Category) -> Bool { settings[packSet[p]].blocks(category: category) }
 
     /// Whether `number` is on an allow list.
-    func allows(_ number: UInt64) -> Bool { whole.allows(number) }
+    package func allows(_ number: UInt64) -> Bool { whole.allows(number) }
 
     /// The blocking rule that holds `number`, nil when none does.
-    func rule(holding number: UInt64) -> ClosedRange<UInt64>? {
+    package func rule(holding number: UInt64) -> ClosedRange<UInt64>? {
         var lo = 0, hi = rules.count
         while lo < hi {
             let mid = (lo + hi) / 2

@@ -12,11 +12,11 @@ import Darwin
 ///
 /// Invariant: `value` is accessed only inside ``withLock(_:)``, between lock and unlock of
 /// `mutex`; the mutex is initialized in `init` and destroyed once in `deinit`.
-final class Locked<Value: Sendable>: @unchecked Sendable {
+package final class Locked<Value: Sendable>: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private var value: Value
 
-    init(_ value: Value) {
+    package init(_ value: Value) {
         mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         pthread_mutex_init(mutex, nil)
@@ -30,12 +30,12 @@ final class Locked<Value: Sendable>: @unchecked Sendable {
     }
 
     /// Runs `body` on the value with the mutex held (keep it short: other threads wait).
-    func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
+    package func withLock<R, E: Error>(_ body: (inout Value) throws(E) -> R) throws(E) -> R {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value)
     }
 
     /// The value now.
-    var current: Value { withLock { $0 } }
+    package var current: Value { withLock { $0 } }
 }

@@ -1,13 +1,14 @@
 // `GET /metrics` of `lookup serve`: the Prometheus text format (version 0.0.4).
 
-import CallerID
+package import CallerID
+package import CallerIDQuery
 
 /// The statuses the API answers with, and those the HTTP layer sends for malformed requests.
 private let countedStatuses = [200, 400, 404, 405, 408, 413, 414, 417, 431, 500, 501, 503, 505]
 
 /// The metrics page: requests by endpoint and status, the latency histogram, connections, and
 /// the data in use (generation, files, entries, reloads).
-func metricsText(_ counters: HTTPCounters, _ status: ServeStatus, buckets: [Double]) -> String {
+package func metricsText(_ counters: HTTPCounters, _ status: ServeStatus, buckets: [Double]) -> String {
     var t = ""
     t += "# HELP callerid_http_requests_total Requests answered, by endpoint and HTTP status.\n"
     t += "# TYPE callerid_http_requests_total counter\n"

@@ -1,5 +1,6 @@
-import CallerID
-import CallerIDPipeline
+package import CallerID
+package import CallerIDQuery
+package import CallerIDPipeline
 
 // `POST /v1/lookup`: a body of numbers, one per line (what `lookup -` reads) or a JSON array of
 // strings and numbers, answered with one JSON object per line, in order (what `lookup - --json`
@@ -13,29 +14,29 @@ import CallerIDPipeline
 /// bytes; 1: an over-long input, its length then its first bytes; 2: a JSON number that is not
 /// a phone number, as written), a 4-byte little-endian length, the payload.
 private enum Frame {
-    static let line: UInt8 = 0
-    static let overlong: UInt8 = 1
-    static let refusedNumber: UInt8 = 2
+    package static let line: UInt8 = 0
+    package static let overlong: UInt8 = 1
+    package static let refusedNumber: UInt8 = 2
 
-    static func append(_ kind: UInt8, _ payload: UnsafeRawBufferPointer, to out: inout [UInt8]) {
+    package static func append(_ kind: UInt8, _ payload: UnsafeRawBufferPointer, to out: inout [UInt8]) {
         out.append(kind)
         appendLength(payload.count, to: &out)
         out.append(contentsOf: payload)
     }
 
-    static func appendLength(_ n: Int, to out: inout [UInt8]) {
+    package static func appendLength(_ n: Int, to out: inout [UInt8]) {
         let v = UInt32(clamping: n)
         for shift in stride(from: 0, to: 32, by: 8) { out.append(UInt8(truncatingIfNeeded: v >> UInt32(shift))) }
     }
 
-    static func length(_ bytes: [UInt8], at i: Int) -> Int {
+    package static func length(_ bytes: [UInt8], at i: Int) -> Int {
         Int(bytes[i]) | Int(bytes[i + 1]) << 8 | Int(bytes[i + 2]) << 16 | Int(bytes[i + 3]) << 24
     }
 }
 
 /// Receives a batch's body: tells lines from a JSON array by its first byte that is not white
 /// space (`[`: an array), and spools the inputs.
-final class BatchUpload: HTTPBodySink {
+package final class BatchUpload: HTTPBodySink {
     private let api: ServeAPI
     private let numbers: QueryNumbers
     private let spool = Spool()
@@ -49,12 +50,12 @@ final class BatchUpload: HTTPBodySink {
     private var failure: (status: Int, message: String)? = nil
     private var frames: [UInt8] = []
 
-    init(api: ServeAPI, numbers: QueryNumbers) {
+    package init(api: ServeAPI, numbers: QueryNumbers) {
         self.api = api
         self.numbers = numbers
     }
 
-    func append(_ bytes: UnsafeRawBufferPointer) {
+    package func append(_ bytes: UnsafeRawBufferPointer) {
         guard failure == nil else { return }
         do {
             try feed(bytes, final: false)
@@ -63,7 +64,7 @@ final class BatchUpload: HTTPBodySink {
         }
     }
 
-    func end(_ exchange: HTTPExchange) {
+    package func end(_ exchange: HTTPExchange) {
         if failure == nil {
             do {
                 try feed(UnsafeRawBufferPointer(start: nil, count: 0), final: true)
@@ -82,7 +83,7 @@ final class BatchUpload: HTTPBodySink {
                          stream: BatchStream(spool, batch, piece: api.settings.batchPiece))
     }
 
-    private func feed(_ bytes: UnsafeRawBufferPointer, final: Bool) throws(ToolError) {
+    private func feed(_ bytes: UnsafeRawBufferPointer, final: Bool) throws(QueryError) {
         if case .undecided(var held) = mode {
             held.append(contentsOf: bytes)
             guard let first = held.first(where: { !Self.isSpace($0) }) else {
@@ -95,20 +96,20 @@ final class BatchUpload: HTTPBodySink {
         try split(bytes, final: final)
     }
 
-    private func decide(lines: Bool, _ held: [UInt8], final: Bool) throws(ToolError) {
+    private func decide(lines: Bool, _ held: [UInt8], final: Bool) throws(QueryError) {
         mode = lines ? .lines(LineSplitter(maxLineBytes: maxQueryLineBytes, overlongPrefix: quotedLinePrefix))
                      : .array(JSONArraySplitter(maxElementBytes: maxQueryLineBytes, prefixBytes: quotedLinePrefix))
-        try held.withUnsafeBytes { raw in Result { () throws(ToolError) in try split(raw, final: final) } }.get()
+        try held.withUnsafeBytes { raw in Result { () throws(QueryError) in try split(raw, final: final) } }.get()
     }
 
-    private func split(_ bytes: UnsafeRawBufferPointer, final: Bool) throws(ToolError) {
+    private func split(_ bytes: UnsafeRawBufferPointer, final: Bool) throws(QueryError) {
         frames.removeAll(keepingCapacity: true)
         switch mode {
         case .undecided: return
         case .lines(var splitter):
-            try splitter.feed(bytes, final: final, overlong: { (_, length, prefix) throws(ToolError) in
+            try splitter.feed(bytes, final: final, overlong: { (_, length, prefix) throws(QueryError) in
                 appendOverlong(length, prefix)
-            }) { (line, _) throws(ToolError) in
+            }) { (line, _) throws(QueryError) in
                 Frame.append(Frame.line, line, to: &frames)
             }
             mode = .lines(splitter)
@@ -134,13 +135,13 @@ final class BatchUpload: HTTPBodySink {
         frames.append(contentsOf: prefix)
     }
 
-    static func isSpace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0A || b == 0x0D }
+    package static func isSpace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0A || b == 0x0D }
 }
 
 /// A batch's answers, made a piece (``ServeSettings/batchPiece`` inputs) at a time from the
 /// spooled inputs as the connection takes them. An error met on the way (a pack that fails)
 /// ends the answer with a last line `{"error":…}`.
-final class BatchStream: HTTPBodyStream {
+package final class BatchStream: HTTPBodyStream {
     private let spool: Spool
     private var batch: BatchAnswers
     private let piece: Int
@@ -152,13 +153,13 @@ final class BatchStream: HTTPBodyStream {
     private var inputs = 0
     private var finished = false
 
-    init(_ spool: Spool, _ batch: BatchAnswers, piece: Int) {
+    package init(_ spool: Spool, _ batch: BatchAnswers, piece: Int) {
         self.spool = spool
         self.batch = batch
         self.piece = piece
     }
 
-    func produce(into out: inout [UInt8]) -> Bool {
+    package func produce(into out: inout [UInt8]) -> Bool {
         guard !finished else { return false }
         do {
             while batch.waiting < piece {
@@ -175,7 +176,7 @@ final class BatchStream: HTTPBodyStream {
                     try batch.refused(text, inputs, message: JSONArraySplitter.numberProblem(text) ?? "not a phone number", to: &output)
                 } else {
                     try buffer[start..<end].withUnsafeBytes { raw in
-                        Result { () throws(ToolError) in try batch.line(raw, inputs, to: &output) }
+                        Result { () throws(QueryError) in try batch.line(raw, inputs, to: &output) }
                     }.get()
                 }
             }
@@ -190,7 +191,7 @@ final class BatchStream: HTTPBodyStream {
     }
 
     /// The next frame's kind and payload (`buffer[start..<end]`), nil at the end of the spool.
-    private func nextFrame() throws(ToolError) -> (UInt8, Int, Int)? {
+    private func nextFrame() throws(QueryError) -> (UInt8, Int, Int)? {
         while true {
             let left = buffer.count - position
             if left >= 5 {
@@ -218,8 +219,8 @@ final class BatchStream: HTTPBodyStream {
 /// A number that is not digits alone (a sign, a fraction, an exponent, a leading zero) is
 /// refused on its own (``numberProblem(_:)``): read as text, `7913000000.1` and `-79130000001`
 /// would be the phone number 79130000001, and `1.5` the number 15.
-struct JSONArraySplitter {
-    enum Element {
+package struct JSONArraySplitter {
+    package enum Element {
         case text([UInt8])
         /// A number that cannot be a phone number, as written.
         case refusedNumber([UInt8])
@@ -235,16 +236,16 @@ struct JSONArraySplitter {
     private var elementBytes = 0
     /// Bytes read so far.
     private var offset = 0
-    private(set) var problem: String? = nil
-    let maxElementBytes: Int
-    let prefixBytes: Int
+    package private(set) var problem: String? = nil
+    package let maxElementBytes: Int
+    package let prefixBytes: Int
 
-    init(maxElementBytes: Int, prefixBytes: Int) {
+    package init(maxElementBytes: Int, prefixBytes: Int) {
         self.maxElementBytes = maxElementBytes
         self.prefixBytes = prefixBytes
     }
 
-    mutating func feed(_ bytes: UnsafeRawBufferPointer, _ emit: (Element) -> Void) {
+    package mutating func feed(_ bytes: UnsafeRawBufferPointer, _ emit: (Element) -> Void) {
         for b in bytes {
             guard problem == nil else { return }
             offset += 1
@@ -253,7 +254,7 @@ struct JSONArraySplitter {
     }
 
     /// The body ended: a number at its very end is emitted; an array not closed is a problem.
-    mutating func finish() {
+    package mutating func finish() {
         guard problem == nil else { return }
         if state != .end { fail(state == .start ? "the body is empty" : "the array is not closed (expected ',' or ']')") }
     }
@@ -322,7 +323,7 @@ struct JSONArraySplitter {
     }
 
     /// Why a JSON number (as written) cannot be a phone number, nil when it is digits alone.
-    static func numberProblem(_ text: some Collection<UInt8>) -> String? {
+    package static func numberProblem(_ text: some Collection<UInt8>) -> String? {
         let why = "a JSON number must be a whole number written in digits alone, like 79131234567 (or a string)"
         if text.contains(where: { $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "+") }) { return "a signed number: " + why }
         if text.contains(UInt8(ascii: ".")) { return "a number with a fraction: " + why }

@@ -1,5 +1,5 @@
-import CallerID
-import CallerIDDirectory
+package import CallerID
+package import CallerIDDirectory
 
 /// The database files (packs) behind every `--db` of a query, in precedence order, each opened
 /// when a number first needs it and kept open. A manifest says where each file's entries lie
@@ -21,29 +21,29 @@ import CallerIDDirectory
 /// A file seen changed (an in-place change found by a check, or a read of its mapping that
 /// faulted past the end of the cut-short file: ``Database/mappingFaulted``) is withdrawn: its
 /// mapping is not read again, and every question for it throws the error that withdrew it (a
-/// ``ToolError`` with ``ToolError/changedFile``). ``confirm(_:_:)`` after a pack answered
+/// ``QueryError`` with ``QueryError/changedFile``). ``confirm(_:_:)`` after a pack answered
 /// throws the same when a read faulted during the answers, which are then discarded.
 ///
 /// Safe to share between threads (`lookup serve` asks one set from all of its threads, every
 /// pack opened first with ``openAll()``): what opening and watching change is behind a lock.
-final class PackSet: Sendable {
+package final class PackSet: Sendable {
     private struct Pack: Sendable {
-        let path: String
+        package let path: String
         /// Index of the set (one `--db`) it belongs to.
-        let source: Int
-        var database: Database?
+        package let source: Int
+        package var database: Database?
         /// The input epoch of its last in-place check, and its lookups since.
-        var checkedEpoch = 0
-        var lookupsSinceCheck = 0
+        package var checkedEpoch = 0
+        package var lookupsSinceCheck = 0
         /// Why it is withdrawn (its file changed), nil while it answers.
-        var withdrawn: ToolError? = nil
+        package var withdrawn: QueryError? = nil
     }
 
     /// What opening and checking change: the packs, and the batch's watch of their files.
     private struct State: Sendable {
-        var packs: [Pack]
-        var watching = false
-        var epoch = 0
+        package var packs: [Pack]
+        package var watching = false
+        package var epoch = 0
     }
 
     private let sources: [DatabaseSet]
@@ -51,16 +51,16 @@ final class PackSet: Sendable {
     /// (not per number).
     private let state: Locked<State>
     /// Packs whose entries may hold a number, and packs whose ranges may answer for it.
-    let entryIndex: PackIndex
-    let rangeIndex: PackIndex
+    package let entryIndex: PackIndex
+    package let rangeIndex: PackIndex
     /// How many packs there are.
-    let count: Int
+    package let count: Int
     /// What the phone does with a number, from every set's feed settings.
-    let rule: AnswerRule
+    package let rule: AnswerRule
     /// Lookups of one file between two in-place checks of it.
-    static let checkEvery = 1024
+    package static let checkEvery = 1024
 
-    init(_ sets: [DatabasePaths]) throws(ToolError) {
+    package init(_ sets: [DatabasePaths]) throws(QueryError) {
         sources = sets.map(\.resolved)
         var packs: [Pack] = []
         var coverage: [PackCoverage] = []
@@ -73,7 +73,7 @@ final class PackSet: Sendable {
         count = packs.count
         var settings: [FeedSettings] = []
         for set in sets {
-            do { settings.append(try set.resolved.feedSettings()) } catch { throw toolError(error) }
+            do { settings.append(try set.resolved.feedSettings()) } catch { throw QueryError(passingOn: error) }
         }
         rule = AnswerRule(packSet: packs.map(\.source), settings: settings)
         state = Locked(State(packs: packs))
@@ -84,51 +84,51 @@ final class PackSet: Sendable {
     }
 
     /// From now on, check files for in-place changes (a batch).
-    func watchFiles() { state.withLock { $0.watching = true } }
+    package func watchFiles() { state.withLock { $0.watching = true } }
 
     /// Input arrived: every file is checked again before its next lookup.
-    func inputArrived() { state.withLock { $0.epoch &+= 1 } }
+    package func inputArrived() { state.withLock { $0.epoch &+= 1 } }
 
     /// Opens every pack not open yet (a server, before it answers from the set).
-    func openAll() throws(ToolError) {
+    package func openAll() throws(QueryError) {
         for i in 0..<count { _ = try database(i, lookups: 0) }
     }
 
     /// The packs opened so far, in precedence order.
-    var opened: [Database] { state.withLock { $0.packs.compactMap(\.database) } }
+    package var opened: [Database] { state.withLock { $0.packs.compactMap(\.database) } }
 
     /// Why packs are withdrawn (their files changed: ``withdraw(_:because:)``), in pack order.
-    var withdrawn: [String] { state.withLock { $0.packs.compactMap(\.withdrawn?.message) } }
+    package var withdrawn: [String] { state.withLock { $0.packs.compactMap(\.withdrawn?.message) } }
 
     /// Withdraws the packs of file `path`: from now on their mappings are not read and every
     /// question for them throws an I/O error saying `reason`.
-    func withdraw(_ path: String, because reason: String) {
+    package func withdraw(_ path: String, because reason: String) {
         state.withLock { s in
             for i in s.packs.indices where s.packs[i].path == path && s.packs[i].withdrawn == nil {
-                s.packs[i].withdrawn = ToolError(code: Exit.ioError, message: reason, changedFile: path)
+                s.packs[i].withdrawn = QueryError(code: .fileChanged, message: reason, changedFile: path)
             }
         }
     }
 
     /// After pack `i` (`db`) answered: throws when a read of its mapping faulted meanwhile (the
     /// file was cut short under it), so that the answers are discarded; the pack is withdrawn.
-    func confirm(_ i: Int, _ db: Database) throws(ToolError) {
+    package func confirm(_ i: Int, _ db: Database) throws(QueryError) {
         guard db.mappingFaulted else { return }
         throw state.withLock { s in Self.withdrawFaulted(&s.packs[i], db) }
     }
 
     /// Withdraws a pack whose mapping faulted; the error it is withdrawn with.
-    private static func withdrawFaulted(_ pack: inout Pack, _ db: Database) -> ToolError {
+    private static func withdrawFaulted(_ pack: inout Pack, _ db: Database) -> QueryError {
         if let known = pack.withdrawn { return known }
-        let error = ToolError(code: Exit.ioError, message: "\(db.path): the database file was cut short while open (a read past its new end faulted); its answers are discarded until it is opened again; replace database files with rename, never by writing over them",
+        let error = QueryError(code: .fileChanged, message: "\(db.path): the database file was cut short while open (a read past its new end faulted); its answers are discarded until it is opened again; replace database files with rename, never by writing over them",
                               changedFile: db.path)
         pack.withdrawn = error
         return error
     }
 
     /// Pack `i`, opened now if it was not yet, for `lookups` lookups (at most ``checkEvery``).
-    func database(_ i: Int, lookups: Int = 1) throws(ToolError) -> Database {
-        let open = try state.withLock { (s) throws(ToolError) -> Database? in
+    package func database(_ i: Int, lookups: Int = 1) throws(QueryError) -> Database {
+        let open = try state.withLock { (s) throws(QueryError) -> Database? in
             guard let db = s.packs[i].database else { return nil }
             if let withdrawn = s.packs[i].withdrawn { throw withdrawn }
             if db.mappingFaulted { throw Self.withdrawFaulted(&s.packs[i], db) }
@@ -137,7 +137,7 @@ final class PackSet: Sendable {
                     do throws(CallerIDError) {
                         try db.checkFile()
                     } catch {
-                        let withdrawn = ToolError(code: Exit.ioError, message: error.message, changedFile: db.path)
+                        let withdrawn = QueryError(code: .fileChanged, message: error.message, changedFile: db.path)
                         s.packs[i].withdrawn = withdrawn
                         throw withdrawn
                     }
@@ -159,12 +159,11 @@ final class PackSet: Sendable {
             let what = set.kind == .store
                 ? "generation \(set.generation.map(String.init) ?? "?") of the store was removed by later installs"
                 : "the build directory was replaced by another build"
-            throw ToolError(code: Exit.ioError,
-                            message: "\(set.path): \(what) while this lookup read it (\(path) was not open yet); run the lookup again")
+            throw QueryError(.io, "\(set.path): \(what) while this lookup read it (\(path) was not open yet); run the lookup again")
         }
         switch opening {
         case .failure(let error):
-            throw toolError(error)
+            throw QueryError(passingOn: error)
         case .success(let db):
             return state.withLock { s in
                 if let first = s.packs[i].database { return first }
@@ -181,14 +180,14 @@ final class PackSet: Sendable {
 /// segments, each listing the packs that cover all of it in precedence order (the packs'
 /// indices, ascending). A number's segment is found by binary search; a pack covering
 /// ``NumberSpan/all`` is in every segment, one covering ``NumberSpan/none`` in none.
-struct PackIndex {
+package struct PackIndex {
     /// Segment `k` holds the numbers `starts[k] ..< starts[k + 1]` (the last: to `UInt64.max`).
     private let starts: [UInt64]
     /// Segment `k`'s packs: `members[offsets[k] ..< offsets[k + 1]]`.
     private let offsets: [Int]
-    let members: [Int]
+    package let members: [Int]
 
-    init(_ spans: [NumberSpan]) {
+    package init(_ spans: [NumberSpan]) {
         var cuts: [UInt64] = [0]
         for case .within(let first, let last) in spans {
             cuts.append(first)
@@ -228,7 +227,7 @@ struct PackIndex {
     }
 
     /// The packs that may answer for `number`, in precedence order.
-    func candidates(_ number: UInt64) -> ArraySlice<Int> {
+    package func candidates(_ number: UInt64) -> ArraySlice<Int> {
         let k = Self.segment(of: number, in: starts)
         return members[offsets[k]..<offsets[k + 1]]
     }

@@ -1,4 +1,6 @@
 import CHTTPServer
+package import CallerIDQuery
+import CallerID
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -13,54 +15,54 @@ import Darwin
 // is answered is decided in ServeAPI.swift.
 
 /// A request whose headers are complete.
-struct IncomingRequest {
-    enum Method: Equatable {
+package struct IncomingRequest {
+    package enum Method: Equatable {
         case get, head, post
         case other(String)
     }
 
-    let method: Method
+    package let method: Method
     /// Percent-decoded, without the query; `%00` and escapes that are not two hex digits stay
     /// as written.
-    let path: String
+    package let path: String
     /// The decoded `country` query argument.
-    let country: String?
-    let contentType: String?
+    package let country: String?
+    package let contentType: String?
     /// The declared body length (nil: none declared).
-    let contentLength: Int?
+    package let contentLength: Int?
 }
 
 /// A request that ended, for the access log.
-struct HTTPCompletion {
-    let method: String
+package struct HTTPCompletion {
+    package let method: String
     /// The request target as sent (with its query); nil unless the server keeps them.
-    let uri: String?
-    let client: String
+    package let uri: String?
+    package let client: String
     /// The status sent (0: none).
-    let status: Int
-    let endpoint: Int
+    package let status: Int
+    package let endpoint: Int
     /// False when the client went away or the connection was cut before the answer was whole.
-    let completed: Bool
-    let bodyBytes: UInt64
-    let responseBytes: UInt64
-    let nanoseconds: UInt64
+    package let completed: Bool
+    package let bodyBytes: UInt64
+    package let responseBytes: UInt64
+    package let nanoseconds: UInt64
 }
 
 /// Receives an accepted request body, piece by piece, then answers it.
-protocol HTTPBodySink: AnyObject {
+package protocol HTTPBodySink: AnyObject {
     func append(_ bytes: UnsafeRawBufferPointer)
     /// The whole body arrived: answer through `exchange`.
     func end(_ exchange: HTTPExchange)
 }
 
 /// A streamed answer body (chunked transfer), produced as the connection can take it.
-protocol HTTPBodyStream: AnyObject {
+package protocol HTTPBodyStream: AnyObject {
     /// Appends the next bytes to `out`; false at the end (nothing appended).
     func produce(into out: inout [UInt8]) -> Bool
 }
 
 /// What answers requests. Called on the server's threads, several requests at once.
-protocol HTTPHandler: AnyObject, Sendable {
+package protocol HTTPHandler: AnyObject, Sendable {
     /// Answer with one of `exchange`'s `respond` methods, or accept a body
     /// (``HTTPExchange/acceptBody(endpoint:into:)``); doing neither closes the connection.
     func request(_ request: IncomingRequest, _ exchange: HTTPExchange)
@@ -71,19 +73,19 @@ protocol HTTPHandler: AnyObject, Sendable {
 }
 
 /// The request being answered; valid only during the handler call that received it.
-struct HTTPExchange {
+package struct HTTPExchange {
     fileprivate let raw: OpaquePointer
 
     /// Answers with `body`. `header`: one more header. False when the connection is gone.
     @discardableResult
-    func respond(_ status: Int, endpoint: Int, contentType: String?, body: UnsafeRawBufferPointer,
+    package func respond(_ status: Int, endpoint: Int, contentType: String?, body: UnsafeRawBufferPointer,
                  header: (name: String, value: String)? = nil) -> Bool {
         cid_respond(raw, Int32(endpoint), UInt32(status), contentType, body.baseAddress, body.count,
                     header?.name, header?.value) == 0
     }
 
     @discardableResult
-    func respond(_ status: Int, endpoint: Int, contentType: String?, text: String,
+    package func respond(_ status: Int, endpoint: Int, contentType: String?, text: String,
                  header: (name: String, value: String)? = nil) -> Bool {
         var text = text
         return text.withUTF8 { respond(status, endpoint: endpoint, contentType: contentType, body: UnsafeRawBufferPointer($0), header: header) }
@@ -91,32 +93,32 @@ struct HTTPExchange {
 
     /// Answers with a body of unknown length, read from `stream` as the connection takes it.
     @discardableResult
-    func respond(_ status: Int, endpoint: Int, contentType: String, stream: any HTTPBodyStream) -> Bool {
+    package func respond(_ status: Int, endpoint: Int, contentType: String, stream: any HTTPBodyStream) -> Bool {
         let box = Unmanaged.passRetained(StreamBox(stream) as AnyObject).toOpaque()
         return cid_respond_stream(raw, Int32(endpoint), UInt32(status), contentType, box) == 0
     }
 
     /// Takes the request's body into `sink`, which answers once it has arrived whole.
-    func acceptBody(endpoint: Int, into sink: any HTTPBodySink) {
+    package func acceptBody(endpoint: Int, into sink: any HTTPBodySink) {
         cid_accept_body(raw, Int32(endpoint), Unmanaged.passRetained(SinkBox(sink) as AnyObject).toOpaque())
     }
 
     /// The counters of the server answering.
-    var counters: HTTPCounters { HTTPCounters(raw: cid_exchange_server(raw)) }
+    package var counters: HTTPCounters { HTTPCounters(raw: cid_exchange_server(raw)) }
 }
 
 /// The counters of a running server, read without stopping it.
-struct HTTPCounters {
+package struct HTTPCounters {
     fileprivate let raw: OpaquePointer
 
     /// Requests answered for `endpoint` with `status`.
-    func requests(endpoint: Int, status: Int) -> UInt64 { UInt64(cid_server_requests(raw, Int32(endpoint), UInt32(status))) }
+    package func requests(endpoint: Int, status: Int) -> UInt64 { UInt64(cid_server_requests(raw, Int32(endpoint), UInt32(status))) }
 
     /// Requests whose latency fell in bucket `b` of ``HTTPServer/Settings/latencyBuckets`` (the
     /// one past the last bound: slower than all); not cumulative.
-    func bucket(_ b: Int) -> UInt64 { UInt64(cid_server_bucket(raw, Int32(b))) }
+    package func bucket(_ b: Int) -> UInt64 { UInt64(cid_server_bucket(raw, Int32(b))) }
 
-    var gauges: HTTPGauges {
+    package var gauges: HTTPGauges {
         var g = cid_server_gauges()
         cid_server_read_gauges(raw, &g)
         return HTTPGauges(latencyCount: UInt64(g.latency_count), latencyNanoseconds: UInt64(g.latency_sum_ns),
@@ -125,27 +127,27 @@ struct HTTPCounters {
     }
 }
 
-struct HTTPGauges {
+package struct HTTPGauges {
     /// Requests timed, and their time in all.
-    var latencyCount: UInt64
-    var latencyNanoseconds: UInt64
-    var connectionsOpen: UInt64
-    var connectionsAccepted: UInt64
+    package var latencyCount: UInt64
+    package var latencyNanoseconds: UInt64
+    package var connectionsOpen: UInt64
+    package var connectionsAccepted: UInt64
     /// Connections closed because a request did not arrive whole in time.
-    var timedOut: UInt64
+    package var timedOut: UInt64
     /// Requests being received or answered.
-    var inFlight: UInt64
+    package var inFlight: UInt64
 }
 
 private final class StreamBox {
-    let stream: any HTTPBodyStream
-    var pending: [UInt8] = []
-    var offset = 0
+    package let stream: any HTTPBodyStream
+    package var pending: [UInt8] = []
+    package var offset = 0
 
-    init(_ stream: any HTTPBodyStream) { self.stream = stream }
+    package init(_ stream: any HTTPBodyStream) { self.stream = stream }
 
     /// Copies the next bytes into `buffer`: their count, or -1 at the end.
-    func read(into buffer: UnsafeMutableRawPointer, capacity: Int) -> Int {
+    package func read(into buffer: UnsafeMutableRawPointer, capacity: Int) -> Int {
         if offset == pending.count {
             pending.removeAll(keepingCapacity: true)
             offset = 0
@@ -159,14 +161,14 @@ private final class StreamBox {
 }
 
 private final class SinkBox {
-    let sink: any HTTPBodySink
-    init(_ sink: any HTTPBodySink) { self.sink = sink }
+    package let sink: any HTTPBodySink
+    package init(_ sink: any HTTPBodySink) { self.sink = sink }
 }
 
 /// The handler, kept alive by the server while it runs (its C context).
 private final class ServerContext {
-    let handler: any HTTPHandler
-    init(_ handler: any HTTPHandler) { self.handler = handler }
+    package let handler: any HTTPHandler
+    package init(_ handler: any HTTPHandler) { self.handler = handler }
 }
 
 private func context(_ p: UnsafeMutableRawPointer?) -> ServerContext {
@@ -227,19 +229,21 @@ private let handlers = cid_handlers(
 ///
 /// Invariant: `raw` is the started server until ``stop()``, which is called once; `context`
 /// holds the handler retained until then.
-final class HTTPServer: @unchecked Sendable {
-    struct Settings {
-        var threads = 2
-        var maxConnections = 16_384
+package final class HTTPServer: @unchecked Sendable {
+    package struct Settings {
+        package init() {}
+
+        package var threads = 2
+        package var maxConnections = 16_384
         /// Seconds a request may take to arrive whole (from its connection's opening, or from
         /// the answer before it on the connection); also how long a connection may stay idle.
-        var requestTimeout = 10.0
-        var maxHeaderBytes = 8192
-        var maxBodyBytes = 64 << 20
+        package var requestTimeout = 10.0
+        package var maxHeaderBytes = 8192
+        package var maxBodyBytes = 64 << 20
         /// Hand the request target and the client's address to ``HTTPHandler/completed(_:)``.
-        var keepURIs = false
+        package var keepURIs = false
         /// Latency histogram upper bounds, seconds, ascending (at most 24).
-        var latencyBuckets: [Double] = []
+        package var latencyBuckets: [Double] = []
     }
 
     private let raw: OpaquePointer
@@ -247,23 +251,23 @@ final class HTTPServer: @unchecked Sendable {
     private var stopped = false
 
     /// libmicrohttpd's version, loading it; nil with ``libraryError`` when it cannot be loaded.
-    static var libraryVersion: String? { cid_server_library_version().map { String(cString: $0) } }
-    static var libraryError: String { String(cString: cid_server_library_error()) }
+    package static var libraryVersion: String? { cid_server_library_version().map { String(cString: $0) } }
+    package static var libraryError: String { String(cString: cid_server_library_error()) }
 
     /// A listening socket on `host` (numeric address or name; "" for all) and `port` (0: any
     /// free one), and the port it got.
-    static func listen(host: String, port: Int, backlog: Int = 1024) throws(ToolError) -> (socket: Int32, port: Int) {
+    package static func listen(host: String, port: Int, backlog: Int = 1024) throws(QueryError) -> (socket: Int32, port: Int) {
         var error = [CChar](repeating: 0, count: 512)
         var bound: Int32 = 0
         let fd = cid_listen(host, Int32(port), Int32(backlog), &bound, &error, error.count)
         guard fd >= 0 else {
-            throw ToolError(code: Exit.unavailable, message: String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+            throw QueryError(.cannotServe, String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
         }
         return (fd, Int(bound))
     }
 
     /// Starts serving on `socket` (which the server then owns and closes).
-    init(socket: Int32, settings: Settings, handler: any HTTPHandler) throws(ToolError) {
+    package init(socket: Int32, settings: Settings, handler: any HTTPHandler) throws(QueryError) {
         var config = cid_server_config()
         config.listen_fd = socket
         config.threads = UInt32(max(1, settings.threads))
@@ -284,21 +288,21 @@ final class HTTPServer: @unchecked Sendable {
         var error = [CChar](repeating: 0, count: 512)
         guard let started = cid_server_start(&config, &error, error.count) else {
             context.release()
-            throw ToolError(code: Exit.unavailable, message: String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+            throw QueryError(.cannotServe, String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
         }
         raw = started
     }
 
     /// Stops accepting connections; every answer from now on closes its connection.
-    func drain() { cid_server_drain(raw) }
+    package func drain() { cid_server_drain(raw) }
 
     /// The requests being received or answered now.
-    var inFlight: UInt64 { counters.gauges.inFlight }
+    package var inFlight: UInt64 { counters.gauges.inFlight }
 
-    var counters: HTTPCounters { HTTPCounters(raw: raw) }
+    package var counters: HTTPCounters { HTTPCounters(raw: raw) }
 
     /// Closes every connection and stops the threads.
-    func stop() {
+    package func stop() {
         guard !stopped else { return }
         stopped = true
         cid_server_stop(raw)

@@ -1,5 +1,5 @@
-import CallerID
-import CallerIDDirectory
+package import CallerID
+package import CallerIDDirectory
 
 // What `--db PATH`, `lookup info PATH` and `lookup verify PATH...` accept: a database file, a
 // build directory (`lookup build -o DIR`, with manifest.json) or an installed store (CURRENT
@@ -7,25 +7,25 @@ import CallerIDDirectory
 // `DatabaseSet.resolve(path:)` (CallerIDDirectory), the one resolver every command shares.
 
 /// The database files behind a path given on the command line, in precedence order.
-struct DatabasePaths {
-    let resolved: DatabaseSet
+package struct DatabasePaths {
+    package let resolved: DatabaseSet
     /// Database files in precedence order: the first that holds a number answers for it
     /// (manifest order; a higher `priority` first, as the Call Directory feed merges them).
-    let files: [String]
+    package let files: [String]
     /// What the manifest says each file (same order) can answer; `.anywhere` for a lone file
     /// and for manifests without the fields.
-    let coverage: [PackCoverage]
+    package let coverage: [PackCoverage]
 
-    var path: String { resolved.path }
-    var kind: DatabaseSet.Kind { resolved.kind }
+    package var path: String { resolved.path }
+    package var kind: DatabaseSet.Kind { resolved.kind }
 
     /// - Parameter manifestFields: `.lookup` for a query (reads only what it needs of the manifest).
-    static func resolve(_ path: String, manifestFields: DirectoryManifest.Fields = .all) throws(ToolError) -> DatabasePaths {
+    package static func resolve(_ path: String, manifestFields: DirectoryManifest.Fields = .all) throws(QueryError) -> DatabasePaths {
         let found: DatabaseSet
         do {
             found = try DatabaseSet.resolve(path: path, manifestFields: manifestFields)
         } catch {
-            throw toolError(error)
+            throw QueryError(passingOn: error)
         }
         guard let manifest = found.manifest, manifest.files.count == found.files.count else {
             return DatabasePaths(resolved: found, files: found.files, coverage: found.files.map { _ in .anywhere })
@@ -39,13 +39,13 @@ struct DatabasePaths {
     }
 
     /// Opens every file (precedence order).
-    func open(mapping: DatabaseMapping = .map) throws(ToolError) -> [Database] {
+    package func open(mapping: DatabaseMapping = .map) throws(QueryError) -> [Database] {
         var result: [Database] = []
         for f in files {
             do {
                 result.append(try Database(path: f, mapping: mapping))
             } catch {
-                throw toolError(error)
+                throw QueryError(passingOn: error)
             }
         }
         return result
@@ -53,18 +53,18 @@ struct DatabasePaths {
 }
 
 /// Where on the number line a database file can answer, as its manifest entry says.
-struct PackCoverage: Equatable {
+package struct PackCoverage: Equatable {
     /// The numbers its entries lie between.
-    var entries: NumberSpan
+    package var entries: NumberSpan
     /// The numbers a range of it may answer for.
-    var ranges: NumberSpan
+    package var ranges: NumberSpan
 
-    static let anywhere = PackCoverage(entries: .all, ranges: .all)
+    package static let anywhere = PackCoverage(entries: .all, ranges: .all)
 
     /// From the manifest: entries between `first_number` and `last_number` (anywhere when the
     /// manifest lacks them); ranges nowhere when `ranges` is 0, anywhere otherwise (the
     /// manifest does not bound them; only `--keep-ranges` builds have any, in one file).
-    init(_ file: DirectoryManifest.File) {
+    package init(_ file: DirectoryManifest.File) {
         if let first = file.firstNumber, let last = file.lastNumber, first <= last {
             entries = .within(first, last)
         } else {
@@ -73,14 +73,14 @@ struct PackCoverage: Equatable {
         ranges = file.ranges == 0 ? .none : .all
     }
 
-    init(entries: NumberSpan, ranges: NumberSpan) {
+    package init(entries: NumberSpan, ranges: NumberSpan) {
         self.entries = entries
         self.ranges = ranges
     }
 }
 
 /// A set of numbers: none, all, or `first...last`.
-enum NumberSpan: Equatable {
+package enum NumberSpan: Equatable {
     case none
     case all
     case within(UInt64, UInt64)
