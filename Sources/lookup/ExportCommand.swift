@@ -62,6 +62,39 @@ func exportCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     guard let outdir = args.value("--live-caller-id"), !outdir.isEmpty else {
         throw .usage("say what to export: --live-caller-id OUTDIR", command: command)
     }
+    let options = try exportOptions(args)
+    var paths = args.values("--db") + args.positionals
+    if paths.isEmpty { paths = [try databasePath(args)] }
+    var files: [String] = []
+    var settings: [(path: String, FeedSettings)] = []
+    for p in paths {
+        let set = try query { () throws(QueryError) in try DatabasePaths.resolve(p) }
+        files += set.files
+        do { settings.append((p, try set.resolved.feedSettings())) } catch { throw toolError(error) }
+    }
+    // A store's settings decide what the phone's lists hold; they apply to its own packs, so a
+    // store with settings is exported alone.
+    if settings.count > 1, let set = settings.first(where: { $0.1 != FeedSettings() }) {
+        throw .usage("\(set.path) has feed settings (allow list, category choice or rules) that apply to its own databases: export it alone, without other --db",
+                     command: command)
+    }
+    let report: LiveCallerIDExportReport
+    do {
+        report = try LiveCallerIDExport.write(databases: files, settings: settings.first?.1 ?? FeedSettings(), to: outdir, options: options)
+    } catch {
+        throw toolError(error)
+    }
+    if args.flag("--json") {
+        print(exportJSON(report, options))
+    } else {
+        writeExportText(report, options)
+    }
+    return Exit.ok
+}
+
+/// The export's options from the command line.
+private func exportOptions(_ args: Arguments) throws(ToolError) -> LiveCallerIDExportOptions {
+    let command = args.command
     var options = LiveCallerIDExportOptions()
     options.output = args.flag("--text") ? .text : .datasets
     if let text = args.value("--cache-expiry-minutes") {
@@ -85,27 +118,11 @@ func exportCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     if options.output == .text, options.iconDirectory != nil {
         throw .usage("--text writes no icons: give the icon folder to ConstructDatabase (--icon-directory)", command: command)
     }
-    var paths = args.values("--db") + args.positionals
-    if paths.isEmpty { paths = [try databasePath(args)] }
-    var files: [String] = []
-    var settings: [(path: String, FeedSettings)] = []
-    for p in paths {
-        let set = try query { () throws(QueryError) in try DatabasePaths.resolve(p) }
-        files += set.files
-        do { settings.append((p, try set.resolved.feedSettings())) } catch { throw toolError(error) }
-    }
-    // A store's settings decide what the phone's lists hold; they apply to its own packs, so a
-    // store with settings is exported alone.
-    if settings.count > 1, let set = settings.first(where: { $0.1 != FeedSettings() }) {
-        throw .usage("\(set.path) has feed settings (allow list, category choice or rules) that apply to its own databases: export it alone, without other --db",
-                     command: command)
-    }
-    let report: LiveCallerIDExportReport
-    do {
-        report = try LiveCallerIDExport.write(databases: files, settings: settings.first?.1 ?? FeedSettings(), to: outdir, options: options)
-    } catch {
-        throw toolError(error)
-    }
+    return options
+}
+
+/// What the export left out or could not place, one sentence each.
+private func exportWarnings(_ report: LiveCallerIDExportReport) -> [String] {
     var warnings: [String] = []
     if !report.unknownCategories.isEmpty {
         warnings.append("no database has the categor\(report.unknownCategories.count == 1 ? "y" : "ies") \(report.unknownCategories.joined(separator: ", ")) (--identity-category)")
@@ -119,40 +136,44 @@ func exportCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     if let first = report.firstOversizedNumber {
         warnings.append("\(report.oversizedIdentities) identit\(report.oversizedIdentities == 1 ? "y is" : "ies are") over \(LiveCallerIDExport.identityValueLimit) bytes (first: +\(first)); the example server takes values up to that size")
     }
+    return warnings
+}
+
+private func exportJSON(_ report: LiveCallerIDExportReport, _ options: LiveCallerIDExportOptions) -> String {
     let sizes = report.identitySizes
-    if args.flag("--json") {
-        let files = report.files.map { "{\"path\":\(jsonQuote($0.path)),\"rows\":\($0.rows),\"bytes\":\($0.bytes)}" }
-        var identitySizes = ""
-        if options.output == .datasets {
-            let classes = sizes.classes.indices.filter { sizes.classes[$0] > 0 }.map { k in
-                "{\"up_to\":\(LiveCallerIDValueSizes.classLimit(k).map(String.init) ?? "null"),\"rows\":\(sizes.classes[k])}"
-            }
-            identitySizes = ",\"identity_sizes\":{\"rows\":\(sizes.rows),\"largest\":\(sizes.largest),"
-                + "\"largest_number\":\(sizes.largestNumber.map { "\"+\($0)\"" } ?? "null"),\"classes\":[\(classes.joined(separator: ","))],"
-                + "\"default_bucket_size\":\(sizes.defaultBucketSize),\"recommended_bucket_size\":\(sizes.recommendedBucketSize),"
-                + "\"shards\":\(sizes.shards),\"largest_shard_bytes\":\(sizes.largestShardBytes),\"bucket_count\":\(sizes.recommendedBucketCount)},"
-                + "\"configurations\":\(jsonStrings(report.configurations))"
+    let files = report.files.map { "{\"path\":\(jsonQuote($0.path)),\"rows\":\($0.rows),\"bytes\":\($0.bytes)}" }
+    var identitySizes = ""
+    if options.output == .datasets {
+        let classes = sizes.classes.indices.filter { sizes.classes[$0] > 0 }.map { k in
+            "{\"up_to\":\(LiveCallerIDValueSizes.classLimit(k).map(String.init) ?? "null"),\"rows\":\(sizes.classes[k])}"
         }
-        print("{\"files\":[\(files.joined(separator: ","))],\"numbers\":\(report.numbers),\"blocked\":\(report.blocked),"
-              + "\"identities\":\(report.identities),\"icons\":\(report.icons)\(identitySizes),\"warnings\":\(jsonStrings(warnings))}")
-    } else {
-        for f in report.files {
-            print("wrote \(escapedForDisplay(f.path)): \(f.rows) rows, \(f.bytes) bytes")
-        }
-        print("\(report.numbers) numbers, \(report.blocked) blocked, \(report.identities) identities, \(report.icons) icons")
-        if options.output == .datasets, sizes.rows > 0 {
-            let classes = sizes.classes.indices.filter { sizes.classes[$0] > 0 }.map { k in
-                "\(LiveCallerIDValueSizes.classLimit(k).map { "<= \($0)" } ?? "> 65536") B: \(sizes.classes[k])"
-            }
-            print("identity values: \(classes.joined(separator: ", ")); largest \(sizes.largest) B (+\(sizes.largestNumber ?? 0))")
-        }
-        if options.output == .datasets {
-            for c in report.configurations { print("wrote \(escapedForDisplay(c)): PIRProcessDatabase's configuration") }
-            print("identity-config.json: \"maxSerializedBucketSize\": \(sizes.recommendedBucketSize), a fixed \(sizes.recommendedBucketCount) buckets"
-                  + " per shard (\(sizes.shards) shard\(sizes.shards == 1 ? "" : "s")): every row is placed or PIRProcessDatabase stops with an error;"
-                  + " its defaults (\(sizes.defaultBucketSize)-byte buckets, a growing table) can drop rows silently (docs/LIVE-CALLER-ID.md)")
-        }
-        for w in warnings { printError("warning: \(escapedForDisplay(w))") }
+        identitySizes = ",\"identity_sizes\":{\"rows\":\(sizes.rows),\"largest\":\(sizes.largest),"
+            + "\"largest_number\":\(sizes.largestNumber.map { "\"+\($0)\"" } ?? "null"),\"classes\":[\(classes.joined(separator: ","))],"
+            + "\"default_bucket_size\":\(sizes.defaultBucketSize),\"recommended_bucket_size\":\(sizes.recommendedBucketSize),"
+            + "\"shards\":\(sizes.shards),\"largest_shard_bytes\":\(sizes.largestShardBytes),\"bucket_count\":\(sizes.recommendedBucketCount)},"
+            + "\"configurations\":\(jsonStrings(report.configurations))"
     }
-    return Exit.ok
+    return "{\"files\":[\(files.joined(separator: ","))],\"numbers\":\(report.numbers),\"blocked\":\(report.blocked),"
+        + "\"identities\":\(report.identities),\"icons\":\(report.icons)\(identitySizes),\"warnings\":\(jsonStrings(exportWarnings(report)))}"
+}
+
+private func writeExportText(_ report: LiveCallerIDExportReport, _ options: LiveCallerIDExportOptions) {
+    let sizes = report.identitySizes
+    for f in report.files {
+        print("wrote \(escapedForDisplay(f.path)): \(f.rows) rows, \(f.bytes) bytes")
+    }
+    print("\(report.numbers) numbers, \(report.blocked) blocked, \(report.identities) identities, \(report.icons) icons")
+    if options.output == .datasets, sizes.rows > 0 {
+        let classes = sizes.classes.indices.filter { sizes.classes[$0] > 0 }.map { k in
+            "\(LiveCallerIDValueSizes.classLimit(k).map { "<= \($0)" } ?? "> 65536") B: \(sizes.classes[k])"
+        }
+        print("identity values: \(classes.joined(separator: ", ")); largest \(sizes.largest) B (+\(sizes.largestNumber ?? 0))")
+    }
+    if options.output == .datasets {
+        for c in report.configurations { print("wrote \(escapedForDisplay(c)): PIRProcessDatabase's configuration") }
+        print("identity-config.json: \"maxSerializedBucketSize\": \(sizes.recommendedBucketSize), a fixed \(sizes.recommendedBucketCount) buckets"
+              + " per shard (\(sizes.shards) shard\(sizes.shards == 1 ? "" : "s")): every row is placed or PIRProcessDatabase stops with an error;"
+              + " its defaults (\(sizes.defaultBucketSize)-byte buckets, a growing table) can drop rows silently (docs/LIVE-CALLER-ID.md)")
+    }
+    for w in exportWarnings(report) { printError("warning: \(escapedForDisplay(w))") }
 }

@@ -312,111 +312,47 @@ public final class ReportBuild {
         try options.input.maxBadRows.check(rejected: rowsRejected, what: "report")
     }
 
+    /// The row being read: where it is, for its rejection, and how its text is encoded.
+    private struct Row {
+        let record: Record
+        let file: String
+        let encodingName: String
+    }
+
+    private func reject(_ row: Row, _ reason: RejectReason, _ message: String, raw: String? = nil) throws(PipelineError) {
+        try reject(RejectedRow(file: row.file, line: row.record.line, raw: raw ?? row.record.rawText, reason: reason, message: message))
+    }
+
+    /// The field's bytes; nil (the row rejected) when it is missing, nested or not UTF-8.
+    private func field(_ row: Row, _ slot: FieldSlots.Slot, _ what: String) throws(PipelineError) -> ArraySlice<UInt8>? {
+        guard let i = slot.index(in: row.record) else {
+            try reject(row, .missingField, "no \(what) field (\(slot.name)) in this report")
+            return nil
+        }
+        guard !row.record.nested.contains(i) else {
+            try reject(row, .missingField, "the \(what) field (\(slot.name)) is a nested JSON object or array")
+            return nil
+        }
+        let bytes = row.record.value(i)
+        guard bytes.withUnsafeBytes({ UTF8Check.isValid($0) }) else {
+            try reject(row, .invalidEncoding, "the \(what) field is not valid \(row.encodingName) text")
+            return nil
+        }
+        return bytes
+    }
+
     /// One report: its fields read, checked and kept as a record, or the row rejected.
     private func read(_ record: Record, _ f: ReportFields, file: String, encodingName: String) throws(PipelineError) {
-        func reject(_ reason: RejectReason, _ message: String, raw: String? = nil) throws(PipelineError) {
-            try self.reject(RejectedRow(file: file, line: record.line, raw: raw ?? record.rawText, reason: reason, message: message))
-        }
-        /// The field's bytes; nil (the row rejected) when it is missing, nested or not UTF-8.
-        func field(_ slot: FieldSlots.Slot, _ what: String) throws(PipelineError) -> ArraySlice<UInt8>? {
-            guard let i = slot.index(in: record) else {
-                try reject(.missingField, "no \(what) field (\(slot.name)) in this report")
-                return nil
-            }
-            guard !record.nested.contains(i) else {
-                try reject(.missingField, "the \(what) field (\(slot.name)) is a nested JSON object or array")
-                return nil
-            }
-            let bytes = record.value(i)
-            guard bytes.withUnsafeBytes({ UTF8Check.isValid($0) }) else {
-                try reject(.invalidEncoding, "the \(what) field is not valid \(encodingName) text")
-                return nil
-            }
-            return bytes
-        }
-
-        // The number, read as `lookup build` reads it.
-        guard let numberBytes = try field(f.number, "number") else { return }
-        var country = options.input.country
-        if let slot = f.country {
-            guard let c = try field(slot, "country") else { return }
-            let code = String(decoding: c.trimmingSpaces, as: UTF8.self)
-            if !code.isEmpty { country = code.uppercased() }
-        }
-        let number: UInt64
-        if let plain = Self.plainE164(numberBytes, country: country) {
-            do throws(NumberProblem) { number = try normalizer.normalize(e164: plain) } catch {
-                try reject(error.reason, error.message, raw: InputQuote.excerpt(bytes: numberBytes))
-                return
-            }
-        } else {
-            let raw = String(decoding: numberBytes, as: UTF8.self).trimmedASCII
-            let normalized: NormalizedNumbers
-            do throws(NumberProblem) { normalized = try normalizer.normalize(raw, country: country) } catch {
-                try reject(error.reason, error.message, raw: InputQuote.excerpt(raw))
-                return
-            }
-            guard normalized.numbers.count == 1 else {
-                try reject(.badRange, "a report names one number; this field holds \(normalized.numbers.count)", raw: InputQuote.excerpt(raw))
-                return
-            }
-            for w in normalized.warnings { onWarning(RowWarning(file: file, line: record.line, kind: w.kind, message: w.message)) }
-            number = normalized.numbers[0]
-        }
-
-        // The reporter: an opaque id, never a phone number.
-        guard let reporterBytes = try field(f.reporter, "reporter") else { return }
-        let reporter = reporterBytes.trimmingSpaces
-        guard !reporter.isEmpty else {
-            try reject(.badReporter, "the reporter is empty: every report needs the (hashed) id of who sent it")
-            return
-        }
-        if Self.looksLikePhoneNumber(reporter) {
-            try reject(.badReporter, "the reporter reads as a phone number: send an opaque id (a hash), never the reporter's number")
-            return
-        }
-        let reporterID = reporter.withUnsafeBytes { Checksum.xxh3(bytes: $0) }
-
-        // The time.
-        guard let timeBytes = try field(f.time, "time") else { return }
-        let time: Int64
-        do throws(ReportTime.Problem) { time = try ReportTime.parse(timeBytes) } catch {
-            try reject(.badTime, error.message, raw: InputQuote.excerpt(bytes: timeBytes))
-            return
-        }
-        guard time < ReportTime.limit else {
-            try reject(.badTime, "the time is after the year 36812", raw: InputQuote.excerpt(bytes: timeBytes))
-            return
-        }
-
-        // The verdict: a blocking category or `safe`.
-        let code: UInt8
-        if let fixedCode {
-            code = fixedCode
-        } else {
-            guard let slot = f.category else {
-                try reject(.missingField, "no category field in this report (name one with --category-field, or give every report one with --category)")
-                return
-            }
-            guard let bytes = try field(slot, "category") else { return }
-            let value = String(decoding: bytes.trimmingSpaces, as: UTF8.self)
-            guard let known = try verdictCode(value) else {
-                try reject(.badCategory, value.isEmpty
-                    ? "the category is empty: give a blocking category (\(categoryNames.joined(separator: ", "))) or safe"
-                    : "\(InputQuote.quoted(value)) is not a blocking category: use one of \(categoryNames.joined(separator: ", ")), or safe (a --category-map can rename yours)",
-                    raw: InputQuote.excerpt(value))
-                return
-            }
-            code = known
-        }
-
+        let row = Row(record: record, file: file, encodingName: encodingName)
+        guard let number = try number(row, f), let reporter = try reporter(row, f), let time = try time(row, f),
+              let code = try verdict(row, f) else { return }
         // The region, for --split-by field.
         var region: UInt16 = 0
         if let slot = f.region {
-            guard let bytes = try field(slot, "region") else { return }
+            guard let bytes = try field(row, slot, "region") else { return }
             let name = String(decoding: bytes.trimmingSpaces, as: UTF8.self)
             guard !name.isEmpty else {
-                try reject(.missingField, "the region field is empty (--split-by field needs a region for every report)")
+                try reject(row, .missingField, "the region field is empty (--split-by field needs a region for every report)")
                 return
             }
             region = try regions.id(of: name)
@@ -424,12 +360,91 @@ public final class ReportBuild {
 
         if time > newest { newest = time }
         if let onRecord {
-            onRecord(ReportRecord(line: record.line, number: number, reporter: reporterID, time: time,
+            onRecord(ReportRecord(line: record.line, number: number, reporter: reporter, time: time,
                                   verdict: code == 0 ? "safe" : categoryNames[Int(code) - 1],
                                   region: f.region == nil ? "" : regions.names[Int(region)]))
             return
         }
-        try reports!.append(Triple.report(number: number, reporter: reporterID, key: ReportKey.pack(time: time, verdict: code, region: region)))
+        try reports!.append(Triple.report(number: number, reporter: reporter, key: ReportKey.pack(time: time, verdict: code, region: region)))
+    }
+
+    /// The number, read as `lookup build` reads it; nil when the row was rejected.
+    private func number(_ row: Row, _ f: ReportFields) throws(PipelineError) -> UInt64? {
+        guard let numberBytes = try field(row, f.number, "number") else { return nil }
+        var country = options.input.country
+        if let slot = f.country {
+            guard let c = try field(row, slot, "country") else { return nil }
+            let code = String(decoding: c.trimmingSpaces, as: UTF8.self)
+            if !code.isEmpty { country = code.uppercased() }
+        }
+        if let plain = Self.plainE164(numberBytes, country: country) {
+            do throws(NumberProblem) { return try normalizer.normalize(e164: plain) } catch {
+                try reject(row, error.reason, error.message, raw: InputQuote.excerpt(bytes: numberBytes))
+                return nil
+            }
+        }
+        let raw = String(decoding: numberBytes, as: UTF8.self).trimmedASCII
+        let normalized: NormalizedNumbers
+        do throws(NumberProblem) { normalized = try normalizer.normalize(raw, country: country) } catch {
+            try reject(row, error.reason, error.message, raw: InputQuote.excerpt(raw))
+            return nil
+        }
+        guard normalized.numbers.count == 1 else {
+            try reject(row, .badRange, "a report names one number; this field holds \(normalized.numbers.count)", raw: InputQuote.excerpt(raw))
+            return nil
+        }
+        for w in normalized.warnings { onWarning(RowWarning(file: row.file, line: row.record.line, kind: w.kind, message: w.message)) }
+        return normalized.numbers[0]
+    }
+
+    /// The reporter's id (a hash of the field): an opaque id, never a phone number; nil when
+    /// the row was rejected.
+    private func reporter(_ row: Row, _ f: ReportFields) throws(PipelineError) -> UInt64? {
+        guard let reporterBytes = try field(row, f.reporter, "reporter") else { return nil }
+        let reporter = reporterBytes.trimmingSpaces
+        guard !reporter.isEmpty else {
+            try reject(row, .badReporter, "the reporter is empty: every report needs the (hashed) id of who sent it")
+            return nil
+        }
+        if Self.looksLikePhoneNumber(reporter) {
+            try reject(row, .badReporter, "the reporter reads as a phone number: send an opaque id (a hash), never the reporter's number")
+            return nil
+        }
+        return reporter.withUnsafeBytes { Checksum.xxh3(bytes: $0) }
+    }
+
+    /// The time, Unix seconds; nil when the row was rejected.
+    private func time(_ row: Row, _ f: ReportFields) throws(PipelineError) -> Int64? {
+        guard let timeBytes = try field(row, f.time, "time") else { return nil }
+        let time: Int64
+        do throws(ReportTime.Problem) { time = try ReportTime.parse(timeBytes) } catch {
+            try reject(row, .badTime, error.message, raw: InputQuote.excerpt(bytes: timeBytes))
+            return nil
+        }
+        guard time < ReportTime.limit else {
+            try reject(row, .badTime, "the time is after the year 36812", raw: InputQuote.excerpt(bytes: timeBytes))
+            return nil
+        }
+        return time
+    }
+
+    /// The verdict's code: a blocking category (1…) or `safe` (0); nil when the row was rejected.
+    private func verdict(_ row: Row, _ f: ReportFields) throws(PipelineError) -> UInt8? {
+        if let fixedCode { return fixedCode }
+        guard let slot = f.category else {
+            try reject(row, .missingField, "no category field in this report (name one with --category-field, or give every report one with --category)")
+            return nil
+        }
+        guard let bytes = try field(row, slot, "category") else { return nil }
+        let value = String(decoding: bytes.trimmingSpaces, as: UTF8.self)
+        guard let known = try verdictCode(value) else {
+            try reject(row, .badCategory, value.isEmpty
+                ? "the category is empty: give a blocking category (\(categoryNames.joined(separator: ", "))) or safe"
+                : "\(InputQuote.quoted(value)) is not a blocking category: use one of \(categoryNames.joined(separator: ", ")), or safe (a --category-map can rename yours)",
+                raw: InputQuote.excerpt(value))
+            return nil
+        }
+        return known
     }
 
     /// The code of a category value (0: `safe`); nil when it is not a blocking category.
