@@ -133,30 +133,22 @@ public struct NumberingPlan: Sendable {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw PipelineError(.fileNotFound, "\(path): cannot read the numbering plan")
         }
-        let object: Any
-        do { object = try JSONSerialization.jsonObject(with: data) } catch {
-            // Foundation says only "The data is not in the correct format": find where and why.
-            let problem = [UInt8](data).withUnsafeBytes { JSONSyntaxCheck.firstError(in: $0) }
-            if let problem {
-                throw PipelineError(.invalidConfiguration, "\(path):\(problem.line):\(problem.column): not valid JSON: \(problem.message)")
-            }
-            throw PipelineError(.invalidConfiguration, "\(path): not valid JSON (expected {\"countries\": [{\"iso\": …, \"code\": …, \"lengths\": …}, …]})")
-        }
-        guard let root = object as? [String: Any], let countries = root["countries"] as? [[String: Any]] else {
-            throw PipelineError(.invalidConfiguration, "\(path): expected {\"countries\": [{\"iso\": …, \"code\": …, \"lengths\": …}, …]}")
+        let file: PlanFile
+        do { file = try JSONDecoder().decode(PlanFile.self, from: data) } catch {
+            throw PlanFile.problem(error, data: data, path: path)
         }
         var plan = self
-        for (i, c) in countries.enumerated() {
+        for (i, c) in file.countries.enumerated() {
             var at = "\(path): countries[\(i)]"
-            guard let iso = c["iso"] as? String, iso.count == 2, iso.allSatisfy({ $0.isASCII && $0.isLetter }) else {
-                throw PipelineError(.invalidConfiguration, "\(at): \"iso\" must be an ISO 3166 alpha-2 code such as \"PK\"")
+            guard let iso = c.iso, iso.count == 2, iso.allSatisfy({ $0.isASCII && $0.isLetter }) else {
+                throw PipelineError(.invalidConfiguration, "\(at): \(PlanFile.Country.expected(.iso))")
             }
             at += " (\(iso.uppercased()))"
-            guard let code = c["code"] as? String, (1...3).contains(code.count), code.allSatisfy({ $0.isASCII && $0.isNumber }), code.first != "0" else {
-                throw PipelineError(.invalidConfiguration, "\(at): \"code\" must be a calling code of 1-3 digits, as a string")
+            guard let code = c.code, (1...3).contains(code.count), code.allSatisfy({ $0.isASCII && $0.isNumber }), code.first != "0" else {
+                throw PipelineError(.invalidConfiguration, "\(at): \(PlanFile.Country.expected(.code))")
             }
-            guard let lengths = c["lengths"] as? String else {
-                throw PipelineError(.invalidConfiguration, "\(at): \"lengths\" (like \"9-10\") is required")
+            guard let lengths = c.lengths else {
+                throw PipelineError(.invalidConfiguration, "\(at): \(PlanFile.Country.expected(.lengths))")
             }
             func spec(_ text: String, _ key: String, max: Int) throws(PipelineError) {
                 do throws(PipelineError) { _ = try CountryRule.parseSpec(text, max: max) } catch {
@@ -164,20 +156,13 @@ public struct NumberingPlan: Sendable {
                 }
             }
             try spec(lengths, "lengths", max: 17)
-            if c["first"] != nil && !(c["first"] is String) {
-                throw PipelineError(.invalidConfiguration, "\(at): \"first\" must be a string of digits like \"2-9\"")
+            if let first = c.first { try spec(first, "first", max: 9) }
+            for (key, list) in [("trunk", c.trunk), ("international", c.international)] {
+                guard let list, !list.allSatisfy({ !$0.isEmpty && $0.allSatisfy { $0.isASCII && $0.isNumber } }) else { continue }
+                throw PipelineError(.invalidConfiguration, "\(at): \"\(key)\" must be a list of digit strings")
             }
-            let first = c["first"] as? String
-            if let first { try spec(first, "first", max: 9) }
-            func digitsList(_ key: String, _ fallback: [String]) throws(PipelineError) -> [String] {
-                guard let v = c[key] else { return fallback }
-                guard let list = v as? [String], list.allSatisfy({ !$0.isEmpty && $0.allSatisfy { $0.isASCII && $0.isNumber } }) else {
-                    throw PipelineError(.invalidConfiguration, "\(at): \"\(key)\" must be a list of digit strings")
-                }
-                return list
-            }
-            let rule = CountryRule(iso, code, trunk: try digitsList("trunk", []), international: try digitsList("international", ["00"]),
-                                   lengths: lengths, first: first)
+            let rule = CountryRule(iso, code, trunk: c.trunk ?? [], international: c.international ?? ["00"],
+                                   lengths: lengths, first: c.first)
             for other in plan.codes where other != code && (other.hasPrefix(code) || code.hasPrefix(other)) {
                 throw PipelineError(.invalidConfiguration, "\(at): calling code \(code) overlaps the existing code \(other)")
             }
@@ -196,5 +181,55 @@ public struct NumberingPlan: Sendable {
             if codes.contains(s) { return s }
         }
         return nil
+    }
+}
+
+/// A numbering plan file as JSON (``NumberingPlan/adding(contentsOf:)``), read with the
+/// package's one decoder of its own documents (`JSONDecoder`; input rows have the streaming
+/// reader). A field of the wrong type is reported as the field's rule says it.
+private struct PlanFile: Decodable {
+    struct Country: Decodable {
+        enum CodingKeys: String, CodingKey { case iso, code, trunk, international, lengths, first }
+        var iso: String?
+        var code: String?
+        var trunk: [String]?
+        var international: [String]?
+        var lengths: String?
+        var first: String?
+
+        /// What field `key` must hold.
+        static func expected(_ key: CodingKeys) -> String {
+            switch key {
+            case .iso: "\"iso\" must be an ISO 3166 alpha-2 code such as \"PK\""
+            case .code: "\"code\" must be a calling code of 1-3 digits, as a string"
+            case .lengths: "\"lengths\" (like \"9-10\") is required, as a string"
+            case .first: "\"first\" must be a string of digits like \"2-9\""
+            case .trunk, .international: "\"\(key.rawValue)\" must be a list of digit strings"
+            }
+        }
+    }
+
+    var countries: [Country]
+
+    static let shape = "expected {\"countries\": [{\"iso\": …, \"code\": …, \"lengths\": …}, …]}"
+
+    /// The error of a file `JSONDecoder` refused: where the JSON breaks (Foundation says only
+    /// "The data is not in the correct format"), or which field has the wrong type.
+    static func problem(_ error: any Error, data: Data, path: String) -> PipelineError {
+        let context: DecodingError.Context?
+        switch error as? DecodingError {
+        case .typeMismatch(_, let c), .valueNotFound(_, let c), .keyNotFound(_, let c): context = c
+        case .dataCorrupted(let c):
+            if let problem = [UInt8](data).withUnsafeBytes({ JSONSyntaxCheck.firstError(in: $0) }) {
+                return PipelineError(.invalidConfiguration, "\(path):\(problem.line):\(problem.column): not valid JSON: \(problem.message)")
+            }
+            context = c
+        default: context = nil
+        }
+        let keys = context?.codingPath ?? []
+        if keys.count == 3, let index = keys[1].intValue, let key = Country.CodingKeys(stringValue: keys[2].stringValue) {
+            return PipelineError(.invalidConfiguration, "\(path): countries[\(index)]: \(Country.expected(key))")
+        }
+        return PipelineError(.invalidConfiguration, "\(path): \(shape)")
     }
 }

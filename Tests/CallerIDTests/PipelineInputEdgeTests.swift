@@ -367,6 +367,27 @@ private func hasControlBytes(_ s: String) -> Bool {
         }
     }
 
+    /// A field of the wrong JSON type is named with the rule it breaks, not the decoder's words.
+    @Test func aPlanFieldOfTheWrongTypeIsNamedWithItsRule() throws {
+        let dir = TempDir()
+        let plan = dir.path("plan.json")
+        for (text, expected) in [
+            (#"{"countries": [{"iso": "PK", "code": 92, "lengths": "9"}]}"#, #"countries[0]: "code" must be a calling code of 1-3 digits"#),
+            (#"{"countries": [{"iso": "PK", "code": "92", "lengths": "9"}, {"iso": "QA", "code": "974", "lengths": "8", "first": 5}]}"#,
+             #"countries[1]: "first" must be a string of digits"#),
+            (#"{"countries": [{"iso": "PK", "code": "92", "lengths": "9", "trunk": "0"}]}"#, #"countries[0]: "trunk" must be a list of digit strings"#),
+            (#"{"countries": [{"iso": "PK", "code": "92", "lengths": "9", "international": ["00", ""]}]}"#, #""international" must be a list of digit strings"#),
+            (#"{"places": []}"#, #"expected {"countries": ["#),
+            ("[1,2]", #"expected {"countries": ["#),
+        ] {
+            try write(text, plan)
+            var message = ""
+            do { _ = try NumberingPlan.builtIn.adding(contentsOf: plan) } catch { message = error.message }
+            #expect(message.hasPrefix(plan) && message.contains(expected), "\(text): \(message)")
+            #expect(!message.contains("DecodingError") && !message.contains("The data"), "\(message)")
+        }
+    }
+
     @Test func badPlanJSONNamesLineAndExpectation() throws {
         let dir = TempDir()
         let plan = dir.path("plan.json")
