@@ -23,6 +23,10 @@
 // (codec 0) or the x_j whose bitmap bit is 0 (codec 2), in order. The first key is the block
 // index's. The records are followed by 8 zero bytes (the blocks section's end), so every 8-byte
 // load below stays inside [record start, record end + 8), and no record reaches into them.
+//
+// One codec a file: the record (its header, the value stream, the key codec rule and the
+// writer) here; the Elias–Fano keys in EliasFano.swift; the gap-1 bitmap in GapBitmap.swift;
+// the value codes' canonical code in ValueCode.swift.
 
 /// A checked view of one block record (the reader), and the writer of one (``append(keys:values:ids:syncInterval:to:parts:)``).
 struct BlockRecord {
@@ -35,9 +39,6 @@ struct BlockRecord {
         static let lowerBytes = 6
         static let syncTable = 8
     }
-    /// The widest lower-bit field: a field and its shift fit one unaligned u64 load.
-    static let maxLowerWidth = 56
-
     let view: ByteView   // [start, end + 8): the 8 bytes after the record are readable
     /// n: the block's entries.
     let entryCount: Int
@@ -80,33 +81,17 @@ struct BlockRecord {
         } else if keyCodec == Format.keyCodecRunBitmap {
             bitmapWords = (deltas &+ 63) &>> 6
             guard deltas > 0, bitmapStart &+ 8 &* bitmapWords <= recordLength else { return nil }
-            elements = deltas &- BlockRecord.ones(view, at: bitmapStart, bits: deltas)
+            elements = deltas &- GapBitmap.ones(view, at: bitmapStart, bits: deltas)
         } else {
             guard keyCodec == Format.keyCodecEliasFano else { return nil }
         }
-        guard lowerWidth <= BlockRecord.maxLowerWidth, lowerBytes &* 8 >= elements &* lowerWidth, upperWords &* 64 >= elements else { return nil }
+        guard lowerWidth <= EliasFano.maxLowerWidth, lowerBytes &* 8 >= elements &* lowerWidth, upperWords &* 64 >= elements else { return nil }
         elementCount = elements
         upperStart = bitmapStart &+ 8 &* bitmapWords
         lowerStart = upperStart &+ 8 &* upperWords
         valueStart = lowerStart &+ lowerBytes
         guard valueStart <= recordLength else { return nil }
         valueBits = (recordLength &- valueStart) &* 8
-    }
-
-    /// Set bits among the first `bits` (≥ 1) of the u64 words at `at` (bits past them ignored).
-    @inline(__always)
-    static func ones(_ view: ByteView, at: Int, bits: Int) -> Int {
-        let words = (bits &+ 63) &>> 6
-        var count = 0
-        for w in 0..<(words &- 1) { count &+= view.u64(at &+ 8 &* w).nonzeroBitCount }
-        let tail = bits &- 64 &* (words &- 1)  // 1 … 64
-        let mask: UInt64 = tail == 64 ? ~0 : (1 &<< UInt64(tail)) &- 1
-        return count &+ (view.u64(at &+ 8 &* (words &- 1)) & mask).nonzeroBitCount
-    }
-
-    /// Lower field j (low_j).
-    @inline(__always) func lower(_ j: Int) -> UInt64 {
-        view.bits(at: lowerStart &* 8 &+ j &* lowerWidth, width: lowerWidth)
     }
 
     /// The sync table's entry `s − 1`: the bit offset of entry `s·2^syncShift`'s code (s ≥ 1).
@@ -118,165 +103,11 @@ struct BlockRecord {
     @inline(__always)
     func find(_ x: UInt64) -> Int? {
         if x == 0 { return 0 }
-        let deltas = entryCount &- 1
-        if keyCodec == Format.keyCodecRun { return x <= UInt64(deltas) ? Int(x) : nil }
-        if keyCodec == Format.keyCodecRunBitmap { return findWithBitmap(x) }
-        guard deltas > 0 else { return nil }
-        let h = x &>> UInt64(lowerWidth)
-        guard h < UInt64(upperWords &* 64) else { return nil }
-        // p = position just after the h-th zero of the upper bits (the start of bucket h).
-        var p = 0
-        if h > 0 {
-            guard let zero = selectZero(at: upperStart, words: upperWords, Int(h) &- 1).position else { return nil }
-            p = zero &+ 1
+        switch keyCodec {
+        case Format.keyCodecRun: return x <= UInt64(entryCount &- 1) ? Int(x) : nil
+        case Format.keyCodecRunBitmap: return findKey(x, GapBitmap(self))
+        default: return findKey(x, NoGapOnes())
         }
-        var j = p &- Int(h)
-        let target = x & ((1 &<< UInt64(lowerWidth)) &- 1)
-        let totalBits = upperWords &* 64
-        while p < totalBits, j < deltas, j >= 0 {
-            let word = view.u64(upperStart &+ 8 &* (p &>> 6))
-            guard (word &>> UInt64(p & 63)) & 1 == 1 else { return nil }
-            let low = lower(j)
-            if low == target { return j &+ 1 }
-            if low > target { return nil }
-            p &+= 1
-            j &+= 1
-        }
-        return nil
-    }
-
-    /// Position of the `k`-th set bit (0-based, k < popcount) of `word`.
-    @inline(__always)
-    static func select(_ word: UInt64, _ k: Int) -> Int {
-        var v = word
-        var remaining = k
-        var p = 0
-        while true {
-            let byteOnes = (v & 0xFF).nonzeroBitCount
-            if remaining < byteOnes { break }
-            remaining &-= byteOnes
-            v &>>= 8
-            p &+= 8
-        }
-        while remaining > 0 {
-            v &= v &- 1
-            remaining &-= 1
-        }
-        return p &+ v.trailingZeroBitCount
-    }
-
-    /// The position of the `k`-th zero bit (0-based) of the `words` u64 words at `at`, or nil
-    /// and the zeros they hold when they hold no more than k.
-    @inline(__always)
-    func selectZero(at: Int, words: Int, _ k: Int) -> (position: Int?, zeros: Int) {
-        var remaining = k
-        var w = 0
-        while w < words {
-            let word = ~view.u64(at &+ 8 &* w)
-            let zeros = word.nonzeroBitCount
-            if remaining < zeros { return (64 &* w &+ BlockRecord.select(word, remaining), 0) }
-            remaining &-= zeros
-            w &+= 1
-        }
-        return (nil, k &- remaining)
-    }
-
-    /// Codec 2: the last Elias–Fano element ≤ `y` — its index (−1 when every element is
-    /// above `y`) and value; nil when the upper bits disagree with the element count.
-    @inline(__always)
-    func elementAtOrBelow(_ y: UInt64) -> (index: Int, value: UInt64)? {
-        let r = elementCount
-        guard r > 0 else { return (-1, 0) }
-        let l = UInt64(lowerWidth)
-        let h = y &>> l
-        let totalBits = upperWords &* 64
-        // bucketStart = the position just after the h-th zero of the upper bits (the end of
-        // the upper bits when they hold fewer zeros); before = the set bits before it.
-        var bucketStart = 0
-        var before = 0
-        if h > 0 {
-            let (zero, zeros) = selectZero(at: upperStart, words: upperWords, Int(h) &- 1)
-            if let zero {
-                bucketStart = zero &+ 1
-                before = bucketStart &- Int(h)
-            } else {
-                bucketStart = totalBits
-                before = totalBits &- zeros
-            }
-        }
-        guard before <= r else { return nil }
-        // The elements of bucket h (high part h) that are ≤ y.
-        let target = y & ((1 &<< l) &- 1)
-        var p = bucketStart
-        var i = before
-        var found = -1
-        var value: UInt64 = 0
-        while p < totalBits, i < r {
-            guard (view.u64(upperStart &+ 8 &* (p &>> 6)) &>> UInt64(p & 63)) & 1 == 1 else { break }
-            let low = lower(i)
-            if low > target { break }
-            found = i
-            value = h &<< l | low
-            p &+= 1
-            i &+= 1
-        }
-        if found >= 0 { return (found, value) }
-        // Else the last element before the bucket: the last set bit before bucketStart.
-        guard before > 0 else { return (-1, 0) }
-        var w = (bucketStart &- 1) &>> 6
-        var word = view.u64(upperStart &+ 8 &* w)
-        let top = (bucketStart &- 1) & 63
-        if top < 63 { word &= (1 &<< UInt64(top &+ 1)) &- 1 }
-        while word == 0 {
-            guard w > 0 else { return nil }
-            w &-= 1
-            word = view.u64(upperStart &+ 8 &* w)
-        }
-        let position = 64 &* w &+ 63 &- word.leadingZeroBitCount
-        let high = UInt64(position &- (before &- 1))
-        return (before &- 1, high &<< l | lower(before &- 1))
-    }
-
-    /// Codec 2: the position of the `k`-th zero bit of the bitmap (its element `k`'s entry is
-    /// that position + 1), nil when the bitmap has fewer than k + 1 zeros among its m bits.
-    @inline(__always)
-    func bitmapZero(_ k: Int) -> Int? {
-        let m = entryCount &- 1
-        guard let p = selectZero(at: bitmapStart, words: (m &+ 63) &>> 6, k).position, p < m else { return nil }
-        return p
-    }
-
-    /// Codec 2: the first zero bit of the bitmap after position `q` (≥ −1), or m.
-    @inline(__always)
-    func bitmapZero(after q: Int) -> Int {
-        let m = entryCount &- 1
-        let from = q &+ 1
-        var w = from &>> 6
-        guard from < m else { return m }
-        var word = ~view.u64(bitmapStart &+ 8 &* w) & ((~0 as UInt64) &<< UInt64(from & 63))
-        while true {
-            if word != 0 { return min(m, 64 &* w &+ word.trailingZeroBitCount) }
-            w &+= 1
-            guard w &* 64 < m else { return m }
-            word = ~view.u64(bitmapStart &+ 8 &* w)
-        }
-    }
-
-    /// Codec 2, `x` > 0 above the first key: the last element ≤ x, then the run of gap-1
-    /// keys after it (or after the first key) must reach x.
-    @inline(__always)
-    func findWithBitmap(_ x: UInt64) -> Int? {
-        guard let (i, value) = elementAtOrBelow(x) else { return nil }
-        var q = -1  // the bitmap position of element i (entry q + 1); −1: the first key
-        if i >= 0 {
-            guard let z = bitmapZero(i) else { return nil }
-            q = z
-        }
-        let t = x &- value
-        if t == 0 { return q &+ 1 }
-        guard t < UInt64(entryCount &- 1 &- q) else { return nil }
-        let end = q &+ Int(t)  // x's bitmap position: positions q + 1 … end must all be gap 1
-        return bitmapZero(after: q) > end ? end &+ 1 : nil
     }
 
     /// MSB-first window of the value stream at bit `bit` (< valueBits).
@@ -359,44 +190,20 @@ struct BlockRecord {
         guard firstKey <= Format.maxNumber else { return false }  // a block of one entry has no other key to check
         out[0] = firstKey
         let deltas = entryCount &- 1
-        if keyCodec == Format.keyCodecRun {
+        switch keyCodec {
+        case Format.keyCodecRun:
             guard firstKey &+ UInt64(deltas) <= Format.maxNumber else { return false }
             var key = firstKey
             for j in 1..<(deltas &+ 1) {
                 key &+= 1
                 out[j] = key
             }
-        } else if keyCodec == Format.keyCodecRunBitmap {
-            guard decodeKeysWithBitmap(firstKey: firstKey, out) else { return false }
-        } else if deltas > 0 {
-            let width = UInt64(lowerWidth)
-            let mask: UInt64 = lowerWidth == 0 ? 0 : (~0 as UInt64) &>> (64 &- width)
-            var j = 0
-            var previous = firstKey
-            var lowBit = lowerStart &* 8
-            var w = 0
-            while j < deltas {
-                guard w < upperWords else { return false }
-                var word = view.u64(upperStart &+ 8 &* w)
-                let wordStart = 64 &* w
-                while word != 0 {
-                    // The j-th set bit at position p = 64w + tz: the key's high part is p − j.
-                    let high = UInt64(wordStart &+ word.trailingZeroBitCount &- j)
-                    let low = (view.u64(lowBit &>> 3) &>> UInt64(lowBit & 7)) & mask
-                    let key = firstKey &+ (high &<< width | low)
-                    guard key > previous else { return false }
-                    j &+= 1
-                    out[j] = key
-                    previous = key
-                    guard j < deltas else { break }
-                    word &= word &- 1
-                    lowBit &+= lowerWidth
-                }
-                w &+= 1
-            }
-            guard previous <= Format.maxNumber else { return false }
+            return true
+        case Format.keyCodecRunBitmap:
+            return decodeElements(firstKey: firstKey, out, GapBitmap(self))
+        default:
+            return decodeElements(firstKey: firstKey, out, NoGapOnes())
         }
-        return true
     }
 
     /// The value codes of the block in order, entry i's id handed to `sink` when it wants ids
@@ -474,47 +281,6 @@ struct BlockRecord {
         return symbol
     }
 
-    /// Codec 2's keys after the first into `out[1 ... m]`: one above the key before for a
-    /// set bitmap bit, else the next Elias–Fano element (the upper words in order) above the
-    /// first key. False when the upper bits run out, or an element is not above the key
-    /// before it or is beyond the largest number.
-    @inline(__always)
-    private func decodeKeysWithBitmap(firstKey: UInt64, _ out: FixedBufferWriter<UInt64>) -> Bool {
-        let deltas = entryCount &- 1
-        let width = UInt64(lowerWidth)
-        let mask: UInt64 = lowerWidth == 0 ? 0 : (~0 as UInt64) &>> (64 &- width)
-        var previous = firstKey
-        var lowBit = lowerStart &* 8
-        var upperWord: UInt64 = 0
-        var w = -1
-        var i = 0
-        var bits: UInt64 = 0
-        for j in 0..<deltas {
-            if j & 63 == 0 { bits = view.u64(bitmapStart &+ (j &>> 3)) }
-            if bits & 1 != 0 {
-                previous &+= 1
-            } else {
-                while upperWord == 0 {
-                    w &+= 1
-                    guard w < upperWords else { return false }
-                    upperWord = view.u64(upperStart &+ 8 &* w)
-                }
-                // Element i is the i-th set bit, at p = 64w + tz: its high part is p − i.
-                let high = UInt64(64 &* w &+ upperWord.trailingZeroBitCount &- i)
-                let low = (view.u64(lowBit &>> 3) &>> UInt64(lowBit & 7)) & mask
-                let key = firstKey &+ (high &<< width | low)
-                guard key > previous, key <= Format.maxNumber else { return false }
-                previous = key
-                upperWord &= upperWord &- 1
-                lowBit &+= lowerWidth
-                i &+= 1
-            }
-            bits &>>= 1
-            out[j &+ 1] = previous
-        }
-        return previous <= Format.maxNumber
-    }
-
     /// For verify, after ``decodeAllBits(firstKey:code:keys:ids:)`` gave `codeBits` and the
     /// block's keys `keys[0 ..< n]`: every structural rule a reader does not need for one entry
     /// but the writer always keeps — the key codec and Elias–Fano width the writer's rule picks
@@ -532,35 +298,13 @@ struct BlockRecord {
         if keyCodec == Format.keyCodecEliasFano {
             guard isCanonicalEliasFano(elements: deltas, span: shape.span) else { return false }
         } else if keyCodec == Format.keyCodecRunBitmap {
-            for w in 0..<((deltas &+ 63) &>> 6) {
-                var expected: UInt64 = 0
-                for j in (64 &* w)..<min(deltas, 64 &* w &+ 64) where keys[j &+ 1] &- keys[j] == 1 {
-                    expected |= 1 &<< UInt64(j & 63)
-                }
-                guard view.u64(bitmapStart &+ 8 &* w) == expected else { return false }
-            }
+            guard GapBitmap(self).isCanonical(keys: keys) else { return false }
             guard isCanonicalEliasFano(elements: deltas &- shape.gapOnes, span: shape.lastOther) else { return false }
         }
         guard (bit &+ 7) / 8 == valueBits / 8 else { return false }
         if bit % 8 != 0 {
             let last = view.u8(valueStart &+ bit / 8)
             guard last & (0xFF &>> UInt8(bit % 8)) == 0 else { return false }
-        }
-        return true
-    }
-
-    /// The Elias–Fano part of `elements` (≥ 1) below `span` as the writer writes it: its
-    /// width and words, exactly `elements` set upper bits, and zero unused lower bits.
-    private func isCanonicalEliasFano(elements r: Int, span u: UInt64) -> Bool {
-        let l = BlockRecord.lowerWidth(deltas: r, span: u)
-        guard lowerWidth == l, upperWords == BlockRecord.upperWords(deltas: r, span: u, lowerWidth: l) else { return false }
-        var ones = 0
-        for w in 0..<upperWords { ones &+= view.u64(upperStart &+ 8 &* w).nonzeroBitCount }
-        guard ones == r else { return false }
-        guard (valueStart &- lowerStart) == (r &* l &+ 7) / 8 else { return false }
-        if r &* l % 8 != 0 {
-            let last = view.u8(valueStart &- 1)
-            guard last &>> UInt8(r &* l % 8) == 0 else { return false }
         }
         return true
     }
@@ -606,21 +350,16 @@ struct BlockRecord {
         let m = shape.deltas
         if isRun(deltas: m, span: shape.span) { return Format.keyCodecRun }
         guard runBitmap, m > 0 else { return Format.keyCodecEliasFano }
-        return runBitmapBytes(shape) < eliasFanoBytes(elements: m, span: shape.span) ? Format.keyCodecRunBitmap : Format.keyCodecEliasFano
+        return GapBitmap.keyBytes(shape) < EliasFano.bytes(elements: m, span: shape.span) ? Format.keyCodecRunBitmap : Format.keyCodecEliasFano
     }
 
     /// Key bytes of codec `codec` for a block of `shape` (the header and sync table left out).
     static func keyBytes(_ shape: KeyShape, codec: UInt8) -> Int {
         switch codec {
         case Format.keyCodecRun: 0
-        case Format.keyCodecRunBitmap: runBitmapBytes(shape)
-        default: eliasFanoBytes(elements: shape.deltas, span: shape.span)
+        case Format.keyCodecRunBitmap: GapBitmap.keyBytes(shape)
+        default: EliasFano.bytes(elements: shape.deltas, span: shape.span)
         }
-    }
-
-    /// Key bytes of codec 2: the bitmap words and Elias–Fano over the keys not one above the key before.
-    private static func runBitmapBytes(_ shape: KeyShape) -> Int {
-        8 * ((shape.deltas + 63) / 64) + eliasFanoBytes(elements: shape.deltas - shape.gapOnes, span: shape.lastOther)
     }
 
     /// The writer's file-level rule (docs/FORMAT.md §9): key codec 2 is used in a file — which
@@ -659,27 +398,9 @@ struct BlockRecord {
         }
     }
 
-    /// Bytes of the writer's Elias–Fano part for `elements` values, the largest `span`.
-    static func eliasFanoBytes(elements r: Int, span u: UInt64) -> Int {
-        let l = lowerWidth(deltas: r, span: u)
-        return 8 * upperWords(deltas: r, span: u, lowerWidth: l) + (r * l + 7) / 8
-    }
-
-
     /// The writer's key codec rule: a run when the m > 0 keys after the first are consecutive
     /// (`span` = last key − first key = m).
     static func isRun(deltas m: Int, span u: UInt64) -> Bool { m > 0 && u == UInt64(m) }
-
-    /// The writer's Elias–Fano width: floor(log2(u div m)), at most 56; 0 when u div m = 0.
-    static func lowerWidth(deltas m: Int, span u: UInt64) -> Int {
-        guard m > 0, u / UInt64(m) >= 1 else { return 0 }
-        return min(maxLowerWidth, 63 - (u / UInt64(m)).leadingZeroBitCount)
-    }
-
-    /// The writer's number of upper words: ceil(((u >> l) + m) / 64), none for m = 0.
-    static func upperWords(deltas m: Int, span u: UInt64, lowerWidth l: Int) -> Int {
-        m > 0 ? (Int(u >> UInt64(l)) + m + 63) / 64 : 0
-    }
 
     /// Appends one block's record (the drawing above) to `blocks`: the header, the sync points,
     /// the keys in the codec of ``keyCodec(_:runBitmap:)`` (nothing for a run of consecutive numbers),
@@ -690,7 +411,6 @@ struct BlockRecord {
                        runBitmap: Bool, to blocks: inout [UInt8], parts: inout LayoutParts) throws(CallerIDError) -> UInt8 {
         let count = keys.count
         let firstKey = keys.first!
-        let deltas = count - 1
         let shape = KeyShape(count: count) { keys[keys.startIndex + $0] }
         let codec = keyCodec(shape, runBitmap: runBitmap)
         // The Elias–Fano elements: every key above the first (codec 0), or those not one
@@ -700,29 +420,9 @@ struct BlockRecord {
         if codec == Format.keyCodecEliasFano {
             elements = (1..<max(1, count)).map { keys[keys.startIndex + $0] - firstKey }
         } else if codec == Format.keyCodecRunBitmap {
-            bitmap = [UInt64](repeating: 0, count: (deltas + 63) / 64)
-            for j in 0..<deltas {
-                let key = keys[keys.startIndex + 1 + j]
-                if key - keys[keys.startIndex + j] == 1 {
-                    bitmap[j >> 6] |= 1 << UInt64(j & 63)
-                } else {
-                    elements.append(key - firstKey)
-                }
-            }
+            (bitmap, elements) = GapBitmap.encode(keys)
         }
-        var width = 0
-        var upper: [UInt64] = []
-        var lower = BitWriter()
-        if let span = elements.last {
-            width = lowerWidth(deltas: elements.count, span: span)
-            upper = [UInt64](repeating: 0, count: upperWords(deltas: elements.count, span: span, lowerWidth: width))
-            for (i, x) in elements.enumerated() {
-                let p = Int(x >> UInt64(width)) + i
-                upper[p >> 6] |= 1 << UInt64(p & 63)
-                lower.write(x, width: width)
-            }
-            lower.alignToByte()
-        }
+        let (width, upper, lower) = EliasFano.encode(elements)
         var stream = MSBBitWriter()
         var sync: [UInt16] = []
         for i in 0..<count {
@@ -737,7 +437,7 @@ struct BlockRecord {
                 stream.write(c.code, c.length)
             }
         }
-        guard upper.count <= Int(UInt16.max), lower.bytes.count <= Int(UInt16.max) else {
+        guard upper.count <= Int(UInt16.max), lower.count <= Int(UInt16.max) else {
             throw CallerIDError(.limitExceeded, "block keys too sparse for one record")
         }
         let start = blocks.count
@@ -745,15 +445,15 @@ struct BlockRecord {
         blocks.append(UInt8(width))
         blocks.append(codec)
         blocks.appendLE(UInt16(upper.count))
-        blocks.appendLE(UInt16(lower.bytes.count))
+        blocks.appendLE(UInt16(lower.count))
         assert(blocks.count - start == Offset.syncTable)
         for s in sync { blocks.appendLE(s) }
         for w in bitmap { blocks.appendLE(w) }
         for w in upper { blocks.appendLE(w) }
-        blocks.append(contentsOf: lower.bytes)
+        blocks.append(contentsOf: lower)
         let valueBytes = stream.finished
         blocks.append(contentsOf: valueBytes)
-        parts.keys += Format.recordHeaderSize + 8 * bitmap.count + 8 * upper.count + lower.bytes.count
+        parts.keys += Format.recordHeaderSize + 8 * bitmap.count + 8 * upper.count + lower.count
         parts.values += 2 * sync.count + valueBytes.count
         return codec
     }
