@@ -15,22 +15,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! command -v swift >/dev/null 2>&1 && [ -x /opt/swift/usr/bin/swift ]; then
-    export PATH="$PATH:/opt/swift/usr/bin"
-fi
-command -v swift >/dev/null 2>&1 || { echo "error: swift not found (install Swift 6 from swift.org)" >&2; exit 69; }
-
-need=()
-for pkg in liblz4-dev libxxhash-dev libphonenumber-dev libsqlite3-dev liblmdb-dev pkg-config python3; do
-    dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
-done
-if [ ${#need[@]} -gt 0 ]; then
-    echo "installing ${need[*]}" >&2
-    sudo=""
-    [ "$(id -u)" -eq 0 ] || sudo="sudo"
-    $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
-fi
+source tools/common.sh
+use_swift
+ensure_packages liblz4-dev libxxhash-dev libphonenumber-dev libsqlite3-dev liblmdb-dev pkg-config python3
 
 swift build -c release --package-path Benchmarks >&2
 bench=Benchmarks/.build/release/callerid-bench

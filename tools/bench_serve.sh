@@ -27,16 +27,10 @@ while [ $# -gt 0 ]; do
         *) echo "error: unknown argument '$1'" >&2; exit 64 ;;
     esac
 done
-if ! command -v swift >/dev/null 2>&1 && [ -x /opt/swift/usr/bin/swift ]; then export PATH="$PATH:/opt/swift/usr/bin"; fi
-need=()
-for pkg in wrk nginx-light libmicrohttpd12 python3 curl; do
-    dpkg -s "$pkg" >/dev/null 2>&1 || { [ "$pkg" = nginx-light ] && command -v nginx >/dev/null; } || need+=("$pkg")
-done
-if [ ${#need[@]} -gt 0 ]; then
-    sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
-    $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
-fi
+source tools/common.sh
+use_swift
+# nginx-light only when no nginx is installed (another nginx package serves as well).
+ensure_packages wrk libmicrohttpd12 python3 curl $(command -v nginx >/dev/null || echo nginx-light)
 swift build -c release --product lookup >&2
 lookup=$PWD/.build/release/lookup
 mkdir -p "$work"

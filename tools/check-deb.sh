@@ -12,10 +12,8 @@ case "$deb" in /*) ;; *) deb="$PWD/$deb" ;; esac
 [ -f "$deb" ] || { echo "check-deb: $deb: no such file" >&2; exit 66; }
 cd "$(dirname "$0")/.."
 fail() { echo "check-deb: $*" >&2; exit 1; }
-if ! command -v groff >/dev/null; then
-    sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq groff-base >/dev/null
-fi
+source tools/common.sh
+command -v groff >/dev/null || ensure_packages groff-base
 
 info=$(dpkg-deb --info "$deb")
 for field in "Package: callerid" "Depends: .*libxxhash0" "Depends: .*libphonenumber8" "Depends: .*libsodium23" "Section: utils" \

@@ -56,9 +56,8 @@ case "$prefix" in /*) ;; *) prefix="$here/$prefix" ;; esac
 case "$destdir" in /*|"") ;; *) destdir="$here/$destdir" ;; esac
 case "$debugdir" in /*|"") ;; *) debugdir="$here/$debugdir" ;; esac
 
-if ! command -v swift >/dev/null 2>&1 && [ -x /opt/swift/usr/bin/swift ]; then
-    export PATH="$PATH:/opt/swift/usr/bin"
-fi
+source tools/common.sh
+use_swift
 
 scratch=.build
 flags=()

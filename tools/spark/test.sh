@@ -21,13 +21,9 @@
 # runs this part alone, SPARK_TEST_REPORTS=no skips it).
 # Without Java or PySpark it says SKIPPED and why, and exits 0.
 set -euo pipefail
-root="$(cd "$(dirname "$0")/../.." && pwd)"
+source "$(dirname "$0")/../common.sh"
+spark_preamble
 rows="${1:-2000000}"
-venv="${CALLERID_SPARK_VENV:-$HOME/.cache/callerid-spark}"
-if ! command -v java >/dev/null 2>&1; then echo "SKIPPED: no java (bash tools/spark/setup.sh installs default-jre-headless)"; exit 0; fi
-if [ ! -x "$venv/bin/spark-submit" ]; then echo "SKIPPED: no PySpark in $venv (bash tools/spark/setup.sh installs it)"; exit 0; fi
-lookup="${LOOKUP:-$root/.build/release/lookup}"
-[ -x "$lookup" ] || { echo "error: no $lookup: swift build -c release first (or LOOKUP=path)" >&2; exit 66; }
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT

@@ -13,13 +13,9 @@
 # CALLERID_BUNDLE=FILE uses an archive bundle.sh made before (else it is made here, with
 # tools/install.sh: minutes the first time). Without Java or PySpark it says SKIPPED and exits 0.
 set -euo pipefail
-root="$(cd "$(dirname "$0")/../.." && pwd)"
+source "$(dirname "$0")/../common.sh"
+spark_preamble
 rows="${1:-20000}"
-venv="${CALLERID_SPARK_VENV:-$HOME/.cache/callerid-spark}"
-if ! command -v java >/dev/null 2>&1; then echo "SKIPPED: no java (bash tools/spark/setup.sh installs default-jre-headless)"; exit 0; fi
-if [ ! -x "$venv/bin/spark-submit" ]; then echo "SKIPPED: no PySpark in $venv (bash tools/spark/setup.sh installs it)"; exit 0; fi
-lookup="${LOOKUP:-$root/.build/release/lookup}"
-[ -x "$lookup" ] || { echo "error: no $lookup: swift build -c release first (or LOOKUP=path)" >&2; exit 66; }
 
 work="$(mktemp -d)"
 pids=()
