@@ -16,8 +16,8 @@ import Foundation
 /// the previous generation on disk, so the files stay in place until two more installs
 /// complete; to read them across installs, open them at once (a database is memory-mapped
 /// and stays readable once opened).
-public struct DatabaseSet: Sendable, Equatable {
-    public enum Kind: Sendable, Equatable, CustomStringConvertible {
+package struct DatabaseSet: Sendable, Equatable {
+    package enum Kind: Sendable, Equatable, CustomStringConvertible {
         /// A single database file.
         case file
         /// A folder with `manifest.json` (a build output directory).
@@ -25,7 +25,7 @@ public struct DatabaseSet: Sendable, Equatable {
         /// A folder with `CURRENT` (an installed store).
         case store
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .file: "database file"
             case .buildDirectory: "build directory"
@@ -34,19 +34,19 @@ public struct DatabaseSet: Sendable, Equatable {
         }
     }
 
-    public let kind: Kind
+    package let kind: Kind
     /// The path as given.
-    public let path: String
+    package let path: String
     /// The database files, `path` joined with each file name of the manifest, in manifest
     /// order (for a file: `[path]`).
-    public let files: [String]
+    package let files: [String]
     /// The manifest of a build directory or of the store's generation; nil for a file. Only
     /// its lookup fields when resolved with ``DirectoryManifest/Fields/lookup``.
-    public let manifest: DirectoryManifest?
+    package let manifest: DirectoryManifest?
     /// The store generation the files belong to; nil unless ``kind`` is ``Kind/store``.
-    public let generation: UInt64?
+    package let generation: UInt64?
     /// The path of the manifest read; nil for a file.
-    public let manifestPath: String?
+    package let manifestPath: String?
     /// The identity of the manifest file read (nil for a file): see ``isUnchanged()``.
     let manifestIdentity: FileIdentity?
 
@@ -57,7 +57,7 @@ public struct DatabaseSet: Sendable, Equatable {
     /// - Throws: ``DirectoryError``: `fileNotFound` when `path` does not exist, is a folder
     ///   that is neither a build directory nor a store, or a store with nothing installed;
     ///   `badManifest` for a manifest or `CURRENT` that cannot be read.
-    public static func resolve(path: String, manifestFields: DirectoryManifest.Fields = .all) throws(DirectoryError) -> DatabaseSet {
+    package static func resolve(path: String, manifestFields: DirectoryManifest.Fields = .all) throws(DirectoryError) -> DatabaseSet {
         guard FileSystem.exists(path) else {
             throw DirectoryError(.fileNotFound, "\(path): no such file or directory")
         }
@@ -102,7 +102,7 @@ public struct DatabaseSet: Sendable, Equatable {
     /// rules, which lists are fed): `settings.json` beside the manifest (an installed
     /// generation has one; a build directory may), the defaults otherwise and for a file.
     /// - Throws: ``DirectoryError`` `badManifest` for a settings file that cannot be read.
-    public func feedSettings() throws(DirectoryError) -> FeedSettings {
+    package func feedSettings() throws(DirectoryError) -> FeedSettings {
         guard let manifestPath else { return FeedSettings() }
         guard let settings = try FeedSettings.stored(in: OutputPath.split(manifestPath).directory) else { return FeedSettings() }
         try settings.validate()
@@ -114,7 +114,7 @@ public struct DatabaseSet: Sendable, Equatable {
     /// nor the store generation removed by later installs. A reader that opens the files one by
     /// one, when first needed, checks it after each open: a file opened after a replacement may
     /// belong to another build than the manifest that sent it there. Always true for a file.
-    public func isUnchanged() -> Bool {
+    package func isUnchanged() -> Bool {
         guard let manifestPath else { return true }
         guard let manifestIdentity else { return false }
         return FileIdentity(path: manifestPath) == manifestIdentity

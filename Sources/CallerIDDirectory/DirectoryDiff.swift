@@ -56,38 +56,38 @@ struct ListDiff {
 }
 
 /// One change of a delta, in the order a Call Directory request takes them.
-public struct DeltaChange: Sendable, Equatable, CustomStringConvertible {
-    public enum Kind: Sendable, Equatable { case removal, addition }
-    public var kind: Kind
-    public var list: CallDirectoryList
-    public var number: UInt64
+package struct DeltaChange: Sendable, Equatable, CustomStringConvertible {
+    package enum Kind: Sendable, Equatable { case removal, addition }
+    package var kind: Kind
+    package var list: CallDirectoryList
+    package var number: UInt64
     /// The new label of an addition; the old label of a removal (empty for blocking).
-    public var label: String
+    package var label: String
 
     /// `+|-<TAB>identify|block<TAB>NUMBER<TAB>LABEL`, the line `lookup diff` prints.
-    public var description: String { "\(kind == .removal ? "-" : "+")\t\(list)\t\(number)\t\(label)" }
+    package var description: String { "\(kind == .removal ? "-" : "+")\t\(list)\t\(number)\t\(label)" }
 }
 
 /// How many changes a delta has, per list.
-public struct DeltaCounts: Sendable, Equatable {
-    public var removals: [CallDirectoryList: Int] = [.identification: 0, .blocking: 0]
-    public var additions: [CallDirectoryList: Int] = [.identification: 0, .blocking: 0]
+package struct DeltaCounts: Sendable, Equatable {
+    package var removals: [CallDirectoryList: Int] = [.identification: 0, .blocking: 0]
+    package var additions: [CallDirectoryList: Int] = [.identification: 0, .blocking: 0]
     /// Entries of the new set, per list.
-    public var newEntries: [CallDirectoryList: Int] = [.identification: 0, .blocking: 0]
+    package var newEntries: [CallDirectoryList: Int] = [.identification: 0, .blocking: 0]
 
     /// Calls a delta request makes.
-    public var changes: Int { removals.values.reduce(0, +) + additions.values.reduce(0, +) }
+    package var changes: Int { removals.values.reduce(0, +) + additions.values.reduce(0, +) }
     /// Calls a full reload makes (two "remove all" calls and every new entry).
-    public var fullReload: Int { 2 + newEntries.values.reduce(0, +) }
+    package var fullReload: Int { 2 + newEntries.values.reduce(0, +) }
 }
 
 /// The change set from one snapshot to another: removals then ascending additions, per list,
 /// a changed label being a removal and an addition (the order CallKit accepts in one
 /// incremental request). `old == nil` means nothing loaded: every entry is an addition.
-public enum DirectoryDiff {
+package enum DirectoryDiff {
     /// Calls `body` with every change: identification removals, blocking removals,
     /// identification additions, blocking additions, each ascending.
-    public static func forEach(old: DirectorySnapshot?, new: DirectorySnapshot, in range: Range<UInt64> = 0..<UInt64.max,
+    package static func forEach(old: DirectorySnapshot?, new: DirectorySnapshot, in range: Range<UInt64> = 0..<UInt64.max,
                                _ body: (DeltaChange) -> Void) throws(DirectoryError) {
         for removals in [true, false] {
             for list in CallDirectoryList.allCases {
@@ -169,7 +169,7 @@ public enum DirectoryDiff {
     }
 
     /// Counts the changes (one pass per list, no label strings made).
-    public static func count(old: DirectorySnapshot?, new: DirectorySnapshot, in range: Range<UInt64> = 0..<UInt64.max) throws(DirectoryError) -> DeltaCounts {
+    package static func count(old: DirectorySnapshot?, new: DirectorySnapshot, in range: Range<UInt64> = 0..<UInt64.max) throws(DirectoryError) -> DeltaCounts {
         var counts = DeltaCounts()
         for list in CallDirectoryList.allCases {
             try count(&counts, list: list, old: old?.stream(list, in: range), new: new.stream(list, in: range))

@@ -32,7 +32,7 @@ public struct FeedResult: Sendable {
     /// The cursor to save once the request completed successfully.
     public var cursor: LoadCursor
     /// When the request switched to a new version: the change counts it weighed (delta vs full).
-    public var weighed: DeltaCounts?
+    package var weighed: DeltaCounts?
 
     /// True when the system will hold the whole target once this request completes.
     public var isComplete: Bool { cursor.isComplete }

@@ -328,7 +328,7 @@ public struct RegionChanges: Sendable, Equatable {
 /// Regions added, removed or changed from `old` (nil: nothing installed) to `new`, found by
 /// comparing each region's files (name, size, XXH3) and priorities. Sorted by name. In a store
 /// composed of sources a region is named `SOURCE/REGION` (``DirectoryManifest/File/sourceRegionKey``).
-public func changedRegions(_ old: DirectoryManifest?, _ new: DirectoryManifest) -> RegionChanges {
+package func changedRegions(_ old: DirectoryManifest?, _ new: DirectoryManifest) -> RegionChanges {
     struct Key: Hashable { var file: String; var bytes: Int; var xxh3: UInt64; var priority: Int }
     func byRegion(_ m: DirectoryManifest?) -> [String: Set<Key>] {
         var out: [String: Set<Key>] = [:]

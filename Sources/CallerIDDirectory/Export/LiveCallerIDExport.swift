@@ -1,15 +1,15 @@
-public import CallerID
+package import CallerID
 import Foundation
 
 /// The category of an identity in Live Caller ID Lookup (`IdentityCategory` of the example
 /// server's `CallIdentity.proto`).
-public enum LiveCallerIDCategory: UInt8, Sendable, CaseIterable, CustomStringConvertible {
+package enum LiveCallerIDCategory: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     case unspecified = 0
     case person = 1
     case business = 2
 
     /// `person`, `business` or `unspecified`; nil for anything else.
-    public init?(name: String) {
+    package init?(name: String) {
         switch name.lowercased() {
         case "unspecified": self = .unspecified
         case "person": self = .person
@@ -18,7 +18,7 @@ public enum LiveCallerIDCategory: UInt8, Sendable, CaseIterable, CustomStringCon
         }
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .unspecified: "unspecified"
         case .person: "person"
@@ -37,8 +37,8 @@ public enum LiveCallerIDCategory: UInt8, Sendable, CaseIterable, CustomStringCon
 }
 
 /// What ``LiveCallerIDExport/write(databases:to:options:)`` writes and how.
-public struct LiveCallerIDExportOptions: Sendable, Equatable {
-    public enum Output: Sendable, Equatable {
+package struct LiveCallerIDExportOptions: Sendable, Equatable {
+    package enum Output: Sendable, Equatable {
         /// `block.binpb` and `identity.binpb`: two `KeywordDatabase` messages, the input of
         /// Apple's `PIRProcessDatabase`.
         case datasets
@@ -47,55 +47,55 @@ public struct LiveCallerIDExportOptions: Sendable, Equatable {
         case text
     }
 
-    public var output: Output = .datasets
+    package var output: Output = .datasets
     /// `cache_expiry_minutes` of every identity: how long a device reuses an answer.
-    public var cacheExpiryMinutes: UInt32 = 1440
+    package var cacheExpiryMinutes: UInt32 = 1440
     /// The identity category of the entries of a CallerID category (by category name);
     /// categories not listed are ``LiveCallerIDCategory/unspecified``.
-    public var identityCategories: [String: LiveCallerIDCategory] = [:]
+    package var identityCategories: [String: LiveCallerIDCategory] = [:]
     /// A folder of `+NUMBER.heic` files (each under 64 KB) attached to those numbers'
     /// identities. Only with ``Output/datasets`` (the text format has no icons).
-    public var iconDirectory: String? = nil
+    package var iconDirectory: String? = nil
 
-    public init() {}
+    package init() {}
 }
 
 /// What an export wrote.
-public struct LiveCallerIDExportReport: Sendable, Equatable {
+package struct LiveCallerIDExportReport: Sendable, Equatable {
     /// A file written: its path, rows (numbers) and size.
-    public struct File: Sendable, Equatable {
-        public var path: String
-        public var rows: Int
-        public var bytes: Int
+    package struct File: Sendable, Equatable {
+        package var path: String
+        package var rows: Int
+        package var bytes: Int
     }
 
-    public var files: [File] = []
+    package var files: [File] = []
     /// Numbers exported (rows of the block dataset / identities of the text file).
-    public var numbers = 0
+    package var numbers = 0
     /// Numbers whose category blocks.
-    public var blocked = 0
+    package var blocked = 0
     /// Rows of the identity dataset: numbers whose `CallIdentity` has a field set (a label, an
     /// icon, a cache expiry or a category), as Apple's `ConstructDatabase` writes them.
-    public var identities = 0
+    package var identities = 0
     /// The sizes of the identity rows' values (binary datasets only): what `PIRProcessDatabase`'s
     /// cuckoo tables must hold, and the bucket size to give it.
-    public var identitySizes = LiveCallerIDValueSizes()
+    package var identitySizes = LiveCallerIDValueSizes()
     /// The configurations of `PIRProcessDatabase` written beside the datasets
     /// (``LiveCallerIDExport/blockConfigFileName``, ``LiveCallerIDExport/identityConfigFileName``).
-    public var configurations: [String] = []
+    package var configurations: [String] = []
     /// Icons attached.
-    public var icons = 0
+    package var icons = 0
     /// Icons of numbers that no database holds (not exported).
-    public var unusedIcons = 0
+    package var unusedIcons = 0
     /// `.heic` files of the icon folder whose name is not `+NUMBER.heic` (ignored), and the first.
-    public var ignoredIconFiles = 0
-    public var firstIgnoredIconFile: String? = nil
+    package var ignoredIconFiles = 0
+    package var firstIgnoredIconFile: String? = nil
     /// Identities whose serialized `CallIdentity` is over 65,535 bytes (Apple's example server
     /// encodes value sizes in 16 bits), and the first such number. They are written as they are.
-    public var oversizedIdentities = 0
-    public var firstOversizedNumber: UInt64? = nil
+    package var oversizedIdentities = 0
+    package var firstOversizedNumber: UInt64? = nil
     /// Names given in ``LiveCallerIDExportOptions/identityCategories`` that no database has.
-    public var unknownCategories: [String] = []
+    package var unknownCategories: [String] = []
 }
 
 /// The sizes of the identity dataset's values (serialized `CallIdentity` messages), and the
@@ -113,28 +113,28 @@ public struct LiveCallerIDExportReport: Sendable, Equatable {
 /// tool with an error instead: nothing is lost silently. The configuration written beside the
 /// export (``LiveCallerIDExport/identityConfigFileName``) is such a table, sized from these
 /// figures (docs/LIVE-CALLER-ID.md gives the measurements).
-public struct LiveCallerIDValueSizes: Sendable, Equatable {
+package struct LiveCallerIDValueSizes: Sendable, Equatable {
     /// Rows counted.
-    public private(set) var rows = 0
+    package private(set) var rows = 0
     /// The largest value in bytes, and its number.
-    public private(set) var largest = 0
-    public private(set) var largestNumber: UInt64? = nil
+    package private(set) var largest = 0
+    package private(set) var largestNumber: UInt64? = nil
     /// The largest value of at most ``LiveCallerIDExport/identityValueLimit`` bytes (a larger
     /// one cannot be served: `PIRProcessDatabase` refuses the dataset, and the export warns).
-    public private(set) var largestServable = 0
+    package private(set) var largestServable = 0
     /// Rows per size class: `classes[k]` counts values of at most `16 << k` bytes (and more than
     /// the class before); the last class counts the rest.
-    public private(set) var classes = [Int](repeating: 0, count: 14)
+    package private(set) var classes = [Int](repeating: 0, count: 14)
     /// Shards `PIRProcessDatabase` makes of the rows with
     /// ``LiveCallerIDExport/identityEntriesPerShard``, and the serialized size of the largest
     /// (1 + the rows' 10 + value bytes), measured on the written dataset.
-    public internal(set) var shards = 0
-    public internal(set) var largestShardBytes = 0
+    package internal(set) var shards = 0
+    package internal(set) var largestShardBytes = 0
 
-    public init() {}
+    package init() {}
 
     /// The upper bound of size class `k` (nil for the last, unbounded one).
-    public static func classLimit(_ k: Int) -> Int? { k < 13 ? 16 << k : nil }
+    package static func classLimit(_ k: Int) -> Int? { k < 13 ? 16 << k : nil }
 
     mutating func add(_ size: Int, number: UInt64) {
         rows += 1
@@ -150,12 +150,12 @@ public struct LiveCallerIDValueSizes: Sendable, Equatable {
 
     /// Bytes of a plaintext of `n_4096_logq_27_28_28_logt_5`, the parameters of Apple's example
     /// configuration (4,096 coefficients of 4 bits).
-    public static let bytesPerPlaintext = 2048
+    package static let bytesPerPlaintext = 2048
 
     /// What `PIRProcessDatabase` takes without the setting (`Arguments.resolve`): half a
     /// plaintext, or the bucket of the largest row alone (1 + 10 + value) rounded up to whole
     /// plaintexts when that is larger.
-    public var defaultBucketSize: Int {
+    package var defaultBucketSize: Int {
         let single = 11 + largest
         let p = Self.bytesPerPlaintext
         return single >= p / 2 ? (single + p - 1) / p * p : p / 2
@@ -163,17 +163,17 @@ public struct LiveCallerIDValueSizes: Sendable, Equatable {
 
     /// The `maxSerializedBucketSize` to set: four times the bucket of the largest servable row
     /// alone (11 + value bytes), rounded up to whole plaintexts, at least one: room to move rows.
-    public var recommendedBucketSize: Int {
+    package var recommendedBucketSize: Int {
         let p = Self.bytesPerPlaintext
         return max(p, (4 * (11 + largestServable) + p - 1) / p * p)
     }
 
     /// The share of the largest shard's buckets the fixed-size table fills.
-    public static let loadFactor = 0.75
+    package static let loadFactor = 0.75
 
     /// The fixed bucket count to set: the largest shard fills ``loadFactor`` of its
     /// ``recommendedBucketSize`` buckets (an even count: two tables).
-    public var recommendedBucketCount: Int {
+    package var recommendedBucketCount: Int {
         let n = Int((Double(largestShardBytes) / (Self.loadFactor * Double(recommendedBucketSize))).rounded(.up))
         return max(2, n + n % 2)
     }
@@ -205,22 +205,22 @@ public struct LiveCallerIDValueSizes: Sendable, Equatable {
 /// options.identityCategories = ["shop": .business]
 /// let report = try LiveCallerIDExport.write(databases: ["a.cid", "b.cid"], to: "out", options: options)
 /// ```
-public enum LiveCallerIDExport {
+package enum LiveCallerIDExport {
     /// Largest icon accepted, in bytes (icons must be under 64 KB).
-    public static let maxIconBytes = 65_535
+    package static let maxIconBytes = 65_535
     /// Largest `CallIdentity` the example server handles (sizes are 16-bit there).
-    public static let identityValueLimit = 65_535
-    public static let blockFileName = "block.binpb"
-    public static let identityFileName = "identity.binpb"
-    public static let textFileName = "input.txtpb"
+    package static let identityValueLimit = 65_535
+    package static let blockFileName = "block.binpb"
+    package static let identityFileName = "identity.binpb"
+    package static let textFileName = "input.txtpb"
     /// The configurations of `PIRProcessDatabase` written beside the datasets.
-    public static let blockConfigFileName = "block-config.json"
-    public static let identityConfigFileName = "identity-config.json"
+    package static let blockConfigFileName = "block-config.json"
+    package static let identityConfigFileName = "identity-config.json"
     /// `sharding.entryCountPerShard` of the configurations (those of Apple's example).
-    public static let blockEntriesPerShard = 50_000
-    public static let identityEntriesPerShard = 5_000
+    package static let blockEntriesPerShard = 50_000
+    package static let identityEntriesPerShard = 5_000
     /// The RLWE parameters of the configurations (those of Apple's example).
-    public static let rlweParameters = "n_4096_logq_27_28_28_logt_5"
+    package static let rlweParameters = "n_4096_logq_27_28_28_logt_5"
 
     /// Opens the database files (in precedence order: the first that holds a number answers)
     /// and exports them into `directory` (created when missing; its parent must exist).
@@ -229,7 +229,7 @@ public enum LiveCallerIDExport {
     ///   empty or too big, `io` when writing fails (no output file is then replaced).
     /// - Parameter settings: the feed settings of the set (a store's: allow list, category
     ///   choice, rules), applied as the phone applies them; the defaults for files.
-    public static func write(databases paths: [String], settings: FeedSettings = FeedSettings(), to directory: String,
+    package static func write(databases paths: [String], settings: FeedSettings = FeedSettings(), to directory: String,
                              options: LiveCallerIDExportOptions = LiveCallerIDExportOptions()) throws(DirectoryError) -> LiveCallerIDExportReport {
         var databases: [Database] = []
         for p in paths {
@@ -245,7 +245,7 @@ public enum LiveCallerIDExport {
 
     /// Exports open databases (precedence order: the first that holds a number in a list wins
     /// it) into `directory`, as the variant taking paths does.
-    public static func write(databases: [Database], to directory: String,
+    package static func write(databases: [Database], to directory: String,
                              options: LiveCallerIDExportOptions = LiveCallerIDExportOptions()) throws(DirectoryError) -> LiveCallerIDExportReport {
         guard !databases.isEmpty else { throw DirectoryError(.invalidArgument, "no database to export") }
         return try write(DirectorySnapshot(databases: databases), to: directory, options: options)

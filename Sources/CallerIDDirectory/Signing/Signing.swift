@@ -56,10 +56,10 @@ public struct SigningPublicKey: Sendable, Equatable {
 ///
 /// File format, one line of text: `callerid-ed25519-secret KEYID BASE64` where `BASE64` is the
 /// 32-byte seed the key pair is derived from.
-public struct SigningSecretKey: Sendable {
+package struct SigningSecretKey: Sendable {
     let seed: [UInt8]
-    /// The matching public key.
-    public let publicKey: SigningPublicKey
+    /// The matching package key.
+    package let publicKey: SigningPublicKey
 
     static let tag = "callerid-ed25519-secret"
 
@@ -69,15 +69,15 @@ public struct SigningSecretKey: Sendable {
     }
 
     /// A new random key pair.
-    public static func generate() throws(DirectoryError) -> SigningSecretKey {
+    package static func generate() throws(DirectoryError) -> SigningSecretKey {
         try SigningSecretKey(seed: try Crypto.randomSeed())
     }
 
     /// The text of the secret key file.
-    public var fileText: String { "\(Self.tag) \(publicKey.keyID) \(Data(seed).base64EncodedString())\n" }
+    package var fileText: String { "\(Self.tag) \(publicKey.keyID) \(Data(seed).base64EncodedString())\n" }
 
     /// Parses the text of a secret key file; `path` names it in errors.
-    public init(fileText text: String, path: String) throws(DirectoryError) {
+    package init(fileText text: String, path: String) throws(DirectoryError) {
         let parts = text.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\r" || $0 == "\t" })
         guard parts.count == 3, parts[0] == Self.tag else {
             throw DirectoryError(.badSignature, "\(path): not a CallerID secret key (expected '\(Self.tag) KEYID BASE64')")
@@ -92,12 +92,12 @@ public struct SigningSecretKey: Sendable {
     }
 
     /// Reads a secret key file.
-    public init(contentsOf path: String) throws(DirectoryError) {
+    package init(contentsOf path: String) throws(DirectoryError) {
         try self.init(fileText: try readSmallFile(path, what: "secret key"), path: path)
     }
 
     /// Writes `path` (mode 0600) and `path.pub` (mode 0644); refuses to overwrite either.
-    public func write(to path: String) throws(DirectoryError) {
+    package func write(to path: String) throws(DirectoryError) {
         for p in [path, path + ".pub"] where FileSystem.exists(p) {
             throw DirectoryError(.invalidArgument, "\(p): exists; refusing to overwrite a key (remove it first)")
         }
@@ -118,21 +118,21 @@ public struct SigningSecretKey: Sendable {
 /// ```
 /// The manifest lists every file's size and SHA-256, the dataset version and the build time,
 /// so the signature covers the whole set. Verification happens here and nowhere else.
-public struct ManifestSignature: Sendable, Equatable {
+package struct ManifestSignature: Sendable, Equatable {
     /// The file name beside `manifest.json`.
-    public static let fileName = "manifest.json.sig"
+    package static let fileName = "manifest.json.sig"
 
-    public var keyID: String
+    package var keyID: String
     /// The 64 signature bytes.
-    public var signature: [UInt8]
+    package var signature: [UInt8]
 
     /// Signs manifest bytes.
-    public static func sign(_ manifest: [UInt8], with key: SigningSecretKey) throws(DirectoryError) -> ManifestSignature {
+    package static func sign(_ manifest: [UInt8], with key: SigningSecretKey) throws(DirectoryError) -> ManifestSignature {
         ManifestSignature(keyID: key.publicKey.keyID, signature: try Crypto.sign(manifest, seed: key.seed))
     }
 
     /// The text of the `.sig` file.
-    public var fileText: String {
+    package var fileText: String {
         "{\"algorithm\":\"ed25519\",\"key_id\":\"\(keyID)\",\"signature\":\"\(Data(signature).base64EncodedString())\"}\n"
     }
 
@@ -148,7 +148,7 @@ public struct ManifestSignature: Sendable, Equatable {
     }
 
     /// Parses a `.sig` file's bytes; `path` names it in errors. Never traps on any input.
-    public init(data: Data, path: String) throws(DirectoryError) {
+    package init(data: Data, path: String) throws(DirectoryError) {
         let wire: Wire
         do { wire = try JSONDecoder().decode(Wire.self, from: data) } catch {
             throw DirectoryError(.badSignature, "\(path): not a signature file (expected {\"algorithm\":\"ed25519\",\"key_id\":…,\"signature\":…})")
@@ -167,7 +167,7 @@ public struct ManifestSignature: Sendable, Equatable {
     /// `manifestData`. `directory` names the files in errors.
     /// - Throws: ``DirectoryError`` `badSignature`: unreadable signature, another key, or a
     ///   manifest changed after signing.
-    public static func verify(manifest manifestData: Data, signature signatureData: Data?, key: SigningPublicKey,
+    package static func verify(manifest manifestData: Data, signature signatureData: Data?, key: SigningPublicKey,
                               directory: String) throws(DirectoryError) {
         let sigPath = joinPath(directory, fileName)
         guard let signatureData else {
@@ -193,7 +193,7 @@ public struct ManifestSignature: Sendable, Equatable {
     /// Signs `directory/manifest.json` with `key`, writing `directory/manifest.json.sig`
     /// atomically. Every file the manifest lists must carry its SHA-256.
     @discardableResult
-    public static func sign(directory: String, with key: SigningSecretKey) throws(DirectoryError) -> ManifestSignature {
+    package static func sign(directory: String, with key: SigningSecretKey) throws(DirectoryError) -> ManifestSignature {
         let data = try DirectoryManifest.readManifestBytes(directory: directory)
         let path = joinPath(directory, "manifest.json")
         let manifest = try DirectoryManifest.decode(data, path: path)
