@@ -321,66 +321,6 @@ Exit: 0 loaded, 65 CallKit would fail the request (the error is printed) or dama
 
 """
 
-/// CallKit's rules for a load from scratch, checked as the calls stream by, keeping nothing.
-final class CheckingSink: CallDirectorySink {
-    let maxEntries: Int
-    private(set) var isIncremental = false
-    private(set) var identification = 0
-    private(set) var blocking = 0
-    private var lastIdentification: Int64 = 0
-    private var lastBlocking: Int64 = 0
-    private(set) var error: CallDirectoryError?
-    private(set) var heapPeak = 0
-    private var calls = 0
-
-    init(maxEntries: Int) { self.maxEntries = maxEntries }
-
-    func beginRequest(incremental: Bool) { isIncremental = incremental }
-
-    private func tick() {
-        calls &+= 1
-        if calls & 4095 == 0 { heapPeak = max(heapPeak, currentHeapBytes()) }
-    }
-
-    private func fail(_ code: CallDirectoryError.Code, _ message: String) {
-        if error == nil { error = CallDirectoryError(code, message) }
-    }
-
-    private func check(_ number: Int64, after last: Int64, _ name: String) {
-        if number <= 0 || number == Int64.max { fail(.invalidNumber, "\(name) entry \(number) is not a phone number") }
-        if number == last { fail(.duplicateEntries, "\(name) entry \(number) added twice") }
-        if number < last { fail(.entriesOutOfOrder, "\(name) entry \(number) after \(last)") }
-        if identification + blocking + 1 > maxEntries {
-            fail(.maximumEntriesExceeded, "\(name) entry \(number) would be entry \(identification + blocking + 1) of at most \(maxEntries)")
-        }
-    }
-
-    func addIdentificationEntry(_ number: Int64, label: String) {
-        tick()
-        check(number, after: lastIdentification, "identification")
-        lastIdentification = number
-        identification += 1
-    }
-
-    func addBlockingEntry(_ number: Int64) {
-        tick()
-        check(number, after: lastBlocking, "blocking")
-        lastBlocking = number
-        blocking += 1
-    }
-
-    // A load from scratch never removes; a removal is a loader bug worth reporting.
-    func removeIdentificationEntry(_ number: Int64) { removal() }
-    func removeBlockingEntry(_ number: Int64) { removal() }
-    func removeAllIdentificationEntries() { removal() }
-    func removeAllBlockingEntries() { removal() }
-
-    private func removal() {
-        tick()
-        fail(.unexpectedIncrementalRemoval, "a load from scratch removed entries")
-    }
-}
-
 func feedCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     if raw.contains("--help") || raw.contains("-h") {
         print(feedHelp, terminator: "")
@@ -418,29 +358,6 @@ private struct FeedRequest {
     }
 }
 
-/// What a feed loaded, request after request.
-private struct FeedTally {
-    var requests = 0
-    var failure: CallDirectoryError? = nil
-    var heapPeak = 0
-    var identification = 0, blocking = 0, removedIdentification = 0, removedBlocking = 0
-    /// Sink calls, "remove all" included.
-    var calls = 0
-    var firstMode: FeedResult.Mode? = nil
-    var weighed: DeltaCounts? = nil
-    var seconds = 0.0
-
-    mutating func add(_ result: FeedResult) {
-        requests += 1
-        if firstMode == nil { firstMode = result.mode; weighed = result.weighed }
-        identification += result.added[.identification] ?? 0
-        blocking += result.added[.blocking] ?? 0
-        removedIdentification += result.removed[.identification] ?? 0
-        removedBlocking += result.removed[.blocking] ?? 0
-        calls += result.calls
-    }
-}
-
 private func feedBody(_ raw: [String]) throws -> Int32 {
     let request = try FeedRequest(raw)
     guard FileManager.default.fileExists(atPath: request.storePath) else {
@@ -466,7 +383,7 @@ private func feedBody(_ raw: [String]) throws -> Int32 {
         note = note.map { "\(why); \($0)" } ?? why
     }
     let simulator = request.simulate ? CallDirectorySimulator(maxEntries: cap, systemCap: request.systemCap) : nil
-    let checker = request.simulate ? nil : CheckingSink(maxEntries: cap)
+    let checker = request.simulate ? nil : CallKitRuleChecker(maxEntries: cap)
     var cursor: LoadCursor? = nil
     var previousID: UInt64? = nil
     if request.fromPrevious, let simulator {
@@ -484,7 +401,7 @@ private func feedBody(_ raw: [String]) throws -> Int32 {
         }
         previousID = previous.id
     }
-    let tally = try runFeed(feeder, simulator: simulator, checker: checker, from: cursor, chunk: request.chunk)
+    let tally = try feeder.run(simulator: simulator, checker: checker, from: cursor, chunk: request.chunk)
     let missing = pinned.snapshot.unreadable
     if !missing.isEmpty {
         // A store of sources serves the packs it can open; say which it could not.
@@ -531,36 +448,6 @@ private func makeFeeder(_ request: FeedRequest, _ g: InstalledGeneration, slot i
     // The generation's own feeder: earlier generations from the store, and an extension that
     // holds entries its slot still has (an unchanged slot) is up to date.
     return (try DirectoryFeeder(p, slot: index), p.plan)
-}
-
-/// Serves requests until the load completes or CallKit (simulated or checked) fails one.
-private func runFeed(_ feeder: DirectoryFeeder, simulator: CallDirectorySimulator?, checker: CheckingSink?,
-                     from start: LoadCursor?, chunk: Int?) throws -> FeedTally {
-    var tally = FeedTally()
-    let baseline = currentHeapBytes()
-    tally.heapPeak = baseline
-    let started = DispatchTime.now().uptimeNanoseconds
-    var cursor = start
-    while tally.failure == nil {
-        let result: FeedResult
-        if let simulator {
-            do { try simulator.beginRequest() } catch { tally.failure = error; break }
-            result = try feeder.serve(simulator, cursor: cursor, chunk: chunk)
-            do { try simulator.complete() } catch { tally.failure = error }
-        } else {
-            checker!.beginRequest(incremental: tally.requests > 0)
-            result = try feeder.serve(checker!, cursor: cursor, chunk: chunk)
-            tally.failure = checker!.error
-        }
-        tally.heapPeak = max(tally.heapPeak, currentHeapBytes())
-        tally.add(result)
-        cursor = result.cursor
-        if result.isComplete { break }
-    }
-    tally.seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
-    if let checker { tally.heapPeak = max(tally.heapPeak, checker.heapPeak) }
-    tally.heapPeak -= baseline
-    return tally
 }
 
 private func writeFeedReport(_ request: FeedRequest, _ t: FeedTally, generation: UInt64, slot index: Int, slots: Int, cap: Int,
