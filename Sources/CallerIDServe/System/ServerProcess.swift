@@ -5,26 +5,26 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import CallerID
-import CallerIDQuery
-import CallerIDServe
+package import CallerID
+package import CallerIDQuery
+
 
 // What `lookup serve` asks of the operating system besides sockets: its signals, its limit of
 // open files, the time of day for the access log, a log file, and spooled request bodies.
 
 /// The signals `lookup serve` acts on.
-enum ServerSignal {
+package enum ServerSignal {
     /// SIGHUP: open the data again.
     case reload
     /// SIGTERM or SIGINT: drain and exit.
     case stop
 }
 
-enum ServerSignals {
+package enum ServerSignals {
     /// Blocks SIGHUP, SIGTERM and SIGINT in the calling thread and every thread it starts from
     /// now on (call it before the server's threads start), so that only ``wait(seconds:)`` sees
     /// them; SIGPIPE is ignored (a client gone mid-answer is an error of that write only).
-    static func block() {
+    package static func block() {
         signal(SIGPIPE, SIG_IGN)
         var set = sigset_t()
         sigemptyset(&set)
@@ -33,7 +33,7 @@ enum ServerSignals {
     }
 
     /// Waits up to `seconds` for a blocked signal; nil when none came.
-    static func wait(seconds: Double) -> ServerSignal? {
+    package static func wait(seconds: Double) -> ServerSignal? {
         #if os(Linux)
         var set = sigset_t()
         sigemptyset(&set)
@@ -69,7 +69,7 @@ enum ServerSignals {
 
 /// Raises the soft limit of open files towards `wanted` (at most the hard limit); returns the
 /// soft limit in force afterwards.
-func raiseOpenFileLimit(to wanted: Int) -> Int {
+package func raiseOpenFileLimit(to wanted: Int) -> Int {
     #if os(Linux)
     let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
     #else
@@ -87,5 +87,5 @@ func raiseOpenFileLimit(to wanted: Int) -> Int {
 }
 
 /// The processors available now (at least 1).
-func processorCount() -> Int { max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN))) }
+package func processorCount() -> Int { max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN))) }
 
