@@ -697,7 +697,8 @@ void cid_accept_body(cid_exchange *x, int endpoint, void *body) {
 
 // MARK: the server
 
-int cid_listen(const char *host, int port, int backlog, int *bound_port, char *error, size_t error_size) {
+int cid_listen(const char *host, int port, int backlog, int *bound_port, char *error, size_t error_size, int *error_number) {
+    *error_number = 0;
     struct addrinfo hints, *found = NULL;
     memset(&hints, 0, sizeof hints);
     hints.ai_family = AF_UNSPEC;
@@ -724,7 +725,8 @@ int cid_listen(const char *host, int port, int backlog, int *bound_port, char *e
     }
     freeaddrinfo(found);
     if (fd < 0) {
-        snprintf(error, error_size, "cannot listen on %s:%d: %s", host != NULL && host[0] != 0 ? host : "*", port, strerror(saved));
+        snprintf(error, error_size, "cannot listen on %s:%d", host != NULL && host[0] != 0 ? host : "*", port);
+        *error_number = saved;  // its text is the caller's (one strerror in the package)
         return -1;
     }
     struct sockaddr_storage address;

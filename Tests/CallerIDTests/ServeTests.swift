@@ -776,6 +776,16 @@ struct ServeTests {
         #expect(Date().timeIntervalSince(stop) < 3, "the drain waited for requests that had ended; stderr: \(server.stderr)")
     }
 
+    /// A port already taken is refused with the address and the system's reason, exit 69.
+    @Test func aTakenPortIsRefusedWithTheReason() throws {
+        let dir = TempDir()
+        let db = try serveFixture(dir)
+        let first = try ServeProcess(["--db", db])
+        let second = try lookup(["serve", "--db", db, "--listen", "127.0.0.1:\(first.port)"], timeout: 20)
+        #expect(second.status == 69, "\(second.stderr)")
+        #expect(second.stderr.contains("cannot listen on 127.0.0.1:\(first.port): Address already in use"), "\(second.stderr)")
+    }
+
     @Test func theAccessLogHidesNumbersUnlessAsked() throws {
         let dir = TempDir()
         let db = try serveFixture(dir)

@@ -114,8 +114,9 @@ const char *cid_server_library_version(void);
 
 /// A TCP socket bound to `host` (a numeric address or a name; "" for every address) and `port`
 /// (0: any free port), listening, non-blocking, close-on-exec. Returns it, or -1 with `error`
-/// (`error_size` bytes) set. `*bound_port` receives the port.
-int cid_listen(const char *host, int port, int backlog, int *bound_port, char *error, size_t error_size);
+/// (`error_size` bytes) set, and `*error_number` the errno of a failed socket, bind or listen
+/// (0 for a name that does not resolve). `*bound_port` receives the port.
+int cid_listen(const char *host, int port, int backlog, int *bound_port, char *error, size_t error_size, int *error_number);
 
 /// Starts the server (its threads run until cid_server_stop). NULL with `error` set on failure
 /// (the listening socket is then closed).

@@ -259,9 +259,11 @@ package final class HTTPServer: @unchecked Sendable {
     package static func listen(host: String, port: Int, backlog: Int = 1024) throws(QueryError) -> (socket: Int32, port: Int) {
         var error = [CChar](repeating: 0, count: 512)
         var bound: Int32 = 0
-        let fd = cid_listen(host, Int32(port), Int32(backlog), &bound, &error, error.count)
+        var code: Int32 = 0
+        let fd = cid_listen(host, Int32(port), Int32(backlog), &bound, &error, error.count, &code)
         guard fd >= 0 else {
-            throw QueryError(.cannotServe, String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+            let message = String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            throw QueryError(.cannotServe, code == 0 ? message : "\(message): \(Platform.errorText(code))")
         }
         return (fd, Int(bound))
     }
