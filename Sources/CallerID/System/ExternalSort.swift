@@ -187,11 +187,8 @@ package final class SpillReader {
             if end == buffer.count { buffer.append(contentsOf: repeatElement(0, count: buffer.count)) }
             let want = min(buffer.count - end, limit - (offset + end - start))
             if want <= 0 { atEOF = true; continue }
-            let n = buffer.withUnsafeMutableBytes { raw in read(fd, raw.baseAddress! + end, want) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw CallerIDError(.io, "\(path): read failed: \(errnoMessage())")
-            }
+            let n = buffer.withUnsafeMutableBytes { raw in Platform.read(fd, into: UnsafeMutableRawBufferPointer(rebasing: raw[end..<(end + want)])) }
+            if n < 0 { throw CallerIDError(.io, "\(path): read failed: \(errnoMessage())") }
             if n == 0 { atEOF = true } else { end += n }
         }
         return true

@@ -230,12 +230,8 @@ package struct LineReader {
         splitter.overlongPrefix = overlongPrefix
         while true {
             try beforeRead()
-            let capacity = buffer.count
-            let n = buffer.withUnsafeMutableBytes { raw in read(fd, raw.baseAddress!, capacity) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw CallerIDError(.io, "\(path): read failed: \(errnoMessage())")
-            }
+            let n = buffer.withUnsafeMutableBytes { raw in Platform.read(fd, into: raw) }
+            if n < 0 { throw CallerIDError(.io, "\(path): read failed: \(errnoMessage())") }
             try buffer.withUnsafeBytes { raw in
                 Result { () throws(CallerIDError) in
                     try splitter.feed(UnsafeRawBufferPointer(rebasing: raw[0..<n]), final: n == 0, overlong: overlong, body)

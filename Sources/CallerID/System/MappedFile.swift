@@ -122,8 +122,7 @@ final class MappedFile: @unchecked Sendable {
             let p = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 64)
             var done = 0
             while done < size {
-                let n = read(fd, p + done, size - done)
-                if n < 0 && errno == EINTR { continue }
+                let n = Platform.read(fd, into: UnsafeMutableRawBufferPointer(start: p + done, count: size - done))
                 guard n > 0 else {
                     let message = n == 0 ? "the file shrank while it was read (\(done) of \(size) bytes)" : errnoMessage()
                     p.deallocate()

@@ -10,10 +10,8 @@ import Foundation
 import CallerID
 
 enum FileSystem {
-    static func errnoText(_ code: Int32 = errno) -> String { Platform.errorText(code) }
-
     static func ioError(_ path: String, _ what: String, _ code: Int32 = errno) -> DirectoryError {
-        DirectoryError(code == ENOENT || code == ENOTDIR ? .fileNotFound : .io, "\(path): cannot \(what): \(errnoText(code))")
+        DirectoryError(code == ENOENT || code == ENOTDIR ? .fileNotFound : .io, "\(path): cannot \(what): \(Platform.errorText(code))")
     }
 
     static func exists(_ path: String) -> Bool {
