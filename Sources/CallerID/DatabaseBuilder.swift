@@ -127,6 +127,13 @@ public struct DatabaseBuilder {
         }
     }
 
+    /// Waits for a run still being written on the other core, its error dropped: for a builder
+    /// given up (a build that failed), so that the run's folder is removed when the builder
+    /// goes, not left behind by a process that exits while the run is written.
+    package func finishSpilling() {
+        try? runs?.background.wait()
+    }
+
     /// Hands the records still in memory over as a run when runs were spilled already, and
     /// waits for it: writing then needs memory for the merge and the file's labels only, not
     /// the last run's rows and labels besides. The records are kept (the next write reads the

@@ -141,6 +141,14 @@ public final class Pipeline {
         var category: Category
     }
 
+    /// A build given up while a run is still being written on the other core (a bad row ended
+    /// it) waits for that run: the run holds the build's spill folder, which goes with the
+    /// runs once the run is done. Without the wait, a tool that exits on the error leaves it.
+    deinit {
+        direct?.finishSpilling()
+        try? spilled?.runs.background.wait()
+    }
+
     public init(options: PipelineOptions) throws(PipelineError) {
         self.options = options
         self.normalizer = try NumberNormalizer(plan: options.numberingPlan, validity: options.validity, rules: options.numberRules)

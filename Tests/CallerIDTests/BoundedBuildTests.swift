@@ -204,6 +204,31 @@ import Testing
         #expect(try Self.temporaries(beside: out).isEmpty)
     }
 
+    /// A build that fails while its last run is still being written on the other core leaves
+    /// no spill folder once the pipeline is gone: the pipeline waits for the run (before, a
+    /// tool that exited on the error left the folder behind, one time in seven under load).
+    @Test(arguments: [false, true])
+    func aFailedBuildLeavesNoSpillFolderOnceItIsGone(directory: Bool) throws {
+        let dir = TempDir()
+        try (Self.tsv(rows: 4_000, seed: 33, regions: directory) + "not a number\tBad\n")
+            .write(toFile: dir.path("in.tsv"), atomically: false, encoding: .utf8)
+        let out = dir.path(directory ? "out" : "out.cid")
+        for _ in 0..<5 {
+            do {
+                var options = PipelineOptions()
+                options.buildOptions.memoryLimit = Self.tinyMemory
+                if directory {
+                    options.split = .field
+                    options.regionField = .position(4)
+                }
+                let pipeline = try Pipeline(options: options)
+                pipeline.prepare(output: out)
+                #expect(throws: PipelineError.self) { try pipeline.add(file: dir.path("in.tsv")) }
+            }
+            #expect(try Self.temporaries(beside: out).isEmpty)
+        }
+    }
+
     /// A disk that fills up while runs are spilled or while the output is written: exit 74,
     /// the message of the failed write, the old output as it was, no temporaries left.
     @Test func fullDiskFailsCleanlyWhereverItHappens() throws {
