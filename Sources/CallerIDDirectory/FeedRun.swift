@@ -124,3 +124,131 @@ extension DirectoryFeeder {
         return tally
     }
 }
+
+/// What `lookup feed` asks of a store: which slot, under which plan, how, and from what.
+package struct SlotFeedRequest {
+    /// The slot (0-based) of how many; nil: the store's plan, slot 1.
+    package var slot: (index: Int, count: Int)? = nil
+    /// A budget per slot other than the store's (the plan is then made anew for this run).
+    package var maxEntries: Int? = nil
+    /// Entries a request at most; nil: all in one.
+    package var chunk: Int? = nil
+    /// The system's cap: CallKit's, unless the run models another OS version on purpose.
+    package var systemCap = CallDirectorySimulator.callKitMaximumEntries
+    /// Through CallKit's simulator (else through the streaming rule checker).
+    package var simulate = false
+    /// The previous generation loaded first, this one as its incremental update (simulated).
+    package var fromPrevious = false
+
+    package init() {}
+}
+
+/// What a feed of one slot did (``InstalledStore/feed(_:)``).
+package struct SlotFeedReport {
+    package var tally: FeedTally
+    package var generation: UInt64
+    /// 0-based, of `slots`.
+    package var slot: Int
+    package var slots: Int
+    /// The budget the load was held to: the plan's, within the system's cap.
+    package var cap: Int
+    /// Entries the simulator holds after the load (0 without it).
+    package var loadedNow: Int
+    /// The generation loaded first (`fromPrevious`).
+    package var previousID: UInt64?
+    /// What the store's plan says of this slot (nil when fed whole or replanned for this run).
+    package var plan: SlotPlan?
+    /// What the run did differently from what a phone does, and why (nil: nothing).
+    package var note: String?
+    /// Packs of a store of sources that could not be opened, left out.
+    package var missing: [String]
+}
+
+extension InstalledStore {
+    /// Loads one slot of the current generation (read once) as a Call Directory extension
+    /// would: through CallKit's simulator or its rule checker, from scratch or as the update of
+    /// the previous generation. A budget the system's cap refuses, a plan made anew and packs
+    /// left out are said in the report's note; a failed CallKit request is the tally's failure.
+    package func feed(_ request: SlotFeedRequest) throws -> SlotFeedReport {
+        // One generation for everything this feed reads: CURRENT is read once, here.
+        let pinned = try pin()
+        var note: String? = nil
+        func add(_ text: String) { note = note.map { "\($0); \(text)" } ?? text }
+        let index = request.slot?.index ?? 0
+        // Earlier generations (the delta base) by id, the pinned one as pinned.
+        let open: (UInt64) -> DirectorySnapshot? = { id in
+            if id == pinned.id { return pinned.snapshot }
+            return self.generation(id).flatMap { try? self.pin($0).snapshot }
+        }
+        let (feeder, plan) = try Self.feeder(request, pinned, slot: index, note: add, previous: open)
+        // The app's budget may not exceed what the system grants: CallKit enforces its cap.
+        let cap = min(plan.maxEntries, request.systemCap)
+        if plan.maxEntries > request.systemCap {
+            let why = "--max-entries \(plan.maxEntries) is above the system's cap of \(request.systemCap) entries per extension"
+            note = note.map { "\(why); \($0)" } ?? why
+        }
+        let simulator = request.simulate || request.fromPrevious ? CallDirectorySimulator(maxEntries: cap, systemCap: request.systemCap) : nil
+        var cursor: LoadCursor? = nil
+        var previousID: UInt64? = nil
+        if request.fromPrevious, let simulator {
+            // The previous generation as named by the same read of CURRENT, loaded first.
+            guard let previous = pinned.previous, let old = try? pin(previous) else {
+                throw DirectoryError(.fileNotFound, "\(path): no previous generation is kept (install twice first)")
+            }
+            let (oldFeeder, _) = try Self.feeder(request, old, slot: index, note: add) { _ in nil }
+            do {
+                try simulator.beginRequest()
+                cursor = try oldFeeder.serve(simulator, cursor: nil).cursor
+                try simulator.complete()
+            } catch let e as CallDirectoryError {
+                throw DirectoryError(.invalidArgument, "loading the previous generation failed: \(e)")
+            }
+            previousID = previous.id
+        }
+        let tally = try feeder.run(simulator: simulator, checker: simulator == nil ? CallKitRuleChecker(maxEntries: cap) : nil,
+                                   from: cursor, chunk: request.chunk)
+        let missing = pinned.snapshot.unreadable
+        if !missing.isEmpty {
+            // A store of sources serves the packs it can open; say which it could not.
+            add(missing.map { "pack \($0.file) of source \($0.source ?? "?") left out (\($0.message)); the next fetch or install of source \($0.source ?? "?") brings it back" }
+                .joined(separator: "; "))
+        }
+        return SlotFeedReport(tally: tally, generation: pinned.generation.id, slot: index, slots: plan.slots.count, cap: cap,
+                              loadedNow: simulator?.count ?? 0, previousID: previousID,
+                              plan: plan.generation == pinned.id && plan.slots.indices.contains(index) ? plan : nil,
+                              note: note, missing: missing.map(\.file))
+    }
+
+    /// The feeder of slot `index` of `g` (replanned when the request's slot count or budget
+    /// differ from the stored plan; fed whole, to show the error CallKit would report, when one
+    /// slot cannot hold it).
+    private static func feeder(_ request: SlotFeedRequest, _ g: InstalledGeneration, slot index: Int, note: (String) -> Void,
+                               previous: @escaping (UInt64) -> DirectorySnapshot?) throws(DirectoryError) -> (DirectoryFeeder, SlotPlan) {
+        let overridden = (request.slot != nil && request.slot!.count != g.plan.slots.count)
+            || (request.maxEntries != nil && request.maxEntries != g.plan.maxEntries)
+        var planned: InstalledGeneration? = g
+        if overridden {
+            let slots = request.slot?.count ?? g.plan.slots.count, cap = request.maxEntries ?? g.plan.maxEntries
+            note("the store's plan has \(g.plan.slots.count) slot\(g.plan.slots.count == 1 ? "" : "s") of at most \(g.plan.maxEntries); "
+                 + "this run split the entries anew into \(slots) of at most \(cap) (a phone loads the installed plan's bounds)")
+            do {
+                planned = try g.replanned(slots: slots, maxEntries: cap)
+            } catch {
+                guard error.code == .budgetExceeded && slots == 1 else { throw error }
+                note(error.message)
+                planned = nil
+            }
+        }
+        guard let p = planned else {
+            let whole = SlotPlan(maxEntries: request.maxEntries ?? g.plan.maxEntries,
+                                 slots: [SlotPlan.Slot(lowerBound: 0, upperBound: UInt64.max, identification: 0, blocking: 0)])
+            return (DirectoryFeeder(target: g.snapshot, generation: g.id, previous: previous), whole)
+        }
+        guard p.plan.slots.indices.contains(index) else {
+            throw DirectoryError(.invalidArgument, "slot \(index + 1) of \(p.plan.slots.count): no such slot")
+        }
+        // The generation's own feeder: earlier generations from the store, and an extension that
+        // holds entries its slot still has (an unchanged slot) is up to date.
+        return (try DirectoryFeeder(p, slot: index), p.plan)
+    }
+}

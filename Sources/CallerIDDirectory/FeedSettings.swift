@@ -125,6 +125,26 @@ public struct FeedSettings: Sendable, Equatable {
         self.maxEntries = maxEntries
     }
 
+    /// An allow list file: numbers (E.164 digits, `+` and separators allowed), one per line;
+    /// blank lines and `#` comments skipped. A line that is not a number is refused with its
+    /// line number.
+    package static func readAllowList(_ path: String) throws(DirectoryError) -> [UInt64] {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw DirectoryError(FileManager.default.fileExists(atPath: path) ? .io : .fileNotFound, "\(path): cannot read")
+        }
+        var numbers: [UInt64] = []
+        for (i, line) in String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let text = line.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init)?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+            if text.isEmpty { continue }
+            do {
+                numbers.append(try PhoneNumber.parse(text))
+            } catch {
+                throw DirectoryError(.invalidNumber, "\(path):\(i + 1): \(error.message)")
+            }
+        }
+        return numbers
+    }
+
     /// Sorted, without duplicates (returned as is when it already is).
     static func normalized(_ list: [UInt64]) -> [UInt64] {
         if zip(list, list.dropFirst()).allSatisfy({ $0 < $1 }) { return list }

@@ -1,4 +1,5 @@
 package import CallerID
+import CallerIDDirectory
 
 /// The answers to a batch's lines, in input order: `lookup -` (lines of standard input) and
 /// `POST /v1/lookup` of `lookup serve` (lines or JSON array elements of a request body). A line
@@ -124,6 +125,53 @@ package struct BatchAnswers {
         }
     }
 }
+
+extension BatchAnswers {
+    /// Answers every line of `path` (`-`: standard input) as ``BatchAnswers`` says, read one
+    /// `read(2)` at a time: what is queued is answered, `out` flushed and the packs told
+    /// (``PackSet/inputArrived()``) before each read that may block, so the batch works as a
+    /// co-process on pipes and terminals and still writes in large blocks from a file. A read
+    /// that fails ends the batch after answering what was read, with an `io` error naming the
+    /// input; a number left unanswered because a file changed under the batch ends it with an
+    /// `io` error once every line is answered.
+    package mutating func answerLines(of path: String, to out: inout Output) throws(QueryError) {
+        let packs = answers.packs
+        let name = path == "-" ? "stdin" : path
+        packs.watchFiles()
+        // An error raised inside the reader's callbacks is kept here and the reading stopped
+        // with a sentinel.
+        var failure: QueryError? = nil
+        let stop = CallerIDError(.io, "stopped")
+        var reader: LineReader
+        do {
+            reader = try LineReader(path: path)
+        } catch {
+            throw QueryError(code: .init(.io), message: "\(name): \(error.message)", underlying: error)
+        }
+        do {
+            try reader.forEachLine(maxLineBytes: maxQueryLineBytes, overlongPrefix: quotedLinePrefix, beforeRead: { () throws(CallerIDError) in
+                do throws(QueryError) { try answerQueued(to: &out) } catch { failure = error; throw stop }
+                out.flush()
+                packs.inputArrived()
+            }, overlong: { (lineNumber, length, prefix) throws(CallerIDError) in
+                do throws(QueryError) { try overlong(lineNumber, length: length, prefix: prefix, to: &out) } catch { failure = error; throw stop }
+            }) { (bytes, lineNumber) throws(CallerIDError) in
+                do throws(QueryError) { try line(bytes, lineNumber, to: &out) } catch { failure = error; throw stop }
+            }
+        } catch {
+            if let failure { throw failure }
+            try answerQueued(to: &out)
+            out.flush()
+            throw QueryError(code: .init(.io), message: "\(name): \(error.message)", underlying: error)
+        }
+        try answerQueued(to: &out)
+        if unanswered > 0 {
+            out.flush()
+            throw QueryError(code: .init(.io), message: "\(grouped(unanswered)) number\(unanswered == 1 ? " was" : "s were") not answered: a database file changed while the batch read it (see above)", underlying: nil)
+        }
+    }
+}
+
 
 /// The JSON answer to an input that is not a number (a batch line, a number in a URL):
 /// `{"input":…,"found":false,"error":…}` and a line end.

@@ -124,51 +124,15 @@ func lookupCommand(_ raw: [String]) throws(ToolError) -> Int32 {
 
 /// `lookup -`: one answer per line of standard input.
 func answerBatch(_ answers: QueryAnswers, numbers: QueryNumbers, to out: inout Output) throws(ToolError) {
-    let packs = answers.packs
-    // Batch: the lines read are answered together (`BatchAnswers`: pack by pack) and their
-    // answers written in input order and flushed whenever input runs dry (before a read that
-    // may block), so the tool works as a co-process on pipes and terminals and still writes in
-    // large blocks from a file. Each database file is checked for an in-place change (one
-    // stat) before its first lookup after input arrived and every 1,024 of its lookups
-    // (`PackSet`), and one cut short between two checks faults into zeros (`MappingGuard`,
-    // installed by `lookupCommand`) instead of SIGBUS: either way the file is withdrawn, the
-    // numbers that need it are answered with an error, the others as usual, and the batch ends
-    // with exit 74.
-    packs.watchFiles()
+    // Each database file is checked for an in-place change (one stat) before its first lookup
+    // after input arrived and every 1,024 of its lookups (`PackSet`), and one cut short between
+    // two checks faults into zeros (`MappingGuard`, installed by `lookupCommand`) instead of
+    // SIGBUS: either way the file is withdrawn, the numbers that need it are answered with an
+    // error, the others as usual, and the batch ends with exit 74.
     var batch = BatchAnswers(answers: answers, numbers: numbers) { lineNumber, message in
         printError("stdin:\(lineNumber): \(message)")
     }
-    // The core's line reader (one `read(2)` at a time, answers flushed before each): an error
-    // raised inside its callbacks is kept here and the reading stopped with a sentinel.
-    var failure: QueryError? = nil
-    let stop = CallerIDError(.io, "stopped")
-    var reader: LineReader
-    do {
-        reader = try LineReader(path: "-")
-    } catch {
-        throw ToolError(code: Exit.ioError, message: "stdin: \(error.message)")
-    }
-    do {
-        try reader.forEachLine(maxLineBytes: maxQueryLineBytes, overlongPrefix: quotedLinePrefix, beforeRead: { () throws(CallerIDError) in
-            do throws(QueryError) { try batch.answerQueued(to: &out) } catch { failure = error; throw stop }
-            out.flush()
-            packs.inputArrived()
-        }, overlong: { (lineNumber, length, prefix) throws(CallerIDError) in
-            do throws(QueryError) { try batch.overlong(lineNumber, length: length, prefix: prefix, to: &out) } catch { failure = error; throw stop }
-        }) { (bytes, lineNumber) throws(CallerIDError) in
-            do throws(QueryError) { try batch.line(bytes, lineNumber, to: &out) } catch { failure = error; throw stop }
-        }
-    } catch {
-        if let failure { throw toolError(failure) }
-        try query { () throws(QueryError) in try batch.answerQueued(to: &out) }
-        out.flush()
-        throw ToolError(code: Exit.ioError, message: "stdin: \(error.message)")
-    }
-    try query { () throws(QueryError) in try batch.answerQueued(to: &out) }
-    if batch.unanswered > 0 {
-        out.flush()
-        throw ToolError(code: Exit.ioError, message: "\(grouped(batch.unanswered)) number\(batch.unanswered == 1 ? " was" : "s were") not answered: a database file changed while the batch read it (see above)")
-    }
+    try query { () throws(QueryError) in try batch.answerLines(of: "-", to: &out) }
 }
 
 // MARK: build
@@ -269,82 +233,25 @@ func dumpCommand(_ raw: [String]) throws(ToolError) -> Int32 {
             do { from = try PhoneNumber.parse(f) } catch { throw .usage("--from: \(error.message)", command: "dump") }
         }
     }
-    var filter: CategoryFilter? = nil
-    var categoryNames: [String] = []
-    var action: CategoryAction? = nil
+    var filter = DumpFilter.all
     if let c = args.value("--category") {
-        categoryNames = c.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
-        guard !categoryNames.contains("") else { throw .usage("--category: empty category name in '\(c)'", command: "dump") }
-        filter = .names(Set(categoryNames))
+        let names = c.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        guard !names.contains("") else { throw .usage("--category: empty category name in '\(c)'", command: "dump") }
+        filter = .categories(Set(names))
     }
     if let a = args.value("--action") {
-        guard filter == nil else { throw .usage("give --category or --action, not both", command: "dump") }
+        guard case .all = filter else { throw .usage("give --category or --action, not both", command: "dump") }
         switch a {
-        case "identify": filter = .action(.identify); action = .identify
-        case "block": filter = .action(.block); action = .block
+        case "identify": filter = .action(.identify)
+        case "block": filter = .action(.block)
         default: throw .usage("--action must be identify or block", command: "dump")
         }
     }
-    let json = args.flag("--json")
     let dbPath = try databasePath(args)
-    let set = try query { () throws(QueryError) in try DatabasePaths.resolve(dbPath) }
-    guard set.kind == .file else {
-        return try dumpLists(set, from: from, action: action, categories: args.value("--category") == nil ? nil : Set(categoryNames), json: json)
-    }
-    let db = try openDatabase(set.files[0])
-    let known = db.categories.map(\.name)
-    let unknown = categoryNames.filter { !known.contains($0) }
-    guard unknown.isEmpty else {
-        throw .usage("--category: \(unknown.map { "'\($0)'" }.joined(separator: ", ")) not in \(db.path); its categories: \(known.joined(separator: ", "))",
-                     command: "dump")
-    }
-    var out = Output()
-    var cursor = db.cursor(from: from, filter: filter)
-    do {
-        try cursor.forEach { view in
-            writeEntry(view, json: json, to: &out)
-            return true
-        }
-    } catch {
-        out.flush()
-        throw toolError(error)
-    }
-    out.flush()
-    return Exit.ok
-}
-
-/// `lookup dump` of a build directory or store: the feed's two merged lists in one ascending
-/// stream, each number written as its point answer (``AnswerRule``): blocked when the blocking
-/// list holds it (the blocking entry's category, `block` for a rule; the identifying label
-/// where the identification list holds it too), identified otherwise. `action` keeps one list,
-/// `categories` the answers of some categories.
-func dumpLists(_ set: DatabasePaths, from: UInt64, action: CategoryAction?, categories: Set<String>?, json: Bool) throws(ToolError) -> Int32 {
-    let snapshot: DirectorySnapshot
-    do {
-        snapshot = set.kind == .store ? try InstalledStore(path: set.path).snapshot() : try DirectorySnapshot(directory: set.path)
-    } catch {
-        throw toolError(error)
-    }
-    var answers = AnswerStream(snapshot, from: from)
     var out = Output()
     defer { out.flush() }
-    do throws(DirectoryError) {
-        while try answers.next() {
-            switch action {
-            case .identify:
-                if answers.isIdentified, let category = answers.identifiedCategory {
-                    writeEntry(number: answers.number, label: answers.identifiedLabel, category: category, json: json, to: &out)
-                }
-            case .block:
-                if answers.isBlocked { writeEntry(number: answers.number, label: answers.label, category: answers.category, json: json, to: &out) }
-            case nil:
-                if categories?.contains(answers.category.name) ?? true {
-                    writeEntry(number: answers.number, label: answers.label, category: answers.category, json: json, to: &out)
-                }
-            }
-        }
-    } catch {
-        throw toolError(error)
+    try query { () throws(QueryError) in
+        try DatabasePaths.resolve(dbPath).dump(from: from, filter: filter, json: args.flag("--json"), to: &out)
     }
     return Exit.ok
 }
@@ -387,47 +294,22 @@ func verifyCommand(_ raw: [String]) throws(ToolError) -> Int32 {
         }
     }
     for argument in args.positionals {
-        // A build directory or store stands for its databases; anything else is one file
-        // (a missing one is reported by the open below, like a damaged one).
-        var files = [argument]
-        var listed: [DirectoryManifest.File?] = [nil]
-        var manifestPath = ""
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: argument, isDirectory: &isDirectory), isDirectory.boolValue {
-            directories += 1
-            do {
-                let set = try DatabaseSet.resolve(path: argument)
-                files = set.files
-                listed = set.manifest?.files ?? files.map { _ in nil }
-                manifestPath = set.manifestPath ?? argument
-            } catch {
-                report(argument, code: error.code.rawValue, exit: exitCode(for: error), message: error.message)
-                continue
-            }
-        }
-        for (path, claims) in zip(files, listed) {
-            do {
-                let db = try Database(path: path, verify: true)
-                // What the manifest says of the file's numbers, which lookups rely on.
-                if let claims {
-                    do {
-                        try claims.checkNumbers(of: db, manifestPath: manifestPath)
-                    } catch {
-                        report(path, code: error.code.rawValue, exit: exitCode(for: error), message: error.message)
-                        continue
-                    }
-                }
+        let isDirectory = Verification.verify(argument) { file in
+            switch file.outcome {
+            case .refused(let error):
+                report(file.path, code: error.codeName, exit: exitCode(for: error), message: error.message)
+            case .intact(let entries, let ranges):
                 checked += 1
                 intact += 1
-                if db.rangeCount > 0 {
-                    out.write(json ? "{\"file\":\(jsonQuote(path)),\"ok\":true,\"entries\":\(db.count),\"ranges\":\(db.rangeCount)}\n" : "\(path): OK (\(db.count) entries, \(db.rangeCount) ranges)\n")
+                let path = jsonQuote(file.path)
+                if ranges > 0 {
+                    out.write(json ? "{\"file\":\(path),\"ok\":true,\"entries\":\(entries),\"ranges\":\(ranges)}\n" : "\(file.path): OK (\(entries) entries, \(ranges) ranges)\n")
                 } else {
-                    out.write(json ? "{\"file\":\(jsonQuote(path)),\"ok\":true,\"entries\":\(db.count)}\n" : "\(path): OK (\(db.count) entries)\n")
+                    out.write(json ? "{\"file\":\(path),\"ok\":true,\"entries\":\(entries)}\n" : "\(file.path): OK (\(entries) entries)\n")
                 }
-            } catch {
-                report(path, code: error.code.rawValue, exit: exitCode(for: error), message: error.message)
             }
         }
+        if isDirectory { directories += 1 }
     }
     // Several files, or a directory's: one closing line that says how it went.
     if !json && (checked > 1 || directories > 0) {

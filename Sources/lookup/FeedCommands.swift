@@ -170,7 +170,7 @@ private func installBody(_ raw: [String]) throws -> Int32 {
         var settings = try store.settings()
         if let m = try parsePositive(args.value("--slots"), "--slots", command: command) { settings.slots = m }
         if let n = try parsePositive(args.value("--max-entries"), "--max-entries", command: command) { settings.maxEntries = n }
-        if let file = args.value("--allow") { settings.allowList = try readNumberList(file) }
+        if let file = args.value("--allow") { settings.allowList = try FeedSettings.readAllowList(file) }
         if args.flag("--no-rules") { settings.rules = [] }
         let rules = args.values("--rule")
         if !rules.isEmpty { settings.rules = try rules.map { r throws(DirectoryError) in try BlockingRule(r) } }
@@ -267,24 +267,6 @@ func splitText(_ split: SlotPlan.Split) -> String {
     }
 }
 
-/// Numbers, one per line; blank lines and '#' comments skipped.
-func readNumberList(_ path: String) throws(ToolError) -> [UInt64] {
-    guard let data = try? Data(contentsOf: URL(fileURLWithPath: path)) else {
-        throw ToolError(code: FileManager.default.fileExists(atPath: path) ? Exit.ioError : Exit.noInput, message: "\(path): cannot read")
-    }
-    var numbers: [UInt64] = []
-    for (i, line) in String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-        let text = line.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init)?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
-        if text.isEmpty { continue }
-        do {
-            numbers.append(try PhoneNumber.parse(text))
-        } catch {
-            throw ToolError(code: Exit.dataError, message: "\(path):\(i + 1): \(error.message)")
-        }
-    }
-    return numbers
-}
-
 // MARK: feed
 
 let feedHelp = """
@@ -332,13 +314,7 @@ func feedCommand(_ raw: [String]) throws(ToolError) -> Int32 {
 /// What `lookup feed` was asked.
 private struct FeedRequest {
     let storePath: String
-    let slot: (index: Int, count: Int)?
-    let maxEntries: Int?
-    let chunk: Int?
-    /// The system's cap: CallKit's, unless the run models another OS version on purpose.
-    let systemCap: Int
-    let fromPrevious: Bool
-    let simulate: Bool
+    let feed: SlotFeedRequest
     let json: Bool
 
     init(_ raw: [String]) throws(ToolError) {
@@ -348,12 +324,14 @@ private struct FeedRequest {
         guard let storePath = args.value("--store") else { throw ToolError.usage("no store: pass --store DIR", command: command) }
         guard args.positionals.isEmpty else { throw ToolError.usage("unexpected argument '\(args.positionals[0])'", command: command) }
         self.storePath = storePath
-        slot = try args.value("--slot").map { s throws(ToolError) in try parseSlot(s, command: command) }
-        maxEntries = try parsePositive(args.value("--max-entries"), "--max-entries", command: command)
-        chunk = try parsePositive(args.value("--chunk"), "--chunk", command: command)
-        systemCap = try parsePositive(args.value("--model-os-cap"), "--model-os-cap", command: command) ?? CallDirectorySimulator.callKitMaximumEntries
-        fromPrevious = args.flag("--from-previous")
-        simulate = args.flag("--simulate") || fromPrevious
+        var feed = SlotFeedRequest()
+        feed.slot = try args.value("--slot").map { s throws(ToolError) in try parseSlot(s, command: command) }
+        feed.maxEntries = try parsePositive(args.value("--max-entries"), "--max-entries", command: command)
+        feed.chunk = try parsePositive(args.value("--chunk"), "--chunk", command: command)
+        if let cap = try parsePositive(args.value("--model-os-cap"), "--model-os-cap", command: command) { feed.systemCap = cap }
+        feed.fromPrevious = args.flag("--from-previous")
+        feed.simulate = args.flag("--simulate") || feed.fromPrevious
+        self.feed = feed
         json = args.flag("--json")
     }
 }
@@ -363,104 +341,28 @@ private func feedBody(_ raw: [String]) throws -> Int32 {
     guard FileManager.default.fileExists(atPath: request.storePath) else {
         throw ToolError(code: Exit.noInput, message: "\(request.storePath): no such store")
     }
-    let store = try InstalledStore(path: request.storePath)
-    // One generation for everything this feed reads: CURRENT is read once, here.
-    let pinned = try store.pin()
-    var note: String? = nil
-    let index = request.slot?.index ?? 0
-    // Earlier generations (the delta base) by id, the pinned one as pinned.
-    let open: (UInt64) -> DirectorySnapshot? = { id in
-        if id == pinned.id { return pinned.snapshot }
-        return store.generation(id).flatMap { try? store.pin($0).snapshot }
-    }
-    let (feeder, plan) = try makeFeeder(request, pinned, slot: index, note: &note, previous: open)
-    // What the plan says of this slot (nil when fed whole, or replanned for this run).
-    let slotPlan = plan.generation == pinned.id && plan.slots.indices.contains(index) ? plan : nil
-    // The app's budget may not exceed what the system grants: CallKit enforces its cap.
-    let cap = min(plan.maxEntries, request.systemCap)
-    if plan.maxEntries > request.systemCap {
-        let why = "--max-entries \(plan.maxEntries) is above the system's cap of \(request.systemCap) entries per extension"
-        note = note.map { "\(why); \($0)" } ?? why
-    }
-    let simulator = request.simulate ? CallDirectorySimulator(maxEntries: cap, systemCap: request.systemCap) : nil
-    let checker = request.simulate ? nil : CallKitRuleChecker(maxEntries: cap)
-    var cursor: LoadCursor? = nil
-    var previousID: UInt64? = nil
-    if request.fromPrevious, let simulator {
-        // The previous generation as named by the same read of CURRENT, loaded first.
-        guard let previous = pinned.previous, let old = try? store.pin(previous) else {
-            throw DirectoryError(.fileNotFound, "\(request.storePath): no previous generation is kept (install twice first)")
-        }
-        let (oldFeeder, _) = try makeFeeder(request, old, slot: index, note: &note) { _ in nil }
-        do {
-            try simulator.beginRequest()
-            cursor = try oldFeeder.serve(simulator, cursor: nil).cursor
-            try simulator.complete()
-        } catch let e as CallDirectoryError {
-            throw DirectoryError(.invalidArgument, "loading the previous generation failed: \(e)")
-        }
-        previousID = previous.id
-    }
-    let tally = try feeder.run(simulator: simulator, checker: checker, from: cursor, chunk: request.chunk)
-    let missing = pinned.snapshot.unreadable
-    if !missing.isEmpty {
-        // A store of sources serves the packs it can open; say which it could not.
-        let why = missing.map { "pack \($0.file) of source \($0.source ?? "?") left out (\($0.message)); the next fetch or install of source \($0.source ?? "?") brings it back" }.joined(separator: "; ")
-        note = note.map { "\($0); \(why)" } ?? why
-    }
-    writeFeedReport(request, tally, generation: pinned.generation.id, slot: index, slots: plan.slots.count, cap: cap,
-                    loadedNow: simulator?.count ?? 0, previousID: previousID, plan: slotPlan, note: note, missing: missing.map(\.file))
-    if let failure = tally.failure, !request.json {
+    let report = try InstalledStore(path: request.storePath).feed(request.feed)
+    writeFeedReport(request, report)
+    if let failure = report.tally.failure, !request.json {
         printError("error: CallKit would fail the request: \(failure.code.name) (\(failure.code.rawValue)): \(failure.message)"
-                   + (note.map { "\nnote: \($0)" } ?? ""))
+                   + (report.note.map { "\nnote: \($0)" } ?? ""))
     }
-    return tally.failure == nil ? Exit.ok : Exit.dataError
+    return report.tally.failure == nil ? Exit.ok : Exit.dataError
 }
 
-/// The feeder of slot `index` of `g` (replanned when `--slot`/`--max-entries` differ from the
-/// stored plan; fed whole, to show the error CallKit would report, when one slot cannot hold it).
-private func makeFeeder(_ request: FeedRequest, _ g: InstalledGeneration, slot index: Int, note: inout String?,
-                        previous: @escaping (UInt64) -> DirectorySnapshot?) throws(DirectoryError) -> (DirectoryFeeder, SlotPlan) {
-    let overridden = (request.slot != nil && request.slot!.count != g.plan.slots.count)
-        || (request.maxEntries != nil && request.maxEntries != g.plan.maxEntries)
-    var planned: InstalledGeneration? = g
-    if overridden {
-        let slots = request.slot?.count ?? g.plan.slots.count, cap = request.maxEntries ?? g.plan.maxEntries
-        let split = "the store's plan has \(g.plan.slots.count) slot\(g.plan.slots.count == 1 ? "" : "s") of at most \(g.plan.maxEntries); "
-            + "this run split the entries anew into \(slots) of at most \(cap) (a phone loads the installed plan's bounds)"
-        note = note.map { "\($0); \(split)" } ?? split
-        do {
-            planned = try g.replanned(slots: slots, maxEntries: cap)
-        } catch {
-            guard error.code == .budgetExceeded && slots == 1 else { throw error }
-            note = note.map { "\($0); \(error.message)" } ?? error.message
-            planned = nil
-        }
-    }
-    guard let p = planned else {
-        let whole = SlotPlan(maxEntries: request.maxEntries ?? g.plan.maxEntries,
-                             slots: [SlotPlan.Slot(lowerBound: 0, upperBound: UInt64.max, identification: 0, blocking: 0)])
-        return (DirectoryFeeder(target: g.snapshot, generation: g.id, previous: previous), whole)
-    }
-    guard p.plan.slots.indices.contains(index) else {
-        throw DirectoryError(.invalidArgument, "slot \(index + 1) of \(p.plan.slots.count): no such slot")
-    }
-    // The generation's own feeder: earlier generations from the store, and an extension that
-    // holds entries its slot still has (an unchanged slot) is up to date.
-    return (try DirectoryFeeder(p, slot: index), p.plan)
-}
-
-private func writeFeedReport(_ request: FeedRequest, _ t: FeedTally, generation: UInt64, slot index: Int, slots: Int, cap: Int,
-                             loadedNow: Int, previousID: UInt64?, plan: SlotPlan?, note: String?, missing: [String]) {
+private func writeFeedReport(_ request: FeedRequest, _ r: SlotFeedReport) {
+    let t = r.tally, index = r.slot, slots = r.slots, cap = r.cap, generation = r.generation
+    let (loadedNow, previousID, plan, note, missing) = (r.loadedNow, r.previousID, r.plan, r.note, r.missing)
+    let chunk = request.feed.chunk, simulate = request.feed.simulate
     let total = t.identification + t.blocking
     let rate = t.seconds > 0 ? Double(total + t.removedIdentification + t.removedBlocking) / t.seconds : 0
     let mode = t.firstMode.map { "\($0)" } ?? "none"
     var out = Output()
     if request.json {
         let err = t.failure.map { "{\"code\":\($0.code.rawValue),\"name\":\(jsonQuote($0.code.name)),\"message\":\(jsonQuote($0.message))}" } ?? "null"
-        out.write("{\"store\":\(jsonQuote(request.storePath)),\"generation\":\(generation),\"slot\":\(index + 1),\"slots\":\(slots),\"max_entries\":\(cap),\"identification\":\(t.identification),\"blocking\":\(t.blocking),\"requests\":\(t.requests),\"chunk\":\(request.chunk.map(String.init) ?? "null"),\"simulated\":\(request.simulate),\"seconds\":\(String(format: "%.4f", t.seconds)),\"entries_per_second\":\(Int(rate)),\"heap_peak_bytes\":\(t.heapPeak),\"mode\":\"\(mode)\",\"from_generation\":\(previousID.map(String.init) ?? "null"),\"removed_identification\":\(t.removedIdentification),\"removed_blocking\":\(t.removedBlocking),\"delta_changes\":\(t.weighed.map { String($0.changes) } ?? "null"),\"full_reload_calls\":\(t.weighed.map { String($0.fullReload) } ?? "null"),\"calls\":\(t.calls),\"slot_plan\":\(plan.map { "{\(slotJSONFields($0, index))}" } ?? "null"),\"error\":\(err),\"note\":\(note.map(jsonQuote) ?? "null"),\"missing_packs\":\(jsonStrings(missing)),\"exit_code\":\(t.failure == nil ? Exit.ok : Exit.dataError)}\n")
+        out.write("{\"store\":\(jsonQuote(request.storePath)),\"generation\":\(generation),\"slot\":\(index + 1),\"slots\":\(slots),\"max_entries\":\(cap),\"identification\":\(t.identification),\"blocking\":\(t.blocking),\"requests\":\(t.requests),\"chunk\":\(chunk.map(String.init) ?? "null"),\"simulated\":\(simulate),\"seconds\":\(String(format: "%.4f", t.seconds)),\"entries_per_second\":\(Int(rate)),\"heap_peak_bytes\":\(t.heapPeak),\"mode\":\"\(mode)\",\"from_generation\":\(previousID.map(String.init) ?? "null"),\"removed_identification\":\(t.removedIdentification),\"removed_blocking\":\(t.removedBlocking),\"delta_changes\":\(t.weighed.map { String($0.changes) } ?? "null"),\"full_reload_calls\":\(t.weighed.map { String($0.fullReload) } ?? "null"),\"calls\":\(t.calls),\"slot_plan\":\(plan.map { "{\(slotJSONFields($0, index))}" } ?? "null"),\"error\":\(err),\"note\":\(note.map(jsonQuote) ?? "null"),\"missing_packs\":\(jsonStrings(missing)),\"exit_code\":\(t.failure == nil ? Exit.ok : Exit.dataError)}\n")
     } else {
-        out.write("slot \(index + 1)/\(slots) of generation \(generation) (\(request.simulate ? "CallKit simulator" : "streaming check")):\n")
+        out.write("slot \(index + 1)/\(slots) of generation \(generation) (\(simulate ? "CallKit simulator" : "streaming check")):\n")
         if let previousID {
             out.write("  from generation \(previousID): \(mode)\(t.weighed.map { " (\($0.changes) changes; a full reload would be \($0.fullReload) calls: \($0.fullReload - 2) entries and 2 remove-all)" } ?? "")\n")
             out.write("  removed         \(t.removedIdentification) identification, \(t.removedBlocking) blocking\n")
@@ -470,7 +372,7 @@ private func writeFeedReport(_ request: FeedRequest, _ t: FeedTally, generation:
             out.write("  identification  \(t.identification)\n  blocking        \(t.blocking)\n  total           \(total) of at most \(cap)\n")
         }
         if let plan { out.write("  slot            \(slotText(plan, index))\n") }
-        out.write("  requests        \(t.requests)\(request.chunk.map { " (chunks of \($0))" } ?? "")\n")
+        out.write("  requests        \(t.requests)\(chunk.map { " (chunks of \($0))" } ?? "")\n")
         out.write("  time            \(String(format: "%.3f", t.seconds)) s (\(Int(rate)) calls/s)\n")
         out.write("  heap peak       \(t.heapPeak) bytes above the start\n")
         out.write("  CallKit         \(t.failure.map { "error \($0.code.rawValue) \($0.code.name): \($0.message)" } ?? "OK")\n")

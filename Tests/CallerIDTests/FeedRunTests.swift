@@ -48,4 +48,50 @@ import Testing
         let tally = try feeder.run(simulator: nil, checker: CallKitRuleChecker(maxEntries: 10), from: nil, chunk: nil)
         #expect(tally.failure?.code == .maximumEntriesExceeded)
     }
+
+    /// A store's feed, slot by slot: every slot's load together is the whole set, each slot
+    /// within its budget; a budget over the system's cap is held to the cap and said; an
+    /// update from the previous generation ends with what a load from scratch gives.
+    @Test func aStoreFeedOfEverySlotAddsUpToTheWholeSet() throws {
+        let dir = TempDir()
+        let files = randomDirectoryFiles(seed: 12, count: 2, entries: 600, span: 20_000)
+        try writeBuildDirectory(dir.path("build"), files)
+        let store = try InstalledStore(path: dir.path("store"))
+        var settings = FeedSettings()
+        settings.slots = 3
+        settings.maxEntries = 1_000
+        _ = try store.install(from: dir.path("build"), settings: settings)
+        var whole = FeedSettings()
+        whole.maxEntries = 10_000
+        let all = try DirectoryFeeder(target: DirectorySnapshot(directory: dir.path("build"), settings: whole), generation: 1) { _ in nil }
+            .run(simulator: CallDirectorySimulator(), checker: nil, from: nil, chunk: nil)
+        var total = 0
+        for slot in 0..<3 {
+            var request = SlotFeedRequest()
+            request.slot = (slot, 3)
+            request.simulate = slot == 1
+            let report = try store.feed(request)
+            #expect(report.tally.failure == nil && report.slot == slot && report.slots == 3 && report.cap == 1_000)
+            #expect(report.plan != nil && report.note == nil && report.missing.isEmpty)
+            #expect(report.tally.identification + report.tally.blocking <= 1_000)
+            total += report.tally.identification + report.tally.blocking
+        }
+        #expect(total == all.identification + all.blocking)
+
+        var capped = SlotFeedRequest()
+        capped.systemCap = 500
+        let over = try store.feed(capped)
+        #expect(over.cap == 500 && over.note?.contains("above the system's cap of 500") == true)
+
+        var update = SlotFeedRequest()
+        update.fromPrevious = true
+        #expect(throws: DirectoryError.self) { try store.feed(update) }  // one generation only
+        try writeBuildDirectory(dir.path("build2"), randomDirectoryFiles(seed: 13, count: 2, entries: 600, span: 20_000))
+        _ = try store.install(from: dir.path("build2"), settings: settings)
+        let fresh = try store.feed(SlotFeedRequest())
+        let updated = try store.feed(update)
+        #expect(updated.previousID != nil && updated.tally.failure == nil)
+        #expect(updated.loadedNow == fresh.tally.identification + fresh.tally.blocking)
+    }
 }
+

@@ -439,4 +439,49 @@ struct PackQueryTests {
         #expect(accepted > 3 && refused > 100, "\(accepted) accepted, \(refused) refused")
         #expect(try DirectoryManifest.decode(written, path: "m", fields: .lookup).files[0].region == nil, "the scan reads only the lookup fields")
     }
+
+    /// The library's verification of a directory (`lookup verify`): each pack's outcome under
+    /// its own path, a damaged byte refused as corrupt, a missing path refused; and its dump
+    /// (`lookup dump`): ascending from where it is asked to start, a lone file's unknown
+    /// category refused before anything is written.
+    @Test func verificationAndDumpAnswerThroughTheLibrary() throws {
+        let dir = TempDir()
+        let bundle = dir.path("bundle")
+        try writePacks(bundle, [
+            TestPack(name: "a.cid", entries: (100...199).map { Entry(number: $0, label: "A \($0)") }),
+            TestPack(name: "plan.cid", entries: [Entry(number: 500, label: "P")], ranges: [(400, 499, "R")]),
+        ])
+        func verify(_ path: String) -> (directory: Bool, outcomes: [String: FileVerification.Outcome]) {
+            var outcomes: [String: FileVerification.Outcome] = [:]
+            let directory = Verification.verify(path) { outcomes[URL(fileURLWithPath: $0.path).lastPathComponent] = $0.outcome }
+            return (directory, outcomes)
+        }
+        var v = verify(bundle)
+        #expect(v.directory && v.outcomes.count == 2)
+        if case .intact(let entries, let ranges)? = v.outcomes["a.cid"] { #expect(entries == 100 && ranges == 0) } else { Issue.record("a.cid: \(v.outcomes)") }
+        if case .intact(let entries, let ranges)? = v.outcomes["plan.cid"] { #expect(entries == 1 && ranges == 1) } else { Issue.record("plan.cid: \(v.outcomes)") }
+
+        var out = Output(capturing: true)
+        try DatabasePaths.resolve(bundle).dump(from: 150, filter: .all, json: false, to: &out)
+        let lines = out.withBytes { String(decoding: $0, as: UTF8.self) }.split(separator: "\n").map(String.init)
+        let numbers = lines.compactMap { UInt64($0.split(separator: "\t")[0]) }
+        #expect(numbers.count == lines.count && Array(numbers.prefix(50)) == Array(150...199) && numbers.last == 500)
+        #expect(zip(numbers, numbers.dropFirst()).allSatisfy { $0 < $1 })
+        out.removeAll()
+        #expect(throws: QueryError.self) {
+            try DatabasePaths.resolve(bundle + "/a.cid").dump(from: 0, filter: .categories(["nosuch"]), json: false, to: &out)
+        }
+        #expect(out.count == 0)
+
+        let file = bundle + "/a.cid"
+        var bytes = try Array(Data(contentsOf: URL(fileURLWithPath: file)))
+        bytes[bytes.count / 2] ^= 0x40
+        try Data(bytes).write(to: URL(fileURLWithPath: file))
+        v = verify(bundle)
+        if case .refused(let error)? = v.outcomes["a.cid"] { #expect(error.codeName == "corrupt", "\(error)") } else { Issue.record("\(v.outcomes)") }
+        if case .intact? = v.outcomes["plan.cid"] {} else { Issue.record("plan.cid: \(v.outcomes)") }
+        v = verify(dir.path("missing.cid"))
+        if case .refused(let error)? = v.outcomes["missing.cid"] { #expect(!v.directory && error.codeName == "file-not-found") } else { Issue.record("\(v.outcomes)") }
+    }
 }
+
