@@ -344,19 +344,16 @@ func pipelineBuild(_ args: Arguments, output: String) throws(ToolError) -> Int32
             throw PipelineError(.tooManyBadRows, "\(n) bad row\(n == 1 ? "" : "s"); nothing written (use --skip-bad-rows to build from the good rows)")
         }
         summary = try pipeline.write(to: output)
-        report.progress.clear()
     } catch {
-        pipeline.reportNationalForms()
         report.progress.clear()
+        pipeline.reportNationalForms()
         // The count limit throws while reading; the percentage limit only after every row is read.
         var stoppedEarly = false
         if error.code == .tooManyBadRows, case .count = options.maxBadRows { stoppedEarly = true }
-        report.printReasons(pipeline, stoppedEarly: stoppedEarly)
-        report.writeErrorsFile()
+        report.finish(pipeline, stoppedEarly: stoppedEarly)
         throw toolError(error)
     }
-    report.printReasons(pipeline)
-    report.writeErrorsFile()
+    report.finish(pipeline)
 
     let seconds = Date().timeIntervalSince(started)
     var out = Output()
@@ -390,38 +387,60 @@ private func makePipeline(_ options: PipelineOptions, output: String) throws(Too
     return pipeline
 }
 
+/// A run that reads rows and reports them as it goes: `lookup build`'s pipeline and `lookup
+/// reports`' build.
+protocol RowRun: AnyObject {
+    var onRejected: (RejectedRow) -> Void { get set }
+    var onWarning: (RowWarning) -> Void { get set }
+    var onProgress: (PipelineProgress) -> Void { get set }
+    var rowsRead: Int { get }
+    var rowsRejected: Int { get }
+    var rejectedByReason: [RejectReason: Int] { get }
+    var warningsByKind: [WarningKind: Int] { get }
+}
+
+extension RowRun {
+    var warningsByKind: [WarningKind: Int] { [:] }
+}
+
+extension Pipeline: RowRun {}
+extension ReportBuild: RowRun {}
+
 /// What a build tells its user while it runs and when it ends: rejected rows and warnings on
 /// stderr (the first 1,000 and 100), all rejected rows in the `--errors` file, progress.
-/// The pipeline's callbacks hold this object, never the pipeline (that would be a cycle).
-private final class BuildReport {
+/// The run's callbacks hold this object, never the run (that would be a cycle).
+final class BuildReport {
     let progress: ProgressLine
     let started: Date
     let errorsPath: String?
+    /// What a row is called ("rows", "reports") and what the sort does ("sorting", "scoring").
+    private let rows: String, sorting: (Int) -> String
     static let rejectedShown = 1000, warningsShown = 100
     private var errorsOut: [UInt8] = Array(RejectedRow.errorsFileHeader.utf8)
     private var rejected = 0
     private var warnings = 0
     private var lastFile: String? = nil
 
-    init(args: Arguments, started: Date) {
+    init(args: Arguments, started: Date, rows: String = "rows", sorting: @escaping (Int) -> String = { "sorting \($0) numbers" }) {
         progress = ProgressLine(enabled: args.flag("--progress") || (stderrIsTTY && !args.flag("--no-progress")))
         self.started = started
         errorsPath = args.value("--errors")
+        (self.rows, self.sorting) = (rows, sorting)
     }
 
-    func attach(to pipeline: Pipeline) {
-        pipeline.onRejected = { [self] row in
+    func attach(to run: some RowRun) {
+        run.onRejected = { [self] row in
             rejected += 1
             if rejected <= Self.rejectedShown { progress.printLine(row.description) }
             if errorsPath != nil {
                 errorsOut.append(contentsOf: row.errorsFileLine.utf8)
             }
         }
-        pipeline.onWarning = { [self] w in
+        run.onWarning = { [self] w in
             warnings += 1
             if warnings <= Self.warningsShown { progress.printLine(w.description) }
         }
-        if progress.enabled { pipeline.onProgress = { [self] in show($0) } }
+        if progress.enabled { run.onProgress = { [self] in show($0) } }
     }
 
     private func show(_ p: PipelineProgress) {
@@ -429,36 +448,36 @@ private final class BuildReport {
         case .reading:
             let seconds = max(Date().timeIntervalSince(started), 0.001)
             let percent = p.totalBytes.map { $0 > 0 ? String(format: "%3.0f%%", Double(p.bytesRead) * 100 / Double($0)) : "100%" } ?? "    "
-            let text = "\(p.file): \(percent)  \(p.rowsRead) rows  \(Int(Double(p.rowsRead) / seconds)) rows/s"
+            let text = "\(p.file): \(percent)  \(p.rowsRead) \(rows)  \(Int(Double(p.rowsRead) / seconds)) \(rows)/s"
             if p.file != lastFile { progress.phase(text) } else { progress.update(text) }
             lastFile = p.file
         case .sorting:
-            progress.phase("sorting \(p.count) numbers")
+            progress.phase(sorting(p.count))
         case .writing:
             progress.phase("writing \(p.file) (\(p.fileIndex) of \(p.fileCount))")
         }
     }
 
-    func writeErrorsFile() {
+    /// The end of a run, failed or not: progress cleared, what was not shown counted, the bad
+    /// rows by reason and the warnings by kind, the errors file written.
+    func finish(_ run: some RowRun, stoppedEarly: Bool = false) {
+        progress.clear()
+        let shown = Self.rejectedShown
+        if run.rowsRejected > shown { printError("(\(run.rowsRejected - shown) more rejected \(rows) not shown\(errorsPath == nil ? "; --errors FILE lists them all" : ""))") }
+        if warnings > Self.warningsShown { printError("(\(warnings - Self.warningsShown) more warnings not shown)") }
+        if run.rowsRejected > 0 {
+            printRejectedRows(byReason: run.rejectedByReason.map { ($0.key.rawValue, $0.value) }, rejected: run.rowsRejected,
+                              rows: run.rowsRead, stoppedEarly: stoppedEarly)
+        }
+        if !run.warningsByKind.isEmpty {
+            printError("warnings: " + run.warningsByKind.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", "))
+        }
         guard let errorsPath else { return }
         // The core's writer: through a symlink to its target, in place to a FIFO or device.
         do {
             try AtomicFileWriter.write(errorsOut, to: errorsPath)
         } catch {
             printError("error: \(errorsPath): cannot write the errors file: \(error.message)")
-        }
-    }
-
-    func printReasons(_ pipeline: Pipeline, stoppedEarly: Bool = false) {
-        let shown = Self.rejectedShown
-        if pipeline.rowsRejected > shown { printError("(\(pipeline.rowsRejected - shown) more rejected rows not shown\(errorsPath == nil ? "; --errors FILE lists them all" : ""))") }
-        if warnings > Self.warningsShown { printError("(\(warnings - Self.warningsShown) more warnings not shown)") }
-        if pipeline.rowsRejected > 0 {
-            printRejectedRows(byReason: pipeline.rejectedByReason.map { ($0.key.rawValue, $0.value) }, rejected: pipeline.rowsRejected,
-                              rows: pipeline.rowsRead, stoppedEarly: stoppedEarly)
-        }
-        if !pipeline.warningsByKind.isEmpty {
-            printError("warnings: " + pipeline.warningsByKind.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", "))
         }
     }
 }

@@ -114,46 +114,8 @@ func reportsCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     let build: ReportBuild
     do { build = try ReportBuild(options: options) } catch { throw toolError(error) }
     noteNumberRules(build.numberRulesFallback)
-    let progress = ProgressLine(enabled: args.flag("--progress") || (stderrIsTTY && !args.flag("--no-progress")))
-    var shown = 0
-    var errorsOut: [UInt8] = Array(RejectedRow.errorsFileHeader.utf8)
-    let errorsPath = args.value("--errors")
-    build.onRejected = { row in
-        shown += 1
-        if shown <= 1000 { progress.printLine(row.description) }
-        if errorsPath != nil { errorsOut.append(contentsOf: row.errorsFileLine.utf8) }
-    }
-    var warnings = 0
-    build.onWarning = { w in
-        warnings += 1
-        if warnings <= 100 { progress.printLine(w.description) }
-    }
-    if progress.enabled {
-        var lastFile = ""
-        build.onProgress = { p in
-            switch p.phase {
-            case .reading:
-                let seconds = max(Date().timeIntervalSince(started), 0.001)
-                let text = "\(p.file): \(p.rowsRead) reports  \(Int(Double(p.rowsRead) / seconds)) reports/s"
-                if p.file != lastFile { progress.phase(text) } else { progress.update(text) }
-                lastFile = p.file
-            case .sorting: progress.phase("scoring \(p.count) reports")
-            case .writing: progress.phase("writing \(p.file) (\(p.fileIndex) of \(p.fileCount))")
-            }
-        }
-    }
-    func finishErrors() {
-        progress.clear()
-        if shown > 1000 { printError("(\(shown - 1000) more rejected reports not shown\(errorsPath == nil ? "; --errors FILE lists them all" : ""))") }
-        if build.rowsRejected > 0 {
-            printRejectedRows(byReason: build.rejectedByReason.map { ($0.key.rawValue, $0.value) }, rejected: build.rowsRejected, rows: build.rowsRead)
-        }
-        if let errorsPath {
-            do { try AtomicFileWriter.write(errorsOut, to: errorsPath) } catch {
-                printError("error: \(errorsPath): cannot write the errors file: \(error.message)")
-            }
-        }
-    }
+    let report = BuildReport(args: args, started: started, rows: "reports") { "scoring \($0) reports" }
+    report.attach(to: build)
     let summary: ReportSummary
     do throws(PipelineError) {
         try build.checkOutput(output)
@@ -161,10 +123,10 @@ func reportsCommand(_ raw: [String]) throws(ToolError) -> Int32 {
         for input in args.positionals { try build.add(file: input) }
         summary = try build.write(to: output, previous: args.value("--previous"))
     } catch {
-        finishErrors()
+        report.finish(build)
         throw toolError(error)
     }
-    finishErrors()
+    report.finish(build)
     let seconds = Date().timeIntervalSince(started)
     var out = Output()
     out.write(args.flag("--json") ? reportsJSON(summary, output: output, seconds: seconds) : reportsText(summary, output: output, seconds: seconds))
