@@ -114,7 +114,7 @@ let package = Package(
         // metrics, the access log.
         .target(
             name: "CallerIDServe",
-            dependencies: ["CallerID", "CallerIDQuery", "CHTTPServer"],
+            dependencies: ["CallerID", "CallerIDDirectory", "CallerIDQuery", "CHTTPServer"],
             swiftSettings: strictSettings
         ),
         // The tool: arguments in, output and exit codes out; the logic lives in the libraries.

@@ -38,7 +38,8 @@ _lookup_options() {
         diff)    echo "--json --help" ;;
         export)  echo "--live-caller-id --db --cache-expiry-minutes --identity-category --icons --text --json --help" ;;
         serve)   echo "--db --store --listen --country --access-log --log-numbers --cnam-block-prefix --cnam-max-chars --threads" \
-                      "--max-connections --request-timeout --max-header-bytes --max-body-bytes --drain-timeout --json --help" ;;
+                      "--max-connections --request-timeout --max-header-bytes --max-body-bytes --drain-timeout --json --help" \
+                      "--keys --add-key --may --rate --burst --trust-proxy --open" ;;
         *)       echo "--db --country --json --help" ;;
     esac
 }
@@ -72,7 +73,7 @@ _lookup() {
 
     # The value of the option before the cursor.
     case $prev in
-        --db|-o|--output|--allow|--numbering-plan|--category-map|--region-map|--errors|--records|--trust|--require-signature|--key|--access-log)
+        --db|-o|--output|--allow|--numbering-plan|--category-map|--region-map|--errors|--records|--trust|--require-signature|--key|--keys|--access-log)
             _lookup_paths "$cur"; return ;;
         --store|--live-caller-id|--icons)
             _lookup_paths "$cur" -d; return ;;
@@ -93,7 +94,7 @@ _lookup() {
         --label-replace|--max-label-bytes|--region-after|--top|--dataset-version|--max-bad-rows|--min-rate|--grace|\
         --source|--regions|--priority|--reporter-field|--time-field|--half-life|--max-age|--now|--reporter-daily-cap|\
         --safe-weight|--block-score|--min-reporters|--label|--protected-label|\
-        --listen|--cnam-block-prefix|--cnam-max-chars|--threads|--max-connections|--request-timeout|--max-header-bytes|--max-body-bytes|--drain-timeout)
+        --listen|--cnam-block-prefix|--cnam-max-chars|--add-key|--may|--rate|--burst|--threads|--max-connections|--request-timeout|--max-header-bytes|--max-body-bytes|--drain-timeout)
             return ;;  # a value nothing can guess
     esac
 

@@ -189,6 +189,10 @@ struct cid_exchange {
     char *uri;
     /// The decoded `country` query argument (NULL: none), read by on_uri.
     char *country;
+    /// The query as sent (the text after `?`; NULL: none), kept by on_uri for the handler.
+    char *query;
+    /// Who asked, in the caller's words (an API key's name), for the completion.
+    char *label;
     /// The request target as libmicrohttpd parsed it in its buffer, and its length then.
     const char *target;
     size_t target_length;
@@ -221,6 +225,7 @@ struct cid_server {
 // MARK: connections and the request deadline
 
 static void finish(cid_server *s, cid_exchange *x, struct MHD_Connection *connection, int completed);
+static void client_address(struct MHD_Connection *connection, char *client, size_t size);
 
 static void set_deadline(struct connection *c, uint64_t at) {
     if (c != NULL) atomic_store_explicit(&c->deadline, at, memory_order_relaxed);
@@ -377,6 +382,7 @@ static void *on_uri(void *cls, char *uri, struct MHD_Connection *connection) {
     char *query = uri != NULL ? strchr(uri, '?') : NULL;
     if (query != NULL) {
         x->country = query_argument(query + 1, "country");
+        x->query = strdup(query + 1);
         // libmicrohttpd stores each query argument as a record in the connection's memory,
         // and a few hundred short ones (`?a&a&a…`) overflow it in a way it does not recover
         // from (no answer, no end of the request told). The one argument used is read above;
@@ -480,6 +486,12 @@ static int on_access(void *cls, struct MHD_Connection *connection, const char *u
                  : strcmp(method, "POST") == 0 ? CID_METHOD_POST : CID_METHOD_OTHER;
         r.path = url;
         r.country = x->country;
+        r.query = x->query;
+        r.authorization = mhd.lookup_connection_value(connection, KIND_HEADER, "Authorization");
+        r.forwarded_for = mhd.lookup_connection_value(connection, KIND_HEADER, "X-Forwarded-For");
+        char client[INET6_ADDRSTRLEN + 8];
+        client_address(connection, client, sizeof client);
+        r.client = client;
         r.content_type = mhd.lookup_connection_value(connection, KIND_HEADER, "Content-Type");
         const char *length = mhd.lookup_connection_value(connection, KIND_HEADER, "Content-Length");
         r.content_length = -1;
@@ -555,6 +567,17 @@ static int on_access(void *cls, struct MHD_Connection *connection, const char *u
     return x->responded ? MHD_R_YES : MHD_R_NO;
 }
 
+/// The peer's address as text into `client` ("" when unknown).
+static void client_address(struct MHD_Connection *connection, char *client, size_t size) {
+    client[0] = 0;
+    const union connection_info *info = mhd.get_connection_info(connection, INFO_CLIENT_ADDRESS);
+    const struct sockaddr *a = info != NULL ? info->client_addr : NULL;
+    if (a != NULL && a->sa_family == AF_INET)
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)a)->sin_addr, client, (socklen_t)size);
+    else if (a != NULL && a->sa_family == AF_INET6)
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)a)->sin6_addr, client, (socklen_t)size);
+}
+
 static void count(cid_server *s, int endpoint, unsigned status, uint64_t ns) {
     if (endpoint < 0 || endpoint >= CID_ENDPOINTS) endpoint = 0;
     if (status >= 100 && status < 100 + CID_STATUSES)
@@ -580,16 +603,9 @@ static void finish(cid_server *s, cid_exchange *x, struct MHD_Connection *connec
     if (x->pending != NULL) mhd.destroy_response(x->pending);
     if (x->body != NULL) s->config.handlers.release(s->config.context, x->body);
     char client[INET6_ADDRSTRLEN + 8] = "";
-    if (s->config.keep_uris && connection != NULL) {
-        const union connection_info *info = mhd.get_connection_info(connection, INFO_CLIENT_ADDRESS);
-        const struct sockaddr *a = info != NULL ? info->client_addr : NULL;
-        if (a != NULL && a->sa_family == AF_INET)
-            inet_ntop(AF_INET, &((const struct sockaddr_in *)a)->sin_addr, client, sizeof client);
-        else if (a != NULL && a->sa_family == AF_INET6)
-            inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)a)->sin6_addr, client, sizeof client);
-    }
+    if (s->config.keep_uris && connection != NULL) client_address(connection, client, sizeof client);
     cid_completion c = {
-        .method = x->method, .uri = x->uri, .client = client, .status = status, .endpoint = x->endpoint,
+        .method = x->method, .uri = x->uri, .client = client, .label = x->label, .status = status, .endpoint = x->endpoint,
         .completed = completed,
         .body_bytes = x->body_bytes, .response_bytes = x->response_bytes, .nanoseconds = t - x->started,
     };
@@ -602,6 +618,8 @@ static void finish(cid_server *s, cid_exchange *x, struct MHD_Connection *connec
     atomic_fetch_sub_explicit(&s->in_flight, 1, memory_order_relaxed);
     free(x->uri);
     free(x->country);
+    free(x->query);
+    free(x->label);
     free(x);
 }
 
@@ -688,6 +706,11 @@ int cid_respond_stream(cid_exchange *x, int endpoint, unsigned status, const cha
     x->status = status;
     x->endpoint = endpoint;
     return 0;
+}
+
+void cid_exchange_set_label(cid_exchange *x, const char *label) {
+    free(x->label);
+    x->label = label != NULL ? strdup(label) : NULL;
 }
 
 void cid_accept_body(cid_exchange *x, int endpoint, void *body) {

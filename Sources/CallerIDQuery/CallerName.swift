@@ -1,3 +1,4 @@
+import Foundation
 package import CallerID
 
 /// How `GET /v1/cnam/NUMBER` of `lookup serve` makes a caller name of a label (docs/SERVE.md,
@@ -23,6 +24,10 @@ package struct CallerNameRule: Sendable, Equatable {
     /// emoji sequence, go whole or not at all), so an answer is at most 4 bytes a character and
     /// never ends inside a UTF-8 sequence.
     package var maxCharacters = CallerNameRule.defaultMaxCharacters
+    /// Letters written in Latin ASCII (`?charset=ascii`: Cyrillic, Greek, CJK… transliterated
+    /// by ICU's `Any-Latin; Latin-ASCII`, what is left outside ASCII as `?`), for phones that
+    /// cannot show other scripts.
+    package var ascii = false
     /// The classic caller-name limit of the telephone network: 15 characters.
     package static let defaultMaxCharacters = 15
     /// `--cnam-max-chars` at most: 4 KiB of UTF-8, half the 8 KiB SIP proxies take in a header.
@@ -63,7 +68,17 @@ package struct CallerNameRule: Sendable, Equatable {
                 }
             }
         }
+        if ascii { text = Self.sipSafe(Self.asciiOnly(text)) }
         return Self.cut(text, to: maxCharacters)
+    }
+
+    /// `text` transliterated to Latin ASCII; a character without a transliteration becomes `?`.
+    package static func asciiOnly(_ text: String) -> String {
+        if text.utf8.allSatisfy({ $0 < 0x80 }) { return text }
+        let latin = text.applyingTransform(StringTransform("Any-Latin; Latin-ASCII"), reverse: false) ?? text
+        var out = String.UnicodeScalarView()
+        for u in latin.unicodeScalars { out.append(u.isASCII ? u : "?") }
+        return String(out)
     }
 
     /// `text` with the characters a SIP display name cannot hold replaced, spaces collapsed and

@@ -1,3 +1,4 @@
+import Foundation
 package import CallerID
 package import CallerIDQuery
 package import CallerIDPipeline
@@ -19,6 +20,8 @@ package enum Endpoint: Int, CaseIterable, Sendable {
     case metrics = 5
     /// No such path, or a method the path does not take.
     case other = 6
+    /// `GET /v3/phone/NUMBER`, OpenCNAM's shape.
+    case openCNAM = 7
 
     package var label: String {
         switch self {
@@ -29,6 +32,7 @@ package enum Endpoint: Int, CaseIterable, Sendable {
         case .health: "healthz"
         case .metrics: "metrics"
         case .other: "other"
+        case .openCNAM: "opencnam"
         }
     }
 }
@@ -45,6 +49,8 @@ package struct ServeSettings: Sendable {
     package var maxBodyBytes = 64 << 20
     /// Numbers of a batch answered per piece of its streamed answer.
     package var batchPiece = 2048
+    /// Who may ask what, how often (keys, rates, the proxy in front).
+    package var access = AccessSettings()
     /// Latency histogram bounds, seconds.
     package var latencyBuckets: [Double] = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10]
 }
@@ -75,6 +81,7 @@ package final class ServeAPI: HTTPHandler {
     private let countries = Locked<[String: QueryNumbers]>([:])
     /// Reads numbers as a build does, for the hint of a not-found number given without a country.
     private let hintReader: NumberNormalizer?
+    package let access: AccessControl
 
     package init(data: ServedData, settings: ServeSettings, accessLog: AccessLog?) throws(QueryError) {
         self.settings = settings
@@ -85,6 +92,7 @@ package final class ServeAPI: HTTPHandler {
         hintReader = try? NumberNormalizer(rules: .automatic)
         hintReader?.prepareEveryCountry()
         status = Locked(ServeStatus(data: data))
+        access = AccessControl(settings.access)
     }
 
     /// The data a request starts with (and keeps to its end).
@@ -97,28 +105,73 @@ package final class ServeAPI: HTTPHandler {
     /// The caller-name endpoint's paths: every answer but a 200 has an empty body.
     package static let callerNamePrefix = "/v1/cnam/"
 
+    /// The OpenCNAM-shaped caller-name paths (`GET /v3/phone/NUMBER?format=json|text|pbx`).
+    package static let openCNAMPrefix = "/v3/phone/"
+
+    /// The endpoint a path belongs to and the permission it needs (nil: open to all).
+    private static func route(_ path: String) -> (Endpoint, Permissions?) {
+        if path.hasPrefix("/v1/lookup/") || path == "/v1/lookup" { return (path == "/v1/lookup" ? .batch : .lookup, .lookup) }
+        if path.hasPrefix(callerNamePrefix) { return (.callerName, .lookup) }
+        if path.hasPrefix(openCNAMPrefix) { return (.openCNAM, .lookup) }
+        if path == "/healthz" { return (.health, nil) }
+        if path == "/metrics" { return (.metrics, .metrics) }
+        return (.other, nil)
+    }
+
     package func request(_ request: IncomingRequest, _ x: HTTPExchange) {
         let path = request.path
         let reading = request.method == .get || request.method == .head
-        if path.hasPrefix("/v1/lookup/") {
+        let (endpoint, needs) = Self.route(path)
+        switch access.admit(request, needs: needs) {
+        case .failure(let refusal): return refuse(refusal, endpoint, request, x)
+        case .success(let key?): x.setLabel(key.name)
+        case .success(nil): break
+        }
+        switch endpoint {
+        case .lookup:
             guard reading else { return notAllowed(x, .lookup, allow: "GET, HEAD") }
             lookup(String(path.dropFirst("/v1/lookup/".count)), country: request.country, format: .json, endpoint: .lookup, x)
-        } else if path == "/v1/lookup" {
+        case .batch:
             guard request.method == .post else { return notAllowed(x, .batch, allow: "POST") }
             batch(request, x)
-        } else if path.hasPrefix(Self.callerNamePrefix) {
+        case .callerName:
             guard reading else { return notAllowed(x, .callerName, allow: "GET, HEAD") }
             lookup(String(path.dropFirst(Self.callerNamePrefix.count)), country: request.country,
-                   format: .callerName(settings.callerName), endpoint: .callerName, x)
-        } else if path == "/healthz" {
+                   format: .callerName(callerNameRule(request)), endpoint: .callerName, x)
+        case .openCNAM:
+            guard reading else { return notAllowed(x, .openCNAM, allow: "GET, HEAD") }
+            openCNAM(String(path.dropFirst(Self.openCNAMPrefix.count)), request, x)
+        case .health:
             guard reading else { return notAllowed(x, .health, allow: "GET, HEAD") }
             health(x)
-        } else if path == "/metrics" {
+        case .metrics:
             guard reading else { return notAllowed(x, .metrics, allow: "GET, HEAD") }
             x.respond(200, endpoint: Endpoint.metrics.rawValue, contentType: Self.prometheus,
-                      text: metricsText(x.counters, status.current, buckets: settings.latencyBuckets))
-        } else {
-            fail(x, .other, 404, "no such endpoint: the API is GET /v1/lookup/NUMBER, POST /v1/lookup, GET /v1/cnam/NUMBER, GET /healthz, GET /metrics")
+                      text: metricsText(x.counters, status.current, buckets: settings.latencyBuckets, refusals: access.rateRefusals))
+        case .http, .other:
+            fail(x, .other, 404, "no such endpoint: the API is GET /v1/lookup/NUMBER, POST /v1/lookup, GET /v1/cnam/NUMBER, GET /v3/phone/NUMBER, GET /healthz, GET /metrics")
+        }
+    }
+
+    /// The server's caller-name rule, with `?charset=ascii` as the request asks.
+    private func callerNameRule(_ request: IncomingRequest) -> CallerNameRule {
+        var rule = settings.callerName
+        rule.ascii = request.argument("charset")?.lowercased() == "ascii"
+        return rule
+    }
+
+    /// 401 (with `WWW-Authenticate`), 403 or 429 (with `Retry-After`), worded as the endpoint
+    /// words its errors.
+    private func refuse(_ refusal: AccessRefusal, _ endpoint: Endpoint, _ request: IncomingRequest, _ x: HTTPExchange) {
+        let quiet = endpoint == .openCNAM && Self.openCNAMFormat(request) != "json"
+        switch refusal {
+        case .unauthorized(let why):
+            fail(x, endpoint, 401, why, header: ("WWW-Authenticate", "Bearer realm=\"callerid\""), quiet: quiet)
+        case .forbidden(let why):
+            fail(x, endpoint, 403, why, quiet: quiet)
+        case .limited(let seconds, let byKey):
+            fail(x, endpoint, 429, "too many requests \(byKey ? "with this key" : "from this address"); retry after \(seconds) s",
+                 header: ("Retry-After", String(seconds)), quiet: quiet)
         }
     }
 
@@ -163,26 +216,28 @@ package final class ServeAPI: HTTPHandler {
         }
     }
 
-    /// `GET /v1/lookup/NUMBER` (`format` JSON) and `GET /v1/cnam/NUMBER` (the label).
-    private func lookup(_ text: String, country: String?, format: AnswerFormat, endpoint: Endpoint, _ x: HTTPExchange) {
-        let callerName = endpoint == .callerName
+    /// One number's answer, or why there is none to give.
+    private enum Found {
+        /// `?country=` names no country the server knows.
+        case badCountry(QueryError)
+        /// The text is not a phone number.
+        case notANumber(QueryError)
+        /// A file changed under the server (503), or another failure (500).
+        case failed(status: Int, message: String)
+        /// Looked up: `hit` false when no pack holds the number (the answer then says so).
+        case answered(number: UInt64, hit: Bool, answer: Output, numbers: QueryNumbers)
+    }
+
+    private func find(_ text: String, country: String?, format: AnswerFormat) -> Found {
         let numbers: QueryNumbers
         switch self.numbers(country) {
         case .success(let reader): numbers = reader
-        case .failure(let error):
-            fail(x, endpoint, 400, error.message)
-            return
+        case .failure(let error): return .badCountry(error)
         }
         let number: UInt64
         switch numbers.read(text) {
         case .success(let n): number = n
-        case .failure(let error):
-            if callerName {
-                x.respond(400, endpoint: endpoint.rawValue, contentType: Self.text, text: "")
-            } else {
-                x.respond(400, endpoint: endpoint.rawValue, contentType: Self.json, text: notANumberJSON(text, error.message))
-            }
-            return
+        case .failure(let error): return .notANumber(error)
         }
         let query = QueryAnswers(packs: data.packs, format: format)
         var found = QueryAnswers.Answers(capacity: 512)
@@ -191,24 +246,74 @@ package final class ServeAPI: HTTPHandler {
         } catch {
             // A file changed under the server (modified in place, or cut short under its
             // mapping) is withdrawn until the data is opened again: 503, try later.
-            fail(x, endpoint, error.changedFile != nil ? 503 : 500, error.message)
-            return
+            return .failed(status: error.changedFile != nil ? 503 : 500, message: error.message)
         }
         var out = Output(capturing: true, capacity: 512)
         let hit = query.write(0, of: [number], from: found, to: &out)
-        if !hit, let hint = numbers.nationalHint(text, reader: hintReader, advice: "give ?country=XX") {
-            // A PBX trunk that sends 8XXXXXXXXXX without ?country= gets 404s: say why, and count it.
-            status.withLock { $0.nationalNumberHints += 1 }
-            if !callerName {
-                var body = out.withBytes { Array($0) }
-                if let close = body.lastIndex(of: UInt8(ascii: "}")) {
-                    body.replaceSubrange(close..<close, with: Array(",\"hint\":\(jsonQuote(hint))".utf8))
+        return .answered(number: number, hit: hit, answer: out, numbers: numbers)
+    }
+
+    /// `GET /v1/lookup/NUMBER` (`format` JSON) and `GET /v1/cnam/NUMBER` (the label).
+    private func lookup(_ text: String, country: String?, format: AnswerFormat, endpoint: Endpoint, _ x: HTTPExchange) {
+        let callerName = endpoint == .callerName
+        switch find(text, country: country, format: format) {
+        case .badCountry(let error):
+            fail(x, endpoint, 400, error.message)
+        case .notANumber(let error):
+            if callerName {
+                x.respond(400, endpoint: endpoint.rawValue, contentType: Self.text, text: "")
+            } else {
+                x.respond(400, endpoint: endpoint.rawValue, contentType: Self.json, text: notANumberJSON(text, error.message))
+            }
+        case .failed(let status, let message):
+            fail(x, endpoint, status, message)
+        case .answered(_, let hit, let out, let numbers):
+            if !hit, let hint = numbers.nationalHint(text, reader: hintReader, advice: "give ?country=XX") {
+                // A PBX trunk that sends 8XXXXXXXXXX without ?country= gets 404s: say why, and count it.
+                status.withLock { $0.nationalNumberHints += 1 }
+                if !callerName {
+                    var body = out.withBytes { Array($0) }
+                    if let close = body.lastIndex(of: UInt8(ascii: "}")) {
+                        body.replaceSubrange(close..<close, with: Array(",\"hint\":\(jsonQuote(hint))".utf8))
+                    }
+                    _ = body.withUnsafeBytes { x.respond(404, endpoint: endpoint.rawValue, contentType: Self.json, body: $0) }
+                    return
                 }
-                _ = body.withUnsafeBytes { x.respond(404, endpoint: endpoint.rawValue, contentType: Self.json, body: $0) }
-                return
+            }
+            _ = out.withBytes { x.respond(hit ? 200 : 404, endpoint: endpoint.rawValue, contentType: callerName ? Self.text : Self.json, body: $0) }
+        }
+    }
+
+    /// `?format=` of an OpenCNAM-shaped request, lowercased (`json` when absent).
+    private static func openCNAMFormat(_ request: IncomingRequest) -> String {
+        request.argument("format")?.lowercased() ?? "json"
+    }
+
+    /// `GET /v3/phone/NUMBER`: the caller name (``CallerNameRule``, as `/v1/cnam/`) in the shape
+    /// of OpenCNAM's API, so that a PBX module made for it works by changing its host and key:
+    /// `?format=json` (the default) `{"name":…,"number":"+E164","price":0,"uri":"/v3/phone/+E164"}`,
+    /// `?format=text` or `pbx` the name alone. Not found: 404, `{"error":…}` or an empty body.
+    private func openCNAM(_ text: String, _ request: IncomingRequest, _ x: HTTPExchange) {
+        let format = Self.openCNAMFormat(request)
+        guard ["json", "text", "pbx"].contains(format) else {
+            return fail(x, .openCNAM, 400, "format must be json, text or pbx, not '\(format)'")
+        }
+        let quiet = format != "json"
+        switch find(text, country: request.country, format: .callerName(callerNameRule(request))) {
+        case .badCountry(let error), .notANumber(let error):
+            fail(x, .openCNAM, 400, error.message, quiet: quiet)
+        case .failed(let status, let message):
+            fail(x, .openCNAM, status, message, quiet: quiet)
+        case .answered(let number, let hit, let out, _):
+            guard hit else { return fail(x, .openCNAM, 404, "no caller name is known for +\(number)", quiet: quiet) }
+            if quiet {
+                _ = out.withBytes { x.respond(200, endpoint: Endpoint.openCNAM.rawValue, contentType: Self.text, body: $0) }
+            } else {
+                let name = out.withBytes { String(decoding: $0, as: UTF8.self) }
+                x.respond(200, endpoint: Endpoint.openCNAM.rawValue, contentType: Self.json,
+                          text: "{\"name\":\(jsonQuote(name)),\"number\":\"+\(number)\",\"price\":0,\"uri\":\"\(Self.openCNAMPrefix)+\(number)\"}\n")
             }
         }
-        _ = out.withBytes { x.respond(hit ? 200 : 404, endpoint: endpoint.rawValue, contentType: callerName ? Self.text : Self.json, body: $0) }
     }
 
     /// `POST /v1/lookup`: the body is taken into a ``BatchUpload``, which answers once it is whole.
@@ -245,7 +350,8 @@ package final class ServeAPI: HTTPHandler {
 }
 
 /// The access log (`--access-log`): one line per request,
-/// `TIME CLIENT METHOD TARGET STATUS BYTES SECONDS [aborted]`, the numbers in the target
+/// `TIME CLIENT METHOD TARGET STATUS BYTES SECONDS [aborted] [key=NAME]` (the name of the API
+/// key it was admitted with, never the key), the numbers in the target
 /// hidden (`/v1/lookup/*`, a number elsewhere in it `#`: ``hidingNumbers(_:)``) unless
 /// `--log-numbers`. Lines are buffered and written at least four times a second (``flush()``).
 ///
@@ -284,11 +390,12 @@ package final class AccessLog: Sendable {
     }
 
     package func record(_ c: HTTPCompletion) {
-        let target = escapedForDisplay(showNumbers ? c.uri ?? "-" : Self.hidingNumbers(c.uri ?? "-"))
+        let uri = Self.hidingKeys(c.uri ?? "-")
+        let target = escapedForDisplay(showNumbers ? uri : Self.hidingNumbers(uri))
         let micros = c.nanoseconds / 1000
         let fraction = String(micros % 1_000_000)
         let seconds = "\(micros / 1_000_000).\(String(repeating: "0", count: 6 - fraction.count))\(fraction)"
-        let line = "\(utcTimestamp()) \(c.client.isEmpty ? "-" : c.client) \(c.method.isEmpty ? "-" : escapedForDisplay(c.method)) \(target) \(c.status) \(c.responseBytes) \(seconds)\(c.completed ? "" : " aborted")\n"
+        let line = "\(utcTimestamp()) \(c.client.isEmpty ? "-" : c.client) \(c.method.isEmpty ? "-" : escapedForDisplay(c.method)) \(target) \(c.status) \(c.responseBytes) \(seconds)\(c.completed ? "" : " aborted")\(c.label.map { " key=\($0)" } ?? "")\n"
         let full = pending.withLock { buffer -> [UInt8]? in
             buffer.append(contentsOf: line.utf8)
             guard buffer.count >= 1 << 15 else { return nil }
@@ -319,10 +426,22 @@ package final class AccessLog: Sendable {
             path = bytes[..<q]
             query = bytes[q...]
         }
-        for prefix in ["/v1/lookup/", "/v1/cnam/"] where path.starts(with: prefix.utf8) && path.count > prefix.utf8.count {
+        for prefix in ["/v1/lookup/", "/v1/cnam/", "/v3/phone/"] where path.starts(with: prefix.utf8) && path.count > prefix.utf8.count {
             return prefix + "*" + String(decoding: hidingDigitRuns(query), as: UTF8.self)
         }
         return String(decoding: hidingDigitRuns(bytes[...]), as: UTF8.self)
+    }
+
+    /// `target` with the value of every `api_key` and `auth_token` query argument written `***`:
+    /// a key sent in the URL never reaches the log, with or without `--log-numbers`.
+    package static func hidingKeys(_ target: String) -> String {
+        guard let q = target.firstIndex(of: "?") else { return target }
+        let arguments = target[target.index(after: q)...].split(separator: "&", omittingEmptySubsequences: false).map { argument -> String in
+            let name = argument.prefix { $0 != "=" }
+            let plain = (name.removingPercentEncoding ?? String(name)).lowercased()
+            return plain == "api_key" || plain == "auth_token" ? "\(name)=***" : String(argument)
+        }
+        return String(target[...q]) + arguments.joined(separator: "&")
     }
 
     /// Digits a run must hold to be taken for a phone number (the shortest numbers in use,

@@ -4,11 +4,11 @@ package import CallerID
 package import CallerIDQuery
 
 /// The statuses the API answers with, and those the HTTP layer sends for malformed requests.
-private let countedStatuses = [200, 400, 404, 405, 408, 413, 414, 417, 431, 500, 501, 503, 505]
+private let countedStatuses = [200, 400, 401, 403, 404, 405, 408, 413, 414, 417, 429, 431, 500, 501, 503, 505]
 
 /// The metrics page: requests by endpoint and status, the latency histogram, connections, and
 /// the data in use (generation, files, entries, reloads).
-package func metricsText(_ counters: HTTPCounters, _ status: ServeStatus, buckets: [Double]) -> String {
+package func metricsText(_ counters: HTTPCounters, _ status: ServeStatus, buckets: [Double], refusals: (key: Int, client: Int) = (0, 0)) -> String {
     var t = ""
     t += "# HELP callerid_http_requests_total Requests answered, by endpoint and HTTP status.\n"
     t += "# TYPE callerid_http_requests_total counter\n"
@@ -20,6 +20,10 @@ package func metricsText(_ counters: HTTPCounters, _ status: ServeStatus, bucket
             t += "callerid_http_requests_total{endpoint=\"\(endpoint.label)\",code=\"\(code)\"} \(n)\n"
         }
     }
+    t += "# HELP callerid_rate_limited_total Requests refused (429) for their rate, by what the rate counts: a key or a client address.\n"
+    t += "# TYPE callerid_rate_limited_total counter\n"
+    t += "callerid_rate_limited_total{by=\"key\"} \(refusals.key)\n"
+    t += "callerid_rate_limited_total{by=\"client\"} \(refusals.client)\n"
     let g = counters.gauges
     t += "# HELP callerid_http_request_duration_seconds Time from a request's first line to the end of its answer.\n"
     t += "# TYPE callerid_http_request_duration_seconds histogram\n"

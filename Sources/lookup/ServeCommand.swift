@@ -1,3 +1,4 @@
+import Foundation
 import CallerID
 import CallerIDQuery
 import CallerIDServe
@@ -6,7 +7,9 @@ import CallerIDServe
 
 let serveHelp = """
 usage: lookup serve --db FILE|DIR... | --store DIR  [--listen 127.0.0.1:8080] [--country XX]
-                    [--access-log FILE|-] [--log-numbers] [options below]
+                    [--access-log FILE|-] [--log-numbers] [--keys FILE] [--rate R --burst N]
+                    [options below]
+       lookup serve --keys FILE --add-key NAME --may lookup[,report,metrics] [--rate R --burst N]
 
 Answers caller-ID lookups over HTTP/1.1 (libmicrohttpd, loaded when the server starts;
 Debian: libmicrohttpd12), from the same files 'lookup NUMBER' reads:
@@ -24,6 +27,12 @@ Debian: libmicrohttpd12), from the same files 'lookup NUMBER' reads:
                                        the prefix 'SPAM? ' (--cnam-block-prefix); 404 unknown, 400 a
                                        number that cannot be read: every answer but a 200 has an
                                        empty body
+  GET  /v3/phone/NUMBER[?format=json|text|pbx]  the caller name in the shape of OpenCNAM's API:
+                                       {"name":…,"number":"+E164","price":0,"uri":"/v3/phone/+E164"},
+                                       or the name alone with format=text or pbx (a PBX module made
+                                       for OpenCNAM works by changing its host and key)
+                                       ?charset=ascii (here and on /v1/cnam/): names transliterated
+                                       to Latin ASCII, for phones that cannot show Cyrillic
   GET  /healthz                        {"status":"ok",…}: 200 ("degraded" with "missing" while a
                                        pack is missing); 503 while draining, and from the moment a
                                        file in use is seen modified in place or cut short until it
@@ -63,6 +72,23 @@ manifest bounds can hold its number. A pack missing on disk is left out and name
                       (default 15, the classic caller-name limit; 1 … 1024): counted as Unicode
                       scalars, cut between whole characters (a letter with its accents, an emoji
                       sequence), trailing spaces dropped
+Open network (docs/SERVE.md): without --keys anyone who reaches the server may ask anything,
+so it listens only on a loopback address unless --open says an open server is meant.
+  --keys FILE         API keys: one a line, NAME sha256:HASH PERMISSIONS [rate=R] [burst=N]
+                      (PERMISSIONS: lookup, report, metrics, joined by commas). The file holds
+                      only hashes. A request sends its key as 'Authorization: Bearer KEY',
+                      ?api_key=KEY or ?auth_token=KEY: 401 without a known key, 403 without the
+                      permission; /healthz needs none. The access log names the key
+  --add-key NAME --may PERMISSIONS  make a key: its line is appended to --keys FILE, the key
+                      is printed once on stdout (and kept nowhere); the server does not start
+  --rate R            requests per key (unless its line says otherwise), and per client address
+                      for requests without a valid key: R as N/s, N/min or N/h; 429 with
+                      Retry-After beyond it
+  --burst N           requests at once above the rate (default: two seconds' worth)
+  --trust-proxy       the client address is the last of X-Forwarded-For (set by the proxy in
+                      front), not the connection's peer
+  --open              listen on a non-loopback address without --keys
+
   --threads N         event loops (default: 2, or the processors available up to 8)
   --max-connections N connections open at most (default 16384, within the limit of open files)
   --request-timeout S a request must arrive whole within S seconds of its connection's opening
@@ -85,7 +111,7 @@ the address in use, 74 I/O error.
 """
 
 /// The server's options, read from the command line.
-private struct ServeOptions {
+struct ServeOptions {
     var source: ServedData.Source
     var host = "127.0.0.1"
     var port = 8080
@@ -95,6 +121,7 @@ private struct ServeOptions {
     var logNumbers = false
     var drainTimeout = 10.0
     var json = false
+    var keysPath: String? = nil
 
     init(_ args: Arguments) throws(ToolError) {
         func usage(_ message: String) -> ToolError { .usage(message, command: "serve") }
@@ -131,6 +158,26 @@ private struct ServeOptions {
         drainTimeout = try Self.seconds(args, "--drain-timeout", default: 10)
         server.keepURIs = accessLog != nil
         server.latencyBuckets = settings.latencyBuckets
+        try readAccess(args)
+    }
+
+    /// `--keys`, `--add-key`/`--may`, `--rate`/`--burst`, `--trust-proxy`, `--open`.
+    private mutating func readAccess(_ args: Arguments) throws(ToolError) {
+        func usage(_ message: String) -> ToolError { .usage(message, command: "serve") }
+        keysPath = args.value("--keys")
+        if let rate = args.value("--rate") {
+            guard let perSecond = RateLimit.perSecond(rate) else { throw usage("--rate takes N/s, N/min or N/h (50/s), not '\(rate)'") }
+            let burst = try Self.count(args, "--burst", default: max(1, Int((perSecond * 2).rounded(.up))), range: 1...1_000_000_000)
+            settings.access.rate = RateLimit(perSecond: perSecond, burst: Double(burst))
+        } else if args.value("--burst") != nil {
+            throw usage("--burst needs --rate")
+        }
+        settings.access.trustProxy = args.flag("--trust-proxy")
+        if args.value("--may") != nil { throw usage("--may goes with --add-key") }
+        if let keysPath { settings.access.keys = try query { () throws(QueryError) in try APIKeys.read(keysPath) } }
+        if settings.access.keys == nil, !args.flag("--open"), !AccessControl.isLoopback(host) {
+            throw usage("listening on \(host.isEmpty ? "every address" : host) without --keys lets anyone who reaches it ask anything: give --keys FILE, or --open if that is meant")
+        }
     }
 
     /// `HOST:PORT`, `[IPv6]:PORT`, or `:PORT` (127.0.0.1: every interface is only ever asked for
@@ -169,8 +216,10 @@ func serveCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     let args = try Arguments(raw, command: "serve",
                              valued: ["--db", "--store", "--listen", "--country", "--access-log", "--cnam-block-prefix", "--cnam-max-chars",
                                       "--threads",
-                                      "--max-connections", "--request-timeout", "--max-header-bytes", "--max-body-bytes", "--drain-timeout"],
-                             flags: ["--log-numbers", "--json"])
+                                      "--max-connections", "--request-timeout", "--max-header-bytes", "--max-body-bytes", "--drain-timeout",
+                                      "--keys", "--add-key", "--may", "--rate", "--burst"],
+                             flags: ["--log-numbers", "--json", "--trust-proxy", "--open"])
+    if let name = args.value("--add-key") { return try addKey(name: name, args) }
     var options = try ServeOptions(args)
     let events = ServeEvents(json: options.json)
     // What the server needs, each refused with its own exit code before anything is opened.
@@ -214,5 +263,38 @@ func serveCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     server.stop()
     log?.flush()
     events.stopped(cut: left, after: options.drainTimeout)
+    return Exit.ok
+}
+
+/// `lookup serve --keys FILE --add-key NAME --may …`: the new key's line appended to FILE (made
+/// if missing, its other lines checked first: a name is used once), the key on stdout once.
+private func addKey(name: String, _ args: Arguments) throws(ToolError) -> Int32 {
+    func usage(_ message: String) -> ToolError { .usage(message, command: "serve") }
+    guard let path = args.value("--keys") else { throw usage("--add-key needs --keys FILE (the file the key's hash is added to)") }
+    if let problem = APIKeys.nameProblem(name) { throw usage("--add-key: a key name is \(problem)") }
+    guard let names = args.value("--may"), let may = Permissions(names: names) else {
+        throw usage("--add-key needs --may with lookup, report or metrics, joined by commas")
+    }
+    var rate: RateLimit? = nil
+    if let r = args.value("--rate") {
+        guard let perSecond = RateLimit.perSecond(r) else { throw usage("--rate takes N/s, N/min or N/h (50/s), not '\(r)'") }
+        rate = RateLimit(perSecond: perSecond, burst: Double(try ServeOptions.count(args, "--burst", default: max(1, Int((perSecond * 2).rounded(.up))),
+                                                                                   range: 1...1_000_000_000)))
+    }
+    var text = ""
+    if FileManager.default.fileExists(atPath: path) {
+        guard let data = FileManager.default.contents(atPath: path) else { throw ToolError(code: Exit.ioError, message: "\(path): cannot read the keys file") }
+        text = String(decoding: data, as: UTF8.self)
+        let keys = try query { () throws(QueryError) in try APIKeys.parse(text, path: path) }
+        if keys.keys.contains(where: { $0.name == name }) { throw ToolError(code: Exit.usage, message: "\(path) already has a key named \(name)") }
+    }
+    let made = try query { () throws(QueryError) in try APIKeys.newKey(name: name, may: may, rate: rate) }
+    if !text.isEmpty && !text.hasSuffix("\n") { text += "\n" }
+    text += made.line + "\n"
+    do { try AtomicFileWriter.write(Array(text.utf8), to: path) } catch { throw toolError(error) }
+    var out = Output()
+    out.write(made.secret + "\n")
+    out.flush()
+    printError("added key \(name) (\(may.names)) to \(path); the key above is shown once and kept nowhere")
     return Exit.ok
 }

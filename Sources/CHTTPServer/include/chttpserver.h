@@ -41,6 +41,10 @@ typedef struct {
     const char *method_name;       ///< as sent
     const char *path;              ///< percent-decoded, without the query; escapes that are not two hex digits, and %00, stay as written
     const char *country;           ///< the decoded `country` query argument, NULL when absent
+    const char *query;             ///< the query as sent (after `?`, undecoded), NULL when absent
+    const char *authorization;     ///< the Authorization header, NULL when absent
+    const char *forwarded_for;     ///< the X-Forwarded-For header, NULL when absent
+    const char *client;            ///< the peer's address ("" when unknown)
     const char *content_type;      ///< NULL when absent
     long long content_length;      ///< -1 when absent (no body, or a chunked one)
 } cid_request;
@@ -50,6 +54,7 @@ typedef struct {
     const char *method;            ///< as sent ("" when the request line was never complete)
     const char *uri;               ///< as sent, with its query; NULL unless `keep_uris`
     const char *client;            ///< the peer's address
+    const char *label;             ///< what cid_exchange_set_label gave (NULL: nothing)
     unsigned status;               ///< the status sent (0: none)
     int endpoint;
     int completed;                 ///< 1: answered whole; 0: the client went away or the connection was cut
@@ -149,6 +154,9 @@ int cid_respond(cid_exchange *x, int endpoint, unsigned status, const char *cont
 /// Answers `x` with a body of unknown length (chunked) read through the `read` handler from
 /// `stream`, which is released through `release` once the answer is done.
 int cid_respond_stream(cid_exchange *x, int endpoint, unsigned status, const char *content_type, void *stream);
+
+/// Names who asked (an API key's name), handed to the `completed` handler as `label`.
+void cid_exchange_set_label(cid_exchange *x, const char *label);
 
 /// Accepts the body of `x` into `body` (handed to the `body` and `body_end` handlers, then
 /// released). A body over `max_body_bytes` is dropped as it arrives and, once it has ended,

@@ -30,6 +30,60 @@ package struct IncomingRequest {
     package let contentType: String?
     /// The declared body length (nil: none declared).
     package let contentLength: Int?
+    /// The query as sent (the text after `?`, undecoded); nil when the target has none.
+    package var query: String? = nil
+    /// The `Authorization` header.
+    package var authorization: String? = nil
+    /// The `X-Forwarded-For` header (a proxy's word, believed only with `--trust-proxy`).
+    package var forwardedFor: String? = nil
+    /// The peer's address ("" when unknown).
+    package var client: String = ""
+
+    package init(method: Method, path: String, country: String?, contentType: String?, contentLength: Int?,
+                 query: String? = nil, authorization: String? = nil, forwardedFor: String? = nil, client: String = "") {
+        (self.method, self.path, self.country, self.contentType, self.contentLength) = (method, path, country, contentType, contentLength)
+        (self.query, self.authorization, self.forwardedFor, self.client) = (query, authorization, forwardedFor, client)
+    }
+
+    /// The first query argument called `name` (its case ignored, as the `country` argument's),
+    /// decoded: `+` a space, then percent escapes; nil when absent, "" when given without a
+    /// value. An argument whose escapes do not decode to UTF-8 is taken as absent.
+    package func argument(_ name: String) -> String? {
+        guard let query else { return nil }
+        for pair in query.split(separator: "&", omittingEmptySubsequences: true) {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard Self.decoded(parts[0])?.lowercased() == name.lowercased() else { continue }
+            return parts.count > 1 ? Self.decoded(parts[1]) : ""
+        }
+        return nil
+    }
+
+    private static func decoded(_ text: Substring) -> String? {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count)
+        var i = text.utf8.startIndex
+        let utf8 = text.utf8
+        func hex(_ b: UInt8) -> UInt8? {
+            switch b {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): b - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): b - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): b - UInt8(ascii: "A") + 10
+            default: nil
+            }
+        }
+        while i < utf8.endIndex {
+            let b = utf8[i]
+            if b == UInt8(ascii: "%"), let j = utf8.index(i, offsetBy: 2, limitedBy: utf8.index(before: utf8.endIndex)),
+               let hi = hex(utf8[utf8.index(after: i)]), let lo = hex(utf8[j]) {
+                bytes.append(hi << 4 | lo)
+                i = utf8.index(after: j)
+                continue
+            }
+            bytes.append(b == UInt8(ascii: "+") ? UInt8(ascii: " ") : b)
+            i = utf8.index(after: i)
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
 }
 
 /// A request that ended, for the access log.
@@ -38,6 +92,8 @@ package struct HTTPCompletion {
     /// The request target as sent (with its query); nil unless the server keeps them.
     package let uri: String?
     package let client: String
+    /// Who asked, as the handler named them (``HTTPExchange/setLabel(_:)``): an API key's name.
+    package var label: String? = nil
     /// The status sent (0: none).
     package let status: Int
     package let endpoint: Int
@@ -102,6 +158,9 @@ package struct HTTPExchange {
     package func acceptBody(endpoint: Int, into sink: any HTTPBodySink) {
         cid_accept_body(raw, Int32(endpoint), Unmanaged.passRetained(SinkBox(sink) as AnyObject).toOpaque())
     }
+
+    /// Names who asked (an API key's name) for the request's completion (the access log).
+    package func setLabel(_ label: String) { cid_exchange_set_label(raw, label) }
 
     /// The counters of the server answering.
     package var counters: HTTPCounters { HTTPCounters(raw: cid_exchange_server(raw)) }
@@ -189,7 +248,9 @@ private let handlers = cid_handlers(
         }
         let request = IncomingRequest(method: method, path: string(head.path) ?? "", country: string(head.country),
                                   contentType: string(head.content_type),
-                                  contentLength: head.content_length >= 0 ? Int(clamping: head.content_length) : nil)
+                                  contentLength: head.content_length >= 0 ? Int(clamping: head.content_length) : nil,
+                                  query: string(head.query), authorization: string(head.authorization),
+                                  forwardedFor: string(head.forwarded_for), client: string(head.client) ?? "")
         context(ctx).handler.request(request, HTTPExchange(raw: x))
     },
     refuse: { ctx, x, path, status, reason in
@@ -220,7 +281,7 @@ private let handlers = cid_handlers(
         let record = c.pointee
         context(ctx).handler.completed(HTTPCompletion(
             method: string(record.method) ?? "", uri: string(record.uri), client: string(record.client) ?? "",
-            status: Int(record.status), endpoint: Int(record.endpoint), completed: record.completed != 0,
+            label: string(record.label), status: Int(record.status), endpoint: Int(record.endpoint), completed: record.completed != 0,
             bodyBytes: UInt64(record.body_bytes), responseBytes: UInt64(record.response_bytes),
             nanoseconds: UInt64(record.nanoseconds)))
     })
