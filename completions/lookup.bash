@@ -39,7 +39,7 @@ _lookup_options() {
         export)  echo "--live-caller-id --db --cache-expiry-minutes --identity-category --icons --text --json --help" ;;
         serve)   echo "--db --store --listen --country --access-log --log-numbers --cnam-block-prefix --cnam-max-chars --threads" \
                       "--max-connections --request-timeout --max-header-bytes --max-body-bytes --drain-timeout --json --help" \
-                      "--keys --add-key --may --rate --burst --trust-proxy --open" ;;
+                      "--keys --add-key --may --rate --burst --trust-proxy --open --reports-dir --reports-segment-bytes" ;;
         *)       echo "--db --country --json --help" ;;
     esac
 }
@@ -75,7 +75,7 @@ _lookup() {
     case $prev in
         --db|-o|--output|--allow|--numbering-plan|--category-map|--region-map|--errors|--records|--trust|--require-signature|--key|--keys|--access-log)
             _lookup_paths "$cur"; return ;;
-        --store|--live-caller-id|--icons)
+        --store|--live-caller-id|--icons|--reports-dir)
             _lookup_paths "$cur" -d; return ;;
         --preset)   COMPREPLY=($(compgen -W "rossvyaz rossvyaz-regions" -- "$cur")); return ;;
         --format)   COMPREPLY=($(compgen -W "tsv csv json jsonl" -- "$cur")); return ;;
@@ -94,7 +94,7 @@ _lookup() {
         --label-replace|--max-label-bytes|--region-after|--top|--dataset-version|--max-bad-rows|--min-rate|--grace|\
         --source|--regions|--priority|--reporter-field|--time-field|--half-life|--max-age|--now|--reporter-daily-cap|\
         --safe-weight|--block-score|--min-reporters|--label|--protected-label|\
-        --listen|--cnam-block-prefix|--cnam-max-chars|--add-key|--may|--rate|--burst|--threads|--max-connections|--request-timeout|--max-header-bytes|--max-body-bytes|--drain-timeout)
+        --listen|--cnam-block-prefix|--cnam-max-chars|--add-key|--may|--rate|--burst|--reports-segment-bytes|--threads|--max-connections|--request-timeout|--max-header-bytes|--max-body-bytes|--drain-timeout)
             return ;;  # a value nothing can guess
     esac
 

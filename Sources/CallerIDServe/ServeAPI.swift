@@ -22,6 +22,8 @@ package enum Endpoint: Int, CaseIterable, Sendable {
     case other = 6
     /// `GET /v3/phone/NUMBER`, OpenCNAM's shape.
     case openCNAM = 7
+    /// `POST /v1/reports`.
+    case reports = 8
 
     package var label: String {
         switch self {
@@ -33,6 +35,7 @@ package enum Endpoint: Int, CaseIterable, Sendable {
         case .metrics: "metrics"
         case .other: "other"
         case .openCNAM: "opencnam"
+        case .reports: "reports"
         }
     }
 }
@@ -51,6 +54,10 @@ package struct ServeSettings: Sendable {
     package var batchPiece = 2048
     /// Who may ask what, how often (keys, rates, the proxy in front).
     package var access = AccessSettings()
+    /// Where `POST /v1/reports` writes (`--reports-dir`); nil: report intake is off.
+    package var reportsDirectory: String? = nil
+    /// A report log segment is closed past this size.
+    package var reportSegmentBytes = 64 << 20
     /// Latency histogram bounds, seconds.
     package var latencyBuckets: [Double] = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10]
 }
@@ -82,6 +89,8 @@ package final class ServeAPI: HTTPHandler {
     /// Reads numbers as a build does, for the hint of a not-found number given without a country.
     private let hintReader: NumberNormalizer?
     package let access: AccessControl
+    /// The report log (`--reports-dir`), nil when intake is off.
+    package let reportLog: ReportLog?
 
     package init(data: ServedData, settings: ServeSettings, accessLog: AccessLog?) throws(QueryError) {
         self.settings = settings
@@ -93,6 +102,7 @@ package final class ServeAPI: HTTPHandler {
         hintReader?.prepareEveryCountry()
         status = Locked(ServeStatus(data: data))
         access = AccessControl(settings.access)
+        reportLog = try settings.reportsDirectory.map { (d) throws(QueryError) in try ReportLog(directory: d, maxSegmentBytes: settings.reportSegmentBytes) }
     }
 
     /// The data a request starts with (and keeps to its end).
@@ -115,6 +125,7 @@ package final class ServeAPI: HTTPHandler {
         if path.hasPrefix(openCNAMPrefix) { return (.openCNAM, .lookup) }
         if path == "/healthz" { return (.health, nil) }
         if path == "/metrics" { return (.metrics, .metrics) }
+        if path == "/v1/reports" { return (.reports, .report) }
         return (.other, nil)
     }
 
@@ -122,9 +133,12 @@ package final class ServeAPI: HTTPHandler {
         let path = request.path
         let reading = request.method == .get || request.method == .head
         let (endpoint, needs) = Self.route(path)
+        var key: APIKey? = nil
         switch access.admit(request, needs: needs) {
         case .failure(let refusal): return refuse(refusal, endpoint, request, x)
-        case .success(let key?): x.setLabel(key.name)
+        case .success(let admitted?):
+            x.setLabel(admitted.name)
+            key = admitted
         case .success(nil): break
         }
         switch endpoint {
@@ -147,9 +161,13 @@ package final class ServeAPI: HTTPHandler {
         case .metrics:
             guard reading else { return notAllowed(x, .metrics, allow: "GET, HEAD") }
             x.respond(200, endpoint: Endpoint.metrics.rawValue, contentType: Self.prometheus,
-                      text: metricsText(x.counters, status.current, buckets: settings.latencyBuckets, refusals: access.rateRefusals))
+                      text: metricsText(x.counters, status.current, buckets: settings.latencyBuckets, refusals: access.rateRefusals,
+                                        reportsWritten: reportLog?.reportsWritten))
+        case .reports:
+            guard request.method == .post else { return notAllowed(x, .reports, allow: "POST") }
+            reports(request, sender: key?.name ?? "-", x)
         case .http, .other:
-            fail(x, .other, 404, "no such endpoint: the API is GET /v1/lookup/NUMBER, POST /v1/lookup, GET /v1/cnam/NUMBER, GET /v3/phone/NUMBER, GET /healthz, GET /metrics")
+            fail(x, .other, 404, "no such endpoint: the API is GET /v1/lookup/NUMBER, POST /v1/lookup, GET /v1/cnam/NUMBER, GET /v3/phone/NUMBER, POST /v1/reports, GET /healthz, GET /metrics")
         }
     }
 
@@ -327,6 +345,21 @@ package final class ServeAPI: HTTPHandler {
         case .failure(let error):
             fail(x, .batch, 400, error.message)
         }
+    }
+
+    /// `POST /v1/reports`: the body is taken into a ``ReportUpload``, which answers once it is
+    /// whole and its reports are on disk.
+    private func reports(_ request: IncomingRequest, sender: String, _ x: HTTPExchange) {
+        guard let reportLog else {
+            return fail(x, .reports, 404, "report intake is off on this server (it was started without --reports-dir)")
+        }
+        if let length = request.contentLength, length > ReportUpload.maxBytes {
+            return fail(x, .reports, 413, "the body is \(length) bytes; a body of reports holds at most \(ReportUpload.maxBytes)")
+        }
+        let country = request.country ?? settings.country
+        if case .failure(let error) = numbers(country) { return fail(x, .reports, 400, error.message) }
+        let reader = ReportNumbers(reader: hintReader ?? NumberNormalizer(), country: country?.uppercased())
+        x.acceptBody(endpoint: Endpoint.reports.rawValue, into: ReportUpload(log: reportLog, numbers: reader, sender: sender))
     }
 
     /// `GET /healthz`: 200 while answering from good data; 503 while draining or when the data

@@ -8,7 +8,8 @@ private let countedStatuses = [200, 400, 401, 403, 404, 405, 408, 413, 414, 417,
 
 /// The metrics page: requests by endpoint and status, the latency histogram, connections, and
 /// the data in use (generation, files, entries, reloads).
-package func metricsText(_ counters: HTTPCounters, _ status: ServeStatus, buckets: [Double], refusals: (key: Int, client: Int) = (0, 0)) -> String {
+package func metricsText(_ counters: HTTPCounters, _ status: ServeStatus, buckets: [Double], refusals: (key: Int, client: Int) = (0, 0),
+                         reportsWritten: Int? = nil) -> String {
     var t = ""
     t += "# HELP callerid_http_requests_total Requests answered, by endpoint and HTTP status.\n"
     t += "# TYPE callerid_http_requests_total counter\n"
@@ -24,6 +25,11 @@ package func metricsText(_ counters: HTTPCounters, _ status: ServeStatus, bucket
     t += "# TYPE callerid_rate_limited_total counter\n"
     t += "callerid_rate_limited_total{by=\"key\"} \(refusals.key)\n"
     t += "callerid_rate_limited_total{by=\"client\"} \(refusals.client)\n"
+    if let reportsWritten {
+        t += "# HELP callerid_reports_written_total Reports taken by POST /v1/reports and fsync'd to the report log.\n"
+        t += "# TYPE callerid_reports_written_total counter\n"
+        t += "callerid_reports_written_total \(reportsWritten)\n"
+    }
     let g = counters.gauges
     t += "# HELP callerid_http_request_duration_seconds Time from a request's first line to the end of its answer.\n"
     t += "# TYPE callerid_http_request_duration_seconds histogram\n"

@@ -33,6 +33,7 @@ Debian: libmicrohttpd12), from the same files 'lookup NUMBER' reads:
                                        for OpenCNAM works by changing its host and key)
                                        ?charset=ascii (here and on /v1/cnam/): names transliterated
                                        to Latin ASCII, for phones that cannot show Cyrillic
+  POST /v1/reports                     people's reports, into the log of --reports-dir (below)
   GET  /healthz                        {"status":"ok",…}: 200 ("degraded" with "missing" while a
                                        pack is missing); 503 while draining, and from the moment a
                                        file in use is seen modified in place or cut short until it
@@ -88,6 +89,13 @@ so it listens only on a loopback address unless --open says an open server is me
   --trust-proxy       the client address is the last of X-Forwarded-For (set by the proxy in
                       front), not the connection's peer
   --open              listen on a non-loopback address without --keys
+  --reports-dir DIR   take POST /v1/reports (a key with 'report'): a JSON array or JSON Lines
+                      of {"number":…,"category":…,"client":…,"time":…} (client: the app's hashed
+                      id of the person; time optional, RFC 3339 or Unix seconds). Each accepted
+                      report is appended to DIR/reports-DAY-N.jsonl.open and fsync'd before the
+                      answer ({"accepted":N,"refused":M,"errors":[…]}); a segment is closed
+                      (renamed .jsonl) past --reports-segment-bytes (64 MiB), at midnight UTC
+                      and at the stop: 'lookup reports -o PACK DIR/*.jsonl' reads them
 
   --threads N         event loops (default: 2, or the processors available up to 8)
   --max-connections N connections open at most (default 16384, within the limit of open files)
@@ -173,6 +181,8 @@ struct ServeOptions {
             throw usage("--burst needs --rate")
         }
         settings.access.trustProxy = args.flag("--trust-proxy")
+        settings.reportsDirectory = args.value("--reports-dir")
+        settings.reportSegmentBytes = try Self.count(args, "--reports-segment-bytes", default: 64 << 20, range: 4096...1 << 40)
         if args.value("--may") != nil { throw usage("--may goes with --add-key") }
         if let keysPath { settings.access.keys = try query { () throws(QueryError) in try APIKeys.read(keysPath) } }
         if settings.access.keys == nil, !args.flag("--open"), !AccessControl.isLoopback(host) {
@@ -217,7 +227,7 @@ func serveCommand(_ raw: [String]) throws(ToolError) -> Int32 {
                              valued: ["--db", "--store", "--listen", "--country", "--access-log", "--cnam-block-prefix", "--cnam-max-chars",
                                       "--threads",
                                       "--max-connections", "--request-timeout", "--max-header-bytes", "--max-body-bytes", "--drain-timeout",
-                                      "--keys", "--add-key", "--may", "--rate", "--burst"],
+                                      "--keys", "--add-key", "--may", "--rate", "--burst", "--reports-dir", "--reports-segment-bytes"],
                              flags: ["--log-numbers", "--json", "--trust-proxy", "--open"])
     if let name = args.value("--add-key") { return try addKey(name: name, args) }
     var options = try ServeOptions(args)
@@ -261,6 +271,7 @@ func serveCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     }
     let left = server.inFlight
     server.stop()
+    api.reportLog?.close()
     log?.flush()
     events.stopped(cut: left, after: options.drainTimeout)
     return Exit.ok

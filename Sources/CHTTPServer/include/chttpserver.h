@@ -27,7 +27,7 @@ enum {
 
 /// How many endpoints the counters tell apart (the caller numbers them 0 ..< CID_ENDPOINTS);
 /// endpoint 0 counts the requests answered by the HTTP layer itself (malformed, too large).
-#define CID_ENDPOINTS 8
+#define CID_ENDPOINTS 9
 /// Statuses counted: 100 ... 599, by `status - 100`.
 #define CID_STATUSES 500
 /// Header lines of a request at most (431 beyond), besides `max_header_bytes`.

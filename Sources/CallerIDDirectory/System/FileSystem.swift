@@ -9,7 +9,7 @@ internal import Darwin
 import Foundation
 import CallerID
 
-enum FileSystem {
+package enum FileSystem {
     static func ioError(_ path: String, _ what: String, _ code: Int32 = errno) -> DirectoryError {
         DirectoryError(code == ENOENT || code == ENOTDIR ? .fileNotFound : .io, "\(path): cannot \(what): \(Platform.errorText(code))")
     }
@@ -25,25 +25,25 @@ enum FileSystem {
     }
 
     /// Size of a regular file, nil when it is missing or not a regular file.
-    static func fileSize(_ path: String) -> Int? {
+    package static func fileSize(_ path: String) -> Int? {
         var st = stat()
         guard stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return nil }
         return Int(st.st_size)
     }
 
-    static func makeDirectory(_ path: String) throws(DirectoryError) {
+    package static func makeDirectory(_ path: String) throws(DirectoryError) {
         guard mkdir(path, 0o755) == 0 || errno == EEXIST else { throw ioError(path, "create directory") }
     }
 
     /// Flushes a file or directory to stable storage.
-    static func sync(_ path: String, directory: Bool = false) throws(DirectoryError) {
+    package static func sync(_ path: String, directory: Bool = false) throws(DirectoryError) {
         let fd = open(path, O_RDONLY | O_CLOEXEC | (directory ? O_DIRECTORY : 0))
         guard fd >= 0 else { throw ioError(path, "open for fsync") }
         defer { close(fd) }
         guard fsync(fd) == 0 else { throw ioError(path, "fsync") }
     }
 
-    static func rename(_ from: String, _ to: String) throws(DirectoryError) {
+    package static func rename(_ from: String, _ to: String) throws(DirectoryError) {
         guard systemRename(from, to) == 0 else { throw ioError(from, "rename to \(to)") }
     }
 
@@ -119,13 +119,14 @@ enum FileSystem {
         close(fd)
     }
 
-    /// A file written from its end (a download), fsynced by ``finish()``.
-    final class Appender {
-        let path: String
+    /// A file written from its end (a download, the server's report log), fsynced by
+    /// ``sync()`` or ``finish()``.
+    package final class Appender {
+        package let path: String
         private var fd: Int32
 
         /// Opens `path` for appending (created if missing); `truncate` empties it first.
-        init(_ path: String, truncate: Bool) throws(DirectoryError) {
+        package init(_ path: String, truncate: Bool) throws(DirectoryError) {
             self.path = path
             fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | (truncate ? O_TRUNC : 0), 0o644)
             guard fd >= 0 else { throw FileSystem.ioError(path, "open for writing") }
@@ -136,16 +137,30 @@ enum FileSystem {
             guard ftruncate(fd, 0) == 0 else { throw FileSystem.ioError(path, "truncate") }
         }
 
-        func write(_ bytes: UnsafeRawBufferPointer) throws(DirectoryError) {
+        package func write(_ bytes: UnsafeRawBufferPointer) throws(DirectoryError) {
             if let code = Platform.writeAll(fd, bytes) { throw FileSystem.ioError(path, "write", code) }
         }
 
-        func finish() throws(DirectoryError) {
+        package func write(_ bytes: [UInt8]) throws(DirectoryError) {
+            if let code = bytes.withUnsafeBytes({ Platform.writeAll(fd, $0) }) { throw FileSystem.ioError(path, "write", code) }
+        }
+
+        /// Flushes what was written to stable storage, keeping the file open.
+        package func sync() throws(DirectoryError) {
+            guard fsync(fd) == 0 else { throw FileSystem.ioError(path, "fsync") }
+        }
+
+        /// Cuts the file to `size` bytes (what a failed write left past it goes).
+        package func truncate(to size: Int) throws(DirectoryError) {
+            guard ftruncate(fd, off_t(size)) == 0 else { throw FileSystem.ioError(path, "truncate") }
+        }
+
+        package func finish() throws(DirectoryError) {
             defer { close() }
             guard fsync(fd) == 0 else { throw FileSystem.ioError(path, "fsync") }
         }
 
-        func close() {
+        package func close() {
             if fd >= 0 { Platform.close(fd) }
             fd = -1
         }
