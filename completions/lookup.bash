@@ -39,7 +39,7 @@ _lookup_options() {
         export)  echo "--live-caller-id --db --cache-expiry-minutes --identity-category --icons --text --json --help" ;;
         serve)   echo "--db --store --listen --country --access-log --log-numbers --cnam-block-prefix --cnam-max-chars --threads" \
                       "--max-connections --request-timeout --max-header-bytes --max-body-bytes --drain-timeout --json --help" \
-                      "--keys --add-key --may --rate --burst --trust-proxy --open --reports-dir --reports-segment-bytes" ;;
+                      "--keys --add-key --may --rate --burst --trust-proxy --open --reports-dir --reports-segment-bytes --tls-cert --tls-key" ;;
         *)       echo "--db --country --json --help" ;;
     esac
 }
@@ -73,7 +73,7 @@ _lookup() {
 
     # The value of the option before the cursor.
     case $prev in
-        --db|-o|--output|--allow|--numbering-plan|--category-map|--region-map|--errors|--records|--trust|--require-signature|--key|--keys|--access-log)
+        --db|-o|--output|--allow|--numbering-plan|--category-map|--region-map|--errors|--records|--trust|--require-signature|--key|--keys|--tls-cert|--tls-key|--access-log)
             _lookup_paths "$cur"; return ;;
         --store|--live-caller-id|--icons|--reports-dir)
             _lookup_paths "$cur" -d; return ;;

@@ -2,7 +2,8 @@
 # Installs what CallerID needs (Debian's libxxhash-dev, libphonenumber-dev for the
 # build pipeline's numbers, libsodium-dev for signed build directories, libmicrohttpd-dev for
 # `lookup serve` (its runtime library; the header checks the server's ABI values at build time),
-# curl for the server's tests, and protobuf-compiler: the tests decode the Live Caller ID export
+# curl and openssl for the server's tests (HTTPS with a certificate made at test time), and
+# protobuf-compiler: the tests decode the Live Caller ID export
 # with protoc; python3 serves files to the network tests) when missing, then builds the package.
 # Usage: bash tools/setup.sh [-c release]
 set -euo pipefail
@@ -10,6 +11,6 @@ cd "$(dirname "$0")/.."
 
 source tools/common.sh
 use_swift
-ensure_packages libxxhash-dev libphonenumber-dev libsodium-dev libmicrohttpd-dev curl pkg-config protobuf-compiler python3
+ensure_packages libxxhash-dev libphonenumber-dev libsodium-dev libmicrohttpd-dev curl openssl pkg-config protobuf-compiler python3
 
 swift build "$@"

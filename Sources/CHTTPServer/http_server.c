@@ -28,10 +28,12 @@ struct MHD_Response;
 
 enum {
     MHD_R_NO = 0, MHD_R_YES = 1,
-    FLAG_INTERNAL_POLLING_THREAD = 8, FLAG_EPOLL = 512, FLAG_ITC = 1024, FLAG_TURBO = 4096,
+    FLAG_TLS = 2, FLAG_INTERNAL_POLLING_THREAD = 8, FLAG_EPOLL = 512, FLAG_ITC = 1024, FLAG_TURBO = 4096,
     OPT_END = 0, OPT_CONNECTION_MEMORY_LIMIT = 1, OPT_CONNECTION_LIMIT = 2, OPT_CONNECTION_TIMEOUT = 3,
     OPT_NOTIFY_COMPLETED = 4, OPT_URI_LOG_CALLBACK = 7, OPT_LISTEN_SOCKET = 12, OPT_THREAD_POOL_SIZE = 14,
     OPT_UNESCAPE_CALLBACK = 16, OPT_NOTIFY_CONNECTION = 27, OPT_STRICT_FOR_CLIENT = 29,
+    OPT_HTTPS_MEM_KEY = 8, OPT_HTTPS_MEM_CERT = 9, OPT_HTTPS_PRIORITIES = 11,
+    DAEMON_INFO_CURRENT_CONNECTIONS = 4, FEATURE_TLS = 2,
     INFO_CLIENT_ADDRESS = 2, INFO_CONNECTION_FD = 6, INFO_SOCKET_CONTEXT = 7, INFO_REQUEST_HEADER_SIZE = 10, INFO_HTTP_STATUS = 11,
     KIND_HEADER = 1, KIND_GET_ARGUMENT = 8,
     RESPMEM_MUST_COPY = 2,
@@ -52,7 +54,10 @@ enum {
 #include <microhttpd.h>
 #define SAME(ours, theirs) _Static_assert((long long)(ours) == (long long)(theirs), #theirs " differs from microhttpd.h");
 SAME(MHD_R_NO, MHD_NO) SAME(MHD_R_YES, MHD_YES)
-SAME(FLAG_INTERNAL_POLLING_THREAD, MHD_USE_INTERNAL_POLLING_THREAD) SAME(FLAG_EPOLL, MHD_USE_EPOLL)
+SAME(FLAG_TLS, MHD_USE_TLS) SAME(FLAG_INTERNAL_POLLING_THREAD, MHD_USE_INTERNAL_POLLING_THREAD) SAME(FLAG_EPOLL, MHD_USE_EPOLL)
+SAME(OPT_HTTPS_MEM_KEY, MHD_OPTION_HTTPS_MEM_KEY) SAME(OPT_HTTPS_MEM_CERT, MHD_OPTION_HTTPS_MEM_CERT)
+SAME(OPT_HTTPS_PRIORITIES, MHD_OPTION_HTTPS_PRIORITIES) SAME(DAEMON_INFO_CURRENT_CONNECTIONS, MHD_DAEMON_INFO_CURRENT_CONNECTIONS)
+SAME(FEATURE_TLS, MHD_FEATURE_TLS)
 SAME(FLAG_ITC, MHD_USE_ITC) SAME(FLAG_TURBO, MHD_USE_TURBO)
 SAME(OPT_END, MHD_OPTION_END) SAME(OPT_CONNECTION_MEMORY_LIMIT, MHD_OPTION_CONNECTION_MEMORY_LIMIT)
 SAME(OPT_CONNECTION_LIMIT, MHD_OPTION_CONNECTION_LIMIT) SAME(OPT_CONNECTION_TIMEOUT, MHD_OPTION_CONNECTION_TIMEOUT)
@@ -74,6 +79,11 @@ SAME(READER_END_WITH_ERROR, MHD_CONTENT_READER_END_WITH_ERROR)
 #endif
 
 /// The members of `union MHD_ConnectionInfo` read here (a union: each at offset 0).
+/// The member of `union MHD_DaemonInfo` read here.
+union daemon_info {
+    unsigned int num_connections;
+};
+
 union connection_info {
     unsigned int http_status;
     size_t header_size;
@@ -103,6 +113,8 @@ static struct {
     void (*destroy_response)(struct MHD_Response *);
     const union connection_info *(*get_connection_info)(struct MHD_Connection *, int, ...);
     const char *(*get_version)(void);
+    const union daemon_info *(*get_daemon_info)(struct MHD_Daemon *, int, ...);
+    int (*is_feature_supported)(int);
 } mhd;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -122,6 +134,8 @@ static void load(void) {
         {"MHD_destroy_response", (void **)&mhd.destroy_response},
         {"MHD_get_connection_info", (void **)&mhd.get_connection_info},
         {"MHD_get_version", (void **)&mhd.get_version},
+        {"MHD_get_daemon_info", (void **)&mhd.get_daemon_info},
+        {"MHD_is_feature_supported", (void **)&mhd.is_feature_supported},
         {NULL, NULL},
     };
     void *h = cid_library_open(names, "libmicrohttpd", "libmicrohttpd12", mhd.error, sizeof mhd.error);
@@ -204,8 +218,16 @@ struct stream_holder {
     cid_exchange *exchange;
 };
 
+/// Daemons that no longer accept (a certificate reload started a new one on the same socket),
+/// stopped once their last connection has closed.
+#define CID_MAX_RETIRING 8
+
 struct cid_server {
     struct MHD_Daemon *daemon;
+    struct MHD_Daemon *retiring[CID_MAX_RETIRING];
+    int retiring_count;
+    /// The PEM text the running daemon was started with (owned; NULL: plain HTTP).
+    char *tls_cert, *tls_key;
     cid_server_config config;
     uint64_t timeout_ns;
     atomic_int draining;
@@ -288,6 +310,19 @@ static int cut_expired(cid_server *s, uint64_t t) {
     return more;
 }
 
+/// Stops the retiring daemons that have no connection left. Called with `watch_lock` held.
+static void retire_idle(cid_server *s) {
+    for (int i = 0; i < s->retiring_count;) {
+        const union daemon_info *info = mhd.get_daemon_info(s->retiring[i], DAEMON_INFO_CURRENT_CONNECTIONS);
+        if (info != NULL && info->num_connections == 0) {
+            mhd.stop_daemon(s->retiring[i]);
+            s->retiring[i] = s->retiring[--s->retiring_count];
+        } else {
+            i++;
+        }
+    }
+}
+
 /// Closes (shuts down; libmicrohttpd then sees the end and closes) every connection past its
 /// deadline, a few times per deadline.
 static void *watch(void *arg) {
@@ -307,6 +342,7 @@ static void *watch(void *arg) {
         uint64_t t = now_ns();
         // A millisecond between batches: the event loops take the lock meanwhile.
         while (cut_expired(s, t)) nanosleep(&(struct timespec){.tv_sec = 0, .tv_nsec = 1000000}, NULL);
+        retire_idle(s);
     }
     pthread_mutex_unlock(&s->watch_lock);
     return NULL;
@@ -762,6 +798,97 @@ int cid_listen(const char *host, int port, int backlog, int *bound_port, char *e
     return fd;
 }
 
+/// The TLS versions offered: 1.2 and 1.3 (GnuTLS's priority syntax).
+static const char *const tls_priorities = "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2";
+
+/// A daemon of `s` on the listening socket `fd`, with TLS when `cert` is given.
+static struct MHD_Daemon *start_daemon(cid_server *s, int fd, const char *cert, const char *key) {
+    const cid_server_config *config = &s->config;
+    // libmicrohttpd's own timeout closes a connection idle for this long: one whose answer is not
+    // read. Twice the request deadline, so that slow and idle clients meet the deadline first
+    // (and are counted).
+    unsigned idle_seconds = config->request_timeout_ms == 0 ? 0 : (2 * config->request_timeout_ms + 999) / 1000;
+    // The connection's memory pool holds the request line and headers (and what arrived after
+    // them), a record for each header line, then the answer's headers: a request within both
+    // limits always fits, and the limits are this layer's to answer (431).
+    size_t pool = 2 * config->max_header_bytes + CID_MAX_HEADER_LINES * HEADER_RECORD_BYTES + 4096;
+    unsigned threads = config->threads > 0 ? config->threads : 1;
+    unsigned flags = FLAG_INTERNAL_POLLING_THREAD | FLAG_EPOLL | FLAG_ITC | FLAG_TURBO;
+    if (cert != NULL) {
+        return mhd.start_daemon(flags | FLAG_TLS, 0, NULL, NULL, on_access, s,
+                                OPT_LISTEN_SOCKET, fd,
+                                OPT_THREAD_POOL_SIZE, threads > 1 ? threads : 0u,
+                                OPT_CONNECTION_LIMIT, config->max_connections,
+                                OPT_CONNECTION_TIMEOUT, idle_seconds,
+                                OPT_CONNECTION_MEMORY_LIMIT, pool,
+                                OPT_URI_LOG_CALLBACK, on_uri, (void *)s,
+                                OPT_NOTIFY_COMPLETED, on_completed, (void *)s,
+                                OPT_NOTIFY_CONNECTION, on_connection, (void *)s,
+                                OPT_UNESCAPE_CALLBACK, on_unescape, (void *)s,
+                                OPT_STRICT_FOR_CLIENT, 1,
+                                OPT_HTTPS_MEM_KEY, key,
+                                OPT_HTTPS_MEM_CERT, cert,
+                                OPT_HTTPS_PRIORITIES, tls_priorities,
+                                OPT_END);
+    }
+    return mhd.start_daemon(flags, 0, NULL, NULL, on_access, s,
+                            OPT_LISTEN_SOCKET, fd,
+                            OPT_THREAD_POOL_SIZE, threads > 1 ? threads : 0u,
+                            OPT_CONNECTION_LIMIT, config->max_connections,
+                            OPT_CONNECTION_TIMEOUT, idle_seconds,
+                            OPT_CONNECTION_MEMORY_LIMIT, pool,
+                            OPT_URI_LOG_CALLBACK, on_uri, (void *)s,
+                            OPT_NOTIFY_COMPLETED, on_completed, (void *)s,
+                            OPT_NOTIFY_CONNECTION, on_connection, (void *)s,
+                            OPT_UNESCAPE_CALLBACK, on_unescape, (void *)s,
+                            OPT_STRICT_FOR_CLIENT, 1,
+                            OPT_END);
+}
+
+int cid_server_supports_tls(void) {
+    pthread_once(&once, load);
+    return mhd.loaded && mhd.is_feature_supported(FEATURE_TLS) == MHD_R_YES;
+}
+
+int cid_server_reload_tls(cid_server *s, const char *cert, const char *key, char *error, size_t error_size) {
+    if (s->tls_cert == NULL) {
+        snprintf(error, error_size, "the server was started without TLS");
+        return -1;
+    }
+    pthread_mutex_lock(&s->watch_lock);
+    if (s->retiring_count == CID_MAX_RETIRING) retire_idle(s);
+    if (s->retiring_count == CID_MAX_RETIRING || atomic_load(&s->draining)) {
+        pthread_mutex_unlock(&s->watch_lock);
+        snprintf(error, error_size, s->retiring_count == CID_MAX_RETIRING
+                 ? "%d earlier reloads still have connections open; try again later" : "the server is stopping", CID_MAX_RETIRING);
+        return -1;
+    }
+    char *new_cert = strdup(cert), *new_key = strdup(key);
+    int fd = dup(s->config.listen_fd);
+    struct MHD_Daemon *fresh = new_cert != NULL && new_key != NULL && fd >= 0 ? start_daemon(s, fd, new_cert, new_key) : NULL;
+    if (fresh == NULL) {
+        if (fd >= 0) close(fd);
+        free(new_cert);
+        free(new_key);
+        pthread_mutex_unlock(&s->watch_lock);
+        snprintf(error, error_size, "libmicrohttpd refused the new certificate and key (they do not match, or cannot be read); the old ones stay in use");
+        return -1;
+    }
+    // The new daemon accepts on the same socket from now; the old one accepts no more and is
+    // stopped once the connections it holds have closed.
+    int old_fd = mhd.quiesce_daemon(s->daemon);
+    if (old_fd >= 0) close(old_fd);
+    s->retiring[s->retiring_count++] = s->daemon;
+    s->daemon = fresh;
+    s->config.listen_fd = fd;
+    free(s->tls_cert);
+    free(s->tls_key);
+    s->tls_cert = new_cert;
+    s->tls_key = new_key;
+    pthread_mutex_unlock(&s->watch_lock);
+    return 0;
+}
+
 cid_server *cid_server_start(const cid_server_config *config, char *error, size_t error_size) {
     pthread_once(&once, load);
     if (!mhd.loaded) {
@@ -777,37 +904,28 @@ cid_server *cid_server_start(const cid_server_config *config, char *error, size_
     }
     s->config = *config;
     if (s->config.bucket_count > CID_MAX_BUCKETS) s->config.bucket_count = CID_MAX_BUCKETS;
+    if (config->tls_cert != NULL) {
+        s->tls_cert = strdup(config->tls_cert);
+        s->tls_key = strdup(config->tls_key != NULL ? config->tls_key : "");
+        s->config.tls_cert = s->tls_cert;
+        s->config.tls_key = s->tls_key;
+    }
     s->timeout_ns = (uint64_t)config->request_timeout_ms * 1000000u;
     pthread_mutex_init(&s->lock, NULL);
     pthread_mutex_init(&s->watch_lock, NULL);
     pthread_cond_init(&s->watch_wake, NULL);
-    // libmicrohttpd's own timeout closes a connection idle for this long: one whose answer is not
-    // read. Twice the request deadline, so that slow and idle clients meet the deadline first
-    // (and are counted).
-    unsigned idle_seconds = config->request_timeout_ms == 0 ? 0 : (2 * config->request_timeout_ms + 999) / 1000;
-    // The connection's memory pool holds the request line and headers (and what arrived after
-    // them), a record for each header line, then the answer's headers: a request within both
-    // limits always fits, and the limits are this layer's to answer (431).
-    size_t pool = 2 * config->max_header_bytes + CID_MAX_HEADER_LINES * HEADER_RECORD_BYTES + 4096;
-    unsigned threads = config->threads > 0 ? config->threads : 1;
-    s->daemon = mhd.start_daemon(FLAG_INTERNAL_POLLING_THREAD | FLAG_EPOLL | FLAG_ITC | FLAG_TURBO, 0, NULL, NULL, on_access, s,
-                                 OPT_LISTEN_SOCKET, (int)config->listen_fd,
-                                 OPT_THREAD_POOL_SIZE, threads > 1 ? threads : 0u,
-                                 OPT_CONNECTION_LIMIT, config->max_connections,
-                                 OPT_CONNECTION_TIMEOUT, idle_seconds,
-                                 OPT_CONNECTION_MEMORY_LIMIT, pool,
-                                 OPT_URI_LOG_CALLBACK, on_uri, (void *)s,
-                                 OPT_NOTIFY_COMPLETED, on_completed, (void *)s,
-                                 OPT_NOTIFY_CONNECTION, on_connection, (void *)s,
-                                 OPT_UNESCAPE_CALLBACK, on_unescape, (void *)s,
-                                 OPT_STRICT_FOR_CLIENT, 1,
-                                 OPT_END);
+    s->daemon = start_daemon(s, config->listen_fd, s->tls_cert, s->tls_key);
     if (s->daemon == NULL) {
-        snprintf(error, error_size, "libmicrohttpd could not start a server on the socket (threads %u, connections %u)", threads, config->max_connections);
+        snprintf(error, error_size, config->tls_cert != NULL
+                 ? "libmicrohttpd could not start a TLS server on the socket (a certificate and key that do not match or cannot be read, or no TLS support)"
+                 : "libmicrohttpd could not start a server on the socket (threads %u, connections %u)",
+                 config->threads > 0 ? config->threads : 1, config->max_connections);
         close(config->listen_fd);
         pthread_mutex_destroy(&s->lock);
         pthread_mutex_destroy(&s->watch_lock);
         pthread_cond_destroy(&s->watch_wake);
+        free(s->tls_cert);
+        free(s->tls_key);
         free(s);
         return NULL;
     }
@@ -829,7 +947,10 @@ void cid_server_stop(cid_server *s) {
         pthread_mutex_unlock(&s->watch_lock);
         pthread_join(s->watchdog, NULL);
     }
+    for (int i = 0; i < s->retiring_count; i++) mhd.stop_daemon(s->retiring[i]);
     mhd.stop_daemon(s->daemon);
+    free(s->tls_cert);
+    free(s->tls_key);
     pthread_mutex_destroy(&s->lock);
     pthread_mutex_destroy(&s->watch_lock);
     pthread_cond_destroy(&s->watch_wake);

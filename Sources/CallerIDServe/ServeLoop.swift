@@ -10,7 +10,9 @@ extension ServeAPI {
     /// mapping not read); flushes the access log. A generation that fails to load is not tried
     /// again until the store moves on or SIGHUP comes; data whose changed file could not be opened
     /// again is tried again when its files change once more (checked every second).
-    package func serveUntilStopped(_ source: ServedData.Source, _ events: ServeEvents) {
+    ///
+    /// `onHangUp` runs on each SIGHUP too, after the data (the TLS certificate read again).
+    package func serveUntilStopped(_ source: ServedData.Source, _ events: ServeEvents, onHangUp: () -> Void = {}) {
         var ticks = 0
         var failedGeneration: UInt64? = nil
         /// The data's files when opening them again after a change failed.
@@ -25,6 +27,7 @@ extension ServeAPI {
             case .reload:
                 failedGeneration = nil
                 reload(source, why: "SIGHUP", events)
+                onHangUp()
             case nil:
                 let data = data
                 if let now = data.storeGeneration(), now != data.generation, now != failedGeneration {
@@ -82,7 +85,7 @@ package struct ServeEvents: Sendable {
 
     package func listening(_ address: String, port: Int, data: ServedData, library: String, settings: HTTPServer.Settings) {
         if json {
-            StandardStream.output.write("{\"listening\":\(jsonQuote(address)),\"port\":\(port),\(fields(data)),\"libmicrohttpd\":\(jsonQuote(library)),\"threads\":\(settings.threads),\"max_connections\":\(settings.maxConnections)}\n")
+            StandardStream.output.write("{\"listening\":\(jsonQuote(address)),\"port\":\(port),\(fields(data)),\"libmicrohttpd\":\(jsonQuote(library)),\"threads\":\(settings.threads),\"max_connections\":\(settings.maxConnections),\"tls\":\(settings.tls != nil)}\n")
         } else {
             StandardStream.output.write("listening on \(address)\n")
             StandardStream.error.write("lookup serve: \(data.summary); libmicrohttpd \(library), \(settings.threads) threads, at most \(settings.maxConnections) connections\n")

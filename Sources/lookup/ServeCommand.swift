@@ -89,6 +89,9 @@ so it listens only on a loopback address unless --open says an open server is me
   --trust-proxy       the client address is the last of X-Forwarded-For (set by the proxy in
                       front), not the connection's peer
   --open              listen on a non-loopback address without --keys
+  --tls-cert FILE --tls-key FILE  HTTPS (TLS 1.2 and 1.3, libmicrohttpd with GnuTLS): the PEM
+                      certificate chain and its private key; SIGHUP reads them again (a
+                      renewal) for new connections, without refusing one
   --reports-dir DIR   take POST /v1/reports (a key with 'report'): a JSON array or JSON Lines
                       of {"number":…,"category":…,"client":…,"time":…} (client: the app's hashed
                       id of the person; time optional, RFC 3339 or Unix seconds). Each accepted
@@ -130,6 +133,8 @@ struct ServeOptions {
     var drainTimeout = 10.0
     var json = false
     var keysPath: String? = nil
+    /// `--tls-cert`, `--tls-key`: read at start and on SIGHUP.
+    var tlsFiles: (certificate: String, key: String)? = nil
 
     init(_ args: Arguments) throws(ToolError) {
         func usage(_ message: String) -> ToolError { .usage(message, command: "serve") }
@@ -181,6 +186,13 @@ struct ServeOptions {
             throw usage("--burst needs --rate")
         }
         settings.access.trustProxy = args.flag("--trust-proxy")
+        switch (args.value("--tls-cert"), args.value("--tls-key")) {
+        case (let cert?, let key?):
+            tlsFiles = (cert, key)
+            server.tls = try Self.readTLS(cert, key)
+        case (nil, nil): break
+        default: throw usage("give --tls-cert and --tls-key together")
+        }
         settings.reportsDirectory = args.value("--reports-dir")
         settings.reportSegmentBytes = try Self.count(args, "--reports-segment-bytes", default: 64 << 20, range: 4096...1 << 40)
         if args.value("--may") != nil { throw usage("--may goes with --add-key") }
@@ -188,6 +200,21 @@ struct ServeOptions {
         if settings.access.keys == nil, !args.flag("--open"), !AccessControl.isLoopback(host) {
             throw usage("listening on \(host.isEmpty ? "every address" : host) without --keys lets anyone who reaches it ask anything: give --keys FILE, or --open if that is meant")
         }
+    }
+
+    /// The PEM certificate chain and key of `--tls-cert` and `--tls-key`.
+    static func readTLS(_ certificate: String, _ key: String) throws(ToolError) -> (certificate: String, key: String) {
+        func read(_ path: String, _ what: String, _ marker: String) throws(ToolError) -> String {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw ToolError(code: FileManager.default.fileExists(atPath: path) ? Exit.ioError : Exit.noInput, message: "\(path): cannot read the \(what)")
+            }
+            let text = String(decoding: data, as: UTF8.self)
+            guard text.contains("-----BEGIN ") && text.contains(marker) else {
+                throw ToolError(code: Exit.dataError, message: "\(path): not a PEM \(what) (no '-----BEGIN …\(marker)' line)")
+            }
+            return text
+        }
+        return (try read(certificate, "certificate", "CERTIFICATE-----"), try read(key, "private key", "PRIVATE KEY-----"))
     }
 
     /// `HOST:PORT`, `[IPv6]:PORT`, or `:PORT` (127.0.0.1: every interface is only ever asked for
@@ -227,7 +254,8 @@ func serveCommand(_ raw: [String]) throws(ToolError) -> Int32 {
                              valued: ["--db", "--store", "--listen", "--country", "--access-log", "--cnam-block-prefix", "--cnam-max-chars",
                                       "--threads",
                                       "--max-connections", "--request-timeout", "--max-header-bytes", "--max-body-bytes", "--drain-timeout",
-                                      "--keys", "--add-key", "--may", "--rate", "--burst", "--reports-dir", "--reports-segment-bytes"],
+                                      "--keys", "--add-key", "--may", "--rate", "--burst", "--reports-dir", "--reports-segment-bytes",
+                                      "--tls-cert", "--tls-key"],
                              flags: ["--log-numbers", "--json", "--trust-proxy", "--open"])
     if let name = args.value("--add-key") { return try addKey(name: name, args) }
     var options = try ServeOptions(args)
@@ -235,6 +263,9 @@ func serveCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     // What the server needs, each refused with its own exit code before anything is opened.
     guard let version = HTTPServer.libraryVersion else {
         throw ToolError(code: Exit.unavailable, message: "lookup serve needs libmicrohttpd: \(HTTPServer.libraryError)")
+    }
+    if options.server.tls != nil && !HTTPServer.supportsTLS {
+        throw ToolError(code: Exit.unavailable, message: "libmicrohttpd \(version) was built without TLS: --tls-cert needs one built with GnuTLS (Debian's is)")
     }
     let log = try options.accessLog.map { (path) throws(ToolError) in
         AccessLog(try query { () throws(QueryError) in try openAppending(path) }, name: path, showNumbers: options.logNumbers) { events.note($0) }
@@ -258,7 +289,17 @@ func serveCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     let shownHost = options.host.contains(":") ? "[\(options.host)]" : options.host.isEmpty ? "*" : options.host
     events.listening("\(shownHost):\(port)", port: port, data: api.data, library: version, settings: options.server)
     events.missing(api.data)
-    api.serveUntilStopped(options.source, events)
+    api.serveUntilStopped(options.source, events) {
+        // SIGHUP: the certificate and key read again (a renewal), for new connections.
+        guard let files = options.tlsFiles else { return }
+        do {
+            let pair = try ServeOptions.readTLS(files.certificate, files.key)
+            try query { () throws(QueryError) in try server.reloadTLS(certificate: pair.certificate, key: pair.key) }
+            events.note("TLS certificate \(files.certificate) loaded again; new connections use it")
+        } catch {
+            events.note("TLS certificate \(files.certificate) not loaded again, the one in use is kept: \(toolError(error).message)")
+        }
+    }
     // Drain: no new connections, answers close theirs, /healthz says 503; then wait for the
     // requests in flight, at most the drain timeout.
     api.status.withLock { $0.draining = true }

@@ -99,6 +99,9 @@ typedef struct {
     int bucket_count;
     cid_handlers handlers;
     void *context;
+    /// PEM certificate chain and private key (copied at start): HTTPS, TLS 1.2 and 1.3. NULL: HTTP.
+    const char *tls_cert;
+    const char *tls_key;
 } cid_server_config;
 
 typedef struct {
@@ -126,6 +129,14 @@ int cid_listen(const char *host, int port, int backlog, int *bound_port, char *e
 /// Starts the server (its threads run until cid_server_stop). NULL with `error` set on failure
 /// (the listening socket is then closed).
 cid_server *cid_server_start(const cid_server_config *config, char *error, size_t error_size);
+
+/// Whether the libmicrohttpd loaded was built with TLS (GnuTLS); loads it first.
+int cid_server_supports_tls(void);
+
+/// Serves new connections with a new certificate and key (PEM) without a refused connection: a
+/// new daemon starts on the same socket, and the old one, which accepts no more, is stopped once
+/// its connections have closed. Returns 0, or -1 with `error` set (the old pair stays in use).
+int cid_server_reload_tls(cid_server *server, const char *cert, const char *key, char *error, size_t error_size);
 
 /// Stops accepting connections (the listening socket is closed), and marks every answer from now
 /// on `Connection: close`. Requests in flight go on.

@@ -303,6 +303,8 @@ package final class HTTPServer: @unchecked Sendable {
         package var maxBodyBytes = 64 << 20
         /// Hand the request target and the client's address to ``HTTPHandler/completed(_:)``.
         package var keepURIs = false
+        /// HTTPS: the PEM certificate chain and private key (nil: plain HTTP).
+        package var tls: (certificate: String, key: String)? = nil
         /// Latency histogram upper bounds, seconds, ascending (at most 24).
         package var latencyBuckets: [Double] = []
     }
@@ -349,11 +351,37 @@ package final class HTTPServer: @unchecked Sendable {
         context = Unmanaged.passRetained(ServerContext(handler))
         config.context = context.toOpaque()
         var error = [CChar](repeating: 0, count: 512)
-        guard let started = cid_server_start(&config, &error, error.count) else {
+        // The C layer copies the PEM text at start.
+        let started: OpaquePointer? = if let tls = settings.tls {
+            tls.certificate.withCString { cert in
+                tls.key.withCString { key in
+                    config.tls_cert = cert
+                    config.tls_key = key
+                    return cid_server_start(&config, &error, error.count)
+                }
+            }
+        } else {
+            cid_server_start(&config, &error, error.count)
+        }
+        guard let started else {
             context.release()
             throw QueryError(.cannotServe, String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
         }
         raw = started
+    }
+
+    /// Whether the libmicrohttpd installed speaks TLS (Debian builds it with GnuTLS).
+    package static var supportsTLS: Bool { cid_server_supports_tls() != 0 }
+
+    /// New connections are served with `certificate` and `key` (PEM) from now, without one
+    /// refused; connections open keep the pair they began with until they close. On failure
+    /// the old pair stays in use.
+    package func reloadTLS(certificate: String, key: String) throws(QueryError) {
+        var error = [CChar](repeating: 0, count: 512)
+        let status = cid_server_reload_tls(raw, certificate, key, &error, error.count)
+        guard status == 0 else {
+            throw QueryError(.cannotServe, String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        }
     }
 
     /// Stops accepting connections; every answer from now on closes its connection.
