@@ -166,6 +166,27 @@ package struct APIKeys: Sendable {
         return (secret, line)
     }
 
+    /// Makes a key named `name` and appends its line to the keys file at `path` (made when
+    /// missing; its lines are checked first, and a name is used once), written whole through
+    /// the core's atomic writer. Returns the key, to be shown once.
+    package static func add(name: String, may: Permissions, rate: RateLimit?, to path: String) throws(QueryError) -> String {
+        var text = ""
+        if FileManager.default.fileExists(atPath: path) {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw QueryError(code: .init(.io), message: "\(path): cannot read the keys file", underlying: nil)
+            }
+            text = String(decoding: data, as: UTF8.self)
+            if try parse(text, path: path).keys.contains(where: { $0.name == name }) {
+                throw QueryError(code: .invalidRequest, message: "\(path) already has a key named \(name)", underlying: nil)
+            }
+        }
+        let made = try newKey(name: name, may: may, rate: rate)
+        if !text.isEmpty && !text.hasSuffix("\n") { text += "\n" }
+        text += made.line + "\n"
+        do { try AtomicFileWriter.write(Array(text.utf8), to: path) } catch { throw QueryError(passingOn: error) }
+        return made.secret
+    }
+
     private static func formatted(_ x: Double) -> String { x == x.rounded() ? String(Int(x)) : String(x) }
 
     private static func isHexDigest(_ s: String) -> Bool {
@@ -253,6 +274,25 @@ package struct AccessSettings: Sendable {
     package var trustProxy = false
 }
 
+/// The PEM certificate chain and private key of `--tls-cert` and `--tls-key`, read at start and
+/// on SIGHUP.
+package enum TLSFiles {
+    package static func read(certificate: String, key: String) throws(QueryError) -> (certificate: String, key: String) {
+        func read(_ path: String, _ what: String, _ marker: String) throws(QueryError) -> String {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                let missing = !FileManager.default.fileExists(atPath: path)
+                throw QueryError(code: .init(missing ? .fileNotFound : .io), message: "\(path): cannot read the \(what)", underlying: nil)
+            }
+            let text = String(decoding: data, as: UTF8.self)
+            guard text.contains("-----BEGIN ") && text.contains(marker) else {
+                throw QueryError(code: .init(.invalidInput), message: "\(path): not a PEM \(what) (no '-----BEGIN …\(marker)' line)", underlying: nil)
+            }
+            return text
+        }
+        return (try read(certificate, "certificate", "CERTIFICATE-----"), try read(key, "private key", "PRIVATE KEY-----"))
+    }
+}
+
 /// Why a request is refused before it is answered.
 package enum AccessRefusal: Error, Equatable {
     /// No key, or one the file does not list (401).
@@ -294,11 +334,20 @@ package final class AccessControl: Sendable {
     /// The key a request sends: `Authorization: Bearer KEY`, else `?api_key=` or OpenCNAM's
     /// `?auth_token=` (what PBX modules can send).
     package static func secret(of request: IncomingRequest) -> String? {
-        if let header = request.authorization {
-            let parts = header.split(separator: " ", maxSplits: 1)
-            if parts.count == 2, parts[0].lowercased() == "bearer" { return parts[1].trimmingCharacters(in: .whitespaces) }
-        }
+        if let header = request.authorization, let token = bearerToken(header) { return token }
         return request.argument("api_key") ?? request.argument("auth_token")
+    }
+
+    /// The token of an `Authorization: Bearer TOKEN` value (the scheme's case ignored, spaces
+    /// and tabs around the token dropped), read as bytes: this runs for every request.
+    private static func bearerToken(_ header: String) -> String? {
+        var utf8 = Substring(header).utf8[...]
+        let scheme = "bearer".utf8
+        guard utf8.count > scheme.count, zip(utf8, scheme).allSatisfy({ $0 | 0x20 == $1 }) else { return nil }
+        utf8 = utf8.dropFirst(scheme.count)
+        guard let first = utf8.first, first == 0x20 || first == 0x09 else { return nil }
+        let token = utf8.drop { $0 == 0x20 || $0 == 0x09 }.reversed().drop { $0 == 0x20 || $0 == 0x09 }.reversed()
+        return String(decoding: Array(token), as: UTF8.self)
     }
 
     /// Whether `request` may use what `needs` names (nil: open to all, as `/healthz`): the key

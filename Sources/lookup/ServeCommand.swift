@@ -189,7 +189,7 @@ struct ServeOptions {
         switch (args.value("--tls-cert"), args.value("--tls-key")) {
         case (let cert?, let key?):
             tlsFiles = (cert, key)
-            server.tls = try Self.readTLS(cert, key)
+            server.tls = try query { () throws(QueryError) in try TLSFiles.read(certificate: cert, key: key) }
         case (nil, nil): break
         default: throw usage("give --tls-cert and --tls-key together")
         }
@@ -200,21 +200,6 @@ struct ServeOptions {
         if settings.access.keys == nil, !args.flag("--open"), !AccessControl.isLoopback(host) {
             throw usage("listening on \(host.isEmpty ? "every address" : host) without --keys lets anyone who reaches it ask anything: give --keys FILE, or --open if that is meant")
         }
-    }
-
-    /// The PEM certificate chain and key of `--tls-cert` and `--tls-key`.
-    static func readTLS(_ certificate: String, _ key: String) throws(ToolError) -> (certificate: String, key: String) {
-        func read(_ path: String, _ what: String, _ marker: String) throws(ToolError) -> String {
-            guard let data = FileManager.default.contents(atPath: path) else {
-                throw ToolError(code: FileManager.default.fileExists(atPath: path) ? Exit.ioError : Exit.noInput, message: "\(path): cannot read the \(what)")
-            }
-            let text = String(decoding: data, as: UTF8.self)
-            guard text.contains("-----BEGIN ") && text.contains(marker) else {
-                throw ToolError(code: Exit.dataError, message: "\(path): not a PEM \(what) (no '-----BEGIN …\(marker)' line)")
-            }
-            return text
-        }
-        return (try read(certificate, "certificate", "CERTIFICATE-----"), try read(key, "private key", "PRIVATE KEY-----"))
     }
 
     /// `HOST:PORT`, `[IPv6]:PORT`, or `:PORT` (127.0.0.1: every interface is only ever asked for
@@ -293,8 +278,10 @@ func serveCommand(_ raw: [String]) throws(ToolError) -> Int32 {
         // SIGHUP: the certificate and key read again (a renewal), for new connections.
         guard let files = options.tlsFiles else { return }
         do {
-            let pair = try ServeOptions.readTLS(files.certificate, files.key)
-            try query { () throws(QueryError) in try server.reloadTLS(certificate: pair.certificate, key: pair.key) }
+            try query { () throws(QueryError) in
+                let pair = try TLSFiles.read(certificate: files.certificate, key: files.key)
+                try server.reloadTLS(certificate: pair.certificate, key: pair.key)
+            }
             events.note("TLS certificate \(files.certificate) loaded again; new connections use it")
         } catch {
             events.note("TLS certificate \(files.certificate) not loaded again, the one in use is kept: \(toolError(error).message)")
@@ -333,19 +320,9 @@ private func addKey(name: String, _ args: Arguments) throws(ToolError) -> Int32 
         rate = RateLimit(perSecond: perSecond, burst: Double(try ServeOptions.count(args, "--burst", default: max(1, Int((perSecond * 2).rounded(.up))),
                                                                                    range: 1...1_000_000_000)))
     }
-    var text = ""
-    if FileManager.default.fileExists(atPath: path) {
-        guard let data = FileManager.default.contents(atPath: path) else { throw ToolError(code: Exit.ioError, message: "\(path): cannot read the keys file") }
-        text = String(decoding: data, as: UTF8.self)
-        let keys = try query { () throws(QueryError) in try APIKeys.parse(text, path: path) }
-        if keys.keys.contains(where: { $0.name == name }) { throw ToolError(code: Exit.usage, message: "\(path) already has a key named \(name)") }
-    }
-    let made = try query { () throws(QueryError) in try APIKeys.newKey(name: name, may: may, rate: rate) }
-    if !text.isEmpty && !text.hasSuffix("\n") { text += "\n" }
-    text += made.line + "\n"
-    do { try AtomicFileWriter.write(Array(text.utf8), to: path) } catch { throw toolError(error) }
+    let secret = try query { () throws(QueryError) in try APIKeys.add(name: name, may: may, rate: rate, to: path) }
     var out = Output()
-    out.write(made.secret + "\n")
+    out.write(secret + "\n")
     out.flush()
     printError("added key \(name) (\(may.names)) to \(path); the key above is shown once and kept nowhere")
     return Exit.ok
