@@ -176,6 +176,41 @@ import Testing
         #expect { try Database(path: dir.path("missing.cid")) } throws: { ($0 as? CallerIDError)?.code == .fileNotFound }
     }
 
+    /// `bytes` written at `path` are refused as an unsupported version, opened or verified, with
+    /// a message holding each of `parts`; and so is a file of just their magic and version (the
+    /// version is read before anything else).
+    static func expectUnsupported(_ bytes: [UInt8], at path: String, saying parts: [String], sourceLocation: SourceLocation = #_sourceLocation) {
+        for prefix in [bytes.count, 12] {
+            Access.write(Array(bytes.prefix(prefix)), path)
+            for verify in [false, true] {
+                do {
+                    _ = try Database(path: path, verify: verify)
+                    Issue.record("opened", sourceLocation: sourceLocation)
+                } catch {
+                    #expect(error.code == .unsupportedVersion, sourceLocation: sourceLocation)
+                    #expect(parts.allSatisfy { error.message.contains($0) }, "\(error.message)", sourceLocation: sourceLocation)
+                }
+            }
+        }
+    }
+
+    /// A minor version this reader does not know (a forged 3.9, 2.1) is refused at open as a
+    /// newer major is: a minor marks a change an older reader of the same major cannot read.
+    @Test func unknownMinorVersionsAreUnsupported() throws {
+        let dir = TempDir()
+        let path = dir.path("v.cid")
+        for (major, minor) in [(UInt16(3), UInt16(9)), (3, 1), (2, 1), (2, .max)] {
+            var e = ImageEditor(Self.sample.image)
+            e.set16(8, major)
+            e.set16(10, minor)
+            e.seal()
+            Self.expectUnsupported(e.bytes, at: path, saying: ["unsupported version \(major).\(minor)", "reads versions 2.0 and 3.0"])
+        }
+        // The sample as written (minor 0) opens and verifies.
+        Access.write(Self.sample.image, path)
+        #expect(try Database(path: path, verify: true).info.formatVersion.hasSuffix(".0"))
+    }
+
     /// Other major versions: a 1.0 file asks for a rebuild, a newer one for a newer reader.
     @Test func otherMajorVersionsAreUnsupported() throws {
         let dir = TempDir()
@@ -184,18 +219,7 @@ import Testing
             var e = ImageEditor(Self.sample.image)
             e.set16(8, major)
             e.seal()
-            Access.write(e.bytes, path)
-            for verify in [false, true] {
-                #expect(throws: CallerIDError.self) { try Database(path: path, verify: verify) }
-                do { _ = try Database(path: path, verify: verify) } catch {
-                    #expect(error.code == .unsupportedVersion)
-                    #expect(error.message.contains(path) && error.message.contains("unsupported version \(major).0") && error.message.contains(hint),
-                            "\(error.message)")
-                }
-            }
-            // The version is read before anything else: a file of just magic and version says so.
-            Access.write(Array(e.bytes.prefix(12)), path)
-            #expect { try Database(path: path) } throws: { ($0 as? CallerIDError)?.code == .unsupportedVersion }
+            Self.expectUnsupported(e.bytes, at: path, saying: [path, "unsupported version \(major).0", hint])
         }
     }
 

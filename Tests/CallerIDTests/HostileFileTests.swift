@@ -755,18 +755,24 @@ enum Access {
         #expect { try Database(path: path) } throws: { ($0 as? CallerIDError)?.message.contains("'categories' appears twice") == true }
     }
 
-    @Test func sectionOrderAndMinorVersionAreFree() throws {
+    /// The order of sections is free; the minor version is not (FORMAT.md §9): the same
+    /// reversed file marked 2.7 is refused as a version this reader does not know.
+    @Test func sectionOrderIsFreeAndAnUnknownMinorVersionIsRefused() throws {
         let dir = TempDir()
         let path = dir.path("m.cid")
-        // Sections in reverse order, minor version 7: the same database.
         var e = ImageEditor(HostileSample.image)
         e.relayout(e.sections.reversed())
-        e.set16(10, 7)
         e.seal()
         Access.write(e.bytes, path)
         let db = try Database(path: path, verify: true)
-        #expect(db.info.formatVersion == "2.7")
+        #expect(db.info.formatVersion == "2.0")
         #expect(Array(db.entries()) == HostileSample.entries)
+        e.set16(10, 7)
+        e.seal()
+        Access.write(e.bytes, path)
+        #expect { try Database(path: path, verify: true) } throws: {
+            ($0 as? CallerIDError)?.code == .unsupportedVersion && ($0 as? CallerIDError)?.message.contains("2.7") == true
+        }
     }
 
     @Test func nonZeroPaddingIsRefusedByVerify() throws {

@@ -96,7 +96,8 @@ struct Header {
     /// magic, major, length ≥ 96, checksum, headerSize, fileSize, blockSize, the shifts, the
     /// counts of blocks and entries, the value counts. Reads only inside `b`.
     ///
-    /// - Throws: *unsupported version* for another major version, else *corrupt* naming the field.
+    /// - Throws: *unsupported version* for another major version or a minor version this reader
+    ///   does not know, else *corrupt* naming the field.
     init(_ b: ByteView, path: String) throws(CallerIDError) {
         func bad(_ what: String) -> CallerIDError { CallerIDError.corrupt(path, what) }
         guard b.count >= Offset.minor + 2 else {
@@ -110,6 +111,13 @@ struct Header {
             let hint = major < Format.majorWithoutRunBitmap ? " — rebuild it with `lookup build`"
                 : " — this reader reads versions \(Format.majorWithoutRunBitmap).x and \(Format.major).x; update CallerID"
             throw CallerIDError(.unsupportedVersion, "\(path): unsupported version \(major).\(b.u16(Offset.minor))\(hint)")
+        }
+        // A minor version marks a change that a reader of the same major cannot read right
+        // (FORMAT.md §9): one this reader does not know is refused at open, as a newer major is.
+        let minor = b.u16(Offset.minor)
+        guard minor <= Format.minor else {
+            throw CallerIDError(.unsupportedVersion, "\(path): unsupported version \(major).\(minor) — this reader reads versions "
+                                + "\(Format.majorWithoutRunBitmap).\(Format.minor) and \(Format.major).\(Format.minor); update CallerID")
         }
         guard b.count >= Format.headerSize + Format.footerSize else {
             throw bad("the file is \(b.count) bytes, too short for a header and footer (truncated?)")
