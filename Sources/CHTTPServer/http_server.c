@@ -813,24 +813,9 @@ static struct MHD_Daemon *start_daemon(cid_server *s, int fd, const char *cert, 
     // limits always fits, and the limits are this layer's to answer (431).
     size_t pool = 2 * config->max_header_bytes + CID_MAX_HEADER_LINES * HEADER_RECORD_BYTES + 4096;
     unsigned threads = config->threads > 0 ? config->threads : 1;
-    unsigned flags = FLAG_INTERNAL_POLLING_THREAD | FLAG_EPOLL | FLAG_ITC | FLAG_TURBO;
-    if (cert != NULL) {
-        return mhd.start_daemon(flags | FLAG_TLS, 0, NULL, NULL, on_access, s,
-                                OPT_LISTEN_SOCKET, fd,
-                                OPT_THREAD_POOL_SIZE, threads > 1 ? threads : 0u,
-                                OPT_CONNECTION_LIMIT, config->max_connections,
-                                OPT_CONNECTION_TIMEOUT, idle_seconds,
-                                OPT_CONNECTION_MEMORY_LIMIT, pool,
-                                OPT_URI_LOG_CALLBACK, on_uri, (void *)s,
-                                OPT_NOTIFY_COMPLETED, on_completed, (void *)s,
-                                OPT_NOTIFY_CONNECTION, on_connection, (void *)s,
-                                OPT_UNESCAPE_CALLBACK, on_unescape, (void *)s,
-                                OPT_STRICT_FOR_CLIENT, 1,
-                                OPT_HTTPS_MEM_KEY, key,
-                                OPT_HTTPS_MEM_CERT, cert,
-                                OPT_HTTPS_PRIORITIES, tls_priorities,
-                                OPT_END);
-    }
+    unsigned flags = FLAG_INTERNAL_POLLING_THREAD | FLAG_EPOLL | FLAG_ITC | FLAG_TURBO | (cert != NULL ? FLAG_TLS : 0);
+    // Without a certificate the list ends before the TLS options (libmicrohttpd reads up to
+    // the first OPT_END).
     return mhd.start_daemon(flags, 0, NULL, NULL, on_access, s,
                             OPT_LISTEN_SOCKET, fd,
                             OPT_THREAD_POOL_SIZE, threads > 1 ? threads : 0u,
@@ -842,6 +827,9 @@ static struct MHD_Daemon *start_daemon(cid_server *s, int fd, const char *cert, 
                             OPT_NOTIFY_CONNECTION, on_connection, (void *)s,
                             OPT_UNESCAPE_CALLBACK, on_unescape, (void *)s,
                             OPT_STRICT_FOR_CLIENT, 1,
+                            cert != NULL ? OPT_HTTPS_MEM_KEY : OPT_END, key,
+                            OPT_HTTPS_MEM_CERT, cert,
+                            OPT_HTTPS_PRIORITIES, tls_priorities,
                             OPT_END);
 }
 

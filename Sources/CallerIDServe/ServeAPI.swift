@@ -486,14 +486,6 @@ package final class AccessLog: Sendable {
     private static func hidingDigitRuns(_ text: ArraySlice<UInt8>) -> [UInt8] {
         /// One piece of the text: its bytes, and what it is in a written number.
         enum Kind { case digit, joiner, other }
-        func hexValue(_ b: UInt8) -> UInt8? {
-            switch b {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): b - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): b - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): b - UInt8(ascii: "A") + 10
-            default: nil
-            }
-        }
         func kind(of byte: UInt8) -> Kind {
             switch byte {
             case UInt8(ascii: "0")...UInt8(ascii: "9"): .digit
@@ -504,7 +496,7 @@ package final class AccessLog: Sendable {
         var pieces: [(range: Range<Int>, kind: Kind)] = []
         var i = text.startIndex
         while i < text.endIndex {
-            if text[i] == UInt8(ascii: "%"), i + 2 < text.endIndex, let hi = hexValue(text[i + 1]), let lo = hexValue(text[i + 2]) {
+            if text[i] == UInt8(ascii: "%"), i + 2 < text.endIndex, let hi = hexDigitValue(text[i + 1]), let lo = hexDigitValue(text[i + 2]) {
                 pieces.append((i..<(i + 3), kind(of: hi << 4 | lo)))
                 i += 3
             } else {

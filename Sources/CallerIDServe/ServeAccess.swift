@@ -78,13 +78,30 @@ package struct APIKey: Sendable, Equatable {
 /// SHA-256 (not a slow password hash) is enough to keep the file from being a key list.
 package struct APIKeys: Sendable {
     package let keys: [APIKey]
-    private let byHash: [String: Int]
+    /// Each key's index by its SHA-256 (read from the file's hex once).
+    private let byDigest: [Digest: Int]
+
+    /// A SHA-256 as four words: what a request's key is looked up by (no hex, no String).
+    private struct Digest: Hashable {
+        var a: UInt64, b: UInt64, c: UInt64, d: UInt64
+
+        init(_ bytes: [UInt8]) {
+            func word(_ i: Int) -> UInt64 { bytes[i..<(i + 8)].reduce(0) { $0 << 8 | UInt64($1) } }
+            (a, b, c, d) = (word(0), word(8), word(16), word(24))
+        }
+
+        /// 64 lowercase hex digits (checked by the file's reader).
+        init(hex: String) {
+            let digits = Array(hex.utf8).map { $0 <= 0x39 ? $0 - 0x30 : $0 - 0x61 + 10 }
+            self.init(stride(from: 0, to: 64, by: 2).map { digits[$0] << 4 | digits[$0 + 1] })
+        }
+    }
 
     package init(_ keys: [APIKey]) {
         self.keys = keys
-        var byHash: [String: Int] = [:]
-        for (i, k) in keys.enumerated() { byHash[k.hash] = i }
-        self.byHash = byHash
+        var byDigest: [Digest: Int] = [:]
+        for (i, k) in keys.enumerated() { byDigest[Digest(hex: k.hash)] = i }
+        self.byDigest = byDigest
     }
 
     /// Reads a keys file; a bad line is refused with the file, line and reason.
@@ -145,8 +162,8 @@ package struct APIKeys: Sendable {
 
     /// The key whose secret is `secret`, nil for none.
     package func key(secret: String) -> APIKey? {
-        guard let hash = try? Self.hash(secret) else { return nil }
-        return byHash[hash].map { keys[$0] }
+        guard let digest = try? Crypto.sha256(Array(secret.utf8)) else { return nil }
+        return byDigest[Digest(digest)].map { keys[$0] }
     }
 
     /// The hex SHA-256 of a secret, as the file holds it.
@@ -306,16 +323,27 @@ package enum AccessRefusal: Error, Equatable {
 /// Decides, request by request, who is asking and whether they may.
 package final class AccessControl: Sendable {
     package let settings: AccessSettings
+    /// The keys in force: the settings' at start, the keys file's after each ``replaceKeys(_:)``.
+    private let keys: Locked<APIKeys?>
     private let clients: RateLimiter?
-    /// Each key's bucket (a key with its own rate, or the server's).
+    /// Each key's bucket (its line's rate, or the server's); each take says which.
     private let keyBuckets: RateLimiter?
     private let refusals = Locked<(key: Int, client: Int)>((0, 0))
 
     package init(_ settings: AccessSettings, now: @escaping @Sendable () -> UInt64 = { DispatchTime.now().uptimeNanoseconds }) {
         self.settings = settings
-        let any = settings.rate ?? settings.keys?.keys.compactMap(\.rate).first
+        keys = Locked(settings.keys)
         clients = settings.rate.map { RateLimiter($0, now: now) }
-        keyBuckets = any.map { RateLimiter($0, now: now) }
+        keyBuckets = settings.keys == nil ? nil : RateLimiter(settings.rate ?? RateLimit(perSecond: 1, burst: 1), now: now)
+    }
+
+    /// The keys in force from now (the keys file read again on SIGHUP: a key added, or one
+    /// removed because it leaked). A server started without keys stays open.
+    package func replaceKeys(_ new: APIKeys) throws(QueryError) {
+        guard keys.current != nil else {
+            throw QueryError(code: .invalidRequest, message: "the server was started without --keys", underlying: nil)
+        }
+        keys.withLock { $0 = new }
     }
 
     /// Requests refused for their rate so far, by key and by client address.
@@ -341,13 +369,16 @@ package final class AccessControl: Sendable {
     /// The token of an `Authorization: Bearer TOKEN` value (the scheme's case ignored, spaces
     /// and tabs around the token dropped), read as bytes: this runs for every request.
     private static func bearerToken(_ header: String) -> String? {
-        var utf8 = Substring(header).utf8[...]
-        let scheme = "bearer".utf8
-        guard utf8.count > scheme.count, zip(utf8, scheme).allSatisfy({ $0 | 0x20 == $1 }) else { return nil }
-        utf8 = utf8.dropFirst(scheme.count)
-        guard let first = utf8.first, first == 0x20 || first == 0x09 else { return nil }
-        let token = utf8.drop { $0 == 0x20 || $0 == 0x09 }.reversed().drop { $0 == 0x20 || $0 == 0x09 }.reversed()
-        return String(decoding: Array(token), as: UTF8.self)
+        let bytes = Array(header.utf8)
+        let scheme: [UInt8] = [0x62, 0x65, 0x61, 0x72, 0x65, 0x72]   // "bearer"
+        guard bytes.count > scheme.count + 1 else { return nil }
+        for i in 0..<scheme.count where bytes[i] | 0x20 != scheme[i] { return nil }
+        func isBlank(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 }
+        guard isBlank(bytes[scheme.count]) else { return nil }
+        var start = scheme.count, end = bytes.count
+        while start < end && isBlank(bytes[start]) { start += 1 }
+        while end > start && isBlank(bytes[end - 1]) { end -= 1 }
+        return String(decoding: bytes[start..<end], as: UTF8.self)
     }
 
     /// Whether `request` may use what `needs` names (nil: open to all, as `/healthz`): the key
@@ -356,7 +387,7 @@ package final class AccessControl: Sendable {
     package func admit(_ request: IncomingRequest, needs: Permissions?) -> Result<APIKey?, AccessRefusal> {
         guard let needs else { return .success(nil) }
         var key: APIKey? = nil
-        if let keys = settings.keys {
+        if let keys = keys.current {
             guard let secret = Self.secret(of: request), !secret.isEmpty else {
                 return limitedClient(request) ?? .failure(.unauthorized("an API key is needed: send Authorization: Bearer KEY, or ?api_key=KEY"))
             }

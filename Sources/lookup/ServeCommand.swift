@@ -81,7 +81,8 @@ so it listens only on a loopback address unless --open says an open server is me
                       ?api_key=KEY or ?auth_token=KEY: 401 without a known key, 403 without the
                       permission; /healthz needs none. The access log names the key
   --add-key NAME --may PERMISSIONS  make a key: its line is appended to --keys FILE, the key
-                      is printed once on stdout (and kept nowhere); the server does not start
+                      is printed once on stdout (and kept nowhere); the server does not start.
+                      SIGHUP reads the keys file again: a key added or removed takes effect
   --rate R            requests per key (unless its line says otherwise), and per client address
                       for requests without a valid key: R as N/s, N/min or N/h; 429 with
                       Retry-After beyond it
@@ -275,7 +276,17 @@ func serveCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     events.listening("\(shownHost):\(port)", port: port, data: api.data, library: version, settings: options.server)
     events.missing(api.data)
     api.serveUntilStopped(options.source, events) {
-        // SIGHUP: the certificate and key read again (a renewal), for new connections.
+        // SIGHUP: the keys file read again (a key added or revoked), then the certificate and
+        // key (a renewal), for new connections.
+        if let path = options.keysPath {
+            do {
+                let keys = try query { () throws(QueryError) in try APIKeys.read(path) }
+                try query { () throws(QueryError) in try api.access.replaceKeys(keys) }
+                events.note("keys \(path) read again: \(keys.keys.count) key\(keys.keys.count == 1 ? "" : "s")")
+            } catch {
+                events.note("keys \(path) not read again, the keys in force are kept: \(toolError(error).message)")
+            }
+        }
         guard let files = options.tlsFiles else { return }
         do {
             try query { () throws(QueryError) in

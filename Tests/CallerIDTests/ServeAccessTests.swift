@@ -204,6 +204,36 @@ struct ServeAccessTests {
         #expect(logged.contains("api_key=*** 200") && logged.contains(" key=pbx\n") && logged.contains(" key=scraper\n"), "\(logged)")
     }
 
+    /// SIGHUP reads the keys file again: a key added is let in, a key removed (it leaked) gets
+    /// 401, and a file that cannot be used leaves the keys in force.
+    @Test func sighupAddsAndRevokesKeys() async throws {
+        let dir = TempDir()
+        let db = try serveFixture(dir)
+        let keys = dir.path("keys")
+        func addKey(_ name: String) throws -> String {
+            try lookup(["serve", "--keys", keys, "--add-key", name, "--may", "lookup"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        let leaked = try addKey("leaked")
+        let server = try ServeProcess(["--db", db, "--keys", keys])
+        func status(_ key: String) throws -> Int {
+            try #require(try curl(["-H", "Authorization: Bearer \(key)", server.url("/v1/lookup/79131234567")])).status
+        }
+        #expect(try status(leaked) == 200)
+        let fresh = try addKey("fresh")
+        #expect(try status(fresh) == 401)   // not read yet
+        let lines = try String(contentsOfFile: keys, encoding: .utf8).split(separator: "\n").filter { !$0.hasPrefix("leaked ") }
+        try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: keys))
+        server.send(SIGHUP)
+        for _ in 0..<100 where !server.stderr.contains("read again") { try await Task.sleep(nanoseconds: 20_000_000) }
+        #expect(try status(fresh) == 200, "\(server.stderr)")
+        #expect(try status(leaked) == 401)
+        try Data("fresh sha256:nothex lookup\n".utf8).write(to: URL(fileURLWithPath: keys))
+        server.send(SIGHUP)
+        for _ in 0..<100 where !server.stderr.contains("not read again") { try await Task.sleep(nanoseconds: 20_000_000) }
+        #expect(server.stderr.contains("keys in force are kept"), "\(server.stderr)")
+        #expect(try status(fresh) == 200)
+    }
+
     @Test func pastItsRateAClientIsAnswered429WithRetryAfterAndCounted() throws {
         let dir = TempDir()
         let db = try serveFixture(dir)

@@ -63,18 +63,10 @@ package struct IncomingRequest {
         bytes.reserveCapacity(text.utf8.count)
         var i = text.utf8.startIndex
         let utf8 = text.utf8
-        func hex(_ b: UInt8) -> UInt8? {
-            switch b {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): b - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): b - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): b - UInt8(ascii: "A") + 10
-            default: nil
-            }
-        }
         while i < utf8.endIndex {
             let b = utf8[i]
             if b == UInt8(ascii: "%"), let j = utf8.index(i, offsetBy: 2, limitedBy: utf8.index(before: utf8.endIndex)),
-               let hi = hex(utf8[utf8.index(after: i)]), let lo = hex(utf8[j]) {
+               let hi = hexDigitValue(utf8[utf8.index(after: i)]), let lo = hexDigitValue(utf8[j]) {
                 bytes.append(hi << 4 | lo)
                 i = utf8.index(after: j)
                 continue
@@ -83,6 +75,16 @@ package struct IncomingRequest {
             i = utf8.index(after: i)
         }
         return String(validating: bytes, as: UTF8.self)
+    }
+}
+
+/// The value of a hex digit (either case), nil for another byte: percent escapes.
+func hexDigitValue(_ b: UInt8) -> UInt8? {
+    switch b {
+    case UInt8(ascii: "0")...UInt8(ascii: "9"): b - UInt8(ascii: "0")
+    case UInt8(ascii: "a")...UInt8(ascii: "f"): b - UInt8(ascii: "a") + 10
+    case UInt8(ascii: "A")...UInt8(ascii: "F"): b - UInt8(ascii: "A") + 10
+    default: nil
     }
 }
 
