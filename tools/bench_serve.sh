@@ -96,27 +96,15 @@ load
 say
 say "### 1. Throughput with keep-alive, and the HTTP floor"
 serve_on serve.log --db "$work/a.cid"
-mkdir -p "$work/nginx/html" "$work/nginx/logs"
+mkdir -p "$work/nginx/html"
 # A real answer as the floor's body (one nginx can quote in its configuration too).
 awk '!/[$\047\\]/ { print; exit }' "$work/answers-a.jsonl" > "$work/nginx/html/answer.json"
-cat > "$work/nginx/nginx.conf" <<NGINX
-worker_processes 2;
-pid $work/nginx/nginx.pid;
-error_log $work/nginx/logs/error.log;
-events { worker_connections 20000; }
-http {
-  access_log off;
-  keepalive_requests 1000000000;
-  default_type application/json;
-  open_file_cache max=16;
+nginx_floor "$work" "  open_file_cache max=16;
   server {
     listen 127.0.0.1:18081;
     root $work/nginx/html;
     location = /fixed { return 200 '$(cat "$work/nginx/html/answer.json")'; }
-  }
-}
-NGINX
-nginx -c "$work/nginx/nginx.conf" -p "$work/nginx"
+  }"
 wait_port 18081 || true
 workers=$(pgrep -P "$(cat "$work/nginx/nginx.pid")" | tr '\n' ' ')
 for c in 16 64; do

@@ -55,27 +55,14 @@ key=$("$lookup" serve --keys "$work/keys" --add-key bench --may lookup 2>/dev/nu
 "$lookup" serve --db "$work/a.cid" --listen 127.0.0.1:18082 --threads 2 --keys "$work/keys" >/dev/null 2>&1 & keyed=$!; pids+=("$keyed")
 "$lookup" serve --db "$work/a.cid" --listen 127.0.0.1:18443 --threads 2 --keys "$work/keys" \
     --tls-cert "$work/cert.pem" --tls-key "$work/key.pem" >/dev/null 2>&1 & tls=$!; pids+=("$tls")
-mkdir -p "$work/nginx/logs"
 awk '!/[$\047\\]/ { print; exit }' "$work/answers.jsonl" > "$work/answer.json"
-cat > "$work/nginx/nginx.conf" <<NGINX
-worker_processes 2;
-pid $work/nginx/nginx.pid;
-error_log $work/nginx/logs/error.log;
-events { worker_connections 20000; }
-http {
-  access_log off;
-  keepalive_requests 1000000000;
-  default_type application/json;
-  server {
+nginx_floor "$work" "  server {
     listen 127.0.0.1:18444 ssl;
     ssl_certificate $work/cert.pem;
     ssl_certificate_key $work/key.pem;
     ssl_protocols TLSv1.2 TLSv1.3;
     location / { return 200 '$(cat "$work/answer.json")'; }
-  }
-}
-NGINX
-nginx -c "$work/nginx/nginx.conf" -p "$work/nginx"
+  }"
 for url in http://127.0.0.1:18080/healthz http://127.0.0.1:18082/healthz https://127.0.0.1:18443/healthz https://127.0.0.1:18444/; do
     wait_port "$url"
 done

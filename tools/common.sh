@@ -32,3 +32,24 @@ spark_preamble() {
     lookup="${LOOKUP:-$root/.build/release/lookup}"
     [ -x "$lookup" ] || { echo "error: no $lookup: swift build -c release first (or LOOKUP=path)" >&2; exit 66; }
 }
+
+# The HTTP floor of the serving benchmarks: `nginx_floor DIR SERVER` writes DIR/nginx/nginx.conf
+# (two workers, no access log, endless keep-alive, pid and error log under DIR/nginx) around the
+# server block SERVER, and starts nginx on it.
+nginx_floor() {
+    local dir=$1 server=$2
+    mkdir -p "$dir/nginx/logs"
+    cat > "$dir/nginx/nginx.conf" <<NGINX
+worker_processes 2;
+pid $dir/nginx/nginx.pid;
+error_log $dir/nginx/logs/error.log;
+events { worker_connections 20000; }
+http {
+  access_log off;
+  keepalive_requests 1000000000;
+  default_type application/json;
+$server
+}
+NGINX
+    nginx -c "$dir/nginx/nginx.conf" -p "$dir/nginx"
+}
