@@ -80,6 +80,42 @@ struct ReportIntakeTests {
         #expect(taken.count == 0 && taken.body?.contains("more than 10000") == true)
     }
 
+    /// Bodies made by mutating good ones (fixed seed: bytes flipped, cut, duplicated, spliced,
+    /// nested deep): the intake never traps, every line it writes is one JSON object with the
+    /// log's fields and an E.164 number, and each report is either taken or refused, never both.
+    @Test func mutatedBodiesNeverTrapAndEveryWrittenLineIsWhole() throws {
+        let good = [
+            #"[{"number":"+79131234567","category":"collector","client":"a"},{"number":"+79131234568","category":"safe","client":"b","time":1796119200}]"#,
+            "{\"number\":\"+79131234567\",\"category\":\"spam\",\"client\":\"c\"}\n{\"number\":\"+442079460000\",\"category\":\"scam\",\"client\":\"d\"}\n",
+        ].map { Array($0.utf8) }
+        var rng = SeededGenerator(seed: 47)
+        for round in 0..<3_000 {
+            var body = good[round % good.count]
+            for _ in 0..<Int.random(in: 1...4, using: &rng) {
+                let i = Int.random(in: 0..<max(1, body.count), using: &rng)
+                switch Int.random(in: 0..<6, using: &rng) {
+                case 0 where !body.isEmpty: body[i] = UInt8.random(in: 0...255, using: &rng)
+                case 1: body = Array(body.prefix(i))
+                case 2: body.insert(contentsOf: body.prefix(i).suffix(16), at: min(i, body.count))
+                case 3: body.insert(contentsOf: Array(repeating: UInt8(ascii: "["), count: 2_000), at: min(i, body.count))
+                case 4: body.insert(contentsOf: [0x00, 0xFF, 0xC0, 0x80, 0x22, 0x5C], at: min(i, body.count))
+                default: body.insert(contentsOf: Array("{\"number\":".utf8), at: min(i, body.count))
+                }
+            }
+            let taken = ReportUpload.take(body, numbers: numbers, sender: "app", now: 1_796_652_710)
+            let written = lines(taken)
+            #expect(written.count == taken.count)
+            for line in written {
+                #expect(Set(line.keys) == ["number", "reporter", "time", "category", "received", "key"], "\(line)")
+                let number = line["number"] as? String ?? ""
+                #expect(number.hasPrefix("+") && UInt64(number.dropFirst()) != nil, "\(number)")
+            }
+            if case .success(let reports) = ReportIntake.reports(in: body) {
+                #expect(taken.count + taken.refusals.count == reports.count)
+            }
+        }
+    }
+
     @Test func theLogClosesASegmentPastItsSizeAndEachClosedOneHoldsWholeLines() throws {
         let dir = TempDir()
         let log = try ReportLog(directory: dir.path("reports"), maxSegmentBytes: 4096)
