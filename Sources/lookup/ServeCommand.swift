@@ -98,8 +98,8 @@ so it listens only on a loopback address unless --open says an open server is me
                       id of the person; time optional, RFC 3339 or Unix seconds). Each accepted
                       report is appended to DIR/reports-DAY-N.jsonl.open and fsync'd before the
                       answer ({"accepted":N,"refused":M,"errors":[…]}); a segment is closed
-                      (renamed .jsonl) past --reports-segment-bytes (64 MiB), at midnight UTC
-                      and at the stop: 'lookup reports -o PACK DIR/*.jsonl' reads them
+                      (renamed .jsonl) past --reports-segment-bytes (64 MiB), at midnight UTC,
+                      on SIGHUP and at the stop: 'lookup reports -o PACK DIR/*.jsonl' reads them
 
   --threads N         event loops (default: 2, or the processors available up to 8)
   --max-connections N connections open at most (default 16384, within the limit of open files)
@@ -276,8 +276,10 @@ func serveCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     events.listening("\(shownHost):\(port)", port: port, data: api.data, library: version, settings: options.server)
     events.missing(api.data)
     api.serveUntilStopped(options.source, events) {
-        // SIGHUP: the keys file read again (a key added or revoked), then the certificate and
-        // key (a renewal), for new connections.
+        // SIGHUP: the open report segment closed (everything taken so far readable by `lookup
+        // reports`), the keys file read again (a key added or revoked), then the certificate
+        // and key (a renewal), for new connections.
+        api.reportLog?.close()
         if let path = options.keysPath {
             do {
                 let keys = try query { () throws(QueryError) in try APIKeys.read(path) }

@@ -178,6 +178,30 @@ struct ServeReportTests {
         #expect(none.status == 404 && none.body.contains("--reports-dir"))
     }
 
+    /// SIGHUP closes the open segment: what was taken so far is in a closed `.jsonl` that
+    /// `lookup reports` reads while the server goes on taking reports into a new one.
+    @Test func sighupClosesTheOpenSegment() async throws {
+        let dir = TempDir()
+        let db = try serveFixture(dir)
+        let reports = dir.path("reports")
+        let server = try ServeProcess(["--db", db, "--reports-dir", reports])
+        func post(_ number: Int) throws -> Int {
+            try #require(try curl(["-X", "POST", "--data-binary", #"{"number":"+\#(number)","category":"spam","client":"x"}"#,
+                                   server.url("/v1/reports")])).status
+        }
+        func files(_ suffix: String) throws -> [String] { try FileManager.default.contentsOfDirectory(atPath: reports).filter { $0.hasSuffix(suffix) } }
+        #expect(try post(79131234567) == 200 && post(79131234568) == 200)
+        #expect(try files(".jsonl").isEmpty && files(".open").count == 1)
+        server.send(SIGHUP)
+        for _ in 0..<100 where (try? files(".jsonl").isEmpty) ?? true { try await Task.sleep(nanoseconds: 20_000_000) }
+        let closed = try files(".jsonl")
+        #expect(closed.count == 1)
+        #expect(try post(79131234569) == 200)
+        #expect(try files(".open").count == 1)
+        let read = try lookup(["reports", "--records", dir.path("records.tsv")] + closed.map { reports + "/" + $0 })
+        #expect(read.status == 0 && read.stdout.contains("\"reports\":2"), "\(read.stdout) \(read.stderr)")
+    }
+
     /// 100,000 reports sent in batches while the server is killed with SIGKILL at random moments
     /// and started again on the same directory: every report of a batch answered 200 is read by
     /// `lookup reports` afterwards, which finds no bad row (nothing torn) and nothing unsent.

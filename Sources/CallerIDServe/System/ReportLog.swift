@@ -7,8 +7,8 @@ import CallerIDDirectory
 // `lookup reports` reads as they are.
 
 /// The report log: the segment being written is `reports-YYYYMMDD-NNNNNN.jsonl.open`; it is
-/// closed (renamed `….jsonl`) when it passes its size, when the UTC day changes, and when the
-/// server stops. Every closed segment holds whole lines only, so `lookup reports DIR/*.jsonl`
+/// closed (renamed `….jsonl`) when it passes its size, when the UTC day changes, on SIGHUP,
+/// and when the server stops. Every closed segment holds whole lines only, so `lookup reports DIR/*.jsonl`
 /// reads every report answered 2xx up to the last close.
 ///
 /// A request's reports are appended in one write and fsync'd before the request is answered:
