@@ -59,28 +59,20 @@ package enum ReportIntake {
             }
             return .success(out)
         }
+        // JSON Lines: each line through the pipeline's own line parser, then its field limit.
         for line in body.split(separator: 0x0A, omittingEmptySubsequences: true) where line.contains(where: { !isSpace($0) }) {
             guard out.count < maxReports else { return .failure(ReportRefusal(index: nil, "more than \(maxReports) reports in one body")) }
-            var cursor = JSONCursor(buffer: Array(line), source: nil)
-            cursor.maxField = maxFieldBytes
-            cursor.maxRecord = 16 * maxFieldBytes
             var record = Record()
-            do throws(PipelineError) {
-                try cursor.skipWhitespace()
-                if let e = try cursor.parseObject(into: &record) {
-                    out.append(.failure(ReportRefusal(index: out.count, "JSON syntax: \(e.message)")))
-                    continue
-                }
-                try cursor.skipWhitespace()
-                if try cursor.peek() != nil {
-                    out.append(.failure(ReportRefusal(index: out.count, "text after the object (one report a line)")))
-                    continue
-                }
-            } catch {
-                out.append(.failure(ReportRefusal(index: out.count, error.message)))
+            let problem: JSONSyntaxError? = line.withUnsafeBytes { bytes in
+                do throws(JSONSyntaxError) { try JSONObjectParser.parseLine(bytes, into: &record) } catch { return error }
+                return nil
+            }
+            if let problem {
+                out.append(.failure(ReportRefusal(index: out.count, "JSON syntax: \(problem.message)")))
                 continue
             }
-            out.append(report(record, index: out.count, overflow: cursor.overflow?.message))
+            let overflow = record.oversizedField(limit: maxFieldBytes).map { "\(record.fieldName($0)) is longer than \(maxFieldBytes) bytes" }
+            out.append(report(record, index: out.count, overflow: overflow))
         }
         guard !out.isEmpty else { return .failure(ReportRefusal(index: nil, "the body holds no report")) }
         return .success(out)
