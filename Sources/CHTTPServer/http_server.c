@@ -525,8 +525,8 @@ static int on_access(void *cls, struct MHD_Connection *connection, const char *u
         r.query = x->query;
         r.authorization = mhd.lookup_connection_value(connection, KIND_HEADER, "Authorization");
         r.forwarded_for = mhd.lookup_connection_value(connection, KIND_HEADER, "X-Forwarded-For");
-        char client[INET6_ADDRSTRLEN + 8];
-        client_address(connection, client, sizeof client);
+        char client[INET6_ADDRSTRLEN + 8] = "";
+        if (s->config.want_client) client_address(connection, client, sizeof client);
         r.client = client;
         r.content_type = mhd.lookup_connection_value(connection, KIND_HEADER, "Content-Type");
         const char *length = mhd.lookup_connection_value(connection, KIND_HEADER, "Content-Length");

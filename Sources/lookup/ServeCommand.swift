@@ -186,6 +186,8 @@ struct ServeOptions {
         } else if args.value("--burst") != nil {
             throw usage("--burst needs --rate")
         }
+        // The peer's address is read for each request only when a rate counts per client.
+        server.clientAddresses = settings.access.rate != nil
         settings.access.trustProxy = args.flag("--trust-proxy")
         switch (args.value("--tls-cert"), args.value("--tls-key")) {
         case (let cert?, let key?):

@@ -44,7 +44,7 @@ typedef struct {
     const char *query;             ///< the query as sent (after `?`, undecoded), NULL when absent
     const char *authorization;     ///< the Authorization header, NULL when absent
     const char *forwarded_for;     ///< the X-Forwarded-For header, NULL when absent
-    const char *client;            ///< the peer's address ("" when unknown)
+    const char *client;            ///< the peer's address ("" when unknown or not asked for: `want_client`)
     const char *content_type;      ///< NULL when absent
     long long content_length;      ///< -1 when absent (no body, or a chunked one)
 } cid_request;
@@ -95,6 +95,7 @@ typedef struct {
     size_t max_header_bytes;            ///< request line and headers at most (431 or 414 beyond)
     unsigned long long max_body_bytes;  ///< a request body at most (413 beyond: a larger chunked body is read to its end, dropped, and refused)
     int keep_uris;                      ///< 1: hand the request URI to `completed`
+    int want_client;                    ///< 1: hand the peer's address to `request` (else "")
     unsigned long long bucket_bounds[CID_MAX_BUCKETS];  ///< latency histogram upper bounds, ns, ascending
     int bucket_count;
     cid_handlers handlers;

@@ -36,7 +36,8 @@ package struct IncomingRequest {
     package var authorization: String? = nil
     /// The `X-Forwarded-For` header (a proxy's word, believed only with `--trust-proxy`).
     package var forwardedFor: String? = nil
-    /// The peer's address ("" when unknown).
+    /// The peer's address ("" when unknown, or when the server was not asked for it:
+    /// ``HTTPServer/Settings/clientAddresses``).
     package var client: String = ""
 
     package init(method: Method, path: String, country: String?, contentType: String?, contentLength: Int?,
@@ -305,6 +306,8 @@ package final class HTTPServer: @unchecked Sendable {
         package var maxBodyBytes = 64 << 20
         /// Hand the request target and the client's address to ``HTTPHandler/completed(_:)``.
         package var keepURIs = false
+        /// Hand each request its peer's address (per-client rate limits); off, it is "".
+        package var clientAddresses = false
         /// HTTPS: the PEM certificate chain and private key (nil: plain HTTP).
         package var tls: (certificate: String, key: String)? = nil
         /// Latency histogram upper bounds, seconds, ascending (at most 24).
@@ -343,6 +346,7 @@ package final class HTTPServer: @unchecked Sendable {
         config.max_header_bytes = settings.maxHeaderBytes
         config.max_body_bytes = UInt64(settings.maxBodyBytes)
         config.keep_uris = settings.keepURIs ? 1 : 0
+        config.want_client = settings.clientAddresses ? 1 : 0
         let bounds = settings.latencyBuckets.prefix(Int(CID_MAX_BUCKETS))
         withUnsafeMutableBytes(of: &config.bucket_bounds) { raw in
             let slots = raw.bindMemory(to: UInt64.self)
