@@ -5,9 +5,11 @@
 #   bash tools/fuzz.sh parser 1800     # input rows: numbers, the build's row loop on TSV, the pipeline's readers
 #   bash tools/fuzz.sh reader 0 FILE…  # replay inputs (a crash artifact) without fuzzing
 #   bash tools/fuzz.sh codec-xxh3 1800 # portable XXH3-64/XXH64 vs libxxhash (Fuzz/codec_xxh3.c)
+#   bash tools/fuzz.sh codec-lz4 1800  # portable LZ4 block decoder vs liblz4 (Fuzz/codec_lz4.c)
 #
-# The codec target is C, built with clang -fsanitize=fuzzer,address,undefined from
-# Sources/CPortable and linked with libxxhash; it starts from an empty corpus.
+# The codec targets are C, built with clang -fsanitize=fuzzer,address,undefined from
+# Sources/CPortable and linked with libxxhash (codec-xxh3) or liblz4 (codec-lz4, which
+# installs liblz4-dev when it is missing); they start from an empty corpus.
 # The targets (Fuzz/*.swift) are compiled with `swiftc -sanitize=fuzzer,address` together with
 # Sources/CallerID (the parser target also with Sources/CallerIDDirectory and Sources/CallerIDPipeline), `-enable-testing` and
 # assertions kept on in the optimized build. Everything goes to .build/fuzz/:
@@ -20,18 +22,23 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/opt/swift/usr/bin"
 
-target=${1:?usage: tools/fuzz.sh reader|parser|codec-xxh3 [SECONDS] [FILE...]}
+target=${1:?usage: tools/fuzz.sh reader|parser|codec-xxh3|codec-lz4 [SECONDS] [FILE...]}
 seconds=${2:-60}
 shift $(( $# >= 2 ? 2 : 1 ))
 case "$target" in
     reader) sources=(Fuzz/ReaderFuzz.swift Fuzz/Seeds.swift) ;;
     parser) sources=(Fuzz/ParserFuzz.swift Fuzz/Seeds.swift Fuzz/PipelineFuzz.swift) ;;
-    codec-xxh3) sources=(Fuzz/codec_xxh3.c) ;;
-    *) echo "error: unknown target '$target' (reader, parser or codec-xxh3)" >&2; exit 64 ;;
+    codec-xxh3) sources=(Fuzz/codec_xxh3.c) codec_libs=(-lxxhash) ;;
+    codec-lz4) sources=(Fuzz/codec_lz4.c) codec_libs=(-llz4) ;;
+    *) echo "error: unknown target '$target' (reader, parser, codec-xxh3 or codec-lz4)" >&2; exit 64 ;;
 esac
 
 if ! [ -e /usr/include/xxhash.h ]; then
     bash tools/setup.sh
+fi
+if [ "$target" = codec-lz4 ] && ! [ -e /usr/include/lz4hc.h ]; then
+    source tools/common.sh
+    ensure_packages liblz4-dev
 fi
 
 out=.build/fuzz
@@ -42,7 +49,7 @@ if [[ $target == codec-* ]]; then
     mkdir -p "$corpus" "$artifacts"
     echo "fuzz: building $target" >&2
     clang -O2 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I Sources/CPortable/include \
-        "${sources[@]}" Sources/CPortable/*.c -lxxhash -o "$out/$target"
+        "${sources[@]}" Sources/CPortable/*.c "${codec_libs[@]}" -o "$out/$target"
     export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:symbolize=1}
     if [ $# -gt 0 ]; then exec "$out/$target" -runs=1 "$@"; fi
     echo "fuzz: running $target for ${seconds}s (corpus $corpus, $(ls "$corpus" | wc -l) files)" >&2
@@ -75,7 +82,7 @@ if [ ! -f "$out/libCPortable.a" ] || [ -n "$(find Sources/CPortable -newer "$out
         clang -O2 -g -fsanitize=fuzzer-no-link,address -I Sources/CPortable/include -c "$c" -o "$out/$(basename "$c" .c).o"
     done
     rm -f "$out/libCPortable.a"
-    ar rcs "$out/libCPortable.a" "$out"/xxhash.o
+    ar rcs "$out/libCPortable.a" "$out"/xxhash.o "$out"/lz4_block.o
     rm -f "$out/libCallerID.a"   # CallerID links against it: rebuild
 fi
 build_module CallerID Sources/CallerID
