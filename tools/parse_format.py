@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-# Usage: python3 tools/parse_format.py FILE.cid [--layout] [--ranges]  — decodes a format 2.0 or 3.0 file from docs/FORMAT.md alone
-# and prints `lookup dump`'s lines; with --ranges, the ranges of section kind 12 instead (first, last, label, category).
+# Usage: python3 tools/parse_format.py FILE.cid [--layout] [--ranges]  — decodes a format 2.0, 3.0 or 3.1 file from docs/FORMAT.md
+# alone and prints `lookup dump`'s lines; with --ranges, the ranges of section kind 12 instead (first, last, label, category).
+# 3.1 (cold labels as LZ4 groups, sections 13 and 14) is decoded by the LZ4 block decoder below, not by the lz4 module.
 import ctypes, ctypes.util, struct, sys
 
 MAX_NUMBER = 999_999_999_999_999
@@ -53,11 +54,7 @@ def decode_labels(value_count, hot_count, hot_off, hot, st, cold_index, cold):
         q += l
     groups = (value_count - hot_count + 7) >> 3
     check(len(cold_index) == 4 * (groups + 1) and u32(cold_index, 0) == 0 and u32(cold_index, 4 * groups) == len(cold), "cold index")
-    labels = []
-    for v in range(hot_count):
-        a, e = u32(hot_off, 4 * v), u32(hot_off, 4 * v + 4)
-        check(a <= e <= len(hot), "hot label offsets")
-        labels.append(hot[a:e])
+    labels = hot_labels(hot_count, hot_off, hot)
     for g in range(groups):
         at, end = u32(cold_index, 4 * g), u32(cold_index, 4 * g + 4)
         check(at <= end <= len(cold), "cold group")
@@ -86,13 +83,113 @@ def decode_labels(value_count, hot_count, hot_off, hot, st, cold_index, cold):
     return labels
 
 
+def lz4_block(src, dictionary, size):
+    """One LZ4 block (lz4 doc/lz4_Block_format.md) that must decode to exactly `size` bytes; its
+    matches may reach back past the output's start into `dictionary` (the bytes just before it)."""
+    buf, base, i, n = bytearray(dictionary), len(dictionary), 0, len(src)
+    limit = base + size
+
+    def length(nibble):
+        nonlocal i
+        if nibble == 15:
+            while True:
+                check(i < n, "LZ4 block ends inside a sequence")
+                nibble += src[i]
+                i += 1
+                if src[i - 1] != 255:
+                    break
+        return nibble
+
+    while True:
+        check(i < n, "LZ4 block ends inside a sequence")  # also: no final literals-only sequence
+        token = src[i]
+        i += 1
+        lit = length(token >> 4)
+        check(lit <= n - i, "LZ4 block ends inside a sequence")
+        check(lit <= limit - len(buf), "LZ4 block decodes past its decodedLength")
+        buf += src[i:i + lit]
+        i += lit
+        if i == n:  # the last sequence: literals only
+            break
+        check(i + 2 <= n, "LZ4 block ends inside a sequence")
+        offset = src[i] | src[i + 1] << 8
+        i += 2
+        check(offset != 0, "LZ4 match offset 0")
+        match = length(token & 15) + 4
+        at = len(buf) - offset
+        check(at >= 0, "LZ4 match reaches before the dictionary")
+        check(match <= limit - len(buf), "LZ4 block decodes past its decodedLength")
+        if offset >= match:
+            buf += buf[at:at + match]
+        else:  # overlapping: the last `offset` bytes repeat
+            buf += (bytes(buf[at:]) * (match // offset + 1))[:match]
+    check(len(buf) == limit, "LZ4 block decodes to less than its decodedLength")
+    return bytes(buf[base:])
+
+
+def hot_labels(hot_count, hot_off, hot):
+    """The raw labels of values 0 … hotCount − 1 (§5.7, §5.8)."""
+    labels = []
+    for v in range(hot_count):
+        a, e = u32(hot_off, 4 * v), u32(hot_off, 4 * v + 4)
+        check(a <= e <= len(hot), "hot label offsets")
+        labels.append(hot[a:e])
+    return labels
+
+
+def decode_lz4_labels(value_count, hot_count, hot_off, hot, cold_index, cold, layout=False):
+    """The labels of a 3.1 file (/tmp/spec/lz4-labels.md): hot raw (§5.7, §5.8), cold in LZ4
+    groups (kind 13: index, kind 14: groups) compressed against the hot labels' last 64 KiB."""
+    check(len(hot_off) == 4 * (hot_count + 1) and u32(hot_off, 0) == 0 and u32(hot_off, 4 * hot_count) == len(hot), "hot offsets")
+    cold_count = value_count - hot_count
+    check(len(cold_index) >= 8, "LZ4 cold label index header")
+    singles, shift = u32(cold_index, 0), cold_index[4]
+    check(shift <= 6 and not any(cold_index[5:8]), "LZ4 cold label index header")
+    check(singles <= cold_count, "LZ4 cold singles")
+    size = 1 << shift
+    groups = singles + (cold_count - singles + size - 1) // size
+    check(len(cold_index) == 8 + 4 * (groups + 1) and u32(cold_index, 8) == 0
+          and u32(cold_index, 8 + 4 * groups) == len(cold), "LZ4 cold label index")
+    if layout:
+        print(f"lz4 cold labels: singles {singles} groupShift {shift} groups {groups} bytes {len(cold)}")
+    dictionary = hot[max(0, len(hot) - 65536):]
+    labels = hot_labels(hot_count, hot_off, hot)
+    for g in range(groups):
+        at, end = u32(cold_index, 8 + 4 * g), u32(cold_index, 12 + 4 * g)
+        check(at <= end <= len(cold), "LZ4 cold group")
+        n = 1 if g < singles else min(size, cold_count - singles - size * (g - singles))
+        decoded_length, body = varint(cold, at, end, 3, "LZ4 decodedLength")
+        check(body == at + 1 or cold[body - 1] != 0, "LZ4 decodedLength not minimal")
+        at = body
+        check(decoded_length <= 65536, "LZ4 decodedLength too large")
+        if decoded_length == 0:
+            check(at == end, "LZ4 group of decodedLength 0 has a block")
+            decoded = b""
+        else:
+            decoded = lz4_block(cold[at:end], dictionary, decoded_length)
+        p = 0
+        for _ in range(n - 1):
+            ln, p = varint(decoded, p, len(decoded), 3, "LZ4 label length")
+            check(ln <= 65535 and ln <= len(decoded) - p, "LZ4 label length")
+            labels.append(decoded[p:p + ln])
+            p += ln
+        check(len(decoded) - p <= 65535, "LZ4 last label length")
+        labels.append(decoded[p:])
+    check(len(labels) == value_count, "LZ4 label count")
+    return labels
+
+
 def parse(path, layout=False, ranges=False):
     f = open(path, "rb").read()
     size = len(f)
     # §3 header
     check(f[0:8] == bytes([0x89, 0x43, 0x49, 0x44, 0x42, 0x0D, 0x0A, 0x1A]), "magic")
     major, minor = u16(f, 8), u16(f, 10)
-    check(major in (2, 3), f"unsupported version {major}.{minor}")  # §9: 3 = key codec 2 in use
+    # §9: 3 = key codec 2 in use; a minor this decoder does not know is refused like a newer major;
+    # 3.1 = cold labels in LZ4 groups (sections 13 and 14 instead of 9, 10 and 11).
+    check((major, minor) in ((2, 0), (3, 0), (3, 1)), f"unsupported version {major}.{minor}")
+    known = set(range(1, 13)) if minor == 0 else set(range(1, 9)) | {12, 13, 14}  # 3.1: 9-11 ignored
+    required = set(range(1, 12)) if minor == 0 else set(range(1, 9)) | {13, 14}
     check(size >= 96, "too short")
     check(xxh3(f[0:56]) == u64(f, 56), "header checksum")
     check(u32(f, 12) == 64 and u64(f, 16) == size, "header size / file size")
@@ -116,7 +213,7 @@ def parse(path, layout=False, ranges=False):
         kind, res, off, length, cs = u32(f, e), u32(f, e + 4), u64(f, e + 8), u64(f, e + 16), u64(f, e + 24)
         check(res == 0 and 64 <= off <= table_offset and length <= table_offset - off, "section bounds")
         check(xxh3(f[off:off + length]) == cs, f"section {kind} checksum")  # verify-time check
-        if 1 <= kind <= 12:
+        if kind in known:
             check(kind not in sec, "duplicate kind")
             sec[kind] = f[off:off + length]
         spans.append((off, length, kind))
@@ -126,7 +223,7 @@ def parse(path, layout=False, ranges=False):
         check(covered <= off and not any(f[covered:off]), "overlap or non-zero padding")
         covered = off + length
     check(not any(f[covered:table_offset]), "non-zero padding before the table")
-    check(all(k in sec for k in range(1, 12)), "missing section")
+    check(all(k in sec for k in required), "missing section")
     if layout:
         print(f"header: entries {entries} blocks {block_count} values {value_count} hot {hot_count} "
               f"syncShift {sync_shift} summaryShift {summary_shift} blockSize {block_size} table at {table_offset}")
@@ -181,7 +278,10 @@ def parse(path, layout=False, ranges=False):
     vcat = sec[6]
     check(len(vcat) == value_count, "value categories size")
     hot_off, hot = sec[7], sec[8]
-    labels = decode_labels(value_count, hot_count, hot_off, hot, sec[9], sec[10], sec[11])
+    if minor == 1:
+        labels = decode_lz4_labels(value_count, hot_count, hot_off, hot, sec[13], sec[14], layout)
+    else:
+        labels = decode_labels(value_count, hot_count, hot_off, hot, sec[9], sec[10], sec[11])
     for v, lab in enumerate(labels):
         check(len(lab) <= 65535 and not any(b < 0x20 or b == 0x7F for b in lab), "label text")
         lab.decode("utf-8")
@@ -253,15 +353,15 @@ def parse(path, layout=False, ranges=False):
     return out_lines
 
 
-def varint(b, at, end, most):
+def varint(b, at, end, most, what="varint"):
     """Unsigned LEB128 at `at` (§5.11), at most `most` bytes, ending before `end`: (value, next)."""
     v = 0
     for k in range(most):
-        check(at + k < end, "varint past the record")
+        check(at + k < end, f"{what} past the record" if what == "varint" else f"{what} past its end")
         v |= (b[at + k] & 0x7F) << (7 * k)
         if b[at + k] < 0x80:
             return v, at + k + 1
-    raise Bad("varint too long")
+    raise Bad(f"{what} too long")
 
 
 def decimal(code):
