@@ -12,9 +12,10 @@ let strictSettings: [SwiftSetting] = [
 /// those types needs nothing.
 let lendingSettings: [SwiftSetting] = strictSettings + [.enableExperimentalFeature("Lifetimes")]
 
-/// The system codec (Debian's libxxhash) is used on Linux with the default trait; everywhere
-/// else, and on Linux with `--traits PortableCodecs`, the package's own C code (Sources/CPortable)
-/// is, and nothing links libxxhash. docs/PORTABILITY.md.
+/// The system codecs (Debian's libxxhash; liblz4 to write LZ4 label groups) are used on Linux
+/// with the default trait; everywhere else, and on Linux with `--traits PortableCodecs`, the
+/// package's own C code (Sources/CPortable) is, nothing links libxxhash or liblz4, and builds
+/// write symbol-coded labels. Every build reads LZ4 groups with its own decoder. docs/PORTABILITY.md.
 let systemCodecs: TargetDependencyCondition? = .when(platforms: [.linux], traits: ["SystemCodecs"])
 
 let package = Package(
@@ -37,19 +38,19 @@ let package = Package(
         .library(name: "callerid-phonenumber", type: .dynamic, targets: ["CallerIDPhoneNumber"]),
     ],
     traits: [
-        .trait(name: "SystemCodecs", description: "XXH3 and XXH64 from the system's libxxhash (Linux only; elsewhere the portable code is used)."),
-        .trait(name: "PortableCodecs", description: "XXH3 and XXH64 from the package's own C code: no libxxhash at build or run time."),
+        .trait(name: "SystemCodecs", description: "XXH3 and XXH64 from the system's libxxhash, LZ4 label groups written with liblz4 (Linux only; elsewhere the portable code is used)."),
+        .trait(name: "PortableCodecs", description: "XXH3 and XXH64 from the package's own C code, no LZ4 writer: no libxxhash or liblz4 at build or run time."),
         .default(enabledTraits: ["SystemCodecs"]),
     ],
     targets: [
-        // C module over Debian's libxxhash (it wrapped liblz4 too, before format 2.0; see
-        // CLZ4Shim/include/clz4shim.h). Internal to the package: never a product. Only with the
-        // SystemCodecs trait on Linux.
+        // C module over Debian's libxxhash and liblz4 (whose LZ4HC writes the LZ4 label groups
+        // of format 3.1; CLZ4Shim/include/clz4shim.h). Internal to the package: never a product.
+        // Only with the SystemCodecs trait on Linux.
         .systemLibrary(
             name: "CLZ4Shim",
             path: "CLZ4Shim",
             pkgConfig: "libxxhash",
-            providers: [.apt(["libxxhash-dev"])]
+            providers: [.apt(["libxxhash-dev", "liblz4-dev"])]
         ),
         // Debian's libsodium (Ed25519, SHA-256) for signed build directories, Linux only; Apple
         // platforms use CryptoKit. Opened with dlopen on first use, never linked (the tool's
@@ -64,7 +65,7 @@ let package = Package(
         // dlopen of the libraries above at first use, and their symbols: the package's one loader
         // (the shims above and the pipeline's libcallerid-phonenumber).
         .target(name: "CLibraryLoader", path: "Sources/CLibraryLoader"),
-        // Portable C: XXH3/XXH64, prefetch hint, rename exchange, heap statistics.
+        // Portable C: XXH3/XXH64, the LZ4 block decoder, prefetch hint, rename exchange, heap statistics.
         .target(name: "CPortable", path: "Sources/CPortable"),
         .target(
             name: "CallerID",

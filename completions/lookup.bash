@@ -7,7 +7,7 @@
 _lookup_options() {
     case $1 in
         build)
-            echo "-o --output --skip-bad-rows --block-size --raw-labels --hidden-characters --memory --json" \
+            echo "-o --output --skip-bad-rows --block-size --raw-labels --labels --hidden-characters --memory --json" \
                 "--preset --format --delimiter --encoding --header" \
                 "--number-field --label-field --category-field --weight-field --region-field --country-field" \
                 "--range-end-field --number-prefix-field --pad-number" \
@@ -87,6 +87,7 @@ _lookup() {
         --block-list) COMPREPLY=($(compgen -W "combined separate" -- "$cur")); return ;;
         --action)   COMPREPLY=($(compgen -W "identify block" -- "$cur")); return ;;
         --hidden-characters) COMPREPLY=($(compgen -W "remove refuse" -- "$cur")); return ;;
+        --labels) COMPREPLY=($(compgen -W "auto lz4 symbols" -- "$cur")); return ;;
         --block-size|--memory|--from|--category|--slots|--max-entries|--rule|--block-categories|--slot|--chunk|\
         --model-os-cap|--cache-expiry-minutes|--identity-category|--delimiter|--number-field|--label-field|\
         --category-field|--weight-field|--region-field|--country-field|--range-end-field|\

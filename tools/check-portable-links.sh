@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Checks that a build made with the PortableCodecs trait links no system codec library
-# (libxxhash; liblz4, which nothing links since format 2.0, stays in the check):
+# (libxxhash, and liblz4, which writes LZ4 label groups: such a build reads them with the
+# package's own decoder and writes the symbol-coded labels):
 # libcallerid.so and lookup in BIN_DIR (`swift build --traits PortableCodecs --show-bin-path`).
 # Used by tools/test-portable.sh and by CI (.ci/run), which runs the sanitized suites with that trait.
 #

@@ -6,7 +6,7 @@
 #   /usr/share/man/man1/lookup.1.gz
 #   /usr/share/bash-completion/completions/lookup  /usr/share/zsh/vendor-completions/_lookup
 #   /usr/share/doc/callerid/copyright  /usr/share/doc/callerid/*.md (the documents lookup(1) names)
-# Depends on the C libraries the binaries link (libxxhash0, libsodium23, libc6), read
+# Depends on the C libraries the binaries link (libxxhash0, liblz4-1, libsodium23, libc6), read
 # from the dpkg database of this machine rather than guessed; Recommends libcurl4, which
 # 'lookup fetch' opens with dlopen, and libmicrohttpd12, which 'lookup serve' opens with dlopen
 # (no other command needs them). Check it with tools/check-deb.sh.

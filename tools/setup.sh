@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs what CallerID needs (Debian's libxxhash-dev, libphonenumber-dev for the
+# Installs what CallerID needs (Debian's libxxhash-dev, liblz4-dev for writing LZ4 label groups, libphonenumber-dev for the
 # build pipeline's numbers, libsodium-dev for signed build directories, libmicrohttpd-dev for
 # `lookup serve` (its runtime library; the header checks the server's ABI values at build time),
 # curl and openssl for the server's tests (HTTPS with a certificate made at test time), and
@@ -11,6 +11,6 @@ cd "$(dirname "$0")/.."
 
 source tools/common.sh
 use_swift
-ensure_packages libxxhash-dev libphonenumber-dev libsodium-dev libmicrohttpd-dev curl openssl pkg-config protobuf-compiler python3
+ensure_packages libxxhash-dev liblz4-dev libphonenumber-dev libsodium-dev libmicrohttpd-dev curl openssl pkg-config protobuf-compiler python3
 
 swift build "$@"

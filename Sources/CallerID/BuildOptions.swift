@@ -13,6 +13,9 @@ public struct BuildOptions: Sendable {
     public var hotLabelBytes: Int = 64 * 1024
     /// When false, every label is stored raw (hot): larger files, no decoding on access.
     public var compressLabels: Bool = true
+    /// How the cold labels are coded: ``LabelCoding/auto`` (the default) writes both codings
+    /// and keeps the smaller file.
+    public var labelCoding: LabelCoding = .auto
     /// Ranges per block of the ranges section (1…1024): a lookup that falls back to a range
     /// decodes at most this many ranges; each block costs 6 bytes of index (10 with first
     /// numbers more than 2^32 apart in a group of 16 blocks), plus 12 per 16 blocks.
@@ -32,6 +35,20 @@ public struct BuildOptions: Sendable {
     public static let maxBlockSize = Format.maxBlockEntries
 
     public init() {}
+}
+
+/// How a database codes its cold labels (docs/FORMAT.md 5.9–5.14).
+public enum LabelCoding: String, Sendable, CaseIterable {
+    /// Both codings are made, the smaller kept (on a tie, the symbol table, whose file older
+    /// readers read). Builds that cannot compress LZ4 (the `PortableCodecs` trait, Apple
+    /// platforms) write the symbol table.
+    case auto
+    /// Cold labels in LZ4 groups against the hot labels as dictionary: a file of version 3.1.
+    /// Smaller on most data; a lookup of a cold label decodes its group of up to 8 labels.
+    case lz4
+    /// Cold labels coded one by one with a table of frequent byte strings: version 2.0 (or 3.0
+    /// with key codec 2), readable by older readers.
+    case symbols
 }
 
 /// What a build wrote.

@@ -101,8 +101,13 @@ public struct DatabaseInfo: Sendable, Equatable {
     public var blocks: Int
     /// Values whose labels are stored raw (the most frequent ones).
     public var hotLabels: Int
-    /// Symbols of the table that codes the other (cold) labels.
+    /// Symbols of the table that codes the other (cold) labels (0 with LZ4).
     public var labelSymbols: Int
+    /// How the cold labels are coded: ``LabelCoding/symbols`` or ``LabelCoding/lz4``.
+    public var labelCoding: LabelCoding = .symbols
+    /// With LZ4: cold labels stored alone (one LZ4 block each), and the labels of each other group.
+    public var lz4SingleLabels = 0
+    public var lz4GroupLabels = 0
     public var fileBytes: Int
     public var sections: [SectionInfo]
     public var categories: [Category]
@@ -190,16 +195,19 @@ public final class Database: Sendable {
         let valueCategories = try section(.valueCategories)
         let hotOffsets = try section(.hotOffsets)
         let hotLabels = try section(.hotLabels)
-        let coldIndex = try section(.coldIndex)
-        let coldLabels = try section(.coldLabels)
         let codeLengths = try section(.codeLengths)
         let blockIndex = try BlockIndex(try section(.blockIndex), summary: try section(.summary), records: blocks, blockCount: blockCount,
                                         summaryShift: summaryShift, path: path)
         try SectionTable.checkLength(.valueCategories, valueCategories, valueCount, path: path)
         let code = try ValueCode.read(codeLengths, valueCount: valueCount, path: path)
-        let labels = try LabelTable(valueCount: valueCount, hotCount: hotCount, hotOffsets: hotOffsets, hotLabels: hotLabels,
-                                    coldIndex: coldIndex, coldLabels: coldLabels, symbolTable: try section(.symbolTable), path: path,
-                                    what: "value", part: { "section '\($0)'" }, bad: bad)
+        // Version 3.1 keeps its cold labels in LZ4 groups (sections 13 and 14), the others with
+        // the symbol table (sections 9, 10 and 11).
+        let labels = header.minor == Format.minorLZ4Labels
+            ? try LabelTable(valueCount: valueCount, hotCount: hotCount, hotOffsets: hotOffsets, hotLabels: hotLabels,
+                             lz4Index: try section(.lz4ColdIndex), lz4Labels: try section(.lz4ColdLabels), path: path, bad: bad)
+            : try LabelTable(valueCount: valueCount, hotCount: hotCount, hotOffsets: hotOffsets, hotLabels: hotLabels,
+                             coldIndex: try section(.coldIndex), coldLabels: try section(.coldLabels), symbolTable: try section(.symbolTable),
+                             path: path, what: "value", part: { "section '\($0)'" }, bad: bad)
         let categories = try Categories.decode(try section(.categories), path: path)
         let ranges = try rangesView.map { v throws(CallerIDError) in try RangeTable(v, path: path) }
 
@@ -341,7 +349,7 @@ public final class Database: Sendable {
         if found.isHot {
             return body(EntryView(number: number, categoryCode: found.category, labelBytes: found.bytes, database: self, labelIsMapped: true))
         }
-        return try withScratchBytes(LabelTable.coldBufferBytes(found.bytes)) { (out) throws(CallerIDError) -> R in
+        return try withScratchBytes(labels.coldBufferBytes(found.bytes)) { (out) throws(CallerIDError) -> R in
             let n = try labels.decodeCold(found.bytes, found.value, into: out)
             return body(EntryView(number: number, categoryCode: found.category, labelBytes: out.bytes(upTo: n),
                                   database: self, labelIsMapped: false))

@@ -262,7 +262,8 @@ public struct DatabaseBuilder {
         package var lastNumber: UInt64?
         /// Entries (not ranges) per category.
         package var entriesByCategory: [Category: Int]
-        /// The file's format version, as its header says ("2.0", or "3.0" with key codec 2).
+        /// The file's format version, as its header says ("2.0", "3.0" with key codec 2, "3.1"
+        /// with LZ4 cold labels).
         package var formatVersion = ""
         /// A spilled build's label dictionary: the most bytes it held at once, the share of
         /// the memory limit it keeps to, and whether its labels were sorted on disk
@@ -374,7 +375,7 @@ public struct DatabaseBuilder {
         let summary = BuildSummary(entries: keys.count, duplicatesMerged: duplicates,
                                    distinctLabels: encoded.distinctValues, fileBytes: encoded.image.count, ranges: pieces.count,
                                    hiddenCharactersRemoved: hiddenRemoved)
-        written.formatVersion = Header.version(major: encoded.major)
+        written.formatVersion = Header.version(major: encoded.version.major, minor: encoded.version.minor)
         return (encoded.image, summary)
     }
 }
@@ -386,6 +387,7 @@ extension BuildOptions {
         layout.blockSize = blockSize
         layout.syncShift = syncShift
         layout.hotLabelBytes = compressLabels ? hotLabelBytes : Int.max
+        layout.labelCoding = labelCoding
         return layout
     }
 }

@@ -82,13 +82,21 @@ public struct EntryCursor {
             storage = copy
         }
         if storage.decodedID == id { return storage.label.bytes(0, storage.decodedLength) }
+        if let lz4 = db.labels.lz4 { return try lz4Label(id, lz4) }
         let codes = try db.labels.coldCodes(id)
-        let capacity = LabelTable.coldBufferBytes(codes)
+        let capacity = LabelTable.symbolBufferBytes(codes)
         storage.reserveLabel(capacity)
         let length = try db.labels.decodeCold(codes, id, into: storage.label.writableBytes(0, capacity))
         storage.decodedID = id
         storage.decodedLength = length
         return storage.label.bytes(0, length)
+    }
+
+    /// The label of cold value `id` of a file with LZ4 cold labels, from the groups the cursor
+    /// keeps (``LZ4GroupCache``).
+    @inline(never)
+    private mutating func lz4Label(_ id: Int, _ lz4: LZ4ColdLabels) throws(CallerIDError) -> UnsafeRawBufferPointer {
+        try storage.groups.label(id, hotCount: db.labels.hotCount, lz4)
     }
 
     /// Calls `body` with each following entry (a borrowed view) until it returns false or the
@@ -276,8 +284,9 @@ extension EntryCursor {
             batch.append(k, batch.arena.bytes(cold.start, cold.length), UInt8(truncatingIfNeeded: code), to: sink)
             return true
         }
+        if let lz4 = db.labels.lz4 { return try appendLZ4(k, v, code, &batch, sink, &cold, lz4) }
         let codes = try db.labels.coldCodes(v)
-        let needed = LabelTable.coldBufferBytes(codes)  // always enough for a valid label
+        let needed = LabelTable.symbolBufferBytes(codes)  // always enough for a valid label
         if cold.id < 0 && batch.arenaUsed == 0 { batch.growArena(to: needed) }  // no cold label of this fill points into it yet
         let at = batch.arenaUsed
         let room = batch.arenaCapacity &- at
@@ -293,6 +302,27 @@ extension EntryCursor {
     }
 }
 
+extension EntryCursor {
+    /// ``appendCold(_:_:_:_:_:_:)`` for a file with LZ4 cold labels: the label comes from the
+    /// groups the cursor keeps (``LZ4GroupCache``: a group is decoded once for the labels of it
+    /// a scan meets in a row) and is copied into the batch's label buffer.
+    fileprivate func appendLZ4<S: EntrySink>(_ k: UInt64, _ v: Int, _ code: Int, _ batch: inout EntryBatch, _ sink: S,
+                                             _ cold: inout LastCold, _ lz4: LZ4ColdLabels) throws(CallerIDError) -> Bool {
+        let label = try storage.groups.label(v, hotCount: db.labels.hotCount, lz4)
+        if cold.id < 0 && batch.arenaUsed == 0 { batch.growArena(to: label.count) }  // no label of this fill points into it yet
+        let at = batch.arenaUsed
+        guard label.count <= batch.arenaCapacity &- at else {
+            batch.growArenaLater(to: label.count)
+            return false  // the buffer is full: the next call starts here
+        }
+        batch.arena.writableBytes(at, label.count).copy(label, at: 0)
+        batch.arenaUsed &+= label.count
+        cold = LastCold(id: v, start: at, length: label.count)
+        batch.append(k, batch.arena.bytes(at, label.count), UInt8(truncatingIfNeeded: code), to: sink)
+        return true
+    }
+}
+
 /// The cursor's buffers (a class, so that copies of a cursor value share them and they are
 /// freed once).
 final class CursorStorage {
@@ -302,6 +332,8 @@ final class CursorStorage {
     @exclusivity(unchecked) var label = FixedBuffer<UInt8>(repeating: 0, count: 256)
     @exclusivity(unchecked) var decodedID = -1
     @exclusivity(unchecked) var decodedLength = 0
+    /// With LZ4 cold labels: the decoded groups kept.
+    @exclusivity(unchecked) var groups = LZ4GroupCache()
 
     init(blockSize: Int) {
         keys = FixedBuffer(repeating: 0, count: blockSize)

@@ -1,4 +1,4 @@
-/// Constants of file formats 2.0 and 3.0 (see docs/FORMAT.md, which is the normative description).
+/// Constants of file formats 2.0, 3.0 and 3.1 (see docs/FORMAT.md, which is the normative description).
 enum Format {
     /// "\x89CIDB\r\n\x1A": non-ASCII first byte and CR LF catch text-mode mangling, like PNG.
     /// Shared by every major version; the version field after it says which layout follows.
@@ -11,7 +11,15 @@ enum Format {
     /// The major version of a file without key codec 2: the writer writes it whenever it can,
     /// so such files stay readable by 2.0 readers and byte for byte what 2.0 wrote.
     static let majorWithoutRunBitmap: UInt16 = 2
-    static let minor: UInt16 = 0
+    /// The newest minor version of major 3: 1, a file whose cold labels are LZ4 groups
+    /// (sections 13 and 14 in place of 9, 10 and 11). Major 2 knows minor 0 only.
+    static let minor: UInt16 = 1
+    /// The minor version of a file with LZ4 cold labels (major 3 always: a 2.0 reader, which
+    /// checks only the major, then refuses it as an unsupported version).
+    static let minorLZ4Labels: UInt16 = 1
+
+    /// The newest minor version a reader knows of `major` (2 or 3).
+    static func newestMinor(of major: UInt16) -> UInt16 { major >= 3 ? minor : 0 }
     static let headerSize = 64
     static let footerSize = 32
     static let sectionEntrySize = 32
@@ -28,6 +36,17 @@ enum Format {
     /// Cold labels are indexed in groups of 2^coldGroupShift.
     static let coldGroupShift = 3
     static let maxLabelBytes = 65_535
+    /// LZ4 cold labels (version 3.1): groups of at most 2^lz4MaxGroupShift labels, each group
+    /// decoding to at most lz4MaxGroupBytes, against a dictionary of the last lz4DictionaryBytes
+    /// of the hot labels (LZ4's window).
+    static let lz4MaxGroupShift = 6
+    static let lz4MaxGroupBytes = 65_536
+    static let lz4DictionaryBytes = 65_536
+    /// Bytes of the LZ4 cold label index's fixed header: u32 singles, u8 group shift, 3 zero bytes.
+    static let lz4IndexHeaderSize = 8
+    /// The writer's LZ4 group (2^3 = 8 labels) and LZ4HC level.
+    static let lz4GroupShift = 3
+    static let lz4Level = 12
     /// The longest value code; the writer limits code lengths to it.
     static let maxCodeLength = 26
     /// Bits resolved by the value decoder's first-level table (built at open).
@@ -86,6 +105,9 @@ enum Format {
         case symbolTable = 9
         case coldIndex = 10
         case coldLabels = 11
+        /// Version 3.1 with LZ4 cold labels: these two instead of 9, 10 and 11.
+        case lz4ColdIndex = 13
+        case lz4ColdLabels = 14
 
         var description: String {
             switch self {
@@ -100,6 +122,8 @@ enum Format {
             case .symbolTable: "label symbol table"
             case .coldIndex: "cold label index"
             case .coldLabels: "cold labels"
+            case .lz4ColdIndex: "LZ4 cold label index"
+            case .lz4ColdLabels: "LZ4 cold labels"
             }
         }
     }

@@ -62,13 +62,16 @@ extension Database {
     /// file of major version 3 a block entry cost about 140 (default profile: key codec 2's
     /// decode, and the canonical check's pass over the gaps and the bitmap). Since verify
     /// only measures value codes, a block entry costs 15 % fewer instructions (callgrind):
-    /// 85 and 125.
+    /// 85 and 125. A byte of LZ4 cold labels (3.1) cost about 110 (perf, study profile: its
+    /// group decoded, every decoded label byte run through the rule's automaton; 2.2 decoded
+    /// bytes per stored byte).
     /// Below 65,536 entries the file is checked on the calling thread alone (a thread costs
     /// more than it saves there).
     var verifySplit: Int {
         guard blockCount > 1, count >= 1 << 16 else { return blockCount }
-        let entryWork = maxKeyCodec == Format.keyCodecRunBitmap ? 125 : 85, coldByteWork = 20, otherByteWork = 1
-        let labelWork = coldByteWork * labels.coldLabels.count + otherByteWork * (file.bytes.count - labels.coldLabels.count)
+        let entryWork = maxKeyCodec == Format.keyCodecRunBitmap ? 125 : 85, otherByteWork = 1
+        let coldByteWork = labels.lz4 == nil ? 20 : 110
+        let labelWork = coldByteWork * labels.coldByteCount + otherByteWork * (file.bytes.count - labels.coldByteCount)
         let blockWork = entryWork * count
         // The calling thread takes (labelWork + blockWork) / 2 − labelWork of the blocks' work.
         let share = max(0, (blockWork - labelWork) / 2)
@@ -188,7 +191,7 @@ extension Database {
     /// Facts about the file: version, counts, section sizes.
     public var info: DatabaseInfo {
         let b = file.bytes
-        return DatabaseInfo(
+        var info = DatabaseInfo(
             path: path,
             formatVersion: Header.version(b),
             entries: count,
@@ -202,5 +205,11 @@ extension Database {
             categories: categories,
             ranges: rangeCount
         )
+        if let lz4 = labels.lz4 {
+            info.labelCoding = .lz4
+            info.lz4SingleLabels = lz4.singles
+            info.lz4GroupLabels = 1 << lz4.groupShift
+        }
+        return info
     }
 }

@@ -32,8 +32,8 @@ public struct OutputFile: Sendable, Equatable {
     public var sha256: String? = nil
     /// Ranges stored as ranges in this file (``PipelineOptions/keepRanges``).
     public var ranges: Int = 0
-    /// The file's format version, as its header says: "2.0", or "3.0" when its keys use the
-    /// codec only 3.0 readers know (docs/FORMAT.md §9).
+    /// The file's format version, as its header says: "2.0", "3.0" when its keys use the
+    /// codec only 3.0 readers know, "3.1" when its cold labels are LZ4 groups (docs/FORMAT.md §9).
     public var formatVersion: String? = nil
 }
 

@@ -139,7 +139,8 @@ func answerBatch(_ answers: QueryAnswers, numbers: QueryNumbers, to out: inout O
 
 let buildHelp = """
 usage: lookup build -o OUT INPUT.tsv... [--skip-bad-rows] [--block-size N] [--raw-labels]
-                    [--hidden-characters remove|refuse] [--memory SIZE] [--json]
+                    [--labels auto|lz4|symbols] [--hidden-characters remove|refuse]
+                    [--memory SIZE] [--json]
        lookup build -o OUT|DIR INPUT... [pipeline options below]
 
 Builds a database from TSV lines NUMBER<TAB>LABEL[<TAB>CATEGORY] (UTF-8; '-' reads stdin).
@@ -158,6 +159,10 @@ synced and renamed: a failed build never replaces an existing OUT.
                      runs spilled to a temporary folder beside OUT and merged when OUT is
                      written; the same bytes either way (docs/SCALE.md)
   --raw-labels       store every label raw (bigger file, no decoding)
+  --labels CODING    how the labels that are not stored raw are coded: lz4 (groups against
+                     the raw labels as dictionary; a file of version 3.1), symbols (one by
+                     one with a table of frequent strings; version 2.0 or 3.0, which older
+                     readers read), or auto (the default: both are made, the smaller kept)
   --hidden-characters remove|refuse
                      labels are shown on a phone's call screen: hidden characters (Unicode's
                      Default_Ignorable_Code_Point: bidirectional controls such as U+202E,
@@ -174,7 +179,7 @@ func buildCommand(_ raw: [String]) throws(ToolError) -> Int32 {
         print(buildHelp + pipelineBuildHelp, terminator: "")
         return Exit.ok
     }
-    let args = try Arguments(raw, command: "build", valued: ["-o", "--output", "--block-size", "--hidden-characters", "--memory"] + pipelineValued,
+    let args = try Arguments(raw, command: "build", valued: ["-o", "--output", "--block-size", "--hidden-characters", "--memory", "--labels"] + pipelineValued,
                              flags: ["--skip-bad-rows", "--raw-labels", "--json"] + pipelineFlags)
     guard let output = args.value("-o", "--output") else { throw .usage("missing -o OUT", command: "build") }
     guard !args.positionals.isEmpty else { throw .usage("no input files", command: "build") }
@@ -351,11 +356,19 @@ func infoCommand(_ raw: [String]) throws(ToolError) -> Int32 {
     return Exit.ok
 }
 
+/// How `lookup info` says the cold labels are coded.
+func coldLabelCoding(_ info: DatabaseInfo) -> String {
+    switch info.labelCoding {
+    case .lz4: "in LZ4 groups (\(info.lz4SingleLabels) alone, the others \(info.lz4GroupLabels) a group)"
+    default: "coded with \(info.labelSymbols) symbols"
+    }
+}
+
 func writeInfo(_ info: DatabaseInfo, json: Bool, to out: inout Output) {
     if json {
         let sections = info.sections.map { "{\"name\":\(jsonQuote($0.name)),\"offset\":\($0.offset),\"bytes\":\($0.bytes),\"xxh3\":\"\(String(format: "%016llx", $0.checksum))\"}" }
         let categories = info.categories.map { "{\"name\":\(jsonQuote($0.name)),\"action\":\"\($0.action)\"}" }
-        out.write("{\"file\":\(jsonQuote(info.path)),\"format_version\":\"\(info.formatVersion)\",\"entries\":\(info.entries),\"distinct_labels\":\(info.distinctLabels),\"block_size\":\(info.blockSize),\"blocks\":\(info.blocks),\"hot_labels\":\(info.hotLabels),\"label_symbols\":\(info.labelSymbols),\"bytes\":\(info.fileBytes),\"bytes_per_entry\":\(String(format: "%.3f", info.bytesPerEntry)),\"ranges\":\(info.ranges),\"categories\":[\(categories.joined(separator: ","))],\"sections\":[\(sections.joined(separator: ","))]}\n")
+        out.write("{\"file\":\(jsonQuote(info.path)),\"format_version\":\"\(info.formatVersion)\",\"entries\":\(info.entries),\"distinct_labels\":\(info.distinctLabels),\"block_size\":\(info.blockSize),\"blocks\":\(info.blocks),\"hot_labels\":\(info.hotLabels),\"label_symbols\":\(info.labelSymbols),\"label_coding\":\"\(info.labelCoding.rawValue)\",\"bytes\":\(info.fileBytes),\"bytes_per_entry\":\(String(format: "%.3f", info.bytesPerEntry)),\"ranges\":\(info.ranges),\"categories\":[\(categories.joined(separator: ","))],\"sections\":[\(sections.joined(separator: ","))]}\n")
     } else {
         out.write("""
         file              \(escapedForDisplay(info.path))
@@ -363,7 +376,7 @@ func writeInfo(_ info: DatabaseInfo, json: Bool, to out: inout Output) {
         entries           \(info.entries)
         distinct labels   \(info.distinctLabels)
         blocks            \(info.blocks) × \(info.blockSize) entries
-        hot labels        \(info.hotLabels) raw, \(info.distinctLabels - info.hotLabels) coded with \(info.labelSymbols) symbols
+        hot labels        \(info.hotLabels) raw, \(info.distinctLabels - info.hotLabels) \(coldLabelCoding(info))
         categories        \(info.categories.map { "\($0.name) (\($0.action))" }.joined(separator: ", "))
         bytes             \(info.fileBytes)
         bytes/entry       \(String(format: "%.3f", info.bytesPerEntry))
@@ -374,9 +387,10 @@ func writeInfo(_ info: DatabaseInfo, json: Bool, to out: inout Output) {
             out.write("ranges            \(info.ranges) in \(bytes) bytes (\(String(format: "%.3f", Double(bytes) / Double(info.ranges))) B/range)\n")
         }
         out.write("sections:\n")
+        let width = info.sections.map(\.name.count).max().map { max($0, 18) } ?? 18
         for s in info.sections {
             let share = info.entries == 0 ? 0 : Double(s.bytes) / Double(info.entries)
-            out.write("  \(s.name.padding(toLength: 18, withPad: " ", startingAt: 0)) \(String(s.bytes).leftPad(10)) bytes  \(String(format: "%6.3f", share)) B/entry  at \(s.offset)\n")
+            out.write("  \(s.name.padding(toLength: width, withPad: " ", startingAt: 0)) \(String(s.bytes).leftPad(10)) bytes  \(String(format: "%6.3f", share)) B/entry  at \(s.offset)\n")
         }
     }
 }

@@ -301,6 +301,10 @@ struct PipelineOptionReader {
             options.buildOptions.blockSize = n
         }
         options.buildOptions.compressLabels = !args.flag("--raw-labels")
+        if let coding = args.value("--labels") {
+            guard let c = LabelCoding(rawValue: coding) else { throw usage("--labels takes auto, lz4 or symbols") }
+            options.buildOptions.labelCoding = c
+        }
         options.buildOptions.memoryLimit = try buildMemory(args)
     }
 }

@@ -9,8 +9,37 @@ import Testing
     /// consecutive numbers) and gap-1 bitmap blocks (short runs between large gaps: key codec
     /// 2, so the file is major version 3), hot and cold labels (a small hot budget), several
     /// categories.
-    static let sample: (image: [UInt8], entries: [Entry]) = {
+    static let sample = makeSample(.symbols)
+    /// The same entries with their cold labels in LZ4 groups (version 3.1). A build that cannot
+    /// write LZ4 (the PortableCodecs trait, as on Apple platforms) reads the copy kept in
+    /// Fixtures/corruption-sample-3.1.cid, which ``theLZ4SampleFixtureIsWhatTheWriterWrites``
+    /// holds to the writer's bytes.
+    static let lz4Sample: (image: [UInt8], entries: [Entry]) = {
+        if Codec.compressesLZ4 { return makeSample(.lz4) }
+        let bytes = try! [UInt8](Data(contentsOf: lz4SampleFixture))
+        return (bytes, sample.entries)
+    }()
+
+    static let lz4SampleFixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("Fixtures/corruption-sample-3.1.cid")
+
+    /// The fixture copy of ``lz4Sample`` is the writer's output, byte for byte (with
+    /// CALLERID_UPDATE_FIXTURES=1 in the environment this test rewrites it).
+    @Test(.enabled(if: Codec.compressesLZ4, "this build cannot write LZ4"))
+    func theLZ4SampleFixtureIsWhatTheWriterWrites() throws {
+        if ProcessInfo.processInfo.environment["CALLERID_UPDATE_FIXTURES"] == "1" {
+            try Data(Self.lz4Sample.image).write(to: Self.lz4SampleFixture)
+        }
+        let fixture = try [UInt8](Data(contentsOf: Self.lz4SampleFixture))
+        #expect(fixture == Self.lz4Sample.image, "Fixtures/corruption-sample-3.1.cid is stale: run this test with CALLERID_UPDATE_FIXTURES=1")
+        #expect(fixture[8] == 3 && fixture[10] == 1, "a 3.1 file")
+    }
+
+    static func sample(_ coding: LabelCoding) -> (image: [UInt8], entries: [Entry]) { coding == .lz4 ? lz4Sample : sample }
+
+    static func makeSample(_ coding: LabelCoding) -> (image: [UInt8], entries: [Entry]) {
         var options = BuildOptions()
+        options.labelCoding = coding
         options.blockSize = 16
         options.syncShift = 2
         options.hotLabelBytes = 40
@@ -26,7 +55,7 @@ import Testing
             expected[r.number] = r
         }
         return (try! builder.encode().0, expected.values.sorted { $0.number < $1.number })
-    }()
+    }
 
     static var numbers: [UInt64] { sample.entries.map(\.number) }
 
@@ -44,8 +73,9 @@ import Testing
         #expect(Array(db.entries()) == Self.sample.entries)
     }
 
-    @Test func everyTruncationIsRefusedAtOpen() throws {
-        let bytes = Self.sample.image
+    @Test(arguments: [LabelCoding.symbols, .lz4])
+    func everyTruncationIsRefusedAtOpen(_ coding: LabelCoding) throws {
+        let bytes = Self.sample(coding).image
         let dir = TempDir()
         let path = dir.path("cut.cid")
         for length in 0..<bytes.count {
@@ -79,8 +109,9 @@ import Testing
     }
 
     /// Every byte of the file, changed three ways: open or verify refuses each.
-    @Test func everySingleByteChangeIsRefusedByOpenOrVerify() throws {
-        let bytes = Self.sample.image
+    @Test(arguments: [LabelCoding.symbols, .lz4])
+    func everySingleByteChangeIsRefusedByOpenOrVerify(_ coding: LabelCoding) throws {
+        let bytes = Self.sample(coding).image
         let dir = TempDir()
         let path = dir.path("flip.cid")
         var refusedAtOpen = 0, refusedAtVerify = 0
@@ -113,15 +144,17 @@ import Testing
     /// and its neighbours), the cursor and the batch cursor must terminate without crashing and
     /// either throw `.corrupt` or return consistent data (a lookup answers the number asked,
     /// scans strictly ascend and agree with each other).
-    @Test func readsWithoutVerifyNeverCrash() throws {
-        let bytes = Self.sample.image
+    @Test(arguments: [LabelCoding.symbols, .lz4])
+    func readsWithoutVerifyNeverCrash(_ coding: LabelCoding) throws {
+        let bytes = Self.sample(coding).image
         let dir = TempDir()
         let path = dir.path("flip.cid")
         var rng = SeededGenerator(seed: 7)
         var tried = 0, opened = 0, failedReads = 0
         let e = ImageEditor(bytes)
         // Every byte of the sections a read touches (label, block and index bytes).
-        let sections: [Format.Section] = [.summary, .blockIndex, .blocks, .valueCategories, .hotOffsets, .hotLabels, .coldIndex, .coldLabels]
+        let sections: [Format.Section] = [.summary, .blockIndex, .blocks, .valueCategories, .hotOffsets, .hotLabels]
+            + (coding == .lz4 ? [.lz4ColdIndex, .lz4ColdLabels] : [.coldIndex, .coldLabels])
         let offsets = sections.flatMap { e.start($0)..<(e.start($0) + e.length($0)) }
         for (k, offset) in offsets.enumerated() where k % 3 == 0 {
             var damaged = bytes
@@ -130,7 +163,7 @@ import Testing
             Access.write(damaged, path)
             guard let db = try? Database(path: path) else { continue }
             opened += 1
-            let report = Access.exercise(db, numbers: Self.numbers,
+            let report = Access.exercise(db, numbers: Self.sample(coding).entries.map(\.number),
                                          image: ImageEditor(damaged), path: path, "byte \(offset)")
             #expect(report.verifyError != nil, "byte \(offset)")
             if !report.errors.isEmpty { failedReads += 1 }
@@ -194,21 +227,23 @@ import Testing
         }
     }
 
-    /// A minor version this reader does not know (a forged 3.9, 2.1) is refused at open as a
+    /// A minor version this reader does not know (a forged 3.9, 3.2, 2.1) is refused at open as a
     /// newer major is: a minor marks a change an older reader of the same major cannot read.
     @Test func unknownMinorVersionsAreUnsupported() throws {
         let dir = TempDir()
         let path = dir.path("v.cid")
-        for (major, minor) in [(UInt16(3), UInt16(9)), (3, 1), (2, 1), (2, .max)] {
-            var e = ImageEditor(Self.sample.image)
+        for (major, minor) in [(UInt16(3), UInt16(9)), (3, 2), (2, 1), (2, .max)] {
+            var e = ImageEditor(Self.lz4Sample.image)
             e.set16(8, major)
             e.set16(10, minor)
             e.seal()
-            Self.expectUnsupported(e.bytes, at: path, saying: ["unsupported version \(major).\(minor)", "reads versions 2.0 and 3.0"])
+            Self.expectUnsupported(e.bytes, at: path, saying: ["unsupported version \(major).\(minor)", "reads versions 2.0, 3.0 and 3.1"])
         }
-        // The sample as written (minor 0) opens and verifies.
+        // The samples as written (3.0 with key codec 2, 3.1 with LZ4 labels) open and verify.
         Access.write(Self.sample.image, path)
-        #expect(try Database(path: path, verify: true).info.formatVersion.hasSuffix(".0"))
+        #expect(try Database(path: path, verify: true).info.formatVersion == "3.0")
+        Access.write(Self.lz4Sample.image, path)
+        #expect(try Database(path: path, verify: true).info.formatVersion == "3.1")
     }
 
     /// Other major versions: a 1.0 file asks for a rebuild, a newer one for a newer reader.
@@ -286,8 +321,8 @@ import Testing
             if BlockRecord.keyCodec(shape, runBitmap: true) == Format.keyCodecRunBitmap { wouldUseBitmap += 1 }
         }
         #expect(wouldUseBitmap > 0)
-        // Today's writer: the same bytes.
-        var builder = DatabaseBuilder(options: { var o = BuildOptions(); o.blockSize = 16; return o }())
+        // Today's writer, cold labels coded with the symbol table: the same bytes.
+        var builder = DatabaseBuilder(options: { var o = BuildOptions(); o.blockSize = 16; o.labelCoding = .symbols; return o }())
         for e in Array(db.entries()) { try builder.add(e.number, label: e.label, category: e.category) }
         #expect(try builder.encode().0 == bytes)
     }

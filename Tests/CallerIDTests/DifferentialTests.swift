@@ -519,7 +519,7 @@ struct DifferentialTests {
         let db = try Database(path: path)
         try db.verify()
         #expect(db.count == data.model.count)
-        if spec.shortRuns { #expect(db.info.formatVersion == "3.0" && db.maxKeyCodec == Format.keyCodecRunBitmap) }
+        if spec.shortRuns { #expect(db.info.formatVersion.hasPrefix("3.") && db.maxKeyCodec == Format.keyCodecRunBitmap) }
         try checkPointLookups(db, data, spec)
         try checkCursors(db, data, spec)
         try checkBatches(db, data, spec)

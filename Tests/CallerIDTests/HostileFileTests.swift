@@ -196,6 +196,7 @@ enum HostileSample {
         o.blockSize = 4
         o.syncShift = 1
         o.hotLabelBytes = 8
+        o.labelCoding = .symbols  // the symbol-coded sections; LZ4LabelTests holds the LZ4 ones
         return o
     }()
 

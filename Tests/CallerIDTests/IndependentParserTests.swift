@@ -45,6 +45,53 @@ private func image(entries count: Int, summaryShift: Int) throws -> [UInt8] {
         #expect(r.lines == expected)
     }
 
+    /// Version 3.1 files (cold labels in LZ4 groups, the parser's own LZ4 decoder): every
+    /// group shape, the largest groups, and the LZ4 corruption sample parse to the reader's
+    /// entries; the parser refuses what the reader refuses in the LZ4 sections.
+    @Test(arguments: [(0, 3), (0, 0), (7, 3), (0, 6), (1_000, 2)])
+    func parserReadsLZ4LabelGroups(singles: Int, shift: Int) throws {
+        let dir = TempDir()
+        var rng = SeededGenerator(seed: UInt64(shift + singles))
+        let labels: [[UInt8]] = (0..<300).map { k in
+            (0..<(k == 9 ? 0 : Int.random(in: 1...60, using: &rng))).map { _ in [0x41, 0x62, 0xD0, 0x96, 0x20][Int.random(in: 0...4, using: &rng)] }
+        }.map { bytes in Array(String(decoding: bytes, as: UTF8.self).utf8) }
+        let keys = (0..<1_500).map { 79_130_000_000 + UInt64($0) * 3 }
+        var layout = LayoutOptions()
+        layout.hotLabelBytes = 100
+        layout.labelCoding = .lz4
+        layout.lz4Singles = singles
+        layout.lz4GroupShift = shift
+        let image = try FileWriter.encode(keys: keys, values: keys.indices.map { UInt32(($0 * 7) % labels.count) }, labelCount: labels.count,
+                                          label: { labels[$0][...] }, valueCategory: { UInt8($0 % 2) },
+                                          categories: [.identify, .block], options: layout).image
+        let path = dir.path("lz4.cid")
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(image)))
+        let db = try Database(path: path, verify: true)
+        #expect(db.info.formatVersion == "3.1")
+        var expected: [String] = []
+        var cursor = db.cursor()
+        while let e = try cursor.next() { expected.append(tsvLine(e)) }
+        let r = try parse(path)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.lines == expected)
+    }
+
+    @Test func parserRefusesDamagedLZ4GroupsAsTheReaderDoes() throws {
+        let dir = TempDir()
+        let sample = dir.path("sample.cid")
+        #expect(FileManager.default.createFile(atPath: sample, contents: Data(CorruptionTests.lz4Sample.image)))
+        let r = try parse(sample)
+        #expect(r.status == 0 && r.lines.count == CorruptionTests.lz4Sample.entries.count, "\(r.stderr)")
+        for hostile in HostileFileTests.lz4OpenCases + HostileFileTests.lz4AccessCases {
+            var e = HostileFileTests.lz4Editor()
+            hostile.edit(&e)
+            e.seal()
+            let path = dir.path("damaged.cid")
+            #expect(FileManager.default.createFile(atPath: path, contents: Data(e.bytes)))
+            #expect(try parse(path).status != 0, "\(hostile.name): the parser accepted it")
+        }
+    }
+
     /// Files with key codec 2 (major version 3): the corruption sample (blocks of 16) and
     /// short runs in blocks of 256 and 1,024 parse to the reader's entries; the same file
     /// marked major 2 is refused by the parser as by the reader.

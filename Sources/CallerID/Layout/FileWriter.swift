@@ -7,6 +7,14 @@ struct LayoutOptions {
     var summaryShift = 4
     /// Raw bytes of the hot labels (the most frequent values), stored uncompressed.
     var hotLabelBytes = 64 * 1024
+    /// How the cold labels are coded. The writer's own default is the symbol table (the
+    /// format's tests build on it); ``BuildOptions`` sets ``LabelCoding/auto``.
+    var labelCoding = LabelCoding.symbols
+    /// LZ4 cold values kept alone, each its own group (the format allows it; the writer keeps
+    /// none: groups of 8 throughout made the smaller files, BENCHMARKS.md). For tests.
+    var lz4Singles = 0
+    /// LZ4 groups of 2^lz4GroupShift cold labels (0 … 6; the writer's 3). For tests.
+    var lz4GroupShift = Format.lz4GroupShift
     /// Key codec 2 may be used (the file is then major version 3): the writer sets it from
     /// ``BlockRecord/KeyCodecPlan`` before the first record.
     var runBitmap = false
@@ -27,12 +35,12 @@ enum FileWriter {
     ///   - keys: strictly ascending valid numbers.
     ///   - values: for each key, an index into `labels`/`valueCategories`.
     ///   - labels: label bytes of each value (passing ``LabelText/check(_:)``: valid UTF-8, ≤ maxLabelBytes, no control or hidden character).
-    /// - Returns: the image, its bytes by part, the number of distinct values, and the major
-    ///   version its header says (3 when a record uses key codec 2, else 2).
+    /// - Returns: the image, its bytes by part, the number of distinct values, and the version
+    ///   its header says (3.1 with LZ4 cold labels, else 3.0 when a record uses key codec 2, else 2.0).
     static func encode(keys: [UInt64], values: [UInt32], labelCount: Int, label: (Int) -> ArraySlice<UInt8>,
                        valueCategory: (Int) -> UInt8, categories: [Category],
                        options: LayoutOptions, extraSections: [(kind: UInt32, bytes: [UInt8])] = []) throws(CallerIDError)
-        -> (image: [UInt8], parts: LayoutParts, distinctValues: Int, major: UInt16) {
+        -> (image: [UInt8], parts: LayoutParts, distinctValues: Int, version: (major: UInt16, minor: UInt16)) {
         guard (1...Format.maxBlockEntries).contains(options.blockSize) else {
             throw CallerIDError(.invalidInput, "blockSize must be 1...\(Format.maxBlockEntries)")
         }
@@ -40,7 +48,11 @@ enum FileWriter {
         var options = options
         var plan = BlockRecord.KeyCodecPlan(blockSize: options.blockSize)
         for k in keys { plan.add(k) }
-        options.runBitmap = plan.usesRunBitmap()
+        // A file with LZ4 labels is of major version 3 anyway: every block may then take key
+        // codec 2 where it is smaller (and verify expects it there). Whether the labels end up
+        // LZ4 is known only once they are coded, so the blocks assume it unless the labels
+        // cannot be; they are coded again in the rare case the guess was wrong.
+        options.runBitmap = plan.usesRunBitmap() || options.labelCoding != .symbols
         let ids = try ValueIds(values: values, labelCount: labelCount)
         // The blocks and the label sections depend on the value ids only: a large file encodes
         // them on two threads (the labels read what `label` lends, nothing else is shared).
@@ -56,8 +68,13 @@ enum FileWriter {
         let (encodedBlocks, encodedTail) = keys.count >= options.concurrentFrom
             ? runConcurrently(encodeKeys, encodeLabels) : (encodeKeys(), encodeLabels())
         // A failure of each is reported as the one-thread order would: the blocks' first.
-        let blocks = try encodedBlocks.get()
+        var blocks = try encodedBlocks.get()
         let tail = try encodedTail.get()
+        if options.runBitmap && !plan.usesRunBitmap() && !tail.sections.contains(where: { $0.0 == Format.Section.lz4ColdIndex.rawValue }) {
+            options.runBitmap = false
+            parts = LayoutParts()
+            blocks = try encodeBlocks(keys: keys, values: values, ids: ids, options: options, parts: &parts)
+        }
         parts.values += labelParts.values
         parts.hotValues = labelParts.hotValues
         parts.labels = labelParts.labels
@@ -72,7 +89,7 @@ enum FileWriter {
         let file = assemble(sections: sections, major: blocks.major, entries: keys.count, blockCount: blocks.count, valueCount: ids.valueCount,
                             hotCount: tail.hotCount, options: options)
         parts.other = file.count - parts.keys - parts.values - parts.index - parts.labels
-        return (file, parts, ids.valueCount, blocks.major)
+        return (file, parts, ids.valueCount, Frame.version(major: blocks.major, sections: sections.map(\.0)))
     }
 
     /// The sections after the blocks: code lengths, value categories and the label parts
@@ -80,22 +97,20 @@ enum FileWriter {
     static func valueSections(ids: ValueIds, label: (Int) -> ArraySlice<UInt8>, valueCategory: (Int) -> UInt8,
                               parts: inout LayoutParts, options: LayoutOptions) throws(CallerIDError) -> (sections: [(UInt32, [UInt8])], hotCount: Int) {
         // Labels: hot ones raw, cold ones coded with the symbol table in groups.
-        let labels = try encodeLabels(count: ids.valueCount, label: { label(ids.ordered[$0]) }, hotLabelBytes: options.hotLabelBytes)
+        let labels = try encodeLabels(count: ids.valueCount, label: { label(ids.ordered[$0]) }, hotLabelBytes: options.hotLabelBytes,
+                                      coding: options.labelCoding, lz4Singles: options.lz4Singles,
+                                      lz4GroupShift: options.lz4GroupShift)
         parts.hotValues = labels.hotCount
         let valueCats = ValueCategories.encode(count: ids.valueCount) { valueCategory(ids.ordered[$0]) }
         let codeLengths = encodeValueCodeLengths(ids.counts)
         parts.values += codeLengths.count
-        parts.labels = valueCats.count + labels.hotOffsets.count + labels.hotLabels.count + labels.symbols.count
-            + labels.coldIndex.count + labels.coldLabels.count
+        parts.labels = valueCats.count + labels.hotOffsets.count + labels.hotLabels.count + labels.coldSections.reduce(0) { $0 + $1.1.count }
         return ([
             (Format.Section.codeLengths.rawValue, codeLengths),
             (Format.Section.valueCategories.rawValue, valueCats),
             (Format.Section.hotOffsets.rawValue, labels.hotOffsets),
             (Format.Section.hotLabels.rawValue, labels.hotLabels),
-            (Format.Section.symbolTable.rawValue, labels.symbols),
-            (Format.Section.coldIndex.rawValue, labels.coldIndex),
-            (Format.Section.coldLabels.rawValue, labels.coldLabels),
-        ], labels.hotCount)
+        ] + labels.coldSections, labels.hotCount)
     }
 
     /// Value ids: code lengths from the frequencies; ids ordered by (code length, first
@@ -224,7 +239,8 @@ enum FileWriter {
             at += (Format.sectionAlignment - at % Format.sectionAlignment) % Format.sectionAlignment
             let tableOffset = at
             let fileSize = at + table.count + Format.footerSize
-            let header = Header(major: major, fileSize: UInt64(fileSize), entryCount: UInt64(entries), blockCount: blockCount, valueCount: valueCount,
+            let version = Frame.version(major: major, sections: sections.map(\.kind))
+            let header = Header(major: version.major, minor: version.minor, fileSize: UInt64(fileSize), entryCount: UInt64(entries), blockCount: blockCount, valueCount: valueCount,
                                 hotCount: hotCount, syncShift: options.syncShift, summaryShift: options.summaryShift,
                                 blockSize: options.blockSize, tableOffset: UInt64(tableOffset)).encoded
             let footer = Footer.encode(fileSize: fileSize, tableChecksum: Codec.xxh3(table), entryCount: entries)
@@ -235,6 +251,12 @@ enum FileWriter {
             self.table = table
             self.footer = footer
             self.fileSize = fileSize
+        }
+
+        /// The version of a file of these sections whose blocks need major `major`: 3.1 when
+        /// the cold labels are LZ4 groups (whatever the blocks), else `major`.0.
+        static func version(major: UInt16, sections kinds: [UInt32]) -> (major: UInt16, minor: UInt16) {
+            kinds.contains(Format.Section.lz4ColdIndex.rawValue) ? (Format.major, Format.minorLZ4Labels) : (major, 0)
         }
 
         /// Zero bytes between the end of section `k - 1` (or the header) and section `k`.

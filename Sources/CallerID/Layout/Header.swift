@@ -1,4 +1,4 @@
-// Formats 2.0 and 3.0: the header, the first 64 bytes of a file (docs/FORMAT.md §3). Its writer and its
+// Formats 2.0, 3.0 and 3.1: the header, the first 64 bytes of a file (docs/FORMAT.md §3). Its writer and its
 // reader, beside the drawing of its bytes (all integers little-endian):
 //
 //   offset  size  field            value
@@ -7,7 +7,8 @@
 //        8     2  major            2, or 3 when a block record uses key codec 2 (checked right
 //                                  after the magic: another major is "unsupported version",
 //                                  not damage)
-//       10     2  minor            0 (ignored by readers)
+//       10     2  minor            0, or 1 (major 3 only) when the cold labels are LZ4 groups
+//                                  (a minor the reader does not know is "unsupported version")
 //       12     4  headerSize       64
 //       16     8  fileSize         the file's length, exactly
 //       24     8  entryCount       entries (distinct numbers)
@@ -25,6 +26,8 @@
 struct Header {
     /// 2, or 3 when some block record uses key codec 2 (docs/FORMAT.md §9).
     var major: UInt16
+    /// 1 when the cold labels are LZ4 groups (major 3), else 0.
+    var minor: UInt16
     var fileSize: UInt64
     var entryCount: UInt64
     var blockCount: Int
@@ -53,9 +56,10 @@ struct Header {
         static let headerChecksum = 56
     }
 
-    init(major: UInt16, fileSize: UInt64, entryCount: UInt64, blockCount: Int, valueCount: Int, hotCount: Int, syncShift: Int,
+    init(major: UInt16, minor: UInt16, fileSize: UInt64, entryCount: UInt64, blockCount: Int, valueCount: Int, hotCount: Int, syncShift: Int,
          summaryShift: Int, blockSize: Int, tableOffset: UInt64) {
         self.major = major
+        self.minor = minor
         self.fileSize = fileSize
         self.entryCount = entryCount
         self.blockCount = blockCount
@@ -73,7 +77,7 @@ struct Header {
     var encoded: [UInt8] {
         var out: [UInt8] = Format.magic
         out.appendLE(major)
-        out.appendLE(Format.minor)
+        out.appendLE(minor)
         out.appendLE(UInt32(Format.headerSize))
         out.appendLE(fileSize)
         out.appendLE(entryCount)
@@ -114,10 +118,10 @@ struct Header {
         }
         // A minor version marks a change that a reader of the same major cannot read right
         // (FORMAT.md §9): one this reader does not know is refused at open, as a newer major is.
-        let minor = b.u16(Offset.minor)
-        guard minor <= Format.minor else {
+        minor = b.u16(Offset.minor)
+        guard minor <= Format.newestMinor(of: major) else {
             throw CallerIDError(.unsupportedVersion, "\(path): unsupported version \(major).\(minor) — this reader reads versions "
-                                + "\(Format.majorWithoutRunBitmap).\(Format.minor) and \(Format.major).\(Format.minor); update CallerID")
+                                + "\(Header.knownVersions); update CallerID")
         }
         guard b.count >= Format.headerSize + Format.footerSize else {
             throw bad("the file is \(b.count) bytes, too short for a header and footer (truncated?)")
@@ -155,6 +159,13 @@ struct Header {
     /// "major.minor" of the file `b` (whose header was checked at open).
     static func version(_ b: ByteView) -> String { "\(b.u16(Offset.major)).\(b.u16(Offset.minor))" }
 
-    /// "major.minor" of a file this writer writes with `major`.
-    static func version(major: UInt16) -> String { "\(major).\(Format.minor)" }
+    /// "major.minor" of a file this writer writes with `major` and `minor`.
+    static func version(major: UInt16, minor: UInt16) -> String { "\(major).\(minor)" }
+
+    /// The versions this reader reads, for messages: "2.0, 3.0 and 3.1".
+    static var knownVersions: String {
+        var versions = ["\(Format.majorWithoutRunBitmap).0"]
+        for m in 0...Format.minor { versions.append("\(Format.major).\(m)") }
+        return versions.dropLast().joined(separator: ", ") + " and " + versions.last!
+    }
 }

@@ -363,13 +363,13 @@ enum SectionContent {
 }
 
 extension FileWriter {
-    /// Sections 5–11 of a spilled dictionary's values, byte for byte what
+    /// Sections 5–11 (or 5–8, 13 and 14) of a spilled dictionary's values, byte for byte what
     /// ``valueSections(ids:label:valueCategory:parts:options:)`` makes of the same values, the
     /// ones that grow with the values written to scratch files: the labels are read in id
-    /// order three times (hot labels and the cold labels' size; the symbol table's sample;
-    /// the cold labels coded). `valueCategory` maps a label row's category to the file's code.
+    /// order up to four times (hot labels and the cold labels' size; the LZ4 groups; the
+    /// symbol table's sample; the cold labels coded). `valueCategory` maps a label row's category to the file's code.
     static func spilledValueSections(_ values: LabelDictionary.Spilled, valueCategory: (UInt8) -> UInt8, hotLabelBytes: Int,
-                                     scratch: SpillArea) throws(CallerIDError) -> (sections: [(UInt32, SectionContent)], hotCount: Int) {
+                                     coding: LabelCoding, scratch: SpillArea) throws(CallerIDError) -> (sections: [(UInt32, SectionContent)], hotCount: Int) {
         func forEachLabel(from start: Int, _ body: (UInt8, UnsafeRawBufferPointer) throws(CallerIDError) -> Void) throws(CallerIDError) {
             var v = 0
             for path in values.labelFiles {
@@ -386,11 +386,14 @@ extension FileWriter {
         let hotOffsets = try SectionFile(in: scratch, "hot-offsets")
         let hotLabels = try SectionFile(in: scratch, "hot-labels")
         var hot = true, hotCount = 0, coldBytes = 0
+        var dictionary: [UInt8] = []  // the hot labels' last 64 KiB (at most 128 KiB held)
         try hotOffsets.write(UInt32(0).littleEndianBytes)
         try forEachLabel(from: 0) { (category, label) throws(CallerIDError) in
             try categories.write([valueCategory(category)])
             if hot && hotLabels.size + label.count <= hotLabelBytes {
                 try hotLabels.write(label)
+                dictionary.append(contentsOf: label)
+                if dictionary.count > 2 * Format.lz4DictionaryBytes { dictionary.removeFirst(dictionary.count - Format.lz4DictionaryBytes) }
                 guard hotLabels.size <= Int(UInt32.max) else { throw CallerIDError(.limitExceeded, "hot labels exceed 4 GiB") }
                 try hotOffsets.write(UInt32(hotLabels.size).littleEndianBytes)
                 hotCount += 1
@@ -399,9 +402,64 @@ extension FileWriter {
                 coldBytes += label.count
             }
         }
+        let head: [(UInt32, SectionContent)] = [
+            (Format.Section.codeLengths.rawValue, .bytes(encodeValueCodeLengths(values.counts))),
+            (Format.Section.valueCategories.rawValue, try categories.finish()),
+            (Format.Section.hotOffsets.rawValue, try hotOffsets.finish()),
+            (Format.Section.hotLabels.rawValue, try hotLabels.finish()),
+        ]
+        // The cold labels as the in-memory writer codes them (``encodeLabels``): in LZ4 groups,
+        // with the symbol table, or both and the smaller kept.
+        var lz4: [(UInt32, SectionContent)]? = nil
+        if coding != .symbols {
+            do {
+                lz4 = try spilledLZ4(dictionary, singles: 0, scratch: scratch) { body throws(CallerIDError) in
+                    try forEachLabel(from: hotCount) { (_, label) throws(CallerIDError) in try body(label) }
+                }
+            } catch where coding == .auto && error.code == .limitExceeded {
+                lz4 = nil  // a group too long for LZ4: the symbol table holds any label
+            }
+            if lz4 == nil && coding == .lz4 {
+                throw CallerIDError(.invalidInput, "this build cannot write LZ4 cold labels (built without liblz4); use --labels symbols")
+            }
+        }
+        if let lz4, coding == .lz4 { return (head + lz4, hotCount) }
+        let symbols = try spilledSymbols(coldBytes: coldBytes, scratch: scratch) { body throws(CallerIDError) in
+            try forEachLabel(from: hotCount) { (_, label) throws(CallerIDError) in try body(label) }
+        }
+        let size = { (sections: [(UInt32, SectionContent)]) in sections.reduce(0) { $0 + $1.1.size } }
+        let (kept, dropped) = if let lz4, size(lz4) < size(symbols) { (lz4, symbols) } else { (symbols, lz4 ?? []) }
+        for (_, section) in dropped { if case .file(let p, _, _) = section { scratch.remove(p) } }
+        return (head + kept, hotCount)
+    }
+
+    /// Sections 13 and 14 of the cold labels `forEachCold` gives in id order, against
+    /// `dictionary`; nil when this build cannot compress LZ4.
+    private static func spilledLZ4(_ dictionary: [UInt8], singles: Int, scratch: SpillArea,
+                                   forEachCold: ((UnsafeRawBufferPointer) throws(CallerIDError) -> Void) throws(CallerIDError) -> Void)
+        throws(CallerIDError) -> [(UInt32, SectionContent)]? {
+        guard var writer = LZ4ColdLabelWriter(hotLabels: dictionary, singles: singles) else { return nil }
+        let index = try SectionFile(in: scratch, "lz4-index")
+        let groups = try SectionFile(in: scratch, "lz4-labels")
+        try index.write(writer.indexHeader)
+        func emit(_ offset: UInt32, _ group: [UInt8]) throws(CallerIDError) {
+            try index.write(offset.littleEndianBytes)
+            try groups.write(group)
+        }
+        try forEachCold { label throws(CallerIDError) in try writer.add(label, emit: emit) }
+        try writer.finish(emit: emit)
+        try index.write(UInt32(groups.size).littleEndianBytes)
+        return [(Format.Section.lz4ColdIndex.rawValue, try index.finish()), (Format.Section.lz4ColdLabels.rawValue, try groups.finish())]
+    }
+
+    /// Sections 9, 10 and 11 of the cold labels `forEachCold` gives in id order (read twice:
+    /// the symbol table's sample, then the labels coded).
+    private static func spilledSymbols(coldBytes: Int, scratch: SpillArea,
+                                       forEachCold: ((UnsafeRawBufferPointer) throws(CallerIDError) -> Void) throws(CallerIDError) -> Void)
+        throws(CallerIDError) -> [(UInt32, SectionContent)] {
         // The symbol table, trained on a sample of the cold labels as the in-memory writer's is.
         var sample = LabelSample(totalBytes: coldBytes)
-        try forEachLabel(from: hotCount) { (_, label) throws(CallerIDError) in sample.add(label) }
+        try forEachCold { label throws(CallerIDError) in sample.add(label) }
         let symbols = LabelSymbolTable.train(sample)
         sample = LabelSample(totalBytes: 0)
         // The cold labels coded, in groups.
@@ -409,7 +467,7 @@ extension FileWriter {
         let coldLabels = try SectionFile(in: scratch, "cold-labels")
         var k = 0
         var coded: [UInt8] = []
-        try forEachLabel(from: hotCount) { (_, label) throws(CallerIDError) in
+        try forEachCold { label throws(CallerIDError) in
             if k & ((1 << Format.coldGroupShift) - 1) == 0 {
                 guard coldLabels.size <= Int(UInt32.max) else { throw CallerIDError(.limitExceeded, "cold labels exceed 4 GiB") }
                 try coldIndex.write(UInt32(coldLabels.size).littleEndianBytes)
@@ -424,15 +482,11 @@ extension FileWriter {
         }
         guard coldLabels.size <= Int(UInt32.max) else { throw CallerIDError(.limitExceeded, "cold labels exceed 4 GiB") }
         try coldIndex.write(UInt32(coldLabels.size).littleEndianBytes)
-        return ([
-            (Format.Section.codeLengths.rawValue, .bytes(encodeValueCodeLengths(values.counts))),
-            (Format.Section.valueCategories.rawValue, try categories.finish()),
-            (Format.Section.hotOffsets.rawValue, try hotOffsets.finish()),
-            (Format.Section.hotLabels.rawValue, try hotLabels.finish()),
+        return [
             (Format.Section.symbolTable.rawValue, .bytes(symbols.serialized)),
             (Format.Section.coldIndex.rawValue, try coldIndex.finish()),
             (Format.Section.coldLabels.rawValue, try coldLabels.finish()),
-        ], hotCount)
+        ]
     }
 }
 

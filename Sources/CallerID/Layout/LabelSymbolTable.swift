@@ -418,6 +418,9 @@ struct LabelSymbolDecoder {
 
     var symbolCount: Int { storage.count }
 
+    /// The table of no symbols (a file whose cold labels are LZ4 groups has none).
+    static let empty: LabelSymbolDecoder = [UInt8(0)].withUnsafeBytes { LabelSymbolDecoder($0)! }
+
     /// Decodes `codes` into `out`. Returns the decoded length, or nil when the codes are invalid
     /// (a code ≥ symbolCount other than 255, or an escape as the last byte) or the output would
     /// exceed `out.count`. Reads only inside `codes`, writes only inside `out` (bytes there past
@@ -509,7 +512,7 @@ struct LabelSymbolDecoder {
 final class LabelSymbolAutomaton: Sendable {
     /// Row r of 32 states: the state after code r's symbol (r < 255; every state undecided
     /// for a code the table does not define), after byte r − 256 (an escaped byte).
-    private let next: FixedBuffer<UInt8>
+    fileprivate let next: FixedBuffer<UInt8>
     /// The most codes whose label is surely at most 65,535 bytes (8 per code).
     private static let maxCodes = Format.maxLabelBytes / LabelSymbolTable.maxSymbolLength
 
@@ -554,6 +557,19 @@ final class LabelSymbolAutomaton: Sendable {
             state = Int(next[row &<< 5 | state])
             i &+= 1
         }
+        return state == Int(LabelText.ruleStart)
+    }
+}
+
+extension LabelSymbolAutomaton {
+    /// True when the raw label `bytes` (at most 65,535) is one the rule allows that holds no
+    /// joiner nor variation selector (one table load per byte, the escaped-byte rows); false
+    /// when ``LabelText/check(_:)`` must say. For the decoded LZ4 groups of a 3.1 file.
+    func passes(bytes: UnsafeRawBufferPointer) -> Bool {
+        guard bytes.count <= Format.maxLabelBytes else { return false }
+        let next = next.elements
+        var state = Int(LabelText.ruleStart)
+        for byte in bytes { state = Int(next[(256 &+ Int(byte)) &<< 5 | state]) }
         return state == Int(LabelText.ruleStart)
     }
 }

@@ -33,6 +33,9 @@ final class LabelTable: Sendable {
     let coldIndex: ByteView
     let coldLabels: ByteView
     let symbols: LabelSymbolDecoder
+    /// The LZ4 cold labels of a version 3.1 file (sections 13 and 14), in place of the
+    /// symbol-coded ones (then empty); nil otherwise.
+    let lz4: LZ4ColdLabels?
     let path: String
     /// "value" or "range label part" in messages.
     let what: String
@@ -67,9 +70,35 @@ final class LabelTable: Sendable {
         self.coldIndex = coldIndex
         self.coldLabels = coldLabels
         self.symbols = symbols
+        self.lz4 = nil
         self.path = path
         self.what = what
     }
+
+    /// The label table of a version 3.1 file: hot labels as above, cold labels in LZ4 groups
+    /// (``LZ4ColdLabels``, checked in O(1) here and each group again when it is read).
+    init(valueCount: Int, hotCount: Int, hotOffsets: ByteView, hotLabels: ByteView, lz4Index: ByteView, lz4Labels: ByteView,
+         path: String, bad: (String) -> CallerIDError) throws(CallerIDError) {
+        guard hotOffsets.count == 4 * (hotCount + 1) else {
+            throw bad("section 'hot label offsets' is \(hotOffsets.count) bytes; it must be \(4 * (hotCount + 1))")
+        }
+        guard hotOffsets.u32(0) == 0, Int(hotOffsets.u32(4 * hotCount)) == hotLabels.count else {
+            throw bad("hot label offsets do not span the hot labels (first \(hotOffsets.u32(0)), last \(hotOffsets.u32(4 * hotCount)), \(hotLabels.count) bytes)")
+        }
+        self.lz4 = try LZ4ColdLabels(index: lz4Index, groups: lz4Labels, hotLabels: hotLabels, coldCount: valueCount - hotCount, path: path)
+        self.valueCount = valueCount
+        self.hotCount = hotCount
+        self.hotOffsets = hotOffsets
+        self.hotLabels = hotLabels
+        self.coldIndex = ByteView(UnsafeRawBufferPointer(start: nil, count: 0))
+        self.coldLabels = self.coldIndex
+        self.symbols = LabelSymbolDecoder.empty
+        self.path = path
+        self.what = "value"
+    }
+
+    /// Bytes of the coded cold labels (section 11, or 14 with LZ4).
+    var coldByteCount: Int { lz4?.groups.count ?? coldLabels.count }
 
     @inline(__always)
     func hotLabel(_ id: Int) throws(CallerIDError) -> UnsafeRawBufferPointer {
@@ -80,9 +109,11 @@ final class LabelTable: Sendable {
         return hotLabels.bytes(a, e &- a)
     }
 
-    /// The coded bytes of cold value `id` (hotCount ≤ id < valueCount).
+    /// The coded bytes of cold value `id` (hotCount ≤ id < valueCount): its symbol codes, or
+    /// with LZ4 its whole group.
     @inline(__always)
     func coldCodes(_ id: Int) throws(CallerIDError) -> UnsafeRawBufferPointer {
+        if let lz4 { return try lz4.groupBytes(lz4.place(id &- hotCount).group, id) }
         let range = try coldCodeRange(id)
         return coldLabels.bytes(range.lowerBound, range.count)
     }
@@ -133,22 +164,39 @@ final class LabelTable: Sendable {
     /// length, at most 65,535.
     @usableFromInline
     func decodeCold(_ codes: UnsafeRawBufferPointer, _ id: Int, into out: MutableByteView) throws(CallerIDError) -> Int {
+        if let lz4 {
+            // The whole group, then its label moved to the front.
+            let n = try lz4.decode(codes, id, into: out)
+            let place = lz4.place(id &- hotCount)
+            let range = try lz4.label(place.position, of: place.labels, in: out.bytes(upTo: n), id)
+            out.moveToStart(range)
+            return range.count
+        }
         guard let n = symbols.decode(codes, into: out), n <= Format.maxLabelBytes else {
             throw CallerIDError.corrupt(path, "cold label of \(what) \(id) does not decode to at most \(Format.maxLabelBytes) bytes")
         }
         return n
     }
 
-    /// Bytes of decode buffer for a cold label of `codes`: min(8 × codes, 65,535) + 8.
-    @inlinable @inline(__always)
-    static func coldBufferBytes(_ codes: UnsafeRawBufferPointer) -> Int { min(codes.count &* 8, 65_535) &+ 8 }
+    /// Bytes of decode buffer for a cold label of `codes`: min(8 × codes, 65,535) + 8 (the
+    /// slack lets the symbol decoder store whole 8-byte symbols); with LZ4 the group's
+    /// declared length.
+    @usableFromInline @inline(__always)
+    func coldBufferBytes(_ codes: UnsafeRawBufferPointer) -> Int {
+        if lz4 != nil { return LZ4ColdLabels.decodedBytes(codes) }
+        return LabelTable.symbolBufferBytes(codes)
+    }
+
+    /// Bytes of decode buffer for symbol codes `codes`.
+    @inline(__always)
+    static func symbolBufferBytes(_ codes: UnsafeRawBufferPointer) -> Int { min(codes.count &* 8, 65_535) &+ 8 }
 
     /// Calls `body` with value `id`'s label bytes (mapped when hot, decoded on the stack or a
     /// temporary allocation when cold) and whether they are mapped.
     func withLabel<R>(_ id: Int, _ body: (UnsafeRawBufferPointer, Bool) throws(CallerIDError) -> R) throws(CallerIDError) -> R {
         if id < hotCount { return try body(try hotLabel(id), true) }
         let codes = try coldCodes(id)
-        return try withScratchBytes(LabelTable.coldBufferBytes(codes)) { (out) throws(CallerIDError) -> R in
+        return try withScratchBytes(coldBufferBytes(codes)) { (out) throws(CallerIDError) -> R in
             let n = try decodeCold(codes, id, into: out)
             return try body(out.bytes(upTo: n), false)
         }
@@ -157,7 +205,7 @@ final class LabelTable: Sendable {
     /// The bytes a label needs to be copied or decoded into (its length when hot).
     @inline(__always)
     func bufferBytes(_ id: Int, _ bytes: UnsafeRawBufferPointer) -> Int {
-        id < hotCount ? bytes.count : LabelTable.coldBufferBytes(bytes)
+        id < hotCount ? bytes.count : coldBufferBytes(bytes)
     }
 
     /// Label `id`'s bytes as ``locate(_:)`` gave them (raw when hot, coded when cold) copied or
@@ -198,6 +246,26 @@ final class LabelTable: Sendable {
             }
         }
         for v in 0..<hotCount { try checkText(try hotLabel(v), v) }
+        if let lz4 {
+            // Each group decoded once, each of its labels held to the rule (a byte automaton
+            // first; the label rule's own check when it cannot tell).
+            let rule = LabelSymbolAutomaton(symbols)
+            var v = hotCount
+            for g in 0..<lz4.groupCount {
+                let group = try lz4.groupBytes(g, v)
+                guard LZ4ColdLabels.decodedBytes(group) <= scratch.count else { throw bad("LZ4 cold label group of value \(v) declares a bad length") }
+                let n = try lz4.decode(group, v, into: scratch.writableBytes(0, scratch.count))
+                let labels = lz4.place(v &- hotCount).labels
+                let decoded = scratch.bytes(0, n)
+                for k in 0..<labels {
+                    let range = try lz4.label(k, of: labels, in: decoded, v &+ k)
+                    let label = scratch.bytes(range.lowerBound, range.count)
+                    if !rule.passes(bytes: label) { try checkText(label, v &+ k) }
+                }
+                v &+= labels
+            }
+            return
+        }
         // Cold labels group by group, each group read once from its start; a label whose
         // symbols the rule's automaton passes needs no decode. No cold labels (a small file):
         // no automaton to build.
@@ -215,7 +283,7 @@ final class LabelTable: Sendable {
                     v &+= 1
                     continue
                 }
-                let n = try decodeCold(codes, v, into: scratch.writableBytes(0, LabelTable.coldBufferBytes(codes)))
+                let n = try decodeCold(codes, v, into: scratch.writableBytes(0, LabelTable.symbolBufferBytes(codes)))
                 try checkText(scratch.bytes(0, n), v)
                 v &+= 1
             }
@@ -227,7 +295,8 @@ final class LabelTable: Sendable {
 // MARK: Writer
 
 /// The label parts of a value table (sections 7–11 of the file, or the same parts inside the
-/// ranges section): hot labels raw, cold labels coded with a trained symbol table in groups.
+/// ranges section): hot labels raw, cold labels coded with a trained symbol table in groups —
+/// or, in a file, in LZ4 groups (sections 13 and 14).
 struct EncodedLabels {
     var hotCount = 0
     var hotOffsets: [UInt8] = []
@@ -235,12 +304,25 @@ struct EncodedLabels {
     var symbols: [UInt8] = []
     var coldIndex: [UInt8] = []
     var coldLabels: [UInt8] = []
+    /// Sections 13 and 14 when the cold labels are LZ4 groups (then the three above are empty).
+    var lz4: (index: [UInt8], labels: [UInt8])? = nil
+
+    /// The file's sections of cold labels, by kind: 9, 10 and 11, or 13 and 14.
+    var coldSections: [(UInt32, [UInt8])] {
+        if let lz4 { return [(Format.Section.lz4ColdIndex.rawValue, lz4.index), (Format.Section.lz4ColdLabels.rawValue, lz4.labels)] }
+        return [(Format.Section.symbolTable.rawValue, symbols), (Format.Section.coldIndex.rawValue, coldIndex),
+                (Format.Section.coldLabels.rawValue, coldLabels)]
+    }
 }
 
 extension FileWriter {
     /// Labels of values `0 ..< count` in id order: values are hot, in id order, while the running
-    /// total of their bytes stays ≤ `hotLabelBytes`; the rest are cold.
-    static func encodeLabels(count valueCount: Int, label: (Int) -> ArraySlice<UInt8>, hotLabelBytes: Int) throws(CallerIDError) -> EncodedLabels {
+    /// total of their bytes stays ≤ `hotLabelBytes`; the rest are cold, coded as `coding` says
+    /// (``LabelCoding/auto``: both, the smaller kept; the ranges section's table always uses the
+    /// symbol table). An LZ4 coding keeps the first `lz4Singles` cold values alone and the others
+    /// in groups of 2^`lz4GroupShift` (the writer's choice: none alone, groups of 8).
+    static func encodeLabels(count valueCount: Int, label: (Int) -> ArraySlice<UInt8>, hotLabelBytes: Int, coding: LabelCoding = .symbols,
+                             lz4Singles: Int = 0, lz4GroupShift: Int = Format.lz4GroupShift) throws(CallerIDError) -> EncodedLabels {
         var out = EncodedLabels()
         out.hotOffsets.appendLE(UInt32(0))
         while out.hotCount < valueCount, out.hotLabels.count + label(out.hotCount).count <= hotLabelBytes {
@@ -249,6 +331,32 @@ extension FileWriter {
             out.hotCount += 1
         }
         let coldValues = out.hotCount..<valueCount
+        var lz4: (index: [UInt8], labels: [UInt8])? = nil
+        if coding != .symbols {
+            do {
+                lz4 = try encodeLZ4(coldValues, label: label, hotLabels: out.hotLabels, singles: min(lz4Singles, coldValues.count),
+                                    groupShift: lz4GroupShift)
+            } catch where coding == .auto && error.code == .limitExceeded {
+                lz4 = nil  // a group too long for LZ4: the symbol table holds any label
+            }
+            if lz4 == nil && coding == .lz4 {
+                throw CallerIDError(.invalidInput, "this build cannot write LZ4 cold labels (built without liblz4); use --labels symbols")
+            }
+        }
+        if coding != .lz4 {
+            try encodeSymbols(coldValues, label: label, into: &out)
+        }
+        if let lz4, coding == .lz4 || lz4.index.count + lz4.labels.count < out.symbols.count + out.coldIndex.count + out.coldLabels.count {
+            out.lz4 = lz4
+            out.symbols = []
+            out.coldIndex = []
+            out.coldLabels = []
+        }
+        return out
+    }
+
+    /// The cold labels coded with a symbol table trained on them (sections 9, 10 and 11).
+    private static func encodeSymbols(_ coldValues: Range<Int>, label: (Int) -> ArraySlice<UInt8>, into out: inout EncodedLabels) throws(CallerIDError) {
         // Sampled one label at a time, not from an array of them all (the sample is at most ~1 MiB).
         var total = 0
         for v in coldValues { total += label(v).count }
@@ -269,6 +377,22 @@ extension FileWriter {
         guard out.coldLabels.count <= Int(UInt32.max) else { throw CallerIDError(.limitExceeded, "cold labels exceed 4 GiB") }
         out.coldIndex.appendLE(UInt32(out.coldLabels.count))
         out.symbols = symbols.serialized
-        return out
+    }
+
+    /// The cold labels in LZ4 groups (sections 13 and 14); nil when this build cannot compress LZ4.
+    private static func encodeLZ4(_ coldValues: Range<Int>, label: (Int) -> ArraySlice<UInt8>, hotLabels: [UInt8],
+                                  singles: Int, groupShift: Int) throws(CallerIDError) -> (index: [UInt8], labels: [UInt8])? {
+        guard var writer = LZ4ColdLabelWriter(hotLabels: hotLabels, singles: singles, groupShift: groupShift) else { return nil }
+        var index = writer.indexHeader, labels: [UInt8] = []
+        func emit(_ offset: UInt32, _ group: [UInt8]) {
+            index.appendLE(offset)
+            labels.append(contentsOf: group)
+        }
+        for v in coldValues {
+            try writer.add(label(v), emit: emit)
+        }
+        try writer.finish(emit: emit)
+        index.appendLE(UInt32(labels.count))
+        return (index, labels)
     }
 }

@@ -20,7 +20,8 @@ package struct StreamedFile {
     package var lastNumber: UInt64? = nil
     /// Entries per category, by the index given with the entries.
     package var entriesByCategory: [Int: Int] = [:]
-    /// The file's format version, as its header says ("2.0", or "3.0" with key codec 2).
+    /// The file's format version, as its header says ("2.0", "3.0" with key codec 2, "3.1"
+    /// with LZ4 cold labels).
     package var formatVersion = ""
     /// The most bytes the label dictionary held at once (its interner, sort buffers and
     /// tables; not the scratch files' read and write buffers): at most
@@ -70,8 +71,12 @@ package enum StreamedFileWriter {
         }
         result.entries = dictionary.position
         try entriesOut.finish()
-        layout.runBitmap = plan.usesRunBitmap()
         let (table, newCode) = categories.table()
+        // A file with LZ4 labels is of major version 3 anyway: its blocks may take key codec 2
+        // wherever it is smaller (as the in-memory writer's do). The label sections come first.
+        func runBitmap(_ tail: (sections: [(UInt32, SectionContent)], hotCount: Int)) -> Bool {
+            plan.usesRunBitmap() || tail.sections.contains { $0.0 == Format.Section.lz4ColdIndex.rawValue }
+        }
 
         // Pass 2: the block records, to a scratch file; then the sections after them.
         let blocks: EncodedBlockFile
@@ -79,20 +84,22 @@ package enum StreamedFileWriter {
         let valueCount: Int
         if dictionary.isSpilled {
             var values = try dictionary.finishSpilled()
+            tail = try FileWriter.spilledValueSections(values, valueCategory: { newCode[Int($0)] }, hotLabelBytes: layout.hotLabelBytes,
+                                                       coding: layout.labelCoding, scratch: scratch)
+            layout.runBitmap = runBitmap(tail)
             blocks = try encodeBlocks(entriesPath, layout: layout, coder: CanonicalValueCode(counts: values.counts), scratch: scratch) {
                 (local) throws(CallerIDError) in try values.ids.next(local: local)
             }
-            tail = try FileWriter.spilledValueSections(values, valueCategory: { newCode[Int($0)] }, hotLabelBytes: layout.hotLabelBytes,
-                                                       scratch: scratch)
             valueCount = values.valueCount
         } else {
             let ids = try FileWriter.ValueIds(frequencies: dictionary.frequencies, first: dictionary.firsts)
-            blocks = try encodeBlocks(entriesPath, layout: layout, coder: ids, scratch: scratch) { (v) throws(CallerIDError) in v }
             var parts = LayoutParts()
             let interner = dictionary.interner
             let inMemory = try FileWriter.valueSections(ids: ids, label: { interner.bytes($0) },
                                                         valueCategory: { newCode[Int(interner.categories[$0])] }, parts: &parts, options: layout)
             tail = (inMemory.sections.map { ($0.0, SectionContent.bytes($0.1)) }, inMemory.hotCount)
+            layout.runBitmap = runBitmap(tail)
+            blocks = try encodeBlocks(entriesPath, layout: layout, coder: ids, scratch: scratch) { (v) throws(CallerIDError) in v }
             valueCount = ids.valueCount
         }
         defer { scratch.remove(blocks.path) }
@@ -108,7 +115,8 @@ package enum StreamedFileWriter {
                                      blockCount: blocks.count, valueCount: valueCount, hotCount: tail.hotCount, options: layout)
         result.xxh3 = try emit(frame, sections.map(\.1), to: path)
         result.distinctLabels = valueCount
-        result.formatVersion = Header.version(major: blocks.major)
+        let version = FileWriter.Frame.version(major: blocks.major, sections: sections.map(\.0))
+        result.formatVersion = Header.version(major: version.major, minor: version.minor)
         result.bytes = frame.fileSize
         result.labelDictionaryPeakBytes = dictionary.peakBytes
         result.labelDictionaryShare = dictionary.share

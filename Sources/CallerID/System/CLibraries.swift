@@ -1,7 +1,9 @@
 // The one place CallerID calls its C codecs and C shims. The hashes come from the system
 // (libxxhash through CLZ4Shim) on Linux with the default `SystemCodecs` trait, and from the
 // package's own portable C (CPortable) everywhere else and with `PortableCodecs`. Both agree
-// bit for bit (Tests/CallerIDTests/PortableCodecTests.swift, Fuzz/codec_xxh3.c).
+// bit for bit (Tests/CallerIDTests/PortableCodecTests.swift, Fuzz/codec_xxh3.c). LZ4 blocks
+// are written with liblz4's LZ4HC (SystemCodecs on Linux only) and read everywhere with the
+// package's own decoder (held to liblz4's by LZ4CodecTests and Fuzz/codec_lz4.c).
 #if SystemCodecs && os(Linux)
 internal import CLZ4Shim
 #endif
@@ -91,5 +93,87 @@ extension ByteView {
             cport_prefetch(UnsafeRawPointer(bitPattern: line))
             line &+= 64
         }
+    }
+}
+
+// MARK: LZ4
+
+extension Codec {
+    /// True when this build can write LZ4 groups (liblz4's LZ4HC, the `SystemCodecs` trait on
+    /// Linux). Every build reads them, with the package's own decoder.
+    static var compressesLZ4: Bool {
+        #if SystemCodecs && os(Linux)
+        true
+        #else
+        false
+        #endif
+    }
+
+    /// Decodes the LZ4 block `block` (docs/FORMAT.md 5.14), whose matches may reach back into
+    /// `dictionary` (only its last 64 KiB), into `out`: the bytes decoded, at most `out.count`;
+    /// nil when the block is malformed or does not fit. Reads and writes only inside the
+    /// three buffers, whatever the bytes.
+    ///
+    /// Always the package's own decoder (Sources/CPortable/lz4_block.c), whatever the trait:
+    /// a damaged block is then refused alike on every platform (liblz4 accepts some blocks the
+    /// format calls malformed, such as a match offset of 0), so a file verified on a server
+    /// answers the same on a phone. liblz4 writes the blocks (``LZ4BlockEncoder``).
+    @inline(__always)
+    static func lz4Decode(_ block: UnsafeRawBufferPointer, dictionary: UnsafeRawBufferPointer, into out: MutableByteView) -> Int? {
+        guard let src = block.baseAddress, block.count > 0 else { return nil }
+        let n = cport_lz4_decode_dict(src, block.count, out.start, out.count, dictionary.baseAddress, dictionary.count)
+        return n >= 0 ? Int(n) : nil
+    }
+
+    #if SystemCodecs && os(Linux)
+    /// liblz4's decoder (`LZ4_decompress_safe_usingDict`), for the tests that hold the
+    /// package's own to it.
+    static func liblz4Decode(_ block: UnsafeRawBufferPointer, dictionary: UnsafeRawBufferPointer, into out: MutableByteView) -> Int? {
+        guard let src = block.baseAddress, block.count > 0 else { return nil }
+        let n = clz4_decode_dict(src, block.count, out.start, out.count, dictionary.baseAddress, dictionary.count)
+        return n >= 0 ? Int(n) : nil
+    }
+    #endif
+}
+
+/// LZ4HC blocks compressed one by one against a fixed dictionary (the hot labels), for the
+/// LZ4 groups of cold labels. Only where ``Codec/compressesLZ4``.
+final class LZ4BlockEncoder {
+    #if SystemCodecs && os(Linux)
+    private let encoder: UnsafeMutablePointer<clz4_hc_encoder>
+    #endif
+
+    /// An encoder at LZ4HC `level` over the last 64 KiB of `dictionary`; nil when this build
+    /// cannot compress LZ4 or memory runs out.
+    init?(dictionary: [UInt8], level: Int) {
+        #if SystemCodecs && os(Linux)
+        guard let e = dictionary.withUnsafeBytes({ clz4_hc_encoder_new($0.baseAddress, $0.count, Int32(level)) }) else { return nil }
+        encoder = e
+        #else
+        return nil
+        #endif
+    }
+
+    deinit {
+        #if SystemCodecs && os(Linux)
+        clz4_hc_encoder_free(encoder)
+        #endif
+    }
+
+    /// Appends `bytes` (not empty) compressed as one block to `out`; false on failure.
+    func compress(_ bytes: [UInt8], appendingTo out: inout [UInt8]) -> Bool {
+        #if SystemCodecs && os(Linux)
+        let bound = clz4_compress_bound(bytes.count)
+        guard bound > 0 else { return false }
+        let start = out.count
+        out.append(contentsOf: repeatElement(0, count: bound))
+        let n = bytes.withUnsafeBytes { src in
+            out.withUnsafeMutableBytes { dst in clz4_hc_encode(encoder, src.baseAddress, src.count, dst.baseAddress! + start, bound) }
+        }
+        out.removeLast(bound - n)
+        return n > 0
+        #else
+        return false
+        #endif
     }
 }

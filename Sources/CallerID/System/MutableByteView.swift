@@ -54,6 +54,21 @@ struct MutableByteView {
         return MutableByteView(start: start + n, count: count &- n)
     }
 
+    /// The view of its first `n` bytes (`n ≤ count`, asserted).
+    @inline(__always)
+    func prefix(_ n: Int) -> MutableByteView {
+        assert(n >= 0 && n <= count, "MutableByteView prefix out of range")
+        return MutableByteView(start: start, count: n)
+    }
+
+    /// Moves the bytes of `range` (inside the view: a precondition) to the view's start.
+    @inline(__always)
+    func moveToStart(_ range: Range<Int>) {
+        precondition(range.lowerBound >= 0 && range.upperBound <= count, "MutableByteView move out of range")
+        guard range.lowerBound > 0, !range.isEmpty else { return }
+        start.copyMemory(from: start + range.lowerBound, byteCount: range.count)  // memmove: overlap is allowed
+    }
+
     /// The first `n` bytes (`n ≤ count`, asserted), lent read-only: what was written.
     @inlinable @inline(__always)
     func bytes(upTo n: Int) -> UnsafeRawBufferPointer {
