@@ -141,12 +141,10 @@ func compare(_ a: Arguments) throws -> Int32 {
     var notes: [String] = []
 
     for d in datasets {
-        // One probe set per data set, shared by every engine.
+        // One probe set per data set, shared by every engine (found, missing, and present numbers
+        // whose label is cold in a CallerID file).
         let probesPath = "\(runDir)/\(d.key)-seed\(seed).probes"
-        do {
-            let keys = try TSVDirectory.load(d.tsv).numbers
-            try Probes.make(keys: keys, count: lookups, seed: 42).write(to: probesPath)
-        }
+        try Probes.make(try TSVDirectory.load(d.tsv), count: lookups, seed: 42).write(to: probesPath)
         for e in engines {
             if e == "callerid-cabi", !engines.contains("callerid") {
                 notes.append("callerid-cabi needs the callerid engine (it reads its file); skipped.")

@@ -1,7 +1,8 @@
 // The measurement protocol every engine goes through, in a process of its own:
 // build from TSV → size → cold open + first lookup (file evicted from the page cache) →
 // hot open → warm-up (a full scan, so the whole file is in the page cache) → lookups of
-// found and missing numbers in timed batches of 256 → lookups timed one by one (tails) →
+// found and missing numbers in timed batches of 256, then of numbers whose label is cold in a
+// CallerID file (`Probes.coldLabelCandidates`) → lookups timed one by one (tails) →
 // full ascending scans with labels on a freshly opened database, heap sampled → verify
 // (engines that have a whole-file check: median of 3, file hot).
 import CBenchSupport
@@ -29,10 +30,17 @@ protocol EngineReader: AnyObject {
     /// Checks the whole database (every checksum and structure) when the engine has such a
     /// check; false when it has none (the default), and the harness reports no `verify_s`.
     func verify() throws -> Bool
+    /// How many of `numbers` (distinct) have a value the file stores hot (raw), when the engine
+    /// can tell; nil otherwise (the default). The check of the cold-label probes.
+    func hotAmong(_ numbers: [UInt64]) throws -> Int?
+    /// Facts about the file for the results (format version, label coding), when it has any.
+    func facts(_ into: inout JSONObject)
 }
 
 extension EngineReader {
     func verify() throws -> Bool { false }
+    func hotAmong(_ numbers: [UInt64]) throws -> Int? { nil }
+    func facts(_ into: inout JSONObject) {}
 }
 
 struct BenchError: Error, CustomStringConvertible {
@@ -60,11 +68,68 @@ func fileBytes(_ path: String) -> Int {
 }
 
 /// Probe numbers shared by every engine of one data set: `found` are random entries of the
-/// directory, `missing` are numbers next to them that are not in it. File: u64 count of
-/// found, u64 count of missing, then the numbers, little-endian.
+/// directory, `missing` are numbers next to them that are not in it, `coldLabel` are random
+/// entries whose label is cold in a CallerID file (see ``coldLabelCandidates``). File: u64
+/// count of found, u64 count of missing, the found and missing numbers, then (optional, files
+/// written before it existed lack it) u64 count of cold-label numbers and those numbers;
+/// little-endian.
 struct Probes {
     var found: [UInt64]
     var missing: [UInt64]
+    var coldLabel: [UInt64] = []
+
+    static func make(_ directory: TSVDirectory, count: Int, seed: UInt64) -> Probes {
+        var p = make(keys: directory.numbers, count: count, seed: seed)
+        // A generator of their own: found and missing stay the numbers they were before.
+        var rng = SplitMix(state: seed ^ 0xC01D_1ABE_1000_0000)
+        let candidates = coldLabelCandidates(directory)
+        if !candidates.isEmpty {
+            p.coldLabel = (0..<count).map { _ in candidates[Int(rng.next() % UInt64(candidates.count))] }
+        }
+        return p
+    }
+
+    /// Entries whose label is cold in a CallerID file built from this directory, found from the
+    /// directory alone (every engine looks up the same numbers; the probes exist before any
+    /// file): the entries whose value, (label bytes, category), is used by at most `maxUses`
+    /// entries. The writer makes hot (stored raw) the values at the head of its id order —
+    /// by Huffman code length, i.e. by decreasing use, ties by first occurrence — as long as
+    /// their label bytes fit `hotLabelBytes` (64 KiB, `BuildOptions.hotLabelBytes`). Ties in
+    /// code length can put a value used n times among the hot ones before values used a bit
+    /// more, so the rule asks for a margin: the same walk done on uses (most used first, label
+    /// bytes until 64 KiB) must stop at a value used at least 4 × `maxUses` times; when it does
+    /// not (small directories, where values used once or twice can be hot), or when every
+    /// value fits, there are no candidates and no cold-label figure. On the 4M-entry study and
+    /// default directories it stops at values used 43 and 147 times; the hot values of their
+    /// files are all used ≥ 23 and ≥ 87 times. The CallerID engine checks the result on its
+    /// file (`cold_probes_hot`, from the hot values the file stores: 0 expected). Values are
+    /// told apart by a 64-bit hash of (label, category): a collision could only merge two
+    /// values into a more used one, never make a hot value look rare. Ascending numbers.
+    static func coldLabelCandidates(_ d: TSVDirectory, maxUses: Int = 2, hotLabelBytes: Int = 64 * 1024) -> [UInt64] {
+        struct Value { var uses: Int32; var first: Int32; var bytes: Int32 }
+        var hashes = [UInt64](repeating: 0, count: d.count)
+        var values: [UInt64: Value] = [:]
+        values.reserveCapacity(d.count / 8)
+        for i in 0..<d.count {
+            let h = d.withLabel(i) { l -> UInt64 in
+                var h: UInt64 = 0xCBF2_9CE4_8422_2325 ^ UInt64(d.category[i])
+                for b in l { h = (h ^ UInt64(b)) &* 0x100_0000_01B3 }
+                // FNV-1a, then a final mix (FNV's low bits alone are weak on short strings).
+                h = (h ^ (h >> 32)) &* 0xD6E8_FEB8_6659_FD93
+                return h ^ (h >> 32) ^ (UInt64(l.count) &* 0x9E37_79B9_7F4A_7C15)
+            }
+            hashes[i] = h
+            values[h, default: Value(uses: 0, first: Int32(i), bytes: Int32(d.labelLength[i]))].uses += 1
+        }
+        // The hot walk on uses: where does 64 KiB of label bytes end?
+        let order = values.values.sorted { $0.uses != $1.uses ? $0.uses > $1.uses : $0.first < $1.first }
+        var bytes = 0
+        guard let boundary = order.first(where: { bytes += Int($0.bytes); return bytes > hotLabelBytes }),
+              Int(boundary.uses) >= 4 * maxUses else { return [] }
+        var out: [UInt64] = []
+        for i in 0..<d.count where Int(values[hashes[i]]!.uses) <= maxUses { out.append(d.numbers[i]) }
+        return out
+    }
 
     static func make(keys sortedKeys: [UInt64], count: Int, seed: UInt64) -> Probes {
         var rng = SplitMix(state: seed)
@@ -95,6 +160,8 @@ struct Probes {
         var out = [UInt64]([UInt64(found.count), UInt64(missing.count)])
         out += found
         out += missing
+        out.append(UInt64(coldLabel.count))
+        out += coldLabel
         try out.map { $0.littleEndian }.withUnsafeBytes { try Data($0).write(to: URL(fileURLWithPath: path)) }
     }
 
@@ -103,11 +170,18 @@ struct Probes {
         let words = d.withUnsafeBytes { raw in
             (0..<(raw.count / 8)).map { UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: $0 * 8, as: UInt64.self)) }
         }
-        guard words.count >= 2, words.count == 2 + Int(words[0]) + Int(words[1]) else {
+        guard words.count >= 2, words[0] < UInt64(words.count), words[1] < UInt64(words.count) else {
             throw BenchError("\(path): not a probe file")
         }
-        let nf = Int(words[0])
-        return Probes(found: Array(words[2..<(2 + nf)]), missing: Array(words[(2 + nf)...]))
+        let nf = Int(words[0]), nm = Int(words[1]), end = 2 + nf + nm
+        var coldEnd = end
+        if words.count > end {
+            guard words[end] < UInt64(words.count) else { throw BenchError("\(path): not a probe file") }
+            coldEnd = end + 1 + Int(words[end])
+        }
+        guard words.count >= end, words.count == coldEnd else { throw BenchError("\(path): not a probe file") }
+        return Probes(found: Array(words[2..<(2 + nf)]), missing: Array(words[(2 + nf)..<end]),
+                      coldLabel: coldEnd > end ? Array(words[(end + 1)...]) : [])
     }
 }
 
@@ -159,6 +233,8 @@ struct RunOptions {
     var existing = false
     var scans = 5
     var colds = 5
+    /// False: no verify figure (`engine --no-verify`, for files a verify refuses).
+    var verify = true
 }
 
 /// Runs the whole protocol for one engine and returns its figures as a JSON object.
@@ -183,7 +259,7 @@ func measure<E: Engine>(_ engine: E, name: String, options o: RunOptions) throws
     if let p = o.probes {
         probes = try Probes.read(p)
     } else {
-        probes = Probes.make(keys: try TSVDirectory.load(o.tsv).numbers, count: o.lookups, seed: 42)
+        probes = Probes.make(try TSVDirectory.load(o.tsv), count: o.lookups, seed: 42)
     }
     let found = probes.found.prefix(o.lookups)
     let missing = probes.missing.prefix(o.lookups)
@@ -221,16 +297,21 @@ func measure<E: Engine>(_ engine: E, name: String, options o: RunOptions) throws
     guard warm.entries > 0 else { throw BenchError("\(name): the database is empty") }
     let entries = warm.entries
     // One untimed pass over every probe: the heap the lookups make the database keep.
-    let foundProbes = Array(found), missingProbes = Array(missing)
+    let foundProbes = Array(found), missingProbes = Array(missing), coldProbes = Array(probes.coldLabel.prefix(o.lookups))
     let heapBeforeLookups = currentHeapBytes()
     var check = 0
     for n in foundProbes { check &+= try reader.lookup(n) ?? 0 }
     for n in missingProbes { check &+= try reader.lookup(n) ?? 0 }
+    for n in coldProbes { check &+= try reader.lookup(n) ?? 0 }
     let lookupHeap = currentHeapBytes() - heapBeforeLookups
     blackHole(check)
     _ = try timeBatches(reader, Array(foundProbes.prefix(200_000)), name: name, expectFound: true)
     let foundSamples = try timeBatches(reader, foundProbes, name: name, expectFound: true)
     let missSamples = try timeBatches(reader, missingProbes, name: name, expectFound: false)
+    // Present numbers whose label is cold (in an LZ4 group in a 3.1 file, symbol-coded in 2.0
+    // and 3.0; raw for callerid-raw): none when the probe file has none.
+    let coldSamples = coldProbes.count >= 256 ? try timeBatches(reader, coldProbes, name: name, expectFound: true) : []
+    let coldHot = coldProbes.isEmpty ? nil : try reader.hotAmong(coldProbes)
     let single = try timeSingles(reader, Array(foundProbes.prefix(200_000)))
 
     // Scans on a freshly opened database (caches filled by lookups do not help it).
@@ -252,7 +333,7 @@ func measure<E: Engine>(_ engine: E, name: String, options o: RunOptions) throws
 
     // Verify (engines that have it): median of 3 full checks of the hot file.
     var verifySeconds: [Double] = []
-    for _ in 0..<3 {
+    for _ in 0..<(o.verify ? 3 : 0) {
         let t0 = now()
         guard try reader.verify() else { break }
         verifySeconds.append(Double(now() - t0) / 1e9)
@@ -274,6 +355,15 @@ func measure<E: Engine>(_ engine: E, name: String, options o: RunOptions) throws
     result.set("miss_p50_ns", percentile(missSamples, 0.5))
     result.set("miss_p99_ns", percentile(missSamples, 0.99))
     result.set("miss_p999_ns", percentile(missSamples, 0.999))
+    if !coldSamples.isEmpty {
+        result.set("cold_label_p50_ns", percentile(coldSamples, 0.5))
+        result.set("cold_label_p99_ns", percentile(coldSamples, 0.99))
+        result.set("cold_label_p999_ns", percentile(coldSamples, 0.999))
+        result.set("cold_lookups", coldProbes.count)
+        result.set("cold_probes_distinct", Set(coldProbes).count)
+    }
+    if let coldHot { result.set("cold_probes_hot", coldHot) }
+    reader.facts(&result)
     result.set("single_p50_ns", percentile(single, 0.5))
     result.set("single_p99_ns", percentile(single, 0.99))
     result.set("single_p999_ns", percentile(single, 0.999))

@@ -3,6 +3,7 @@
 //
 //   callerid-bench compare [--quick] [--markdown BENCHMARKS.md] [--json] ...   the whole comparison
 //   callerid-bench engine NAME --tsv FILE --db FILE [--probes FILE] [--lookups N]   one engine, one data set
+//   callerid-bench probes --tsv FILE --out FILE [--lookups N]   the probe file `compare` draws, for `engine --probes`
 //   callerid-bench INPUT.tsv [--json] [--db OUT] [--existing] [--raw-labels] ...   CallerID only (as before)
 //   callerid-bench --scan-only --db FILE     open and scan (for valgrind; --repeat N times the fastest)
 //   callerid-bench --verify-only --db FILE   open and verify once (for valgrind --tool=callgrind)
@@ -18,7 +19,8 @@ let usage = """
     usage: callerid-bench compare [--quick] [--markdown FILE] [--json] [--results FILE] [--charts DIR]
                                   [--datasets PROFILE:N,...] [--engines NAME,...] [--lookups N] [--work DIR] [--keep]
                                   [--max-load CORES]   (repeat a run during which other processes used more CPU)
-           callerid-bench engine NAME --tsv FILE --db FILE [--probes FILE] [--lookups N] [--existing]
+           callerid-bench engine NAME --tsv FILE --db FILE [--probes FILE] [--lookups N] [--existing] [--no-verify]
+           callerid-bench probes --tsv FILE --out FILE [--lookups N]
            callerid-bench INPUT.tsv [--json] [--lookups N] [--db OUT] [--existing] [--raw-labels]
                                     [--block-size N] [--sync-shift N] [--hot-label-bytes N]
            callerid-bench --scan-only --db FILE [--engine callerid|lmdb] [--repeat N]
@@ -68,7 +70,7 @@ struct Arguments {
 let valued: Set<String> = [
     "--tsv", "--db", "--probes", "--lookups", "--markdown", "--results", "--charts", "--datasets", "--engines",
     "--work", "--root", "--seed", "--scans", "--colds", "--block-size", "--sync-shift", "--hot-label-bytes", "--max-load", "--command", "--plan", "--builds",
-    "--rows", "--max-growth", "--repeat", "--engine",
+    "--rows", "--max-growth", "--repeat", "--engine", "--out",
 ]
 
 func main() -> Int32 {
@@ -125,6 +127,14 @@ func main() -> Int32 {
         case "categories":
             args.removeFirst()
             return try categoryBench(Arguments(args, valued: valued))
+        case "probes":
+            args.removeFirst()
+            let a = try Arguments(args, valued: valued)
+            guard let tsv = a.values["--tsv"], let out = a.values["--out"] else { throw UsageError("probes needs --tsv FILE --out FILE") }
+            let p = Probes.make(try TSVDirectory.load(tsv), count: try a.int("--lookups") ?? 1_000_000, seed: 42)
+            try p.write(to: out)
+            print("\(out): \(p.found.count) found, \(p.missing.count) missing, \(p.coldLabel.count) with a cold label (\(Set(p.coldLabel).count) distinct)")
+            return 0
         case "engine":
             args.removeFirst()
             let a = try Arguments(args, valued: valued)
@@ -136,6 +146,7 @@ func main() -> Int32 {
             o.scans = try a.int("--scans") ?? o.scans
             o.colds = try a.int("--colds") ?? o.colds
             o.existing = a.flags.contains("--existing")
+            o.verify = !a.flags.contains("--no-verify")
             var r = try runEngine(name, o)
             r.set("clock_overhead_ns", clockOverheadNs())
             print(r.text)
