@@ -12,7 +12,8 @@ is set beside the share of the floor it stands for:
   keys          upper words + lower bytes + gap-1 bitmaps   key-gap entropy / 8
   value codes   value streams                               (label + category entropy) / 8
   labels        hot offsets, hot labels, symbol table,      LZ4HC of the distinct label text
-                cold index, cold labels
+                cold index, cold labels (3.1: the LZ4
+                cold label index and groups)
   structure     record headers, sync tables, block index,   nothing (what the format spends to
                 summary, value categories, the rest          find and check things)
 
@@ -31,8 +32,8 @@ from parse_format import u16, u32, u64  # noqa: E402  (the independent parser's 
 SECTION_NAMES = {1: "categories", 2: "block summary", 3: "block index", 4: "block records",
                  5: "value code lengths", 6: "value categories", 7: "hot label offsets",
                  8: "hot labels", 9: "label symbol table", 10: "cold label index",
-                 11: "cold labels", 12: "ranges"}
-LABEL_SECTIONS = (7, 8, 9, 10, 11)
+                 11: "cold labels", 12: "ranges", 13: "LZ4 cold label index", 14: "LZ4 cold labels"}
+LABEL_SECTIONS = (7, 8, 9, 10, 11, 13, 14)
 
 
 def budget(path):

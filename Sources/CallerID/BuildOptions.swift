@@ -2,8 +2,9 @@
 /// Options for writing a database file (format 2.0, docs/FORMAT.md).
 public struct BuildOptions: Sendable {
     /// Entries per block record (1…1024). Smaller blocks look up a little faster and cost
-    /// more index and header bytes per entry.
-    public var blockSize: Int = 256
+    /// more index and header bytes per entry: 512 (the default) saves 0.04 B/entry against 256
+    /// (20 bytes of index and record header a block) for a few tens of nanoseconds a lookup.
+    public var blockSize: Int = 512
     /// A value sync point every 2^`syncShift` entries of a block (0…10): a lookup decodes at
     /// most 2^`syncShift` − 1 value codes before its own; each sync point costs 2 bytes.
     public var syncShift: Int = 5

@@ -154,7 +154,7 @@ synced and renamed: a failed build never replaces an existing OUT.
 
   -o, --output OUT   the database to write
   --skip-bad-rows    build from the good rows and report the bad ones
-  --block-size N     entries per block record, 1...1024 (default 256)
+  --block-size N     entries per block record, 1...1024 (default 512)
   --memory SIZE      memory for rows (default 1G; 512M, 4G…): beyond it rows are sorted in
                      runs spilled to a temporary folder beside OUT and merged when OUT is
                      written; the same bytes either way (docs/SCALE.md)

@@ -139,7 +139,7 @@ import Testing
         var spilled = DatabaseBuilder(options: options, spillingNextTo: dir.path("spilled.cid"))
         for r in records { try spilled.add(r.number, label: r.label, category: r.category) }
         _ = try spilled.write(to: dir.path("spilled.cid"))
-        let inMemory = try Self.image(records, coding: coding, hotLabelBytes: 200, blockSize: 256)
+        let inMemory = try Self.image(records, coding: coding, hotLabelBytes: 200, blockSize: options.blockSize)
         #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: dir.path("spilled.cid")))) == inMemory)
         if coding == .lz4 { #expect(inMemory[10] == 1, "a 3.1 file") }
     }
