@@ -438,12 +438,8 @@ enum Access {
 
     @Test(arguments: openCases)
     func refusedAtOpen(_ hostile: HostileCase) throws {
-        var e = ImageEditor(HostileSample.image)
-        hostile.edit(&e)
-        e.seal()
-        let dir = TempDir()
-        let path = dir.path("hostile.cid")
-        Access.write(e.bytes, path)
+        let (dir, path, _) = Self.written(hostile, of: ImageEditor(HostileSample.image))
+        defer { withExtendedLifetime(dir) {} }
         for verify in [false, true] {
             do {
                 _ = try Database(path: path, verify: verify)
@@ -610,12 +606,8 @@ enum Access {
 
     @Test(arguments: accessCases)
     func refusedAtAccess(_ hostile: HostileCase) throws {
-        var e = ImageEditor(HostileSample.image)
-        hostile.edit(&e)
-        e.seal()
-        let dir = TempDir()
-        let path = dir.path("hostile.cid")
-        Access.write(e.bytes, path)
+        let (dir, path, e) = Self.written(hostile, of: ImageEditor(HostileSample.image))
+        defer { withExtendedLifetime(dir) {} }
         let db = try Database(path: path)
         let report = Access.exercise(db, numbers: HostileSample.numbers, image: e, path: path, hostile.name)
         let errors = report.errors + (report.verifyError.map { [$0] } ?? [])

@@ -287,6 +287,17 @@ extension ImageEditor {
 }
 
 extension HostileFileTests {
+    /// `hostile`'s edit of `image`, sealed and written to a new folder (kept while `dir` lives).
+    static func written(_ hostile: HostileCase, of image: ImageEditor) -> (dir: TempDir, path: String, image: ImageEditor) {
+        var e = image
+        hostile.edit(&e)
+        e.seal()
+        let dir = TempDir()
+        let path = dir.path("hostile.cid")
+        Access.write(e.bytes, path)
+        return (dir, path, e)
+    }
+
     static func lz4Editor() -> ImageEditor {
         let e = ImageEditor(CorruptionTests.lz4Sample.image)
         precondition(e.u16(10) == 1 && e.u32(e.start(.lz4ColdIndex)) == 0 && e.u8(e.start(.lz4ColdIndex) + 4) == 3, "a 3.1 sample in groups of 8")
@@ -314,12 +325,8 @@ extension HostileFileTests {
 
     @Test(arguments: lz4OpenCases)
     func lz4DamageRefusedAtOpen(_ hostile: HostileCase) throws {
-        var e = Self.lz4Editor()
-        hostile.edit(&e)
-        e.seal()
-        let dir = TempDir()
-        let path = dir.path("hostile.cid")
-        Access.write(e.bytes, path)
+        let (dir, path, _) = Self.written(hostile, of: Self.lz4Editor())
+        defer { withExtendedLifetime(dir) {} }
         for verify in [false, true] {
             #expect { try Database(path: path, verify: verify) } throws: {
                 ($0 as? CallerIDError)?.code == .corrupt && ($0 as? CallerIDError)?.message.contains(hostile.expect) == true
@@ -368,12 +375,8 @@ extension HostileFileTests {
 
     @Test(arguments: lz4AccessCases)
     func lz4DamageRefusedAtAccess(_ hostile: HostileCase) throws {
-        var e = Self.lz4Editor()
-        hostile.edit(&e)
-        e.seal()
-        let dir = TempDir()
-        let path = dir.path("hostile.cid")
-        Access.write(e.bytes, path)
+        let (dir, path, e) = Self.written(hostile, of: Self.lz4Editor())
+        defer { withExtendedLifetime(dir) {} }
         let db = try Database(path: path)
         let report = Access.exercise(db, numbers: CorruptionTests.lz4Sample.entries.map(\.number), image: e, path: path, hostile.name)
         let errors = report.errors + (report.verifyError.map { [$0] } ?? [])
