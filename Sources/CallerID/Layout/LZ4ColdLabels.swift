@@ -102,18 +102,9 @@ struct LZ4ColdLabels {
     /// varint is malformed or the length passes the bound.
     @inline(__always)
     static func header(of group: UnsafeRawBufferPointer) -> (length: Int, blockStart: Int)? {
-        var length = 0, at = 0, shift = 0
-        while true {
-            guard at < group.count, at < 3 else { return nil }
-            let byte = Int(group[at])
-            at &+= 1
-            length |= (byte & 0x7F) &<< shift
-            shift &+= 7
-            if byte < 0x80 {
-                guard byte != 0 || at == 1 else { return nil }  // minimal: no trailing zero group
-                break
-            }
-        }
+        var at = 0
+        // Minimal: no last byte of 0 after the first.
+        guard let length = Varint.read(group, at: &at, maxBytes: 3), at == 1 || group[at &- 1] != 0 else { return nil }
         return length <= Format.lz4MaxGroupBytes ? (length, at) : nil
     }
 
@@ -151,14 +142,8 @@ struct LZ4ColdLabels {
                 guard decoded.count &- at <= Format.maxLabelBytes else { throw CallerIDError.corrupt(path, "LZ4 cold label of value \(id) is too long") }
                 return at..<decoded.count
             }
-            var length = 0, shift = 0
-            while true {
-                guard at < decoded.count, shift < 21 else { throw CallerIDError.corrupt(path, "LZ4 cold label length of value \(id)") }
-                let byte = Int(decoded[at])
-                at &+= 1
-                length |= (byte & 0x7F) &<< shift
-                shift &+= 7
-                if byte < 0x80 { break }
+            guard let length = Varint.read(decoded, at: &at, maxBytes: 3) else {
+                throw CallerIDError.corrupt(path, "LZ4 cold label length of value \(id)")
             }
             guard length <= Format.maxLabelBytes, length <= decoded.count &- at else {
                 throw CallerIDError.corrupt(path, "LZ4 cold label of value \(id) runs past its group")

@@ -292,10 +292,11 @@ package enum Varint {
         return n
     }
 
-    /// Reads one at `at`, moving `at` past it; nil when the bytes end first.
-    package static func read(_ bytes: UnsafeRawBufferPointer, at: inout Int) -> Int? {
+    /// Reads one of at most `maxBytes` bytes at `at`, moving `at` past it; nil when the bytes
+    /// end first or it runs longer.
+    package static func read(_ bytes: UnsafeRawBufferPointer, at: inout Int, maxBytes: Int = 9) -> Int? {
         var v = 0, shift = 0
-        while at < bytes.count, shift < 63 {
+        while at < bytes.count, shift < 7 * maxBytes {
             let b = bytes[at]
             at += 1
             v |= Int(b & 0x7F) << shift
