@@ -50,15 +50,10 @@ final class LabelTable: Sendable {
     init(valueCount: Int, hotCount: Int, hotOffsets: ByteView, hotLabels: ByteView, coldIndex: ByteView, coldLabels: ByteView,
          symbolTable: ByteView, path: String, what: String,
          part: (String) -> String, bad: (String) -> CallerIDError) throws(CallerIDError) {
-        func size(_ name: String, _ view: ByteView, _ expected: Int) throws(CallerIDError) {
-            guard view.count == expected else { throw bad("\(part(name)) is \(view.count) bytes; it must be \(expected)") }
-        }
-        try size("hot label offsets", hotOffsets, 4 * (hotCount + 1))
+        try LabelTable.checkSize("hot label offsets", hotOffsets, 4 * (hotCount + 1), part: part, bad: bad)
         let coldGroups = (valueCount - hotCount + (1 << Format.coldGroupShift) - 1) >> Format.coldGroupShift
-        try size("cold label index", coldIndex, 4 * (coldGroups + 1))
-        guard hotOffsets.u32(0) == 0, Int(hotOffsets.u32(4 * hotCount)) == hotLabels.count else {
-            throw bad("hot label offsets do not span the hot labels (first \(hotOffsets.u32(0)), last \(hotOffsets.u32(4 * hotCount)), \(hotLabels.count) bytes)")
-        }
+        try LabelTable.checkSize("cold label index", coldIndex, 4 * (coldGroups + 1), part: part, bad: bad)
+        try LabelTable.checkHotSpan(hotCount: hotCount, hotOffsets: hotOffsets, hotLabels: hotLabels, bad: bad)
         guard coldIndex.u32(0) == 0, Int(coldIndex.u32(4 * coldGroups)) == coldLabels.count else {
             throw bad("cold label index does not span the cold labels")
         }
@@ -79,12 +74,8 @@ final class LabelTable: Sendable {
     /// (``LZ4ColdLabels``, checked in O(1) here and each group again when it is read).
     init(valueCount: Int, hotCount: Int, hotOffsets: ByteView, hotLabels: ByteView, lz4Index: ByteView, lz4Labels: ByteView,
          path: String, bad: (String) -> CallerIDError) throws(CallerIDError) {
-        guard hotOffsets.count == 4 * (hotCount + 1) else {
-            throw bad("section 'hot label offsets' is \(hotOffsets.count) bytes; it must be \(4 * (hotCount + 1))")
-        }
-        guard hotOffsets.u32(0) == 0, Int(hotOffsets.u32(4 * hotCount)) == hotLabels.count else {
-            throw bad("hot label offsets do not span the hot labels (first \(hotOffsets.u32(0)), last \(hotOffsets.u32(4 * hotCount)), \(hotLabels.count) bytes)")
-        }
+        try LabelTable.checkSize("hot label offsets", hotOffsets, 4 * (hotCount + 1), part: { "section '\($0)'" }, bad: bad)
+        try LabelTable.checkHotSpan(hotCount: hotCount, hotOffsets: hotOffsets, hotLabels: hotLabels, bad: bad)
         self.lz4 = try LZ4ColdLabels(index: lz4Index, groups: lz4Labels, hotLabels: hotLabels, coldCount: valueCount - hotCount, path: path)
         self.valueCount = valueCount
         self.hotCount = hotCount
@@ -95,6 +86,20 @@ final class LabelTable: Sendable {
         self.symbols = LabelSymbolDecoder.empty
         self.path = path
         self.what = "value"
+    }
+
+    /// *corrupt* (`bad`) unless part `name` (named in messages by `part`) is `expected` bytes.
+    private static func checkSize(_ name: String, _ view: ByteView, _ expected: Int, part: (String) -> String,
+                                  bad: (String) -> CallerIDError) throws(CallerIDError) {
+        guard view.count == expected else { throw bad("\(part(name)) is \(view.count) bytes; it must be \(expected)") }
+    }
+
+    /// *corrupt* (`bad`) unless the hot offsets (of checked size) start at 0 and end at the hot
+    /// labels' length.
+    private static func checkHotSpan(hotCount: Int, hotOffsets: ByteView, hotLabels: ByteView, bad: (String) -> CallerIDError) throws(CallerIDError) {
+        guard hotOffsets.u32(0) == 0, Int(hotOffsets.u32(4 * hotCount)) == hotLabels.count else {
+            throw bad("hot label offsets do not span the hot labels (first \(hotOffsets.u32(0)), last \(hotOffsets.u32(4 * hotCount)), \(hotLabels.count) bytes)")
+        }
     }
 
     /// Bytes of the coded cold labels (section 11, or 14 with LZ4).
