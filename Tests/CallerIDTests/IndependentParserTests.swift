@@ -27,6 +27,17 @@ private func image(entries count: Int, summaryShift: Int) throws -> [UInt8] {
                                  categories: [.identify, .block], options: layout).image
 }
 
+/// The parser's lines for the file at `path` are the reader's entries, in `db`'s cursor order
+/// (`what` names the file in failures).
+private func expectParserMatchesReader(_ db: Database, _ path: String, _ what: String = "") throws {
+    var expected: [String] = []
+    var cursor = db.cursor()
+    while let e = try cursor.next() { expected.append(tsvLine(e)) }
+    let r = try parse(path)
+    #expect(r.status == 0, "\(what)\(r.stderr)")
+    #expect(r.lines == expected, "\(what)")
+}
+
 @Suite struct IndependentParserTests {
     @Test(arguments: [(0, 1), (1, 256), (2_000, 1), (2_000, 64), (2_000, 1_024)])
     func parserReadsWhatTheWriterWrites(entries: Int, blockSize: Int) throws {
@@ -36,13 +47,7 @@ private func image(entries count: Int, summaryShift: Int) throws -> [UInt8] {
         var options = BuildOptions()
         options.blockSize = blockSize
         _ = try buildDatabase(records, at: path, options: options)
-        let db = try Database(path: path)
-        var expected: [String] = []
-        var cursor = db.cursor()
-        while let e = try cursor.next() { expected.append(tsvLine(e)) }
-        let r = try parse(path)
-        #expect(r.status == 0, "\(r.stderr)")
-        #expect(r.lines == expected)
+        try expectParserMatchesReader(try Database(path: path), path)
     }
 
     /// Version 3.1 files (cold labels in LZ4 groups, the parser's own LZ4 decoder): every
@@ -68,12 +73,7 @@ private func image(entries count: Int, summaryShift: Int) throws -> [UInt8] {
         #expect(FileManager.default.createFile(atPath: path, contents: Data(image)))
         let db = try Database(path: path, verify: true)
         #expect(db.info.formatVersion == "3.1")
-        var expected: [String] = []
-        var cursor = db.cursor()
-        while let e = try cursor.next() { expected.append(tsvLine(e)) }
-        let r = try parse(path)
-        #expect(r.status == 0, "\(r.stderr)")
-        #expect(r.lines == expected)
+        try expectParserMatchesReader(db, path)
     }
 
     @Test func parserRefusesDamagedLZ4GroupsAsTheReaderDoes() throws {
@@ -117,13 +117,7 @@ private func image(entries count: Int, summaryShift: Int) throws -> [UInt8] {
             #expect(FileManager.default.createFile(atPath: path, contents: Data(bytes)))
             let e = ImageEditor(bytes)
             #expect(e.u16(8) == 3 && !e.blocks(codec: Format.keyCodecRunBitmap).isEmpty, "file \(k)")
-            let db = try Database(path: path, verify: true)
-            var expected: [String] = []
-            var cursor = db.cursor()
-            while let entry = try cursor.next() { expected.append(tsvLine(entry)) }
-            let r = try parse(path)
-            #expect(r.status == 0, "file \(k): \(r.stderr)")
-            #expect(r.lines == expected, "file \(k)")
+            try expectParserMatchesReader(try Database(path: path, verify: true), path, "file \(k): ")
         }
         var e = ImageEditor(images[0])
         e.set16(8, 2)
