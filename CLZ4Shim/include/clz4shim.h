@@ -28,16 +28,21 @@ static inline uint64_t clz4_xxh64(const void *data, size_t length, uint64_t seed
     return (uint64_t)XXH64(data, length, (XXH64_hash_t)seed);
 }
 
+/// Narrows a dictionary to its last 64 KiB, all that an LZ4 match offset can reach.
+static inline void clz4_window(const void **dict, size_t *dictSize) {
+    if (*dictSize > 65536) {
+        *dict = (const char *)*dict + (*dictSize - 65536);
+        *dictSize = 65536;
+    }
+}
+
 /// Decodes one LZ4 block of `srcSize` bytes into at most `dstCapacity` bytes, its matches
 /// reaching back into `dict` (the bytes just before the output): the length decoded, or a
 /// negative value for a malformed block. Never reads or writes outside the three buffers.
 static inline int clz4_decode_dict(const void *src, size_t srcSize, void *dst, size_t dstCapacity,
                                    const void *dict, size_t dictSize) {
     if (srcSize > INT_MAX || dstCapacity > INT_MAX) return -1;
-    if (dictSize > 65536) {
-        dict = (const char *)dict + (dictSize - 65536);
-        dictSize = 65536;
-    }
+    clz4_window(&dict, &dictSize);
     return LZ4_decompress_safe_usingDict((const char *)src, (char *)dst, (int)srcSize, (int)dstCapacity,
                                          (const char *)dict, (int)dictSize);
 }
@@ -56,10 +61,7 @@ typedef struct clz4_hc_encoder {
 static inline clz4_hc_encoder *clz4_hc_encoder_new(const void *dict, size_t dictSize, int level) {
     clz4_hc_encoder *e = (clz4_hc_encoder *)calloc(1, sizeof *e);
     if (!e) return NULL;
-    if (dictSize > 65536) {
-        dict = (const char *)dict + (dictSize - 65536);
-        dictSize = 65536;
-    }
+    clz4_window(&dict, &dictSize);
     e->prepared = LZ4_createStreamHC();
     e->working = LZ4_createStreamHC();
     e->dict = (char *)malloc(dictSize ? dictSize : 1);
